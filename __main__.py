@@ -1,0 +1,102 @@
+"""rke-aws: AWS infrastructure for an RKE or RKE2 cluster running the out-of-tree AWS cloud provider."""
+
+import pulumi
+
+from components import bootstrap, ccm_values, config, plan
+from components.ccm import CloudControllerManager, CloudControllerManagerArgs
+from components.iam import NodeIam, NodeIamArgs
+from components.network import Network, NetworkArgs
+from components.nodes import Nodes, NodesArgs
+from components.security import ClusterSecurityGroup, ClusterSecurityGroupArgs
+
+try:
+    cfg = config.load()
+    cluster = plan.build(cfg)
+except config.ConfigError as err:
+    # RunError prints the message alone: the user sees every problem, not a traceback.
+    raise pulumi.RunError(str(err)) from None
+
+for warning in cfg.warnings:
+    pulumi.log.warn(warning)
+
+name = cfg.cluster_id
+values = ccm_values.helm_values(cfg.distribution, cfg.node_pools, cfg.ccm.leader_migration, cfg.ccm.extra_args)
+manifest_install = cfg.ccm.install == "manifest"
+
+iam = NodeIam(name, NodeIamArgs(cluster_id=cfg.cluster_id, ssm=cfg.access.ssm, extra_tags=cfg.tags))
+network = Network(name, NetworkArgs(cluster_id=cfg.cluster_id, network=cfg.network, subnets=cluster.subnets, extra_tags=cfg.tags))
+security = ClusterSecurityGroup(name, ClusterSecurityGroupArgs(
+    cluster_id=cfg.cluster_id, vpc_id=network.vpc_id, admin_cidrs=cfg.access.admin_cidrs, extra_tags=cfg.tags))
+
+nodes = Nodes(name, NodesArgs(
+    cluster_id=cfg.cluster_id,
+    distribution=cfg.distribution,
+    nodes=cluster.nodes,
+    default_ami=cluster.default_ami,
+    subnet_ids=network.subnet_ids,
+    egress_ready=network.egress_ready,
+    security_group_id=security.group_id,
+    instance_profiles=iam.profile_names,
+    ssh_user=cfg.access.ssh_user,
+    ssh_key_name=cfg.access.ssh_key_name,
+    registration_ip=cluster.registration_ip,
+    leader_migration=cfg.ccm.leader_migration,
+    server_manifests={"aws-cloud-controller-manager.yaml": ccm_values.helm_chart_manifest(values, cfg.ccm.chart_version)}
+    if manifest_install else {},
+    protect_servers=cfg.protect_servers,
+    extra_tags=cfg.tags,
+))
+
+
+def _checked_dns(planned: str):
+    def check(actual: str) -> str:
+        if actual and actual != planned:
+            raise pulumi.RunError(f"node {planned}: EC2 reports private DNS name {actual}; the CCM matches nodes by this name")
+        return actual
+    return check
+
+
+node_outputs = []
+for n in cluster.nodes:
+    inst = nodes.instances[n.name]
+    node_outputs.append({
+        "name": n.name,
+        "pool": n.pool.name,
+        "roles": list(n.roles),
+        "instanceId": inst.id,
+        "privateIp": inst.private_ip,
+        "privateDns": inst.private_dns.apply(_checked_dns(n.name)),
+        "publicIp": inst.public_ip,
+        "availabilityZone": n.az,
+    })
+
+if cfg.distribution == "rke":
+    public = {n.name: nodes.instances[n.name].public_ip for n in cluster.nodes if n.public}
+    pulumi.export("rkeClusterYml", (pulumi.Output.all(**public) if public else pulumi.Output.from_input({})).apply(lambda ips: bootstrap.rke_cluster_yml(
+        cluster.nodes, ips, cluster_id=cfg.cluster_id, kubernetes_version=cfg.kubernetes_version,
+        ssh_user=cfg.access.ssh_user, ssh_key_path=cfg.access.ssh_key_path, leader_migration=cfg.ccm.leader_migration)))
+else:
+    pulumi.export("rke2RegistrationAddress", f"https://{cluster.registration_ip}:{bootstrap.RKE2_SUPERVISOR_PORT}")
+    pulumi.export("rke2Token", nodes.token)
+
+if cfg.kubeconfig is not None and not manifest_install:
+    ccm = CloudControllerManager(name, CloudControllerManagerArgs(
+        kubeconfig=pulumi.Output.secret(cfg.kubeconfig.reveal()), chart_version=cfg.ccm.chart_version, values=values))
+    pulumi.export("ccmReleaseStatus", ccm.status.apply(lambda s: s.status if s else None))
+elif not manifest_install:
+    pulumi.log.info(
+        "aws-cloud-controller-manager not installed yet: once the cluster is up, run "
+        "`pulumi config set --secret kubeconfig < kubeconfig.yaml` and `pulumi up` again."
+    )
+
+pulumi.export("clusterId", cfg.cluster_id)
+pulumi.export("distribution", cfg.distribution)
+pulumi.export("kubernetesVersion", cfg.kubernetes_version)
+pulumi.export("region", cfg.region)
+pulumi.export("vpcId", network.vpc_id)
+pulumi.export("subnetIds", network.subnet_ids)
+pulumi.export("securityGroupId", security.group_id)
+pulumi.export("instanceProfileNames", iam.profile_names)
+pulumi.export("instanceProfileArns", iam.profile_arns)
+pulumi.export("nodes", node_outputs)
+pulumi.export("ccmValues", values.merged_for_manifest())

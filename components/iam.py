@@ -1,0 +1,70 @@
+"""Node IAM: a controlplane role and a worker role, their policies and instance profiles."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+import pulumi
+import pulumi_aws as aws
+
+from . import iam_policy, tags
+
+NODE_IAM_ROLES = ("controlplane", "worker")
+
+
+@dataclass(frozen=True)
+class NodeIamArgs:
+    cluster_id: str
+    ssm: bool
+    extra_tags: Mapping[str, str] = field(default_factory=dict)
+    partition: str = "aws"
+
+
+class NodeIam(pulumi.ComponentResource):
+    """Roles trusted by EC2; controlplane nodes get the CCM's policy, etcd-only and worker nodes the read-only one."""
+
+    def __init__(self, name: str, args: NodeIamArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("rke-aws:iam:NodeIam", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.role_names: dict[str, pulumi.Output[str]] = {}
+        self.role_arns: dict[str, pulumi.Output[str]] = {}
+        self.profile_names: dict[str, pulumi.Output[str]] = {}
+        self.profile_arns: dict[str, pulumi.Output[str]] = {}
+        for role in NODE_IAM_ROLES:
+            rname = f"{name}-{role}"
+            r = aws.iam.Role(
+                rname,
+                assume_role_policy=iam_policy.ec2_assume_role_policy(),
+                description=f"{role} nodes of cluster {args.cluster_id} (rke-aws)",
+                tags=tags.named(rname, args.extra_tags),
+                opts=child,
+            )
+            aws.iam.RolePolicy(
+                f"{rname}-cloud-provider",
+                role=r.id,
+                policy=iam_policy.policy_json(role),
+                opts=child,
+            )
+            if args.ssm:
+                aws.iam.RolePolicyAttachment(
+                    f"{rname}-ssm",
+                    role=r.name,
+                    policy_arn=iam_policy.managed_policy_arn(args.partition, iam_policy.SSM_MANAGED_POLICY),
+                    opts=child,
+                )
+            profile = aws.iam.InstanceProfile(
+                rname,
+                role=r.name,
+                tags=tags.named(rname, args.extra_tags),
+                opts=child,
+            )
+            self.role_names[role] = r.name
+            self.role_arns[role] = r.arn
+            self.profile_names[role] = profile.name
+            self.profile_arns[role] = profile.arn
+        self.register_outputs({
+            "roleNames": self.role_names,
+            "instanceProfileNames": self.profile_names,
+            "instanceProfileArns": self.profile_arns,
+        })

@@ -1,0 +1,116 @@
+"""Cluster nodes: one EC2 instance per planned node, booted into RKE1 or RKE2.
+
+Instances are individual resources, not an autoscaling group: RKE1 needs a static node list
+and every node's name must be known before apply (see node_plan.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_random as random
+
+from . import bootstrap, tags
+from .node_plan import NodePlan
+
+# The CCM runs in a pod; with IMDSv2 required, a pod needs one hop more than the host.
+IMDS_HOP_LIMIT = 2
+ROOT_VOLUME_TYPE = "gp3"
+RKE2_TOKEN_LENGTH = 48
+# A new AMI release or an edited bootstrap script must not replace running nodes on a routine
+# `pulumi up`; replace deliberately with `pulumi up --replace <urn>` (see README).
+IGNORED_ON_UPDATE = ["ami", "userData", "userDataBase64"]
+
+
+@dataclass(frozen=True)
+class NodesArgs:
+    cluster_id: str
+    distribution: str
+    nodes: tuple[NodePlan, ...]
+    default_ami: str
+    subnet_ids: Mapping[str, pulumi.Input[str]]
+    egress_ready: Mapping[str, list]
+    security_group_id: pulumi.Input[str]
+    instance_profiles: Mapping[str, pulumi.Input[str]]  # IAM role kind -> instance profile name
+    ssh_user: str
+    ssh_key_name: Optional[str] = None
+    registration_ip: Optional[str] = None
+    leader_migration: bool = False
+    server_manifests: Mapping[str, str] = field(default_factory=dict)
+    protect_servers: bool = False
+    extra_tags: Mapping[str, str] = field(default_factory=dict)
+
+
+def node_tags(cluster_id: str, node: NodePlan, extra: Mapping[str, str]) -> dict[str, str]:
+    # Exactly one cluster tag: the CCM refuses to start on an instance with two.
+    return {
+        **tags.cluster_owned(cluster_id, node.name, extra),
+        "rke-aws/pool": node.pool.name,
+        "rke-aws/roles": ",".join(node.roles),
+    }
+
+
+class Nodes(pulumi.ComponentResource):
+    def __init__(self, name: str, args: NodesArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("rke-aws:nodes:Nodes", name, None, opts)
+        self.instances: dict[str, aws.ec2.Instance] = {}
+        self.token: Optional[pulumi.Output[str]] = None
+        if args.distribution == "rke2":
+            password = random.RandomPassword(
+                f"{name}-rke2-token", length=RKE2_TOKEN_LENGTH, special=False,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            self.token = pulumi.Output.secret(password.result)
+
+        for node in args.nodes:
+            user_data = self._user_data(node, args)
+            protect = args.protect_servers and (node.pool.is_controlplane or node.pool.is_etcd)
+            self.instances[node.name] = aws.ec2.Instance(
+                f"{name}-{node.resource_name}",
+                ami=node.pool.ami or args.default_ami,
+                instance_type=node.pool.instance_type,
+                subnet_id=args.subnet_ids[node.subnet.key],
+                private_ip=node.private_ip,
+                associate_public_ip_address=node.public,
+                vpc_security_group_ids=[args.security_group_id],
+                iam_instance_profile=args.instance_profiles[node.iam_role],
+                key_name=args.ssh_key_name,
+                user_data=user_data,
+                metadata_options=aws.ec2.InstanceMetadataOptionsArgs(
+                    http_endpoint="enabled",
+                    http_tokens="required",
+                    http_put_response_hop_limit=IMDS_HOP_LIMIT,
+                ),
+                root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
+                    volume_type=ROOT_VOLUME_TYPE,
+                    volume_size=node.pool.root_volume_gb,
+                    encrypted=True,
+                    delete_on_termination=True,
+                ),
+                tags=node_tags(args.cluster_id, node, args.extra_tags),
+                volume_tags=tags.named(node.name, args.extra_tags),
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    # A fixed private IP cannot be held by the old and the new instance at once.
+                    delete_before_replace=True,
+                    ignore_changes=IGNORED_ON_UPDATE,
+                    depends_on=list(args.egress_ready.get(node.subnet.key, [])),
+                    protect=protect,
+                ),
+            )
+        self.register_outputs({"nodeNames": [n.name for n in args.nodes]})
+
+    def _user_data(self, node: NodePlan, args: NodesArgs) -> pulumi.Input[str]:
+        if args.distribution == "rke":
+            return bootstrap.rke_user_data(node, args.ssh_user)
+        assert self.token is not None and args.registration_ip is not None
+
+        def render(token: str) -> str:
+            doc = bootstrap.rke2_config(node, token=token, registration_ip=args.registration_ip,
+                                        leader_migration=args.leader_migration)
+            return bootstrap.rke2_user_data(node, bootstrap.rke2_config_yaml(doc), args.server_manifests)
+
+        return self.token.apply(render)

@@ -1,0 +1,81 @@
+"""The one security group that carries the cluster tag.
+
+The CCM picks the cluster-tagged group among an instance's groups for load balancer traffic and
+refuses to create a load balancer when it finds more than one, so exactly one group is tagged
+and it is attached to every node. Rules are separate resources (never inline) so a rule change
+is an add/remove in the preview, not a replacement of the group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+import pulumi
+import pulumi_aws as aws
+
+from . import tags
+
+SSH_PORT = 22
+KUBE_API_PORT = 6443
+# Ports opened to access.adminCidrs: SSH for `rke up`, the API for kubectl.
+ADMIN_PORTS = (SSH_PORT, KUBE_API_PORT)
+
+
+@dataclass(frozen=True)
+class RulePlan:
+    name: str
+    direction: str  # "ingress" | "egress"
+    protocol: str
+    from_port: Optional[int]
+    to_port: Optional[int]
+    cidr: Optional[str]  # None: the group itself
+    description: str
+
+
+def rule_plans(admin_cidrs: tuple[str, ...]) -> list[RulePlan]:
+    rules = [
+        RulePlan("nodes", "ingress", "-1", None, None, None, "all traffic between cluster nodes"),
+        RulePlan("egress", "egress", "-1", None, None, "0.0.0.0/0", "nodes reach package mirrors, registries and AWS APIs"),
+    ]
+    for i, cidr in enumerate(admin_cidrs):
+        for port in ADMIN_PORTS:
+            rules.append(RulePlan(f"admin-{i}-{port}", "ingress", "tcp", port, port, cidr, f"admin access ({cidr}) to port {port}"))
+    return rules
+
+
+@dataclass(frozen=True)
+class ClusterSecurityGroupArgs:
+    cluster_id: str
+    vpc_id: pulumi.Input[str]
+    admin_cidrs: tuple[str, ...] = ()
+    extra_tags: Mapping[str, str] = field(default_factory=dict)
+
+
+class ClusterSecurityGroup(pulumi.ComponentResource):
+    def __init__(self, name: str, args: ClusterSecurityGroupArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("rke-aws:security:ClusterSecurityGroup", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        gname = f"{name}-nodes"
+        self.group = aws.ec2.SecurityGroup(
+            gname,
+            description=f"Nodes of cluster {args.cluster_id}; the only group with its cluster tag",
+            vpc_id=args.vpc_id,
+            tags=tags.cluster_owned(args.cluster_id, gname, args.extra_tags),
+            opts=child,
+        )
+        for rule in rule_plans(args.admin_cidrs):
+            common = dict(
+                security_group_id=self.group.id,
+                ip_protocol=rule.protocol,
+                from_port=rule.from_port,
+                to_port=rule.to_port,
+                description=rule.description,
+                tags=tags.named(f"{gname}-{rule.name}", args.extra_tags),
+                opts=child,
+            )
+            target = {"cidr_ipv4": rule.cidr} if rule.cidr else {"referenced_security_group_id": self.group.id}
+            cls = aws.vpc.SecurityGroupIngressRule if rule.direction == "ingress" else aws.vpc.SecurityGroupEgressRule
+            cls(f"{gname}-{rule.name}", **common, **target)
+        self.group_id = self.group.id
+        self.register_outputs({"securityGroupId": self.group_id})

@@ -1,0 +1,158 @@
+"""Run `__main__.py` offline under `AwsLikeMocks` and record everything it registered.
+
+Used by the tests, by `make plan` and by the benchmarks, so all three see the same program run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import runpy
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import pulumi
+import yaml
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc, settings
+from pulumi.runtime.sync_await import _sync_await
+
+from .mocks import AwsLikeMocks
+
+ROOT = Path(__file__).resolve().parent.parent
+MAIN = ROOT / "__main__.py"
+STACKS_DIR = ROOT / "stacks"
+PROJECT = "rke-aws"
+
+
+@dataclass
+class Registration:
+    urn: str
+    type: str
+    name: str
+    inputs: dict
+    state: dict
+    parent: str
+    dependencies: list[str]
+    protect: bool
+    delete_before_replace: bool
+    ignore_changes: list[str]
+    provider: str
+    custom: bool
+
+
+@dataclass
+class ProgramRun:
+    stack: str
+    config: dict[str, str]
+    resources: list[Registration] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    secret_outputs: set[str] = field(default_factory=set)
+    logs: list[tuple[str, str]] = field(default_factory=list)
+    mocks: Optional[AwsLikeMocks] = None
+
+    def of_type(self, typ: str) -> list[Registration]:
+        return [r for r in self.resources if r.type == typ]
+
+    def by_urn(self, urn: str) -> Registration:
+        return next(r for r in self.resources if r.urn == urn)
+
+    def named(self, name: str) -> Registration:
+        return next(r for r in self.resources if r.name == name)
+
+
+class _RecordingMonitor(pulumi_mocks.MockMonitor):
+    def __init__(self, mocks: AwsLikeMocks, run: ProgramRun):
+        super().__init__(mocks)
+        self.run = run
+
+    def RegisterResource(self, request):
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        pulumi_mocks._ensure_event_loop()
+        inputs = rpc.deserialize_properties(request.object)
+        reg = self.resources[response.urn]
+        self.run.resources.append(
+            Registration(
+                urn=response.urn,
+                type=request.type,
+                name=request.name,
+                inputs=inputs,
+                state=dict(reg.state),
+                parent=request.parent,
+                dependencies=list(request.dependencies),
+                protect=bool(request.protect),
+                delete_before_replace=bool(request.deleteBeforeReplace),
+                ignore_changes=list(request.ignoreChanges),
+                provider=request.provider,
+                custom=bool(request.custom),
+            )
+        )
+        return response
+
+
+class _LogCollector(logging.Handler):
+    def __init__(self, run: ProgramRun):
+        super().__init__(logging.INFO)
+        self.run = run
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.run.logs.append((record.levelname.lower(), record.getMessage()))
+
+
+def stack_names() -> list[str]:
+    return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in STACKS_DIR.glob("Pulumi.*.yaml"))
+
+
+def flatten_config(doc: dict) -> dict[str, str]:
+    """A stack file's `config:` as the flat map the Pulumi engine hands a program."""
+    flat: dict[str, str] = {}
+    for key, value in (doc.get("config") or {}).items():
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            raise ValueError(f"{key}: encrypted values cannot be evaluated offline")
+        flat[key] = value if isinstance(value, str) else json.dumps(value)
+    return flat
+
+
+def stack_config(stack: str) -> dict[str, str]:
+    doc = yaml.safe_load((STACKS_DIR / f"Pulumi.{stack}.yaml").read_text()) or {}
+    return flatten_config(doc)
+
+
+def run_program(config: dict[str, str], stack: str = "test", preview: bool = False,
+                mocks: Optional[AwsLikeMocks] = None) -> ProgramRun:
+    """Evaluate `__main__.py` with `config` under the mocks; raises what the program raises."""
+    run = ProgramRun(stack=stack, config=dict(config))
+    region = config.get("aws:region", "us-west-2")
+    run.mocks = mocks or AwsLikeMocks(region)
+    logger = logging.getLogger(f"rke-aws.offline.{id(run)}")
+    logger.propagate = False
+    logger.setLevel(logging.DEBUG)
+    logger.addHandler(_LogCollector(run))
+
+    settings.ROOT.set(None)
+    pulumi.runtime.set_all_config(dict(config), [k for k in config if k.endswith(":kubeconfig")])
+    monitor = _RecordingMonitor(run.mocks, run)
+    pulumi.runtime.set_mocks(run.mocks, project=PROJECT, stack=stack, preview=preview,
+                             logger=logger, monitor=monitor)
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+
+    def program() -> None:
+        runpy.run_path(str(MAIN), run_name="__main__")
+
+    _sync_await(pulumi_mocks.run_pulumi_func(program))
+    root = settings.get_root_resource()
+    for key, value in (root.outputs if root is not None else {}).items():
+        out = pulumi.Output.from_input(value)
+        run.outputs[key] = _sync_await(out.future())
+        if _sync_await(out.is_secret()):
+            run.secret_outputs.add(key)
+    return run
+
+
+def run_stack(stack: str, preview: bool = False) -> ProgramRun:
+    return run_program(stack_config(stack), stack=stack, preview=preview)

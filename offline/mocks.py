@@ -1,0 +1,168 @@
+"""Pulumi mocks that answer the way AWS would wherever the program can observe the answer.
+
+What the program sees from AWS: IDs and ARNs of the right shape per type, an instance's private
+IP (the one asked for, or one allocated inside its subnet) and the private DNS name AWS derives
+from it and the region, a public IP only when one was asked for, the availability zones and the
+AMI look-ups. Requests AWS would refuse (an address outside the subnet, a reserved or taken
+address, an unknown subnet) fail here too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+from typing import Any, Optional
+
+import pulumi
+
+ACCOUNT_ID = "123456789012"
+
+
+def _hex(seed: str, n: int = 17) -> str:
+    return hashlib.sha256(seed.encode()).hexdigest()[:n]
+
+
+def private_dns_name(ip: str, region: str) -> str:
+    """EC2's IP-based private DNS name: us-east-1 uses ec2.internal, other regions <region>.compute.internal."""
+    host = "ip-" + ip.replace(".", "-")
+    return f"{host}.ec2.internal" if region == "us-east-1" else f"{host}.{region}.compute.internal"
+
+
+def byo_subnet_cidr(subnet_id: str) -> str:
+    """A stable CIDR for a pre-existing subnet the emulated account is asked about."""
+    n = int(_hex(subnet_id, 4), 16) % 200
+    return f"10.{100 + n // 16}.{(n % 16) * 16}.0/20"
+
+
+class AwsLikeMocks(pulumi.runtime.Mocks):
+    def __init__(self, region: str, available_azs: Optional[list[str]] = None):
+        self.region = region
+        self.azs = available_azs or [f"{region}{letter}" for letter in "abcd"]
+        self.subnets: dict[str, dict[str, Any]] = {}  # id -> {cidr, az}
+        self.used_ips: dict[str, str] = {}  # ip -> instance name
+        self.resources: list[tuple[str, str, dict]] = []
+
+    def _arn(self, service: str, resource: str, region: bool = True) -> str:
+        return f"arn:aws:{service}:{self.region if region else ''}:{ACCOUNT_ID}:{resource}"
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        typ, name, inputs = args.typ, args.name, dict(args.inputs)
+        self.resources.append((typ, name, inputs))
+        seed = f"{typ}:{name}"
+        state = dict(inputs)
+        if typ == "aws:ec2/vpc:Vpc":
+            rid = f"vpc-{_hex(seed)}"
+            state.update(arn=self._arn("ec2", f"vpc/{rid}"), ownerId=ACCOUNT_ID,
+                         mainRouteTableId=f"rtb-{_hex(seed + 'main')}",
+                         defaultSecurityGroupId=f"sg-{_hex(seed + 'default')}")
+        elif typ == "aws:ec2/subnet:Subnet":
+            rid = f"subnet-{_hex(seed)}"
+            cidr = inputs.get("cidrBlock")
+            ipaddress.IPv4Network(cidr)  # AWS refuses a malformed CIDR
+            self.subnets[rid] = {"cidr": cidr, "az": inputs.get("availabilityZone")}
+            state.update(arn=self._arn("ec2", f"subnet/{rid}"), ownerId=ACCOUNT_ID)
+        elif typ == "aws:ec2/instance:Instance":
+            rid = f"i-{_hex(seed)}"
+            state.update(self._instance(name, inputs))
+            state.update(arn=self._arn("ec2", f"instance/{rid}"), instanceState="running")
+        elif typ == "aws:iam/role:Role":
+            role_name = inputs.get("name") or f"{name}-{_hex(seed, 7)}"
+            rid = role_name
+            state.update(name=role_name, arn=self._arn("iam", f"role/{role_name}", region=False),
+                         uniqueId=f"AROA{_hex(seed, 16).upper()}")
+        elif typ == "aws:iam/instanceProfile:InstanceProfile":
+            prof = inputs.get("name") or f"{name}-{_hex(seed, 7)}"
+            rid = prof
+            state.update(name=prof, arn=self._arn("iam", f"instance-profile/{prof}", region=False),
+                         uniqueId=f"AIPA{_hex(seed, 16).upper()}")
+        elif typ == "aws:ec2/securityGroup:SecurityGroup":
+            rid = f"sg-{_hex(seed)}"
+            state.update(arn=self._arn("ec2", f"security-group/{rid}"), ownerId=ACCOUNT_ID,
+                         name=inputs.get("name") or f"{name}-{_hex(seed, 7)}")
+        elif typ == "aws:ec2/eip:Eip":
+            rid = f"eipalloc-{_hex(seed)}"
+            n = int(_hex(seed, 4), 16)
+            state.update(allocationId=rid, publicIp=f"198.51.100.{n % 250 + 1}")
+        elif typ == "aws:ssm/parameter:Parameter":
+            rid = inputs.get("name") or name
+            state.update(arn=self._arn("ssm", f"parameter{rid}"))
+        else:
+            prefix = {
+                "aws:ec2/internetGateway:InternetGateway": "igw-",
+                "aws:ec2/natGateway:NatGateway": "nat-",
+                "aws:ec2/routeTable:RouteTable": "rtb-",
+                "aws:ec2/routeTableAssociation:RouteTableAssociation": "rtbassoc-",
+                "aws:ec2/route:Route": "r-",
+                "aws:ec2/subnetCidrReservation:SubnetCidrReservation": "scr-",
+                "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": "sgr-",
+                "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": "sgr-",
+            }.get(typ)
+            rid = f"{prefix}{_hex(seed)}" if prefix else f"{name}-id"
+            if typ == "random:index/randomPassword:RandomPassword":
+                state["result"] = _hex(seed, int(inputs.get("length", 32)))
+            if typ == "aws:iam/rolePolicy:RolePolicy":
+                state.setdefault("name", f"{name}-{_hex(seed, 7)}")
+        return rid, state
+
+    def _instance(self, name: str, inputs: dict) -> dict:
+        subnet_id = inputs.get("subnetId")
+        subnet = self.subnets.get(subnet_id)
+        if subnet is None:
+            raise ValueError(f"InvalidSubnetID.NotFound: instance {name}: subnet {subnet_id!r} does not exist")
+        net = ipaddress.IPv4Network(subnet["cidr"])
+        ip = inputs.get("privateIp")
+        if ip:
+            addr = ipaddress.IPv4Address(ip)
+            offset = int(addr) - int(net.network_address)
+            if addr not in net:
+                raise ValueError(f"InvalidParameterValue: instance {name}: address {ip} does not fall within subnet {net}")
+            if offset < 4 or addr == net.broadcast_address:
+                raise ValueError(f"InvalidParameterValue: instance {name}: address {ip} is reserved by AWS in {net}")
+        else:
+            taken = set(self.used_ips)
+            addr = next(h for h in list(net.hosts())[3:] if str(h) not in taken)
+            ip = str(addr)
+        if ip in self.used_ips:
+            raise ValueError(f"InvalidIPAddress.InUse: instance {name}: {ip} is already used by {self.used_ips[ip]}")
+        self.used_ips[ip] = name
+        out = {
+            "privateIp": ip,
+            "privateDns": private_dns_name(ip, self.region),
+            "availabilityZone": subnet["az"],
+            "primaryNetworkInterfaceId": f"eni-{_hex(name)}",
+        }
+        if inputs.get("associatePublicIpAddress"):
+            n = int(_hex(name, 4), 16)
+            out["publicIp"] = f"203.0.113.{n % 250 + 1}"
+            out["publicDns"] = f"ec2-203-0-113-{n % 250 + 1}.compute-1.amazonaws.com"
+        else:
+            out["publicIp"] = ""
+        return out
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        tok, a = args.token, dict(args.args)
+        if tok == "aws:index/getAvailabilityZones:getAvailabilityZones":
+            return {
+                "names": list(self.azs),
+                "zoneIds": [f"{self.region[:2]}{self.region.split('-')[1][:1]}{self.region[-1]}-az{i + 1}" for i in range(len(self.azs))],
+                "id": self.region,
+                "groupNames": [self.region] * len(self.azs),
+            }
+        if tok == "aws:ec2/getAmi:getAmi":
+            return {"id": "ami-0a1b2c3d4e5f60718", "imageId": "ami-0a1b2c3d4e5f60718",
+                    "name": "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20261101",
+                    "ownerId": "099720109477", "architecture": "x86_64"}
+        if tok == "aws:ec2/getSubnet:getSubnet":
+            sid = a.get("id")
+            cidr = byo_subnet_cidr(sid)
+            az = self.azs[int(_hex(sid, 2), 16) % len(self.azs)]
+            self.subnets[sid] = {"cidr": cidr, "az": az}
+            return {"id": sid, "cidrBlock": cidr, "availabilityZone": az,
+                    "vpcId": "vpc-0123456789abcdef0", "arn": self._arn("ec2", f"subnet/{sid}")}
+        if tok == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/ci", "userId": "AIDA", "id": ACCOUNT_ID}
+        if tok == "aws:index/getPartition:getPartition":
+            return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"}
+        if tok == "aws:index/getRegion:getRegion":
+            return {"name": self.region, "region": self.region, "id": self.region}
+        raise NotImplementedError(f"the offline mocks do not answer {tok}; add it to offline/mocks.py")

@@ -1,0 +1,49 @@
+"""Shared fixtures: every stack in stacks/ evaluated once, offline, under AWS-like mocks.
+
+The mocks (offline/mocks.py) behave like AWS where the program can observe it: IDs and ARNs per
+type, an instance's private DNS name derived from its private IP and the region, public IPs only
+when asked for, AZ and AMI look-ups, and AWS's refusals (address outside the subnet, reserved or
+taken addresses).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from offline import harness  # noqa: E402
+
+STACKS = harness.stack_names()
+_RUNS: dict[str, harness.ProgramRun] = {}
+
+
+def run_stack_cached(stack: str) -> harness.ProgramRun:
+    if stack not in _RUNS:
+        _RUNS[stack] = harness.run_stack(stack)
+    return _RUNS[stack]
+
+
+@pytest.fixture(params=STACKS)
+def stack_run(request) -> harness.ProgramRun:
+    """The registered resources and outputs of one stack file (each stack evaluated once per session)."""
+    return run_stack_cached(request.param)
+
+
+@pytest.fixture
+def base_config() -> dict[str, str]:
+    """A copy of a valid flat config (rke2-dev) that tests mutate to plant one mistake."""
+    return copy.deepcopy(harness.stack_config("rke2-dev"))
+
+
+def set_key(config: dict[str, str], key: str, value) -> dict[str, str]:
+    """Set `rke-aws:<key>` in a flat config map, JSON-encoding structured values as Pulumi does."""
+    config[f"rke-aws:{key}" if ":" not in key else key] = value if isinstance(value, str) else json.dumps(value)
+    return config
