@@ -41,6 +41,7 @@ class Registration:
     ignore_changes: list[str]
     provider: str
     custom: bool
+    secret_inputs: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -63,6 +64,31 @@ class ProgramRun:
         return next(r for r in self.resources if r.name == name)
 
 
+def _is_secret(value: Any) -> bool:
+    return isinstance(value, dict) and value.get(rpc._special_sig_key) == rpc._special_secret_sig
+
+
+def _has_secret(value: Any) -> bool:
+    if _is_secret(value):
+        return True
+    if isinstance(value, dict):
+        return any(_has_secret(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_secret(v) for v in value)
+    return False
+
+
+def _unwrap(value: Any) -> Any:
+    """Inputs as the provider would see them, secrets revealed (their keys go to secret_inputs)."""
+    if _is_secret(value):
+        return _unwrap(value["value"])
+    if isinstance(value, dict):
+        return {k: _unwrap(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unwrap(v) for v in value]
+    return value
+
+
 class _RecordingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: AwsLikeMocks, run: ProgramRun):
         super().__init__(mocks)
@@ -73,7 +99,8 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
         if request.type == "pulumi:pulumi:Stack":
             return response
         pulumi_mocks._ensure_event_loop()
-        inputs = rpc.deserialize_properties(request.object)
+        raw_inputs = rpc.deserialize_properties(request.object)
+        inputs = {k: _unwrap(v) for k, v in raw_inputs.items()}
         reg = self.resources[response.urn]
         self.run.resources.append(
             Registration(
@@ -89,6 +116,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 ignore_changes=list(request.ignoreChanges),
                 provider=request.provider,
                 custom=bool(request.custom),
+                secret_inputs={k for k, v in raw_inputs.items() if _has_secret(v)},
             )
         )
         return response

@@ -28,17 +28,14 @@ def private_dns_name(ip: str, region: str) -> str:
     return f"{host}.ec2.internal" if region == "us-east-1" else f"{host}.{region}.compute.internal"
 
 
-def byo_subnet_cidr(subnet_id: str) -> str:
-    """A stable CIDR for a pre-existing subnet the emulated account is asked about."""
-    n = int(_hex(subnet_id, 4), 16) % 200
-    return f"10.{100 + n // 16}.{(n % 16) * 16}.0/20"
-
-
 class AwsLikeMocks(pulumi.runtime.Mocks):
-    def __init__(self, region: str, available_azs: Optional[list[str]] = None):
+    def __init__(self, region: str, available_azs: Optional[list[str]] = None,
+                 existing_subnets: Optional[dict[str, dict[str, str]]] = None):
+        """`existing_subnets`: pre-existing subnets of the account, id -> {cidr, az, vpc}."""
         self.region = region
         self.azs = available_azs or [f"{region}{letter}" for letter in "abcd"]
-        self.subnets: dict[str, dict[str, Any]] = {}  # id -> {cidr, az}
+        self.existing = dict(existing_subnets or {})
+        self.subnets: dict[str, dict[str, Any]] = {k: {"cidr": v["cidr"], "az": v["az"]} for k, v in self.existing.items()}
         self.used_ips: dict[str, str] = {}  # ip -> instance name
         self.resources: list[tuple[str, str, dict]] = []
 
@@ -154,11 +151,11 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
                     "ownerId": "099720109477", "architecture": "x86_64"}
         if tok == "aws:ec2/getSubnet:getSubnet":
             sid = a.get("id")
-            cidr = byo_subnet_cidr(sid)
-            az = self.azs[int(_hex(sid, 2), 16) % len(self.azs)]
-            self.subnets[sid] = {"cidr": cidr, "az": az}
-            return {"id": sid, "cidrBlock": cidr, "availabilityZone": az,
-                    "vpcId": "vpc-0123456789abcdef0", "arn": self._arn("ec2", f"subnet/{sid}")}
+            if sid not in self.existing:
+                raise ValueError(f"InvalidSubnetID.NotFound: the subnet ID '{sid}' does not exist")
+            found = self.existing[sid]
+            return {"id": sid, "cidrBlock": found["cidr"], "availabilityZone": found["az"],
+                    "vpcId": found["vpc"], "arn": self._arn("ec2", f"subnet/{sid}")}
         if tok == "aws:index/getCallerIdentity:getCallerIdentity":
             return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/ci", "userId": "AIDA", "id": ACCOUNT_ID}
         if tok == "aws:index/getPartition:getPartition":

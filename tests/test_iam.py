@@ -1,0 +1,119 @@
+"""IAM: policy documents against a maintained action database, and the registered roles."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import cfnlint
+import pytest
+
+from components import iam_policy
+
+# cfn-lint ships AWS's service authorization reference as data: service prefix -> lowercase actions.
+POLICIES_DB = Path(cfnlint.__file__).parent / "data" / "AdditionalSpecs" / "Policies.json"
+
+REQUIRED_CONTROLPLANE = {
+    "ec2:DescribeAvailabilityZones",
+    "ec2:DescribeInstanceTopology",
+    "elasticloadbalancing:DeregisterTargets",
+    "elasticloadbalancing:SetSecurityGroups",
+    "elasticloadbalancing:DescribeTargetGroupAttributes",
+    "elasticloadbalancing:ModifyTargetGroupAttributes",
+    # a sample of the seed policy that must survive deduplication
+    "elasticloadbalancing:AddTags",
+    "ec2:DescribeInstances",
+    "ec2:CreateSecurityGroup",
+    "kms:DescribeKey",
+}
+
+
+@lru_cache(maxsize=1)
+def known_actions() -> set[str]:
+    db = json.loads(POLICIES_DB.read_text())
+    return {f"{svc}:{action}" for svc, spec in db.items() for action in spec.get("Actions", {})}
+
+
+def test_action_database_is_usable():
+    actions = known_actions()
+    assert len(actions) > 10000, f"action database at {POLICIES_DB} looks truncated ({len(actions)} actions)"
+    assert "ec2:describeinstances" in actions
+
+
+@pytest.mark.parametrize("role", ["controlplane", "worker"])
+def test_every_action_is_a_real_iam_action(role):
+    unknown = [a for a in iam_policy.actions_for(role) if a.lower() not in known_actions()]
+    assert not unknown, f"{role} policy has actions unknown to the IAM action database: {unknown}"
+
+
+def test_database_check_catches_the_blog_posts_fake_action():
+    # The blog post's singular DescribeAutoScalingGroup is not an action; the check must say so.
+    assert "autoscaling:describeautoscalinggroup" not in known_actions()
+    assert "autoscaling:describeautoscalinggroups" in known_actions()
+
+
+@pytest.mark.parametrize("role", ["controlplane", "worker"])
+def test_no_wildcard_actions(role):
+    assert not [a for a in iam_policy.actions_for(role) if "*" in a], f"{role} policy uses a wildcard action"
+
+
+def test_controlplane_policy_has_seed_upstream_and_nlb_actions():
+    actions = set(iam_policy.controlplane_actions())
+    assert REQUIRED_CONTROLPLANE <= actions, f"missing: {sorted(REQUIRED_CONTROLPLANE - actions)}"
+    assert set(iam_policy.SEED_CONTROLPLANE_ACTIONS) <= actions
+
+
+def test_worker_policy_is_the_seed_policy():
+    assert set(iam_policy.worker_actions()) == set(iam_policy.SEED_WORKER_ACTIONS)
+    assert len(iam_policy.worker_actions()) == 9
+
+
+@pytest.mark.parametrize("role", ["controlplane", "worker"])
+def test_policy_actions_deduplicated_and_sorted(role):
+    actions = iam_policy.policy_document(iam_policy.actions_for(role))["Statement"][0]["Action"]
+    assert len(actions) == len({a.lower() for a in actions}), f"{role}: duplicate actions"
+    assert actions == sorted(actions, key=str.lower), f"{role}: actions not sorted"
+
+
+def test_seed_duplicate_addtags_collapses():
+    assert iam_policy.SEED_CONTROLPLANE_ACTIONS.count("elasticloadbalancing:AddTags") == 2
+    assert iam_policy.controlplane_actions().count("elasticloadbalancing:AddTags") == 1
+
+
+def test_roles_profiles_and_policies_registered(stack_run):
+    roles = stack_run.of_type("aws:iam/role:Role")
+    assert sorted(r.name for r in roles) == sorted(f"{stack_run.outputs['clusterId']}-{k}" for k in ("controlplane", "worker"))
+    for role in roles:
+        trust = json.loads(role.inputs["assumeRolePolicy"])
+        assert trust["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}, role.urn
+    policies = {r.name: json.loads(r.inputs["policy"]) for r in stack_run.of_type("aws:iam/rolePolicy:RolePolicy")}
+    cp = policies[f"{stack_run.outputs['clusterId']}-controlplane-cloud-provider"]["Statement"][0]["Action"]
+    wk = policies[f"{stack_run.outputs['clusterId']}-worker-cloud-provider"]["Statement"][0]["Action"]
+    assert REQUIRED_CONTROLPLANE <= set(cp)
+    assert "ec2:DescribeAvailabilityZones" not in wk
+    profiles = stack_run.outputs["instanceProfileNames"]
+    assert set(profiles) == {"controlplane", "worker"}
+    # Rancher node templates take the profile name, not the ARN.
+    assert all(not v.startswith("arn:") for v in profiles.values()), profiles
+    assert all(v.startswith("arn:aws:iam::") for v in stack_run.outputs["instanceProfileArns"].values())
+
+
+def test_ssm_attachment_follows_access_ssm(base_config):
+    from offline import harness
+    from tests.conftest import set_key
+
+    with_ssm = harness.run_program(base_config, stack="ssm-on")
+    attached = [r.inputs["policyArn"] for r in with_ssm.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")]
+    assert attached == ["arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"] * 2
+    without = harness.run_program(set_key(base_config, "access", {"ssm": False}), stack="ssm-off")
+    assert without.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment") == []
+
+
+def test_nodes_use_the_profile_of_their_role(stack_run):
+    profiles = {r.name: r.state["name"] for r in stack_run.of_type("aws:iam/instanceProfile:InstanceProfile")}
+    cid = stack_run.outputs["clusterId"]
+    for node in stack_run.outputs["nodes"]:
+        inst = next(r for r in stack_run.of_type("aws:ec2/instance:Instance") if r.inputs.get("privateIp") == node["privateIp"])
+        kind = "controlplane" if "controlplane" in node["roles"] else "worker"
+        assert inst.inputs["iamInstanceProfile"] == profiles[f"{cid}-{kind}"], inst.urn

@@ -1,0 +1,111 @@
+"""Program-level checks: every stack evaluates, the component tree and the project file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from components import config
+from offline import harness
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPONENT_TYPES = {
+    "rke-aws:iam:NodeIam",
+    "rke-aws:network:Network",
+    "rke-aws:security:ClusterSecurityGroup",
+    "rke-aws:nodes:Nodes",
+}
+EXPECTED_OUTPUTS = {
+    "clusterId", "distribution", "kubernetesVersion", "region", "vpcId", "subnetIds", "securityGroupId",
+    "instanceProfileNames", "instanceProfileArns", "nodes", "ccmValues",
+}
+NODE_OUTPUT_KEYS = {"name", "pool", "roles", "instanceId", "privateIp", "privateDns", "publicIp", "availabilityZone"}
+
+
+def test_every_stack_file_evaluates(stack_run):
+    assert stack_run.resources, f"{stack_run.stack}: nothing registered"
+    missing = EXPECTED_OUTPUTS - set(stack_run.outputs)
+    assert not missing, f"{stack_run.stack}: missing outputs {missing}"
+    extra = "rkeClusterYml" if stack_run.outputs["distribution"] == "rke" else "rke2RegistrationAddress"
+    assert extra in stack_run.outputs
+    assert not [m for lvl, m in stack_run.logs if lvl == "error"], stack_run.logs
+
+
+def test_node_outputs_match_the_pools(stack_run):
+    pools = json.loads(stack_run.config["rke-aws:nodePools"])
+    assert len(stack_run.outputs["nodes"]) == sum(p["count"] for p in pools)
+    assert len(stack_run.of_type("aws:ec2/instance:Instance")) == sum(p["count"] for p in pools)
+    for node in stack_run.outputs["nodes"]:
+        assert set(node) == NODE_OUTPUT_KEYS, node
+        assert node["instanceId"].startswith("i-")
+
+
+def test_components_parent_their_children(stack_run):
+    by_urn = {r.urn: r for r in stack_run.resources}
+    components = [r for r in stack_run.resources if r.type in COMPONENT_TYPES]
+    assert {c.type for c in components} == COMPONENT_TYPES, stack_run.stack
+    for reg in stack_run.resources:
+        if reg.type in COMPONENT_TYPES:
+            continue
+        parent = by_urn.get(reg.parent)
+        assert parent is not None and parent.type.startswith("rke-aws:"), f"{reg.urn}: not parented by a component"
+        assert reg.name.startswith(parent.name), f"{reg.urn}: name not derived from component {parent.name}"
+
+
+def test_program_registers_no_release_without_kubeconfig(stack_run):
+    assert not stack_run.of_type("kubernetes:helm.sh/v3:Release")
+    if json.loads(stack_run.config.get("rke-aws:ccm", "{}")).get("install", "helm") == "helm":
+        assert any("kubeconfig" in m for lvl, m in stack_run.logs if lvl == "info"), "no hint about phase two"
+
+
+def test_stack_files_commit_no_secrets():
+    for path in (ROOT / "stacks").glob("Pulumi.*.yaml"):
+        doc = yaml.safe_load(path.read_text())
+        assert "encryptionsalt" not in doc and "secretsprovider" not in doc, path.name
+        for key, value in doc["config"].items():
+            assert key != "rke-aws:kubeconfig" and not (isinstance(value, dict) and "secure" in value), f"{path.name}: {key}"
+
+
+def test_expected_stacks_exist():
+    assert set(harness.stack_names()) >= {"rke-dev", "rke-prod", "rke2-dev", "rke2-prod"}
+
+
+# Pulumi's project schema (sdk/go/common/workspace/project.json): a declared config key has a
+# required `type` among these; arrays need `items`; no other attributes are allowed.
+PULUMI_SIMPLE_TYPES = {"string", "integer", "boolean", "array"}
+PULUMI_DECLARATION_ATTRS = {"type", "description", "secret", "default", "items"}
+
+
+def test_project_file_is_valid_for_pulumi():
+    doc = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+    assert doc["name"] == "rke-aws" and doc["runtime"]["name"] == "python"
+    assert doc["runtime"]["options"]["toolchain"] == "uv"
+    assert doc["stackConfigDir"] == "stacks"
+    python_type = {"string": str, "boolean": bool, "integer": int}
+    for key, decl in doc["config"].items():
+        assert set(decl) <= PULUMI_DECLARATION_ATTRS, f"Pulumi.yaml config.{key}: {set(decl) - PULUMI_DECLARATION_ATTRS}"
+        assert decl.get("type") in PULUMI_SIMPLE_TYPES, f"Pulumi.yaml config.{key}: type {decl.get('type')!r}"
+        assert decl.get("description"), f"Pulumi.yaml config.{key}: no description"
+        if "default" in decl:
+            assert isinstance(decl["default"], python_type[decl["type"]]), f"config.{key}: default type"
+
+
+def test_project_file_declares_every_scalar_key_and_nothing_unknown():
+    declared = set(yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"])
+    assert declared <= set(config.TOP_LEVEL_KEYS), declared - set(config.TOP_LEVEL_KEYS)
+    structured = {"network", "access", "nodePools", "ccm", "tags"}
+    assert declared == set(config.TOP_LEVEL_KEYS) - structured
+
+
+def test_project_defaults_mean_program_defaults():
+    """Pulumi passes the declared defaults ("" / false) into the config map; they must parse as unset."""
+    doc = yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+    raw = harness.stack_config("rke2-dev")
+    for key, decl in doc["config"].items():
+        if "default" in decl:
+            raw[f"rke-aws:{key}"] = json.dumps(decl["default"]) if not isinstance(decl["default"], str) else decl["default"]
+    cfg = config.parse(raw, project="rke-aws", stack="rke2-dev", region="us-east-1")
+    assert cfg.cluster_id == "rke2-dev" and cfg.kubeconfig is None and cfg.protect_servers is False
+    assert cfg.kubernetes_version == config.DEFAULT_KUBERNETES_VERSION["rke2"]
