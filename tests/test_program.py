@@ -109,3 +109,16 @@ def test_project_defaults_mean_program_defaults():
     cfg = config.parse(raw, project="rke-aws", stack="rke2-dev", region="us-east-1")
     assert cfg.cluster_id == "rke2-dev" and cfg.kubeconfig is None and cfg.protect_servers is False
     assert cfg.kubernetes_version == config.DEFAULT_KUBERNETES_VERSION["rke2"]
+
+
+def test_offline_plan_prints_nodes_and_masks_secrets(capsys):
+    from offline import plan
+
+    assert plan.main(["rke2-dev"]) == 0
+    text = capsys.readouterr().out
+    run = harness.run_stack("rke2-dev")
+    (password,) = run.of_type("random:index/randomPassword:RandomPassword")
+    assert password.state["result"] not in text, "offline plan printed the RKE2 token"
+    assert "rke2Token:\n    ****" in text
+    for node in run.outputs["nodes"]:
+        assert node["name"] in text
