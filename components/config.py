@@ -585,6 +585,8 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
             p.add(f"ccm.extraArgs[{i}]", f"'{a}' is not a flag; write flags as --name=value")
         if a.split("=")[0] in ("--cloud-provider", "--configure-cloud-routes"):
             p.add(f"ccm.extraArgs[{i}]", f"'{a}' is set by this program; remove it")
+        elif a.split("=")[0] == "--enable-leader-migration" and migration:
+            p.add(f"ccm.extraArgs[{i}]", f"'{a}' is already set by ccm.leaderMigration; remove it")
     install = ccm_raw.get("install", DEFAULT_CCM_INSTALL)
     if install not in CCM_INSTALL_MODES:
         p.add("ccm.install", f"{_json(install)} is not an install mode; use helm or manifest")
