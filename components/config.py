@@ -84,12 +84,17 @@ NETWORK_KEYS = (
 # Pulumi.yaml declares these with default "" (its schema cannot express "the stack name" or
 # "per distribution"); an empty value therefore means "use the program's default".
 EMPTY_MEANS_DEFAULT = ("clusterId", "kubernetesVersion", "kubeconfig")
+# Plain string keys arrive as the text the user wrote; only structured keys are JSON.
+STRING_KEYS = ("distribution", "clusterId", "kubernetesVersion", "kubeconfig")
 BYO_KEYS = ("vpcId", "publicSubnetIds", "privateSubnetIds")
 CIDR_KEYS = ("vpcCidr", "publicSubnetCidrs", "privateSubnetCidrs", "natGateways")
 ACCESS_KEYS = ("adminCidrs", "sshKeyName", "sshUser", "sshKeyPath", "ssm")
 POOL_KEYS = ("name", "roles", "count", "instanceType", "subnet", "rootVolumeGb", "ami", "ipBlock")
 CCM_KEYS = ("chartVersion", "leaderMigration", "extraArgs", "install")
 
+FLAG_RE = re.compile(r"^--[a-z0-9][a-z0-9-]*(=\S.*)?$")
+# CCM flags this program sets itself (components/ccm_values.py); --v may be overridden.
+PROGRAM_FLAGS = ("--cloud-provider", "--configure-cloud-routes", "--use-service-account-credentials")
 CLUSTER_ID_RE = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
 POOL_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 RKE_VERSION_RE = re.compile(r"^v1\.(\d+)\.\d+-rancher\d+-\d+$")
@@ -294,7 +299,10 @@ def _bool(p: _Problems, key: str, value: Any, default: bool) -> bool:
 def _str(p: _Problems, key: str, value: Any, pattern: Optional[re.Pattern] = None, what: str = "") -> Optional[str]:
     if value is None:
         return None
-    if not isinstance(value, str) or not value:
+    if value == "":
+        p.add(key, f"is empty; expected {what or 'a non-empty string'}")
+        return None
+    if not isinstance(value, str):
         p.add(key, f"{_json(value)} is not a string; expected {what or 'a non-empty string'}")
         return None
     if pattern is not None and not pattern.match(value):
@@ -365,10 +373,14 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
             if k in net and len(lst) != az_count:
                 p.add(f"network.{k}", f"{len(lst)} subnet(s) for {az_count} availability zone(s); give one per zone, in zone order")
             ids[k] = tuple(lst)
-        all_ids = list(ids["publicSubnetIds"] or ()) + list(ids["privateSubnetIds"] or ())
-        dupes = sorted({s for s in all_ids if all_ids.count(s) > 1})
-        for s in dupes:
-            p.add("network", f"subnet '{s}' is listed more than once; each subnet is either public or private, once")
+        seen_ids: dict[str, str] = {}
+        for k in ("publicSubnetIds", "privateSubnetIds"):
+            for i, s in enumerate(ids[k] or ()):
+                here = f"network.{k}[{i}]"
+                if s in seen_ids:
+                    p.add(here, f"'{s}' is already listed as {seen_ids[s]}; each subnet is either public or private, once")
+                else:
+                    seen_ids[s] = here
         return NetworkConfig(
             vpc_cidr=None,
             availability_zones=az_names,
@@ -376,7 +388,8 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
             nat_gateways="none",
             public_subnet_cidrs=None,
             private_subnet_cidrs=None,
-            vpc_id=vpc_id,
+            # Keep bring-your-own mode even when vpcId was rejected, so no CIDR-mode errors follow.
+            vpc_id=vpc_id or "",
             public_subnet_ids=ids["publicSubnetIds"],
             private_subnet_ids=ids["privateSubnetIds"],
         )
@@ -417,6 +430,10 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
             seen.append((f"network.{k}[{i}]", sub))
         subnet_cidrs[k] = tuple(lst)
 
+    given = [k for k in ("publicSubnetCidrs", "privateSubnetCidrs") if k in net]
+    if len(given) == 1:
+        other = "privateSubnetCidrs" if given[0] == "publicSubnetCidrs" else "publicSubnetCidrs"
+        p.add(f"network.{other}", f"missing; network.{given[0]} is set, and derived {other} could overlap it: give both lists or neither")
     return NetworkConfig(
         vpc_cidr=vpc_cidr if isinstance(vpc_cidr, str) else DEFAULT_VPC_CIDR,
         availability_zones=az_names,
@@ -470,7 +487,9 @@ def _parse_pools(p: _Problems, raw: Any, distribution: Optional[str]) -> tuple[N
             names[name] = i
         roles_raw = item.get("roles")
         roles: list[str] = []
-        if not isinstance(roles_raw, list) or not roles_raw:
+        if roles_raw is None:
+            p.add(f"{key}.roles", "missing; list the pool's roles from controlplane, etcd and worker")
+        elif not isinstance(roles_raw, list) or not roles_raw:
             p.add(f"{key}.roles", f"{_json(roles_raw)} is not a non-empty list; use a list of controlplane, etcd or worker")
         else:
             for r in roles_raw:
@@ -537,7 +556,7 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
             continue
         if key in EMPTY_MEANS_DEFAULT and value == "":
             continue
-        values[key] = value if key == "kubeconfig" else _decode(value)
+        values[key] = value if key in STRING_KEYS else _decode(value)
 
     if region is None:
         p.items.append("aws:region: missing; set it with `pulumi config set aws:region <region>`")
@@ -557,9 +576,16 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
         p.add("clusterId", f"{_json(cluster_id)} is not a cluster ID{source}; use 1-63 chars of a-z, 0-9 and -, starting with a letter")
 
     network = _parse_network(p, values.get("network"))
+    if network.availability_zones and region and REGION_RE.match(region):
+        for n in network.availability_zones:
+            if AZ_RE.match(n) and n[:-1] != region:
+                p.add("network.availabilityZones", f"'{n}' is not a zone of {region}; use zones like {region}a")
     access = _parse_access(p, values.get("access"))
-    pools = _parse_pools(p, values.get("nodePools"), distribution)
-    if pools:
+    pools_raw = values.get("nodePools")
+    pools = _parse_pools(p, pools_raw, distribution)
+    # Topology is judged only on a complete pool list: a pool rejected above would otherwise
+    # show up again as "no controlplane" or "no worker".
+    if pools and isinstance(pools_raw, list) and len(pools) == len(pools_raw):
         _check_topology(p, pools, warnings)
         if not network.bring_your_own and network.nat_gateways == "none":
             for i, pool in enumerate(pools):
@@ -581,9 +607,9 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
     migration = _bool(p, "ccm.leaderMigration", ccm_raw.get("leaderMigration"), False)
     extra = _str_list(p, "ccm.extraArgs", ccm_raw.get("extraArgs", []), "flags like --v=4") or []
     for i, a in enumerate(extra):
-        if not a.startswith("--"):
-            p.add(f"ccm.extraArgs[{i}]", f"'{a}' is not a flag; write flags as --name=value")
-        if a.split("=")[0] in ("--cloud-provider", "--configure-cloud-routes"):
+        if not FLAG_RE.match(a):
+            p.add(f"ccm.extraArgs[{i}]", f"'{a}' is not a flag; write each flag as one --name=value entry")
+        elif a.split("=")[0] in PROGRAM_FLAGS:
             p.add(f"ccm.extraArgs[{i}]", f"'{a}' is set by this program; remove it")
         elif a.split("=")[0] == "--enable-leader-migration" and migration:
             p.add(f"ccm.extraArgs[{i}]", f"'{a}' is already set by ccm.leaderMigration; remove it")
@@ -606,7 +632,7 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
         if not isinstance(v, str):
             p.add(f"tags.{k}", f"{_json(v)} is not a string; tag values are strings")
         elif any(k.lower().startswith(pre) for pre in RESERVED_TAG_PREFIXES) or k == "Name":
-            p.add(f"tags.{k}", "is set by this program or reserved by AWS; choose another key")
+            p.add(f"tags.{k}", "is reserved (Name and kubernetes.io/cluster/* are set by this program, aws:* by AWS); choose another key")
         elif len(k) > 128 or len(v) > 256:
             p.add(f"tags.{k}", "is too long; AWS allows 128-char keys and 256-char values")
         else:

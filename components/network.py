@@ -31,8 +31,9 @@ class NetworkArgs:
 class Network(pulumi.ComponentResource):
     vpc_id: pulumi.Output[str]
     subnet_ids: dict[str, pulumi.Output[str]]
-    # Per subnet key, what a node there must wait for before it boots: its way to the internet.
-    egress_ready: dict[str, list[pulumi.Resource]]
+    # Per subnet key, what a node there must wait for: the reservation of its address and its
+    # way to the internet (its bootstrap downloads packages).
+    node_dependencies: dict[str, list[pulumi.Resource]]
 
     def __init__(self, name: str, args: NetworkArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("rke-aws:network:Network", name, None, opts)
@@ -40,7 +41,7 @@ class Network(pulumi.ComponentResource):
         self._args = args
         self._child = pulumi.ResourceOptions(parent=self)
         self.subnet_ids = {}
-        self.egress_ready = {}
+        self.node_dependencies = {}
         if args.network.bring_your_own:
             self._tag_existing()
         else:
@@ -65,6 +66,7 @@ class Network(pulumi.ComponentResource):
         igw = aws.ec2.InternetGateway(f"{n}-igw", vpc_id=vpc.id, tags=tags.named(f"{n}-igw", a.extra_tags), opts=child)
 
         subnets: dict[str, aws.ec2.Subnet] = {}
+        reservations: dict[str, aws.ec2.SubnetCidrReservation] = {}
         for plan in a.subnets:
             sname = f"{n}-{plan.tier}-{plan.az_index}"
             subnets[plan.key] = aws.ec2.Subnet(
@@ -80,7 +82,7 @@ class Network(pulumi.ComponentResource):
             self.subnet_ids[plan.key] = subnets[plan.key].id
             # Explicit reservation: AWS never auto-assigns these addresses (NAT gateways, load
             # balancer interfaces), so the node addresses planned in node_plan.py stay free.
-            aws.ec2.SubnetCidrReservation(
+            reservations[plan.key] = aws.ec2.SubnetCidrReservation(
                 f"{sname}-nodes",
                 subnet_id=subnets[plan.key].id,
                 cidr_block=str(node_range(plan.cidr)),
@@ -99,7 +101,7 @@ class Network(pulumi.ComponentResource):
             assoc = aws.ec2.RouteTableAssociation(
                 f"{n}-{plan.key}", subnet_id=subnets[plan.key].id, route_table_id=public_rt.id, opts=child,
             )
-            self.egress_ready[plan.key] = [public_default, assoc]
+            self.node_dependencies[plan.key] = [reservations[plan.key], public_default, assoc]
 
         nat_ids: list[pulumi.Output[str]] = []
         nat_count = {"none": 0, "single": 1, "perAz": len(public_plans)}[a.network.nat_gateways]
@@ -120,13 +122,13 @@ class Network(pulumi.ComponentResource):
             assoc = aws.ec2.RouteTableAssociation(
                 f"{n}-{plan.key}", subnet_id=subnets[plan.key].id, route_table_id=rt.id, opts=child,
             )
-            ready: list[pulumi.Resource] = [assoc]
+            ready: list[pulumi.Resource] = [reservations[plan.key], assoc]
             if nat_ids:
                 ready.append(aws.ec2.Route(
                     f"{rt_name}-default", route_table_id=rt.id, destination_cidr_block="0.0.0.0/0",
                     nat_gateway_id=nat_ids[plan.az_index % len(nat_ids)], opts=child,
                 ))
-            self.egress_ready[plan.key] = ready
+            self.node_dependencies[plan.key] = ready
 
     def _tag_existing(self) -> None:
         a, n, child = self._args, self._name, self._child
@@ -140,4 +142,4 @@ class Network(pulumi.ComponentResource):
             aws.ec2.Tag(f"{sname}-cluster", resource_id=subnet_id, key=cluster_key, value=tags.SHARED, opts=child)
             aws.ec2.Tag(f"{sname}-role", resource_id=subnet_id, key=tags.subnet_role_tag(plan.tier), value="1", opts=child)
             self.subnet_ids[plan.key] = pulumi.Output.from_input(subnet_id)
-            self.egress_ready[plan.key] = []
+            self.node_dependencies[plan.key] = []

@@ -32,7 +32,7 @@ class NodesArgs:
     nodes: tuple[NodePlan, ...]
     default_ami: str
     subnet_ids: Mapping[str, pulumi.Input[str]]
-    egress_ready: Mapping[str, list]
+    node_dependencies: Mapping[str, list]
     security_group_id: pulumi.Input[str]
     instance_profiles: Mapping[str, pulumi.Input[str]]  # IAM role kind -> instance profile name
     ssh_user: str
@@ -97,7 +97,7 @@ class Nodes(pulumi.ComponentResource):
                     # A fixed private IP cannot be held by the old and the new instance at once.
                     delete_before_replace=True,
                     ignore_changes=IGNORED_ON_UPDATE,
-                    depends_on=list(args.egress_ready.get(node.subnet.key, [])),
+                    depends_on=list(args.node_dependencies.get(node.subnet.key, [])),
                     protect=protect,
                 ),
             )

@@ -295,3 +295,12 @@ def test_first_server_is_the_registration_node():
     assert [p.is_first_server for p in plans] == [True] + [False] * 6
     rke = dataclasses.replace(cfg, distribution="rke")
     assert not any(p.is_first_server for p in node_plan.plan_nodes(rke, subnets))
+
+
+def test_nodes_wait_for_the_reservation_of_their_address(stack_run):
+    reservations = {r.urn: r for r in stack_run.of_type("aws:ec2/subnetCidrReservation:SubnetCidrReservation")}
+    for inst in stack_run.of_type("aws:ec2/instance:Instance"):
+        mine = [reservations[u] for u in inst.dependencies if u in reservations]
+        assert len(mine) == 1, f"{inst.urn} does not wait for its subnet's address reservation"
+        assert mine[0].inputs["reservationType"] == "explicit"
+        assert ipaddress.ip_address(inst.inputs["privateIp"]) in ipaddress.ip_network(mine[0].inputs["cidrBlock"]), inst.urn
