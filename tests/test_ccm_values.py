@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 import yaml
@@ -186,12 +186,13 @@ def asset_text(asset: Any) -> str:
 
 def effective_values(release_inputs: dict, chart_defaults: dict) -> dict:
     """The values Helm renders the chart with, from a recorded `kubernetes:helm.sh/v3:Release`."""
-    merged: dict[str, Any] = {}
+    # The provider's mergeMaps strips nulls from both sides (unless allowNullValues) before merging.
+    keep_nulls = release_inputs.get("allowNullValues") is True
+    clean = (lambda v: v) if keep_nulls else strip_nulls
+    files: dict[str, Any] = {}
     for asset in release_inputs.get("valueYamlFiles") or []:
-        merged = deep_merge(merged, yaml.safe_load(asset_text(asset)) or {})
-    merged = deep_merge(merged, release_inputs.get("values") or {})
-    if release_inputs.get("allowNullValues") is not True:
-        merged = strip_nulls(merged)
+        files = deep_merge(files, yaml.safe_load(asset_text(asset)) or {})
+    merged = deep_merge(clean(files), clean(release_inputs.get("values") or {}))
     return helm_coalesce(merged, chart_defaults)
 
 
@@ -444,7 +445,7 @@ def manifest_runs() -> list[harness.ProgramRun]:
     return out
 
 
-def test_some_stack_uses_the_manifest_path(stack_run):
+def test_manifest_stack_as_committed(stack_run):
     if distribution_of(stack_run.config) != "rke2" or json.loads(stack_run.config.get("rke-aws:ccm", "{}")).get("install") != "manifest":
         pytest.skip("helm install")
     assert stack_run.of_type(RELEASE_TYPE) == [], f"{stack_run.stack}: Release registered in manifest mode"
