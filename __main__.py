@@ -7,6 +7,7 @@ from components.ccm import CloudControllerManager, CloudControllerManagerArgs
 from components.iam import NodeIam, NodeIamArgs
 from components.network import Network, NetworkArgs
 from components.nodes import Nodes, NodesArgs
+from components.secrets import JoinToken, JoinTokenArgs
 from components.security import ClusterSecurityGroup, ClusterSecurityGroupArgs
 
 try:
@@ -23,7 +24,9 @@ name = cfg.cluster_id
 values = ccm_values.helm_values(cfg.distribution, cfg.node_pools, cfg.ccm.leader_migration, cfg.ccm.extra_args)
 manifest_install = cfg.ccm.install == "manifest"
 
-iam = NodeIam(name, NodeIamArgs(cluster_id=cfg.cluster_id, ssm=cfg.access.ssm, extra_tags=cfg.tags))
+join_token = JoinToken(name, JoinTokenArgs(cluster_id=cfg.cluster_id, extra_tags=cfg.tags)) if cfg.distribution == "rke2" else None
+iam = NodeIam(name, NodeIamArgs(cluster_id=cfg.cluster_id, ssm=cfg.access.ssm, extra_tags=cfg.tags,
+                                readable_parameter_arn=join_token.parameter_arn if join_token else None))
 network = Network(name, NetworkArgs(cluster_id=cfg.cluster_id, network=cfg.network, subnets=cluster.subnets, extra_tags=cfg.tags))
 security = ClusterSecurityGroup(name, ClusterSecurityGroupArgs(
     cluster_id=cfg.cluster_id, vpc_id=network.vpc_id, admin_cidrs=cfg.access.admin_cidrs, extra_tags=cfg.tags))
@@ -40,6 +43,9 @@ nodes = Nodes(name, NodesArgs(
     ssh_user=cfg.access.ssh_user,
     ssh_key_name=cfg.access.ssh_key_name,
     registration_ip=cluster.registration_ip,
+    region=cfg.region,
+    token_parameter=join_token.parameter_name if join_token else None,
+    boot_dependencies=tuple(iam.grants),
     leader_migration=cfg.ccm.leader_migration,
     server_manifests={"aws-cloud-controller-manager.yaml": ccm_values.helm_chart_manifest(values, cfg.ccm.chart_version)}
     if manifest_install else {},
@@ -77,7 +83,8 @@ if cfg.distribution == "rke":
         ssh_user=cfg.access.ssh_user, ssh_key_path=cfg.access.ssh_key_path, leader_migration=cfg.ccm.leader_migration)))
 else:
     pulumi.export("rke2RegistrationAddress", f"https://{cluster.registration_ip}:{bootstrap.RKE2_SUPERVISOR_PORT}")
-    pulumi.export("rke2Token", nodes.token)
+    pulumi.export("rke2TokenParameter", join_token.parameter_name)
+    pulumi.export("rke2Token", join_token.token)
 
 if cfg.kubeconfig is not None and not manifest_install:
     ccm = CloudControllerManager(name, CloudControllerManagerArgs(

@@ -7,6 +7,7 @@ warning), so every key written here is checked against the lists below by the te
 
 from __future__ import annotations
 
+import json
 import shlex
 from typing import Any, Mapping, Optional, Sequence
 
@@ -32,7 +33,7 @@ RKE_EXTERNAL_PROVIDER = "external-aws"  # RKE >= v1.5.0 / v1.4.15: --cloud-provi
 RKE_IN_TREE_PROVIDER = "aws"  # refused by RKE for Kubernetes >= 1.27
 
 RKE2_COMMON_KEYS = frozenset({
-    "token", "server", "node-name", "node-label", "node-taint", "node-ip", "cloud-provider-name",
+    "token", "token-file", "server", "node-name", "node-label", "node-taint", "node-ip", "cloud-provider-name",
     "kubelet-arg", "kube-proxy-arg", "profile",
 })
 RKE2_SERVER_ONLY_KEYS = frozenset({
@@ -43,6 +44,7 @@ RKE2_SERVER_KEYS = RKE2_COMMON_KEYS | RKE2_SERVER_ONLY_KEYS
 RKE2_AGENT_KEYS = RKE2_COMMON_KEYS
 RKE2_SUPERVISOR_PORT = 9345
 RKE2_CONFIG_PATH = "/etc/rancher/rke2/config.yaml"
+RKE2_TOKEN_PATH = "/etc/rancher/rke2/join-token"
 RKE2_MANIFESTS_DIR = "/var/lib/rancher/rke2/server/manifests"
 
 # curl flags for every download at boot: a fresh NAT gateway or mirror can fail the first tries.
@@ -136,12 +138,14 @@ def rke_cluster_yml(*args: Any, **kwargs: Any) -> str:
 def rke2_config(
     node: NodePlan,
     *,
-    token: str,
     registration_ip: str,
     leader_migration: bool = False,
 ) -> dict[str, Any]:
-    """/etc/rancher/rke2/config.yaml of one node; only keys valid for its type (server or agent)."""
-    doc: dict[str, Any] = {"token": token}
+    """/etc/rancher/rke2/config.yaml of one node; only keys valid for its type (server or agent).
+
+    The join token is referenced by file; the file is fetched from SSM at boot (see fetch_parameter).
+    """
+    doc: dict[str, Any] = {"token-file": RKE2_TOKEN_PATH}
     if not node.is_first_server:
         doc["server"] = f"https://{registration_ip}:{RKE2_SUPERVISOR_PORT}"
     doc["node-name"] = node.name
@@ -161,10 +165,44 @@ def rke2_config(
     return doc
 
 
-def rke2_user_data(node: NodePlan, config_yaml: str, manifests: Mapping[str, str]) -> str:
-    """cloud-init for an RKE2 node: hostname, config.yaml, pinned install, service start."""
+def fetch_parameter_script(region: str, parameter_name: str, dest: str) -> str:
+    """Shell that reads a SecureString parameter with the instance role's credentials.
+
+    Ubuntu images carry curl (with SigV4 signing) and python3 but no AWS CLI, so the call is made
+    with curl against the SSM JSON API; credentials come from IMDSv2.
+    """
+    body = json.dumps({"Name": parameter_name, "WithDecryption": True})
+    md = "http://169.254.169.254/latest"
+    field = "python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]], end=\"\")'"
+    return "\n".join([
+        "set -eu",
+        f'T=$({CURL_RETRY} -X PUT {md}/api/token -H "X-aws-ec2-metadata-token-ttl-seconds: 300")',
+        # The role's credentials appear a few seconds after boot; --retry-all-errors waits for them.
+        f'ROLE=$({CURL_RETRY} -H "X-aws-ec2-metadata-token: $T" {md}/meta-data/iam/security-credentials/)',
+        f'CREDS=$({CURL_RETRY} -H "X-aws-ec2-metadata-token: $T" {md}/meta-data/iam/security-credentials/$ROLE)',
+        f'AK=$(printf %s "$CREDS" | {field} AccessKeyId)',
+        f'SK=$(printf %s "$CREDS" | {field} SecretAccessKey)',
+        f'ST=$(printf %s "$CREDS" | {field} Token)',
+        "umask 077",
+        f'{CURL_RETRY} --aws-sigv4 "aws:amz:{region}:ssm" --user "$AK:$SK" -H "x-amz-security-token: $ST" '
+        f'-H "X-Amz-Target: AmazonSSM.GetParameter" -H "Content-Type: application/x-amz-json-1.1" '
+        f"-d {shlex.quote(body)} https://ssm.{region}.amazonaws.com/ "
+        f"| python3 -c 'import json,sys; print(json.load(sys.stdin)[\"Parameter\"][\"Value\"], end=\"\")' > {dest}.tmp",
+        # Never leave an empty token behind: RKE2 would start a cluster of its own with it.
+        f"test -s {dest}.tmp",
+        f"mv {dest}.tmp {dest}",
+    ]) + "\n"
+
+
+def rke2_user_data(node: NodePlan, config_yaml: str, manifests: Mapping[str, str], *,
+                   region: str, token_parameter: str) -> str:
+    """cloud-init for an RKE2 node: hostname, config.yaml, join token from SSM, pinned install, service start."""
     kind = "server" if node.pool.is_server else "agent"
-    files = [{"path": RKE2_CONFIG_PATH, "permissions": "0600", "content": config_yaml}]
+    files = [
+        {"path": RKE2_CONFIG_PATH, "permissions": "0600", "content": config_yaml},
+        {"path": "/usr/local/sbin/rke-aws-fetch-token", "permissions": "0700",
+         "content": fetch_parameter_script(region, token_parameter, RKE2_TOKEN_PATH)},
+    ]
     if node.pool.is_server:
         files += [
             {"path": f"{RKE2_MANIFESTS_DIR}/{fname}", "permissions": "0600", "content": body}
@@ -174,9 +212,15 @@ def rke2_user_data(node: NodePlan, config_yaml: str, manifests: Mapping[str, str
     doc = {
         **_hostname(node),
         "write_files": files,
+        # One chain: cloud-init runs every runcmd entry even after a failure, and RKE2 must not
+        # start without its token.
         "runcmd": [
-            ["sh", "-c", f"{CURL_RETRY} https://get.rke2.io -o /tmp/install-rke2.sh && {env} sh /tmp/install-rke2.sh"],
-            ["systemctl", "enable", "--now", f"rke2-{kind}.service"],
+            ["sh", "-c", " && ".join([
+                "sh /usr/local/sbin/rke-aws-fetch-token",
+                f"{CURL_RETRY} https://get.rke2.io -o /tmp/install-rke2.sh",
+                f"{env} sh /tmp/install-rke2.sh",
+                f"systemctl enable --now rke2-{kind}.service",
+            ])],
         ],
     }
     return _cloud_config(doc)

@@ -19,6 +19,8 @@ class NodeIamArgs:
     ssm: bool
     extra_tags: Mapping[str, str] = field(default_factory=dict)
     partition: str = "aws"
+    # SSM parameters (the RKE2 join token) every node reads at boot, and only these.
+    readable_parameter_arn: Optional[pulumi.Input[str]] = None
 
 
 class NodeIam(pulumi.ComponentResource):
@@ -31,6 +33,8 @@ class NodeIam(pulumi.ComponentResource):
         self.role_arns: dict[str, pulumi.Output[str]] = {}
         self.profile_names: dict[str, pulumi.Output[str]] = {}
         self.profile_arns: dict[str, pulumi.Output[str]] = {}
+        # Everything a booting node needs granted before it starts.
+        self.grants: list[pulumi.Resource] = []
         for role in NODE_IAM_ROLES:
             rname = f"{name}-{role}"
             r = aws.iam.Role(
@@ -40,12 +44,19 @@ class NodeIam(pulumi.ComponentResource):
                 tags=tags.named(rname, args.extra_tags),
                 opts=child,
             )
-            aws.iam.RolePolicy(
+            self.grants.append(aws.iam.RolePolicy(
                 f"{rname}-cloud-provider",
                 role=r.id,
                 policy=iam_policy.policy_json(role),
                 opts=child,
-            )
+            ))
+            if args.readable_parameter_arn is not None:
+                self.grants.append(aws.iam.RolePolicy(
+                    f"{rname}-join-token",
+                    role=r.id,
+                    policy=pulumi.Output.from_input(args.readable_parameter_arn).apply(iam_policy.parameter_read_policy),
+                    opts=child,
+                ))
             if args.ssm:
                 aws.iam.RolePolicyAttachment(
                     f"{rname}-ssm",

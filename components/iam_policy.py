@@ -146,5 +146,17 @@ def ec2_assume_role_policy() -> str:
     )
 
 
+def parameter_read_policy(parameter_arn: str) -> str:
+    """Read one SSM parameter (the join token); nothing else in Parameter Store."""
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [{"Sid": "ReadJoinToken", "Effect": "Allow", "Action": ["ssm:GetParameter"], "Resource": parameter_arn}],
+        },
+        indent=2,
+        sort_keys=True,
+    )
+
+
 def managed_policy_arn(partition: str, name: str) -> str:
     return f"arn:{partition}:iam::aws:policy/{name}"

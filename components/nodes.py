@@ -11,7 +11,6 @@ from typing import Mapping, Optional
 
 import pulumi
 import pulumi_aws as aws
-import pulumi_random as random
 
 from . import bootstrap, tags
 from .node_plan import NodePlan
@@ -19,7 +18,6 @@ from .node_plan import NodePlan
 # The CCM runs in a pod; with IMDSv2 required, a pod needs one hop more than the host.
 IMDS_HOP_LIMIT = 2
 ROOT_VOLUME_TYPE = "gp3"
-RKE2_TOKEN_LENGTH = 48
 # A new AMI release or an edited bootstrap script must not replace running nodes on a routine
 # `pulumi up`; replace deliberately with `pulumi up --replace <urn>` (see README).
 IGNORED_ON_UPDATE = ["ami", "userData", "userDataBase64"]
@@ -38,6 +36,10 @@ class NodesArgs:
     ssh_user: str
     ssh_key_name: Optional[str] = None
     registration_ip: Optional[str] = None
+    region: str = ""
+    token_parameter: Optional[str] = None  # SSM parameter holding the RKE2 join token
+    # Resources a node must wait for besides its subnet's (e.g. IAM grants it uses at boot).
+    boot_dependencies: tuple = ()
     leader_migration: bool = False
     server_manifests: Mapping[str, str] = field(default_factory=dict)
     protect_servers: bool = False
@@ -57,14 +59,6 @@ class Nodes(pulumi.ComponentResource):
     def __init__(self, name: str, args: NodesArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("rke-aws:nodes:Nodes", name, None, opts)
         self.instances: dict[str, aws.ec2.Instance] = {}
-        self.token: Optional[pulumi.Output[str]] = None
-        if args.distribution == "rke2":
-            password = random.RandomPassword(
-                f"{name}-rke2-token", length=RKE2_TOKEN_LENGTH, special=False,
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-            self.token = pulumi.Output.secret(password.result)
-
         for node in args.nodes:
             user_data = self._user_data(node, args)
             protect = args.protect_servers and (node.pool.is_controlplane or node.pool.is_etcd)
@@ -97,20 +91,17 @@ class Nodes(pulumi.ComponentResource):
                     # A fixed private IP cannot be held by the old and the new instance at once.
                     delete_before_replace=True,
                     ignore_changes=IGNORED_ON_UPDATE,
-                    depends_on=list(args.node_dependencies.get(node.subnet.key, [])),
+                    depends_on=list(args.node_dependencies.get(node.subnet.key, [])) + list(args.boot_dependencies),
                     protect=protect,
                 ),
             )
         self.register_outputs({"nodeNames": [n.name for n in args.nodes]})
 
-    def _user_data(self, node: NodePlan, args: NodesArgs) -> pulumi.Input[str]:
+    @staticmethod
+    def _user_data(node: NodePlan, args: NodesArgs) -> str:
         if args.distribution == "rke":
             return bootstrap.rke_user_data(node, args.ssh_user)
-        assert self.token is not None and args.registration_ip is not None
-
-        def render(token: str) -> str:
-            doc = bootstrap.rke2_config(node, token=token, registration_ip=args.registration_ip,
-                                        leader_migration=args.leader_migration)
-            return bootstrap.rke2_user_data(node, bootstrap.rke2_config_yaml(doc), args.server_manifests)
-
-        return self.token.apply(render)
+        assert args.registration_ip is not None and args.token_parameter is not None
+        doc = bootstrap.rke2_config(node, registration_ip=args.registration_ip, leader_migration=args.leader_migration)
+        return bootstrap.rke2_user_data(node, bootstrap.rke2_config_yaml(doc), args.server_manifests,
+                                        region=args.region, token_parameter=args.token_parameter)

@@ -237,13 +237,47 @@ def test_rke2_token_is_shared_and_never_in_plain_outputs(stack):
     run = run_stack_cached(stack)
     (password,) = run.of_type("random:index/randomPassword:RandomPassword")
     token = password.state["result"]
-    tokens = {c["token"] for c in rke2_configs(run).values()}
-    assert tokens == {token}, f"{stack}: nodes do not share one token"
+    (param,) = run.of_type("aws:ssm/parameter:Parameter")
+    assert param.inputs["type"] == "SecureString" and param.inputs["value"] == token, param.urn
+    assert "value" in param.secret_inputs, param.urn
+    assert run.outputs["rke2TokenParameter"] == param.inputs["name"]
+    for name, cfg in rke2_configs(run).items():
+        assert "token" not in cfg and cfg["token-file"] == bootstrap.RKE2_TOKEN_PATH, name
+    for inst in run.of_type("aws:ec2/instance:Instance"):
+        assert token not in inst.inputs["userData"], f"{inst.urn}: the join token is in user data"
+        script = written_file(cloud_config(inst), "/usr/local/sbin/rke-aws-fetch-token")
+        assert f'"Name": "{param.inputs["name"]}"' in script and "AmazonSSM.GetParameter" in script, inst.urn
+        assert f"aws:amz:{run.outputs['region']}:ssm" in script, inst.urn
+        chain = cloud_config(inst)["runcmd"][0][2]
+        assert chain.index("rke-aws-fetch-token") < chain.index("install-rke2.sh") < chain.index("systemctl"), inst.urn
     assert "rke2Token" in run.secret_outputs
     plain = json.dumps({k: v for k, v in run.outputs.items() if k not in run.secret_outputs}, default=str)
     assert token not in plain, f"{stack}: the RKE2 token appears in a plain output"
+
+
+@pytest.mark.parametrize("stack", [s for s in harness.stack_names() if s not in rke_runs()])
+def test_node_roles_may_read_the_token_parameter_and_nothing_else(stack):
+    from tests.conftest import run_stack_cached
+
+    run = run_stack_cached(stack)
+    (param,) = run.of_type("aws:ssm/parameter:Parameter")
+    grants = [r for r in run.of_type("aws:iam/rolePolicy:RolePolicy") if r.name.endswith("-join-token")]
+    assert len(grants) == 2, [g.urn for g in grants]
+    for grant in grants:
+        (stmt,) = json.loads(grant.inputs["policy"])["Statement"]
+        assert stmt["Action"] == ["ssm:GetParameter"] and stmt["Resource"] == param.state["arn"], grant.urn
     for inst in run.of_type("aws:ec2/instance:Instance"):
-        assert "userData" in inst.secret_inputs, f"{inst.urn}: user data holds the token but is not secret"
+        assert {g.urn for g in grants} <= set(inst.dependencies), f"{inst.urn} may boot before it can read the token"
+
+
+def test_token_fetch_script_is_valid_shell(tmp_path):
+    import subprocess
+
+    script = tmp_path / "fetch.sh"
+    script.write_text(bootstrap.fetch_parameter_script("eu-west-1", "/rke-aws/x/rke2-join-token", "/tmp/t"))
+    assert subprocess.run(["sh", "-n", str(script)]).returncode == 0
+    text = script.read_text()
+    assert "test -s /tmp/t.tmp" in text and text.index("test -s") < text.index("mv /tmp/t.tmp /tmp/t")
 
 
 # ---- address plan -----------------------------------------------------------------------------
@@ -304,3 +338,27 @@ def test_nodes_wait_for_the_reservation_of_their_address(stack_run):
         assert len(mine) == 1, f"{inst.urn} does not wait for its subnet's address reservation"
         assert mine[0].inputs["reservationType"] == "explicit"
         assert ipaddress.ip_address(inst.inputs["privateIp"]) in ipaddress.ip_network(mine[0].inputs["cidrBlock"]), inst.urn
+
+
+@pytest.mark.parametrize("delta", [+2, -1])
+def test_changing_a_pool_count_touches_only_the_end_of_that_pool(delta):
+    base = harness.stack_config("rke2-prod")
+    pools = json.loads(base["rke-aws:nodePools"])
+    changed = json.loads(base["rke-aws:nodePools"])
+    changed[1]["count"] += delta
+    before = instances(harness.run_program(base, stack="rke2-prod"))
+    after = instances(harness.run_program(set_key(dict(base), "nodePools", changed), stack="rke2-prod"))
+
+    def key(reg):
+        return reg.name, reg.inputs["privateIp"], reg.inputs["subnetId"], reg.inputs["userData"]
+
+    kept = set(before) & set(after)
+    assert all(key(before[n]) == key(after[n]) for n in kept), "an existing node changed"
+    added = {after[n].name for n in set(after) - set(before)}
+    removed = {before[n].name for n in set(before) - set(after)}
+    pool = pools[1]["name"]
+    old = pools[1]["count"]
+    if delta > 0:
+        assert added == {f"rke2-prod-{pool}-{i}" for i in range(old, old + delta)} and not removed
+    else:
+        assert removed == {f"rke2-prod-{pool}-{i}" for i in range(old + delta, old)} and not added

@@ -17,6 +17,7 @@ COMPONENT_TYPES = {
     "rke-aws:security:ClusterSecurityGroup",
     "rke-aws:nodes:Nodes",
 }
+OPTIONAL_COMPONENT_TYPES = {"rke-aws:secrets:JoinToken", "rke-aws:ccm:CloudControllerManager"}
 EXPECTED_OUTPUTS = {
     "clusterId", "distribution", "kubernetesVersion", "region", "vpcId", "subnetIds", "securityGroupId",
     "instanceProfileNames", "instanceProfileArns", "nodes", "ccmValues",
@@ -46,8 +47,10 @@ def test_components_parent_their_children(stack_run):
     by_urn = {r.urn: r for r in stack_run.resources}
     components = [r for r in stack_run.resources if r.type in COMPONENT_TYPES]
     assert {c.type for c in components} == COMPONENT_TYPES, stack_run.stack
+    has_token = any(r.type == "rke-aws:secrets:JoinToken" for r in stack_run.resources)
+    assert has_token is (stack_run.outputs["distribution"] == "rke2"), stack_run.stack
     for reg in stack_run.resources:
-        if reg.type in COMPONENT_TYPES:
+        if reg.type in COMPONENT_TYPES | OPTIONAL_COMPONENT_TYPES:
             continue
         parent = by_urn.get(reg.parent)
         assert parent is not None and parent.type.startswith("rke-aws:"), f"{reg.urn}: not parented by a component"
