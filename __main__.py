@@ -47,40 +47,16 @@ nodes = Nodes(name, NodesArgs(
     token_parameter=join_token.parameter_name if join_token else None,
     boot_dependencies=tuple(iam.grants),
     leader_migration=cfg.ccm.leader_migration,
+    kubernetes_version=cfg.kubernetes_version,
+    ssh_key_path=cfg.access.ssh_key_path,
     server_manifests={"aws-cloud-controller-manager.yaml": ccm_values.helm_chart_manifest(values, cfg.ccm.chart_version)}
     if manifest_install else {},
     protect_servers=cfg.protect_servers,
     extra_tags=cfg.tags,
 ))
 
-
-def _checked_dns(planned: str):
-    def check(actual: str) -> str:
-        if actual and actual != planned:
-            raise pulumi.RunError(f"node {planned}: EC2 reports private DNS name {actual}; the CCM matches nodes by this name")
-        return actual
-    return check
-
-
-node_outputs = []
-for n in cluster.nodes:
-    inst = nodes.instances[n.name]
-    node_outputs.append({
-        "name": n.name,
-        "pool": n.pool.name,
-        "roles": list(n.roles),
-        "instanceId": inst.id,
-        "privateIp": inst.private_ip,
-        "privateDns": inst.private_dns.apply(_checked_dns(n.name)),
-        "publicIp": inst.public_ip,
-        "availabilityZone": n.az,
-    })
-
 if cfg.distribution == "rke":
-    public = {n.name: nodes.instances[n.name].public_ip for n in cluster.nodes if n.public}
-    pulumi.export("rkeClusterYml", (pulumi.Output.all(**public) if public else pulumi.Output.from_input({})).apply(lambda ips: bootstrap.rke_cluster_yml(
-        cluster.nodes, ips, cluster_id=cfg.cluster_id, kubernetes_version=cfg.kubernetes_version,
-        ssh_user=cfg.access.ssh_user, ssh_key_path=cfg.access.ssh_key_path, leader_migration=cfg.ccm.leader_migration)))
+    pulumi.export("rkeClusterYml", nodes.rke_cluster_yml)
 else:
     pulumi.export("rke2RegistrationAddress", f"https://{cluster.registration_ip}:{bootstrap.RKE2_SUPERVISOR_PORT}")
     pulumi.export("rke2TokenParameter", join_token.parameter_name)
@@ -105,5 +81,5 @@ pulumi.export("subnetIds", network.subnet_ids)
 pulumi.export("securityGroupId", security.group_id)
 pulumi.export("instanceProfileNames", iam.profile_names)
 pulumi.export("instanceProfileArns", iam.profile_arns)
-pulumi.export("nodes", node_outputs)
+pulumi.export("nodes", nodes.node_outputs)
 pulumi.export("ccmValues", values.merged_for_manifest())

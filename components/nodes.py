@@ -41,6 +41,8 @@ class NodesArgs:
     # Resources a node must wait for besides its subnet's (e.g. IAM grants it uses at boot).
     boot_dependencies: tuple = ()
     leader_migration: bool = False
+    kubernetes_version: str = ""
+    ssh_key_path: Optional[str] = None
     server_manifests: Mapping[str, str] = field(default_factory=dict)
     protect_servers: bool = False
     extra_tags: Mapping[str, str] = field(default_factory=dict)
@@ -95,7 +97,38 @@ class Nodes(pulumi.ComponentResource):
                     protect=protect,
                 ),
             )
-        self.register_outputs({"nodeNames": [n.name for n in args.nodes]})
+        self.node_outputs = [self._node_output(n) for n in args.nodes]
+        self.rke_cluster_yml: Optional[pulumi.Output[str]] = None
+        if args.distribution == "rke":
+            self.rke_cluster_yml = self._cluster_yml(args)
+        self.register_outputs({"nodes": self.node_outputs})
+
+    def _node_output(self, node: NodePlan) -> dict:
+        inst = self.instances[node.name]
+
+        def checked(actual: str) -> str:
+            # The CCM finds a node's instance by this name; a mismatch must stop the deployment.
+            if actual and actual != node.name:
+                raise pulumi.RunError(f"node {node.name}: EC2 reports private DNS name {actual}; the CCM matches nodes by this name")
+            return actual
+
+        return {
+            "name": node.name,
+            "pool": node.pool.name,
+            "roles": list(node.roles),
+            "instanceId": inst.id,
+            "privateIp": inst.private_ip,
+            "privateDns": inst.private_dns.apply(checked),
+            "publicIp": inst.public_ip,
+            "availabilityZone": node.az,
+        }
+
+    def _cluster_yml(self, args: NodesArgs) -> pulumi.Output[str]:
+        public = {n.name: self.instances[n.name].public_ip for n in args.nodes if n.public}
+        ips = pulumi.Output.all(**public) if public else pulumi.Output.from_input({})
+        return ips.apply(lambda known: bootstrap.rke_cluster_yml(
+            args.nodes, known, cluster_id=args.cluster_id, kubernetes_version=args.kubernetes_version,
+            ssh_user=args.ssh_user, ssh_key_path=args.ssh_key_path, leader_migration=args.leader_migration))
 
     @staticmethod
     def _user_data(node: NodePlan, args: NodesArgs) -> str:

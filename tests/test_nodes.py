@@ -362,3 +362,19 @@ def test_changing_a_pool_count_touches_only_the_end_of_that_pool(delta):
         assert added == {f"rke2-prod-{pool}-{i}" for i in range(old, old + delta)} and not removed
     else:
         assert removed == {f"rke2-prod-{pool}-{i}" for i in range(old + delta, old)} and not added
+
+
+def test_deployment_stops_when_ec2_names_a_node_differently():
+    """A mock that answers like EC2 with a custom DHCP domain: the planned name no longer matches."""
+    from pulumi import RunError
+
+    from offline.mocks import AwsLikeMocks
+
+    class OtherDomain(AwsLikeMocks):
+        def _instance(self, name, inputs):
+            out = super()._instance(name, inputs)
+            out["privateDns"] = out["privateDns"].split(".")[0] + ".corp.example"
+            return out
+
+    with pytest.raises(RunError, match=r"EC2 reports private DNS name ip-.*\.corp\.example"):
+        harness.run_program(harness.stack_config("rke2-dev"), stack="rke2-dev", mocks=OtherDomain("us-east-1"))
