@@ -1,0 +1,626 @@
+"""rke-aws policy rules, importable without starting a policy pack.
+
+`__main__.py` next to this file hands `POLICIES` to `PolicyPack` (which starts the analyzer's gRPC
+server); tests import this module and call each policy's `validate` directly.
+
+What the engine passes:
+- resource policies (`Analyze`) see a resource's *inputs*, camelCase (`metadataOptions.httpTokens`);
+  the engine calls every resource policy for every resource, so each validator filters on type;
+- stack policies (`AnalyzeStack`) see every resource's *outputs* (tfbridge outputs carry `id`),
+  plus `dependencies` / `property_dependencies` (resource objects);
+- at preview time, values computed by the provider are unknown; reading one raises
+  `UnknownValueError`, which the SDK turns into an advisory "can't run during preview" note.
+  Where an unknown value still answers the question (an instance profile that is an output of
+  another resource *is* set), the rules read it with `_known` instead.
+
+Configuration (`pulumi preview --policy-pack policies --policy-pack-config cfg.json`):
+    {"sg-no-public-admin-ports": {"adminCidrs": ["198.51.100.7/32"]}}
+lists world-wide CIDRs (0.0.0.0/0, ::/0) that may nonetheless reach the admin ports.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import ipaddress
+import json
+from collections.abc import Mapping, Sequence
+from importlib import resources as importlib_resources
+from typing import Any, Callable, Iterable, Optional
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+from pulumi_policy.proxy import UnknownValueError
+
+INSTANCE = "aws:ec2/instance:Instance"
+SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
+SG_INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+SG_EGRESS_RULE = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
+EC2_SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
+IAM_ROLE = "aws:iam/role:Role"
+IAM_ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
+IAM_POLICY = "aws:iam/policy:Policy"
+IAM_ROLE_POLICY_ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
+
+CLUSTER_TAG_PREFIX = "kubernetes.io/cluster/"
+MAX_IMDS_HOP_LIMIT = 2  # the CCM runs in a pod: one hop more than the host, and no more
+# TCP ports that must never be reachable from the whole internet (inclusive ranges).
+ADMIN_PORTS: tuple[tuple[int, int, str], ...] = (
+    (22, 22, "SSH"),
+    (6443, 6443, "Kubernetes API"),
+    (9345, 9345, "RKE2 supervisor"),
+    (2379, 2380, "etcd"),
+    (10250, 10250, "kubelet"),
+)
+ADMIN_CIDRS_CONFIG = "adminCidrs"
+
+
+# --- reading props (proxies that raise UnknownValueError on unknown values) -------------------------
+
+
+def _get(props: Any, *path: str, default: Any = None) -> Any:
+    """props[path0][path1]...; `default` when a level is missing or not a mapping. Unknowns raise."""
+    cur = props
+    for key in path:
+        if not isinstance(cur, Mapping) or key not in cur:
+            return default
+        cur = cur[key]
+    return default if cur is None else cur
+
+
+def _known(props: Any, *path: str, default: Any = None) -> tuple[Any, bool]:
+    """(`_get(...)`, True), or (None, False) when the value is unknown (preview)."""
+    try:
+        return _get(props, *path, default=default), True
+    except UnknownValueError:
+        return None, False
+
+
+def _known_items(value: Any) -> tuple[list[Any], bool]:
+    """A list's elements that are known, and whether all of them were."""
+    if value is None:
+        return [], True
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        return [value], True
+    items, complete = [], True
+    for i in range(len(value)):
+        try:
+            items.append(value[i])
+        except UnknownValueError:
+            complete = False
+    return items, complete
+
+
+def _as_list(value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        return [value]
+    return list(value)
+
+
+def _tag_keys(props: Any) -> set[str]:
+    """Keys of `tags` (unknown raises: nothing can be said) and, where known, `tagsAll` (which adds
+    the provider's default tags)."""
+    keys: set[str] = set()
+    tags = _get(props, "tags", default={})
+    if isinstance(tags, Mapping):
+        keys.update(str(k) for k in tags)
+    tags_all, known = _known(props, "tagsAll", default={})
+    if known and isinstance(tags_all, Mapping):
+        keys.update(str(k) for k in tags_all)
+    return keys
+
+
+def _cluster_tag_keys(props: Any) -> list[str]:
+    return sorted(k for k in _tag_keys(props) if k.startswith(CLUSTER_TAG_PREFIX))
+
+
+def _int(value: Any) -> Optional[int]:
+    if value is None or value == "":
+        return None
+    return int(float(value))
+
+
+# --- instances ------------------------------------------------------------------------------------
+
+def validate_instance_imdsv2(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != INSTANCE:
+        return
+    tokens = _get(args.props, "metadataOptions", "httpTokens")
+    if tokens != "required":
+        report(f"{args.urn}: metadataOptions.httpTokens is {tokens!r}; IMDSv2 must be required "
+               "(httpTokens: \"required\"), otherwise any SSRF on a node can read its role's credentials")
+
+
+def validate_instance_hop_limit(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != INSTANCE:
+        return
+    # Unset means the EC2 default, 1.
+    limit = _int(_get(args.props, "metadataOptions", "httpPutResponseHopLimit"))
+    if limit is not None and limit > MAX_IMDS_HOP_LIMIT:
+        report(f"{args.urn}: metadataOptions.httpPutResponseHopLimit is {limit}; at most {MAX_IMDS_HOP_LIMIT} "
+               "(host + one container hop), or pods further away reach the node's credentials")
+
+
+def validate_instance_root_encrypted(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != INSTANCE:
+        return
+    encrypted = _get(args.props, "rootBlockDevice", "encrypted")
+    if encrypted is not True:
+        report(f"{args.urn}: rootBlockDevice.encrypted is {encrypted!r}; the root volume (etcd data, "
+               "kubelet credentials) must be encrypted")
+
+
+def validate_instance_one_cluster_tag(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != INSTANCE:
+        return
+    keys = _cluster_tag_keys(args.props)
+    if len(keys) != 1:
+        report(f"{args.urn}: {len(keys)} {CLUSTER_TAG_PREFIX}* tags {keys}; exactly one is required "
+               "(the CCM cannot find an instance without it and refuses one with two)")
+
+
+def validate_instance_profile(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != INSTANCE:
+        return
+    profile, known = _known(args.props, "iamInstanceProfile")
+    # Unknown at preview: the name is another resource's output, so a profile *is* attached.
+    if known and not profile:
+        report(f"{args.urn}: no iamInstanceProfile; nodes need the cloud-provider role")
+
+
+# --- security groups: no internet-wide ingress to admin ports -----------------------------------
+
+def _world(cidr: Any) -> bool:
+    try:
+        return ipaddress.ip_network(str(cidr), strict=False).prefixlen == 0
+    except ValueError:
+        return False
+
+
+def _normal_cidr(cidr: Any) -> str:
+    try:
+        return str(ipaddress.ip_network(str(cidr).strip(), strict=False))
+    except ValueError:
+        return str(cidr)
+
+
+_NO_PORTS = {"icmp", "1", "icmpv6", "58"}
+
+
+def _port_range(protocol: Any, from_port: Any, to_port: Any) -> Optional[tuple[int, int]]:
+    """The ports a rule opens; None when the protocol has no ports (ICMP)."""
+    proto = "-1" if protocol is None else str(protocol).strip().lower()
+    if proto in ("-1", "all"):
+        return (0, 65535)  # every protocol, every port
+    if proto in _NO_PORTS:
+        return None
+    lo, hi = _int(from_port), _int(to_port)
+    lo = 0 if lo is None or lo < 0 else lo
+    hi = 65535 if hi is None or hi < 0 else hi
+    return (lo, hi)
+
+
+def _ingress_entries(args: ResourceValidationArgs) -> Iterable[tuple[str, Any, Any, Any, list[Any]]]:
+    """(where, protocol, fromPort, toPort, cidrs) for every ingress permission the resource declares."""
+    props = args.props
+    if args.resource_type == SG_INGRESS_RULE:
+        cidrs = [c for c in (_get(props, "cidrIpv4"), _get(props, "cidrIpv6")) if c]
+        yield ("", _get(props, "ipProtocol"), _get(props, "fromPort"), _get(props, "toPort"), cidrs)
+    elif args.resource_type == EC2_SG_RULE and _get(props, "type") == "ingress":
+        cidrs = _as_list(_get(props, "cidrBlocks")) + _as_list(_get(props, "ipv6CidrBlocks"))
+        yield ("", _get(props, "protocol"), _get(props, "fromPort"), _get(props, "toPort"), cidrs)
+    elif args.resource_type == SECURITY_GROUP:
+        for i, entry in enumerate(_as_list(_get(props, "ingress"))):
+            cidrs = _as_list(_get(entry, "cidrBlocks")) + _as_list(_get(entry, "ipv6CidrBlocks"))
+            yield (f" ingress[{i}]", _get(entry, "protocol"), _get(entry, "fromPort"), _get(entry, "toPort"), cidrs)
+
+
+def validate_no_public_admin_ingress(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type not in (SG_INGRESS_RULE, EC2_SG_RULE, SECURITY_GROUP):
+        return
+    allowed = {_normal_cidr(c) for c in (args.get_config().get(ADMIN_CIDRS_CONFIG) or [])}
+    for where, protocol, from_port, to_port, cidrs in _ingress_entries(args):
+        ports = _port_range(protocol, from_port, to_port)
+        if ports is None:
+            continue
+        hit = [name for lo, hi, name in ADMIN_PORTS if ports[0] <= hi and ports[1] >= lo]
+        if not hit:
+            continue
+        for cidr in cidrs:
+            if _world(cidr) and _normal_cidr(cidr) not in allowed:
+                report(f"{args.urn}{where}: ingress from {cidr} ({protocol} {ports[0]}-{ports[1]}) reaches "
+                       f"{', '.join(hit)}; open admin ports only to access.adminCidrs, or list the CIDR in "
+                       f"this policy's {ADMIN_CIDRS_CONFIG} config")
+
+
+# --- IAM policy documents ------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=1)
+def action_database() -> dict[str, set[str]]:
+    """service prefix -> lowercase action names, from cfn-lint's copy of the IAM service reference."""
+    spec = importlib_resources.files("cfnlint.data.AdditionalSpecs").joinpath("Policies.json")
+    data = json.loads(spec.read_text(encoding="utf-8"))
+    return {svc.lower(): {a.lower() for a in (body.get("Actions") or {})} for svc, body in data.items()}
+
+
+def unknown_actions(actions: Iterable[str]) -> list[str]:
+    """Actions (wildcards allowed) that name no action in the database; "*" is left to the wildcard rule."""
+    db = action_database()
+    bad = []
+    for action in actions:
+        if action == "*":
+            continue
+        service, sep, name = str(action).partition(":")
+        known = db.get(service.lower())
+        if not sep or known is None or not name:
+            bad.append(action)
+        elif any(ch in name for ch in "*?"):
+            if not fnmatch.filter(known, name.lower()):
+                bad.append(action)
+        elif name.lower() not in known:
+            bad.append(action)
+    return bad
+
+
+def _documents(args: ResourceValidationArgs) -> list[tuple[str, Any]]:
+    """(where, policy document) pairs the resource declares."""
+    if args.resource_type in (IAM_ROLE_POLICY, IAM_POLICY):
+        return [("policy", _get(args.props, "policy"))]
+    if args.resource_type == IAM_ROLE:
+        return [(f"inlinePolicies[{i}].policy", _get(p, "policy"))
+                for i, p in enumerate(_as_list(_get(args.props, "inlinePolicies"))) if _get(p, "policy")]
+    return []
+
+
+def _statements(args: ResourceValidationArgs, report: ReportViolation) -> Iterable[tuple[str, Mapping]]:
+    for where, doc in _documents(args):
+        if doc is None:
+            continue
+        if isinstance(doc, str):
+            try:
+                doc = json.loads(doc)
+            except ValueError as err:
+                report(f"{args.urn}: {where} is not valid JSON ({err})")
+                continue
+        if not isinstance(doc, Mapping):
+            report(f"{args.urn}: {where} is not a policy document")
+            continue
+        for i, stmt in enumerate(_as_list(doc.get("Statement"))):
+            if isinstance(stmt, Mapping):
+                yield (f"{where} Statement[{i}]", stmt)
+
+
+def _allows(stmt: Mapping) -> bool:
+    return str(stmt.get("Effect", "Allow")) != "Deny"
+
+
+def validate_iam_no_wildcard_actions(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    for where, stmt in _statements(args, lambda _m, _u=None: None):
+        if not _allows(stmt):
+            continue
+        wild = [a for a in _as_list(stmt.get("Action")) if a == "*" or str(a).endswith(":*")]
+        if wild:
+            report(f"{args.urn}: {where} allows {wild}; list the actions the node needs")
+        if "NotAction" in stmt:
+            report(f"{args.urn}: {where} allows NotAction {_as_list(stmt['NotAction'])}, i.e. every other action")
+
+
+def validate_iam_no_passrole_on_any_resource(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    for where, stmt in _statements(args, lambda _m, _u=None: None):
+        if not _allows(stmt):
+            continue
+        passrole = [a for a in _as_list(stmt.get("Action")) if fnmatch.fnmatchcase("iam:passrole", str(a).lower())]
+        if not passrole:
+            continue
+        if "*" in _as_list(stmt.get("Resource")) or "NotResource" in stmt:
+            report(f"{args.urn}: {where} allows {passrole} (iam:PassRole) on every resource; "
+                   "name the role ARNs that may be passed")
+
+
+def validate_iam_known_actions(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    for where, stmt in _statements(args, report):
+        actions = _as_list(stmt.get("Action")) + _as_list(stmt.get("NotAction"))
+        bad = unknown_actions(actions)
+        if bad:
+            report(f"{args.urn}: {where} names actions IAM does not have: {bad}")
+
+
+# --- stack rules: resolving references between resources ----------------------------------------
+
+def _ids(res: Any) -> set[str]:
+    """Values other resources use to reference `res`: its id (and, for roles, its name = id)."""
+    out = set()
+    for prop in ("id", "name") if res.resource_type == IAM_ROLE else ("id",):
+        value, known = _known(res.props, prop)
+        if known and value:
+            out.add(str(value))
+    return out
+
+
+def _referenced(res: Any, prop: str, candidates: list[Any]) -> tuple[list[Any], list[str]]:
+    """The candidate resources that `res.props[prop]` (an id or a list of ids) refers to, and the
+    known ids that match no candidate (resources outside the stack).
+
+    Ids are matched first. Where they are unknown (preview of a create: the group's id and so the
+    instance's vpcSecurityGroupIds do not exist yet) or unmatched because a candidate's own id is
+    unknown, the reference is resolved through the engine's dependency records instead:
+    `property_dependencies[prop]` when present, else `dependencies` of the candidates' type.
+    """
+    by_id: dict[str, Any] = {}
+    for c in candidates:
+        for i in _ids(c):
+            by_id.setdefault(i, c)
+    value, known = _known(res.props, prop)
+    items, complete = _known_items(value) if known else ([], False)
+    found: list[Any] = []
+    unmatched: list[str] = []
+    for item in items:
+        if item in by_id:
+            if by_id[item] not in found:
+                found.append(by_id[item])
+        elif item:
+            unmatched.append(str(item))
+    if complete and not unmatched:
+        return found, []
+    candidate_urns = {c.urn for c in candidates}
+    prop_deps = (getattr(res, "property_dependencies", None) or {}).get(prop)
+    deps = prop_deps if prop_deps is not None else [d for d in (getattr(res, "dependencies", None) or [])
+                                                    if d.urn in candidate_urns]
+    deps = [d for d in deps if d.urn in candidate_urns and d not in found]
+    # Some of the references are unknown: every dependency of the candidates' type may be one of them.
+    # All are known but some match nothing: only candidates whose own id is unknown can be those.
+    added = deps if not complete else [d for d in deps if not _ids(d)]
+    found.extend(added)
+    return found, ([] if added else unmatched)
+
+
+# --- stack rule: exactly one cluster-tagged security group per instance ---------------------------
+
+def validate_one_cluster_sg_per_instance(args: StackValidationArgs, report: ReportViolation) -> None:
+    """The CCM uses the instance's one cluster-tagged group for load balancer traffic and refuses
+    to create a load balancer when it finds two.
+
+    Preview-time limitation: on a first preview the groups' ids and the instances'
+    vpcSecurityGroupIds are unknown; groups are then matched through the instances' dependency
+    records (see `_referenced`). Groups outside the stack (ids that match no group here) cannot be
+    inspected: they never count as tagged, and an instance whose only groups are such groups is
+    not reported as having none.
+    """
+    groups = [r for r in args.resources if r.resource_type == SECURITY_GROUP]
+    for inst in (r for r in args.resources if r.resource_type == INSTANCE):
+        attached, external = _referenced(inst, "vpcSecurityGroupIds", groups)
+        own = _cluster_tag_keys(inst.props)
+        wanted = set(own) if len(own) == 1 else None
+
+        def tagged(sg: Any) -> bool:
+            keys = set(_cluster_tag_keys(sg.props))
+            return bool(keys & wanted) if wanted is not None else bool(keys)
+
+        tagged_groups = [g.urn for g in attached if tagged(g)]
+        if len(tagged_groups) > 1 or (not tagged_groups and not external):
+            report(f"{inst.urn}: {len(tagged_groups)} cluster-tagged security groups {tagged_groups} "
+                   f"(cluster tag {own}); exactly one is required", inst.urn)
+
+
+# --- stack rules: one owner per security group rule set and per role policy set ---------------------
+
+_PROTO = {"all": "-1", "6": "tcp", "17": "udp", "1": "icmp", "58": "icmpv6"}
+
+
+def _perm(direction: str, protocol: Any, from_port: Any, to_port: Any) -> tuple:
+    proto = "-1" if protocol is None else str(protocol).strip().lower()
+    proto = _PROTO.get(proto, proto)
+    if proto == "-1":
+        return (direction, proto, None, None)
+    return (direction, proto, _int(from_port), _int(to_port))
+
+
+def _separate_rule_sigs(rule: Any, own_ids: set[str]) -> set[tuple]:
+    """Permission signatures (direction, protocol, from, to, source) of a separate rule resource."""
+    p = rule.props
+    if rule.resource_type in (SG_INGRESS_RULE, SG_EGRESS_RULE):
+        direction = "ingress" if rule.resource_type == SG_INGRESS_RULE else "egress"
+        perm = _perm(direction, _get(p, "ipProtocol"), _get(p, "fromPort"), _get(p, "toPort"))
+        sources = []
+        if _get(p, "cidrIpv4"):
+            sources.append(("cidr", _normal_cidr(_get(p, "cidrIpv4"))))
+        if _get(p, "cidrIpv6"):
+            sources.append(("cidr", _normal_cidr(_get(p, "cidrIpv6"))))
+        if _get(p, "prefixListId"):
+            sources.append(("prefixList", _get(p, "prefixListId")))
+        ref, known = _known(p, "referencedSecurityGroupId")
+        if known and ref:
+            sources.append(("self",) if ref in own_ids else ("sg", ref))
+        return {perm + (s,) for s in sources}
+    # aws:ec2/securityGroupRule:SecurityGroupRule
+    perm = _perm(str(_get(p, "type", default="")), _get(p, "protocol"), _get(p, "fromPort"), _get(p, "toPort"))
+    return {perm + (s,) for s in _inline_sources(p, own_ids)}
+
+
+def _inline_sources(p: Any, own_ids: set[str]) -> list[tuple]:
+    sources: list[tuple] = [("cidr", _normal_cidr(c)) for c in _as_list(_get(p, "cidrBlocks")) + _as_list(_get(p, "ipv6CidrBlocks"))]
+    sources += [("prefixList", x) for x in _as_list(_get(p, "prefixListIds"))]
+    for sg in _as_list(_get(p, "securityGroups")) + _as_list(_get(p, "sourceSecurityGroupId")):
+        sources.append(("self",) if sg in own_ids else ("sg", sg))
+    if _get(p, "self") is True:
+        sources.append(("self",))
+    return sources
+
+
+def _describe(sig: tuple) -> str:
+    direction, proto, lo, hi, source = sig
+    ports = "all ports" if proto == "-1" else f"{proto} {lo}-{hi}"
+    return f"{direction} {ports} {'from' if direction == 'ingress' else 'to'} {':'.join(map(str, source))}"
+
+
+def validate_sg_rules_single_owner(args: StackValidationArgs, report: ReportViolation) -> None:
+    """A group's rules are managed either inline (`ingress`/`egress`) or by rule resources, never both:
+    the group would remove the separate rules on its next update and the rules would add them back.
+
+    Stack policies see outputs, and after a refresh a group's `ingress`/`egress` outputs list every
+    rule AWS has, including those the separate rule resources created. So only inline entries that
+    no separate rule accounts for are reported; an unknown `ingress`/`egress` (preview of a create
+    without inline rules: the provider computes them) means none were declared.
+    """
+    groups = [r for r in args.resources if r.resource_type == SECURITY_GROUP]
+    rules = [r for r in args.resources if r.resource_type in (SG_INGRESS_RULE, SG_EGRESS_RULE, EC2_SG_RULE)]
+    targeting: dict[str, list[Any]] = {g.urn: [] for g in groups}
+    for rule in rules:
+        for g in _referenced(rule, "securityGroupId", groups)[0]:
+            targeting[g.urn].append(rule)
+    for g in groups:
+        separate = targeting[g.urn]
+        if not separate:
+            continue
+        own = _ids(g)
+        accounted: set[tuple] = set()
+        for rule in separate:
+            accounted |= _separate_rule_sigs(rule, own)
+        stray: list[str] = []
+        for direction in ("ingress", "egress"):
+            entries, known = _known(g.props, direction)
+            if not known:
+                continue
+            for entry in _as_list(entries):
+                perm = _perm(direction, _get(entry, "protocol"), _get(entry, "fromPort"), _get(entry, "toPort"))
+                for source in _inline_sources(entry, own) or [("none",)]:
+                    sig = perm + (source,)
+                    if sig not in accounted:
+                        stray.append(_describe(sig))
+        if stray:
+            report(f"{g.urn}: inline rules {stray} while rule resources {[r.urn for r in separate]} also manage "
+                   "this group; move the inline rules to separate rule resources", g.urn)
+
+
+def _policy_doc(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def validate_role_policies_single_owner(args: StackValidationArgs, report: ReportViolation) -> None:
+    """A role's policies are managed either on the role (`inlinePolicies`, `managedPolicyArns`) or by
+    RolePolicy / RolePolicyAttachment resources, never both (each side removes what the other adds).
+
+    As with security groups, a refreshed role's outputs list what the separate resources created, so
+    only entries that no RolePolicy / RolePolicyAttachment of the role accounts for are reported.
+    The provider's empty placeholder (`{name: "", policy: ""}`) is ignored.
+    """
+    roles = [r for r in args.resources if r.resource_type == IAM_ROLE]
+    policies = [r for r in args.resources if r.resource_type == IAM_ROLE_POLICY]
+    attachments = [r for r in args.resources if r.resource_type == IAM_ROLE_POLICY_ATTACHMENT]
+    targeting: dict[str, list[Any]] = {r.urn: [] for r in roles}
+    for res in policies + attachments:
+        for role in _referenced(res, "role", roles)[0]:
+            targeting[role.urn].append(res)
+    for role in roles:
+        separate = targeting[role.urn]
+        if not separate:
+            continue
+        names, docs, arns = set(), [], set()
+        for res in separate:
+            if res.resource_type == IAM_ROLE_POLICY:
+                name, known = _known(res.props, "name")
+                if known and name:
+                    names.add(name)
+                doc, known = _known(res.props, "policy")
+                if known and doc:
+                    docs.append(_policy_doc(doc))
+            else:
+                arn, known = _known(res.props, "policyArn")
+                if known and arn:
+                    arns.add(arn)
+        stray: list[str] = []
+        inline, known = _known(role.props, "inlinePolicies")
+        if known:
+            for entry in _as_list(inline):
+                name, doc = _get(entry, "name", default=""), _get(entry, "policy", default="")
+                if not name and not doc:
+                    continue
+                if name in names or (doc and _policy_doc(doc) in docs):
+                    continue
+                stray.append(f"inlinePolicies {name or '<unnamed>'}")
+        managed, known = _known(role.props, "managedPolicyArns")
+        if known:
+            stray += [f"managedPolicyArns {arn}" for arn in _as_list(managed) if arn and arn not in arns]
+        if stray:
+            report(f"{role.urn}: {stray} declared on the role while {[r.urn for r in separate]} also manage "
+                   "its policies; use RolePolicy / RolePolicyAttachment resources only", role.urn)
+
+
+# --- the policies ----------------------------------------------------------------------------------
+
+def _resource(name: str, description: str, validate: Callable, **kw: Any) -> ResourceValidationPolicy:
+    return ResourceValidationPolicy(name=name, description=description, validate=validate,
+                                    enforcement_level=EnforcementLevel.MANDATORY, **kw)
+
+
+def _stack(name: str, description: str, validate: Callable) -> StackValidationPolicy:
+    return StackValidationPolicy(name=name, description=description, validate=validate,
+                                 enforcement_level=EnforcementLevel.MANDATORY)
+
+
+INSTANCE_POLICIES = [
+    _resource("instance-imdsv2-required", "EC2 instances require IMDSv2 (metadataOptions.httpTokens = required).",
+              validate_instance_imdsv2),
+    _resource("instance-imds-hop-limit", f"EC2 instances allow at most {MAX_IMDS_HOP_LIMIT} IMDS hops.",
+              validate_instance_hop_limit),
+    _resource("instance-root-volume-encrypted", "EC2 instance root volumes are encrypted.",
+              validate_instance_root_encrypted),
+    _resource("instance-one-cluster-tag", "EC2 instances carry exactly one kubernetes.io/cluster/* tag.",
+              validate_instance_one_cluster_tag),
+    _resource("instance-profile-attached", "EC2 instances have an IAM instance profile.",
+              validate_instance_profile),
+]
+
+SECURITY_GROUP_POLICIES = [
+    _resource(
+        "sg-no-public-admin-ports",
+        "No ingress from 0.0.0.0/0 or ::/0 to SSH, the Kubernetes API, the RKE2 supervisor, etcd or the kubelet.",
+        validate_no_public_admin_ingress,
+        config_schema=PolicyConfigSchema(properties={
+            ADMIN_CIDRS_CONFIG: {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": [],
+                "description": "World-wide CIDRs nonetheless allowed to reach the admin ports.",
+            },
+        }),
+    ),
+]
+
+IAM_POLICIES = [
+    _resource("iam-no-wildcard-actions", "IAM policies allow no '*' or 'service:*' actions (and no Allow+NotAction).",
+              validate_iam_no_wildcard_actions),
+    _resource("iam-no-passrole-on-any-resource", "IAM policies allow iam:PassRole only on named roles, never Resource '*'.",
+              validate_iam_no_passrole_on_any_resource),
+    _resource("iam-known-actions", "Every IAM action exists in the IAM service reference (cfn-lint's Policies.json).",
+              validate_iam_known_actions),
+]
+
+STACK_POLICIES = [
+    _stack("one-cluster-security-group-per-instance",
+           "Each instance has exactly one security group with its cluster tag.",
+           validate_one_cluster_sg_per_instance),
+    _stack("sg-rules-single-owner",
+           "A security group's rules are inline or separate rule resources, never both.",
+           validate_sg_rules_single_owner),
+    _stack("role-policies-single-owner",
+           "A role's policies are on the role or separate RolePolicy/RolePolicyAttachment resources, never both.",
+           validate_role_policies_single_owner),
+]
+
+RESOURCE_POLICIES = INSTANCE_POLICIES + SECURITY_GROUP_POLICIES + IAM_POLICIES
+POLICIES = RESOURCE_POLICIES + STACK_POLICIES

@@ -1,0 +1,470 @@
+"""The policy pack in policies/: every rule passes on every stack and catches the mistake it exists for.
+
+Rules are evaluated the way the analyzer evaluates them, on the resources the program registers
+(offline harness): resource policies get `ResourceValidationArgs` built from a registration's
+inputs, stack policies get `StackValidationArgs` whose resources carry inputs + mock outputs + the
+id the mocks returned. Props are wrapped in the SDK's unknown-checking proxy, as the engine does.
+Constructing `PolicyPack` starts a gRPC server, so the pack's entry point is only inspected.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+import yaml
+from pulumi.runtime.mocks import MockResourceArgs
+from pulumi_policy import (
+    Policy,
+    PolicyCustomTimeouts,
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, UNKNOWN_STRING_VALUE, unknown_checking_proxy
+
+from offline.mocks import AwsLikeMocks
+from policies import rules
+from tests.conftest import STACKS, run_stack_cached
+
+ROOT = Path(__file__).resolve().parent.parent
+PACK = ROOT / "policies"
+POLICY = {p.name: p for p in rules.POLICIES}
+SSM_ARN = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
+
+
+# --- stubs --------------------------------------------------------------------------------------
+
+def _opts(parent: Optional[str] = None) -> PolicyResourceOptions:
+    return PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], parent)
+
+
+def resource_args(typ: str, urn: str, name: str, props: dict, config: Optional[dict] = None) -> ResourceValidationArgs:
+    return ResourceValidationArgs(typ, unknown_checking_proxy(copy.deepcopy(props)), urn, name, _opts(), None, config)
+
+
+def run_resource_policy(policy: Policy, typ: str, urn: str, props: dict, config: Optional[dict] = None) -> list[str]:
+    found: list[str] = []
+    assert isinstance(policy, ResourceValidationPolicy)
+    policy.validate(resource_args(typ, urn, urn.rsplit("::", 1)[-1], props, config),
+                    lambda msg, urn=None: found.append(msg))
+    return found
+
+
+def _mock_id(run, reg) -> Optional[str]:
+    """The id the mocks returned for `reg`: the harness records inputs and state, not the id (the first
+    element of `new_resource`'s answer). Ids are derived from type and name, so a fresh mocks object
+    gives the same answer; instances need the run's subnet bookkeeping and get none (nothing refers
+    to an instance by id here)."""
+    if reg.state.get("id"):
+        return reg.state["id"]
+    if not reg.custom or reg.type == rules.INSTANCE:
+        return None
+    try:
+        rid, _ = AwsLikeMocks(run.config.get("aws:region", "us-west-2")).new_resource(
+            MockResourceArgs(reg.type, reg.name, copy.deepcopy(reg.inputs), reg.provider or None, None, True))
+    except Exception:  # noqa: BLE001 - a type the fresh mocks cannot answer: no id, rules fall back to dependencies
+        return None
+    return rid
+
+
+@dataclass
+class Rec:
+    """A stack resource before it becomes a PolicyResource, so tests can plant mistakes in it."""
+    type: str
+    urn: str
+    name: str
+    props: dict
+    deps: list[str] = field(default_factory=list)
+    prop_deps: dict[str, list[str]] = field(default_factory=dict)
+
+
+def records(stack: str) -> list[Rec]:
+    """A deep copy of the stack's custom resources as the stack analyzer would see them (outputs = state)."""
+    run = run_stack_cached(stack)
+    out = []
+    for reg in run.resources:
+        if not reg.custom:
+            continue
+        props = {**copy.deepcopy(reg.state), **copy.deepcopy(reg.inputs)}
+        rid = _mock_id(run, reg)
+        if rid is not None:
+            props["id"] = rid
+        out.append(Rec(reg.type, reg.urn, reg.name, props, list(reg.dependencies)))
+    return out
+
+
+def stack_args(recs: list[Rec], config: Optional[dict] = None) -> StackValidationArgs:
+    objs = {r.urn: PolicyResource(r.type, unknown_checking_proxy(copy.deepcopy(r.props)), r.urn, r.name, _opts(),
+                                  None, None, [], {}) for r in recs}
+    for r in recs:
+        objs[r.urn].dependencies.extend(objs[d] for d in r.deps if d in objs)
+        for prop, urns in r.prop_deps.items():
+            objs[r.urn].property_dependencies[prop] = [objs[u] for u in urns if u in objs]
+    return StackValidationArgs(list(objs.values()), config)
+
+
+def run_stack_policy(policy: Policy, recs: list[Rec], config: Optional[dict] = None) -> list[tuple[str, Optional[str]]]:
+    found: list[tuple[str, Optional[str]]] = []
+    assert isinstance(policy, StackValidationPolicy)
+    policy.validate(stack_args(recs, config), lambda msg, urn=None: found.append((msg, urn)))
+    return found
+
+
+def of_type(recs: list[Rec], typ: str) -> list[Rec]:
+    found = [r for r in recs if r.type == typ]
+    assert found, f"no {typ} registered"
+    return found
+
+
+def registrations(stack: str, typ: str):
+    regs = run_stack_cached(stack).of_type(typ)
+    assert regs, f"{stack}: no {typ} registered"
+    return regs
+
+
+def caught(found: list[str], urn: str, policy: str) -> None:
+    assert found, f"{policy} did not catch the planted violation on {urn}"
+    assert all(urn in m for m in found), f"{policy}: messages do not name {urn}: {found}"
+
+
+# --- the pack itself ----------------------------------------------------------------------------
+
+def test_pack_files_are_a_python_policy_pack():
+    doc = yaml.safe_load((PACK / "PulumiPolicy.yaml").read_text())
+    runtime = doc["runtime"]
+    assert (runtime if isinstance(runtime, str) else runtime["name"]) == "python"
+    main = (PACK / "__main__.py").read_text()
+    assert "PolicyPack(" in main and "rules.POLICIES" in main, "__main__.py must hand rules.POLICIES to PolicyPack"
+    names = [p.name for p in rules.POLICIES]
+    assert len(names) == len(set(names)), f"duplicate policy names: {names}"
+    assert all(isinstance(p, (ResourceValidationPolicy, StackValidationPolicy)) for p in rules.POLICIES)
+
+
+def test_pack_requirements_match_uv_lock():
+    lock = tomllib.loads((ROOT / "uv.lock").read_text())
+    locked = {p["name"]: p["version"] for p in lock["package"]}
+    pins = {}
+    for line in (PACK / "requirements.txt").read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, version = line.partition("==")
+            pins[name.strip().lower()] = version.strip()
+    assert {"pulumi", "pulumi-policy", "cfn-lint"} <= set(pins), pins
+    wrong = {n: (v, locked.get(n)) for n, v in pins.items() if locked.get(n) != v}
+    assert not wrong, f"requirements.txt pins differ from uv.lock (pin, lock): {wrong}"
+
+
+def test_action_database_loads_from_cfn_lint():
+    db = rules.action_database()
+    assert "describeinstances" in db["ec2"] and "passrole" in db["iam"]
+
+
+# --- every rule passes on every stack ---------------------------------------------------------------
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("policy", rules.RESOURCE_POLICIES, ids=lambda p: p.name)
+def test_resource_policy_passes_on_stack(policy, stack):
+    found = []
+    for reg in run_stack_cached(stack).resources:
+        if reg.custom:
+            found += run_resource_policy(policy, reg.type, reg.urn, reg.inputs)
+    assert not found, f"{stack}: {policy.name}:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("policy", rules.STACK_POLICIES, ids=lambda p: p.name)
+def test_stack_policy_passes_on_stack(policy, stack):
+    found = run_stack_policy(policy, records(stack))
+    assert not found, f"{stack}: {policy.name}:\n" + "\n".join(m for m, _ in found)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_stub_security_group_id_is_the_id_the_program_saw(stack):
+    (sg,) = of_type(records(stack), rules.SECURITY_GROUP)
+    assert sg.props.get("id") == run_stack_cached(stack).outputs["securityGroupId"]
+
+
+# --- instances ---------------------------------------------------------------------------------------
+
+INSTANCE_PLANTS = [
+    ("instance-imdsv2-required", lambda p: p["metadataOptions"].update(httpTokens="optional")),
+    ("instance-imdsv2-required", lambda p: p.pop("metadataOptions")),
+    ("instance-imds-hop-limit", lambda p: p["metadataOptions"].update(httpPutResponseHopLimit=3.0)),
+    ("instance-root-volume-encrypted", lambda p: p["rootBlockDevice"].update(encrypted=False)),
+    ("instance-root-volume-encrypted", lambda p: p.pop("rootBlockDevice")),
+    ("instance-one-cluster-tag", lambda p: p["tags"].update({"kubernetes.io/cluster/other": "shared"})),
+    ("instance-one-cluster-tag", lambda p: p.update(tags={k: v for k, v in p["tags"].items()
+                                                           if not k.startswith("kubernetes.io/cluster/")})),
+    ("instance-profile-attached", lambda p: p.pop("iamInstanceProfile")),
+    ("instance-profile-attached", lambda p: p.update(iamInstanceProfile="")),
+]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("name,plant", INSTANCE_PLANTS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(INSTANCE_PLANTS)])
+def test_instance_policy_catches_planted_violation(name, plant, stack):
+    for reg in registrations(stack, rules.INSTANCE):
+        props = copy.deepcopy(reg.inputs)
+        plant(props)
+        caught(run_resource_policy(POLICY[name], reg.type, reg.urn, props), reg.urn, name)
+
+
+def test_instance_policies_accept_unknowns_that_still_answer():
+    reg = registrations("rke2-dev", rules.INSTANCE)[0]
+    props = copy.deepcopy(reg.inputs)
+    props["iamInstanceProfile"] = UNKNOWN_STRING_VALUE  # preview: the profile's name is its output
+    props["metadataOptions"].pop("httpPutResponseHopLimit")  # EC2 default: 1
+    for name in ("instance-profile-attached", "instance-imds-hop-limit"):
+        assert not run_resource_policy(POLICY[name], reg.type, reg.urn, props), name
+
+
+# --- security groups: admin ports ------------------------------------------------------------------
+
+def _node_rule(stack: str):
+    """The every-stack ingress rule (nodes <-> nodes, all traffic): the base for planted world rules."""
+    return next(r for r in registrations(stack, rules.SG_INGRESS_RULE) if "referencedSecurityGroupId" in r.inputs)
+
+
+def _world_rule(stack: str, **changes: Any) -> tuple[Any, dict]:
+    reg = _node_rule(stack)
+    props = copy.deepcopy(reg.inputs)
+    props.pop("referencedSecurityGroupId")
+    props.update(cidrIpv4="0.0.0.0/0")
+    props.update(changes)
+    return reg, {k: v for k, v in props.items() if v is not None}
+
+
+WORLD_PLANTS = [
+    {},  # protocol -1: every port
+    {"ipProtocol": "tcp", "fromPort": 22.0, "toPort": 22.0},
+    {"ipProtocol": "tcp", "fromPort": 6000.0, "toPort": 7000.0},  # range containing 6443
+    {"ipProtocol": "6", "fromPort": 9345.0, "toPort": 9345.0},
+    {"ipProtocol": "tcp", "fromPort": 2380.0, "toPort": 2400.0},  # overlaps etcd's 2379-2380
+    {"ipProtocol": "tcp", "fromPort": 10250.0, "toPort": 10250.0, "cidrIpv4": None, "cidrIpv6": "::/0"},
+]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("changes", WORLD_PLANTS, ids=lambda c: json.dumps(c))
+def test_public_admin_ingress_rule_caught(changes, stack):
+    reg, props = _world_rule(stack, **changes)
+    caught(run_resource_policy(POLICY["sg-no-public-admin-ports"], reg.type, reg.urn, props), reg.urn,
+           "sg-no-public-admin-ports")
+
+
+@pytest.mark.parametrize("changes,config", [
+    ({"ipProtocol": "tcp", "fromPort": 443.0, "toPort": 443.0}, None),  # not an admin port
+    ({"ipProtocol": "icmp", "fromPort": -1.0, "toPort": -1.0}, None),  # no ports
+    ({"ipProtocol": "tcp", "fromPort": 22.0, "toPort": 22.0}, {"adminCidrs": ["0.0.0.0/0"]}),  # allowed by config
+    ({"ipProtocol": "tcp", "fromPort": 22.0, "toPort": 22.0, "cidrIpv4": "198.51.100.0/24"}, None),  # not world
+])
+def test_public_admin_ingress_allowed_cases(changes, config):
+    reg, props = _world_rule("rke2-dev", **changes)
+    found = run_resource_policy(POLICY["sg-no-public-admin-ports"], reg.type, reg.urn, props, config)
+    assert not found, found
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_public_admin_ingress_inline_and_legacy_rule_caught(stack):
+    policy = POLICY["sg-no-public-admin-ports"]
+    (sg,) = registrations(stack, rules.SECURITY_GROUP)
+    props = copy.deepcopy(sg.inputs)
+    props["ingress"] = [{"protocol": "tcp", "fromPort": 6443, "toPort": 6443, "cidrBlocks": ["0.0.0.0/0"]}]
+    caught(run_resource_policy(policy, sg.type, sg.urn, props), sg.urn, policy.name)
+
+    urn = sg.urn.replace(rules.SECURITY_GROUP, rules.EC2_SG_RULE) + "-legacy"
+    legacy = {"type": "ingress", "protocol": "tcp", "fromPort": 22, "toPort": 22, "ipv6CidrBlocks": ["::/0"],
+              "securityGroupId": "sg-1"}
+    caught(run_resource_policy(policy, rules.EC2_SG_RULE, urn, legacy), urn, policy.name)
+
+
+# --- one cluster-tagged security group per instance ---------------------------------------------------
+
+def _second_group(recs: list[Rec], tagged: bool = True) -> Rec:
+    (sg,) = of_type(recs, rules.SECURITY_GROUP)
+    extra = copy.deepcopy(sg)
+    extra.urn, extra.name, extra.props["id"] = sg.urn + "-extra", sg.name + "-extra", "sg-0extra"
+    if not tagged:
+        extra.props["tags"] = {"Name": extra.name}
+    recs.append(extra)
+    return extra
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_second_cluster_tagged_group_caught(stack):
+    recs = records(stack)
+    extra = _second_group(recs)
+    inst = of_type(recs, rules.INSTANCE)[0]
+    inst.props["vpcSecurityGroupIds"].append(extra.props["id"])
+    found = run_stack_policy(POLICY["one-cluster-security-group-per-instance"], recs)
+    assert [u for _, u in found] == [inst.urn], found
+    assert inst.urn in found[0][0]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_untagged_only_group_caught(stack):
+    recs = records(stack)
+    (sg,) = of_type(recs, rules.SECURITY_GROUP)
+    sg.props["tags"] = {"Name": sg.name}
+    found = run_stack_policy(POLICY["one-cluster-security-group-per-instance"], recs)
+    assert sorted(u for _, u in found) == sorted(i.urn for i in of_type(recs, rules.INSTANCE)), found
+
+
+def test_untagged_extra_group_and_external_group_are_fine():
+    recs = records("rke2-prod")
+    extra = _second_group(recs, tagged=False)
+    for inst in of_type(recs, rules.INSTANCE):
+        inst.props["vpcSecurityGroupIds"] += [extra.props["id"], "sg-0outside0stack"]
+    assert not run_stack_policy(POLICY["one-cluster-security-group-per-instance"], recs)
+
+
+def test_preview_unknown_ids_resolved_through_dependencies():
+    """First preview: group ids and vpcSecurityGroupIds are unknown; dependencies still say which groups."""
+    policy = POLICY["one-cluster-security-group-per-instance"]
+    recs = records("rke2-dev")
+    for r in recs:
+        if r.type == rules.SECURITY_GROUP:
+            r.props["id"] = UNKNOWN_STRING_VALUE
+        if r.type == rules.INSTANCE:
+            r.props["vpcSecurityGroupIds"] = UNKNOWN_ARRAY_VALUE
+    assert not run_stack_policy(policy, recs)
+    extra = _second_group(recs)
+    extra.props["id"] = UNKNOWN_STRING_VALUE
+    inst = of_type(recs, rules.INSTANCE)[0]
+    inst.prop_deps["vpcSecurityGroupIds"] = [extra.urn.removesuffix("-extra"), extra.urn]
+    found = run_stack_policy(policy, recs)
+    assert [u for _, u in found] == [inst.urn], found
+
+
+# --- IAM -------------------------------------------------------------------------------------------
+
+def _with_statement(policy_json: str, stmt: dict) -> str:
+    doc = json.loads(policy_json)
+    doc["Statement"].append(stmt)
+    return json.dumps(doc)
+
+
+IAM_PLANTS = [
+    ("iam-no-wildcard-actions", {"Effect": "Allow", "Action": "*", "Resource": "*"}),
+    ("iam-no-wildcard-actions", {"Effect": "Allow", "Action": ["ec2:*"], "Resource": "*"}),
+    ("iam-no-wildcard-actions", {"Effect": "Allow", "NotAction": ["iam:*"], "Resource": "*"}),
+    ("iam-no-passrole-on-any-resource", {"Effect": "Allow", "Action": ["iam:PassRole"], "Resource": "*"}),
+    ("iam-no-passrole-on-any-resource", {"Effect": "Allow", "Action": "iam:Pass*", "Resource": ["*"]}),
+    ("iam-known-actions", {"Effect": "Allow", "Action": ["ec2:DescribeInstance"], "Resource": "*"}),  # typo
+    ("iam-known-actions", {"Effect": "Allow", "Action": ["elasticloadbalancing:DescribeTargetGroupAttribute"],
+                           "Resource": "*"}),
+    ("iam-known-actions", {"Effect": "Allow", "Action": ["ec2:Nonexistent*"], "Resource": "*"}),
+    ("iam-known-actions", {"Effect": "Allow", "Action": ["kubernetes:DescribeCluster"], "Resource": "*"}),
+]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("as_type", [rules.IAM_ROLE_POLICY, rules.IAM_POLICY, rules.IAM_ROLE])
+@pytest.mark.parametrize("name,stmt", IAM_PLANTS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(IAM_PLANTS)])
+def test_iam_policy_catches_planted_statement(name, stmt, as_type, stack):
+    for reg in registrations(stack, rules.IAM_ROLE_POLICY):
+        planted = _with_statement(reg.inputs["policy"], stmt)
+        if as_type == rules.IAM_ROLE_POLICY:
+            urn, props = reg.urn, {**copy.deepcopy(reg.inputs), "policy": planted}
+        elif as_type == rules.IAM_POLICY:
+            urn, props = reg.urn.replace(rules.IAM_ROLE_POLICY, rules.IAM_POLICY), {"policy": planted}
+        else:  # the same document inline on a role
+            urn = reg.urn.replace(rules.IAM_ROLE_POLICY, rules.IAM_ROLE)
+            props = {"inlinePolicies": [{"name": "planted", "policy": planted}]}
+        caught(run_resource_policy(POLICY[name], as_type, urn, props), urn, name)
+
+
+@pytest.mark.parametrize("name,stmt", [
+    ("iam-no-wildcard-actions", {"Effect": "Deny", "Action": "*", "Resource": "*"}),
+    ("iam-no-wildcard-actions", {"Effect": "Allow", "Action": ["ec2:Describe*"], "Resource": "*"}),
+    ("iam-no-passrole-on-any-resource", {"Effect": "Allow", "Action": "iam:PassRole",
+                                         "Resource": "arn:aws:iam::123456789012:role/rke-*"}),
+    ("iam-known-actions", {"Effect": "Allow", "Action": ["ec2:Describe*", "ECR:getauthorizationtoken"],
+                           "Resource": "*"}),
+])
+def test_iam_policy_allowed_statements(name, stmt):
+    reg = registrations("rke2-dev", rules.IAM_ROLE_POLICY)[0]
+    props = {**copy.deepcopy(reg.inputs), "policy": _with_statement(reg.inputs["policy"], stmt)}
+    assert not run_resource_policy(POLICY[name], reg.type, reg.urn, props)
+
+
+# --- management conflicts -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("direction", ["ingress", "egress"])
+def test_inline_sg_rules_beside_rule_resources_caught(direction, stack):
+    recs = records(stack)
+    (sg,) = of_type(recs, rules.SECURITY_GROUP)
+    sg.props[direction] = [{"protocol": "tcp", "fromPort": 443, "toPort": 443, "cidrBlocks": ["10.0.0.0/8"]}]
+    found = run_stack_policy(POLICY["sg-rules-single-owner"], recs)
+    assert [u for _, u in found] == [sg.urn], found
+    assert sg.urn in found[0][0]
+
+
+def test_legacy_rule_resource_beside_inline_rules_caught():
+    recs = [r for r in records("rke2-dev") if r.type not in (rules.SG_INGRESS_RULE, rules.SG_EGRESS_RULE)]
+    (sg,) = of_type(recs, rules.SECURITY_GROUP)
+    sg.props["ingress"] = [{"protocol": "tcp", "fromPort": 443, "toPort": 443, "cidrBlocks": ["10.0.0.0/8"]}]
+    assert not run_stack_policy(POLICY["sg-rules-single-owner"], recs)  # inline only: one owner
+    recs.append(Rec(rules.EC2_SG_RULE, sg.urn + "-legacy", "legacy",
+                    {"type": "ingress", "protocol": "tcp", "fromPort": 22, "toPort": 22,
+                     "cidrBlocks": ["10.0.0.0/8"], "securityGroupId": sg.props["id"]}, [sg.urn]))
+    found = run_stack_policy(POLICY["sg-rules-single-owner"], recs)
+    assert [u for _, u in found] == [sg.urn], found
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_refreshed_group_listing_its_rule_resources_is_fine(stack):
+    """After `pulumi refresh` a group's ingress/egress outputs list what its rule resources created."""
+    recs = records(stack)
+    (sg,) = of_type(recs, rules.SECURITY_GROUP)
+    sg.props["ingress"], sg.props["egress"] = [], []
+    for r in recs:
+        if r.type in (rules.SG_INGRESS_RULE, rules.SG_EGRESS_RULE):
+            p = r.props
+            entry = {"protocol": p["ipProtocol"], "fromPort": p.get("fromPort", 0), "toPort": p.get("toPort", 0),
+                     "cidrBlocks": [p["cidrIpv4"]] if "cidrIpv4" in p else [],
+                     "self": p.get("referencedSecurityGroupId") == sg.props["id"]}
+            sg.props["ingress" if r.type == rules.SG_INGRESS_RULE else "egress"].append(entry)
+    assert not run_stack_policy(POLICY["sg-rules-single-owner"], recs)
+
+
+ROLE_PLANTS = [
+    lambda role, pol: role.props.update(inlinePolicies=[{"name": "extra", "policy": pol.props["policy"].replace(
+        "ec2:DescribeInstances", "ec2:DescribeTags")}]),
+    lambda role, pol: role.props.update(managedPolicyArns=["arn:aws:iam::aws:policy/ReadOnlyAccess"]),
+]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("plant", ROLE_PLANTS, ids=["inlinePolicies", "managedPolicyArns"])
+def test_role_policies_on_role_beside_separate_resources_caught(plant, stack):
+    recs = records(stack)
+    for role in of_type(recs, rules.IAM_ROLE):
+        pol = next(r for r in of_type(recs, rules.IAM_ROLE_POLICY) if role.urn in r.deps)
+        plant(role, pol)
+    found = run_stack_policy(POLICY["role-policies-single-owner"], recs)
+    assert sorted(u for _, u in found) == sorted(r.urn for r in of_type(recs, rules.IAM_ROLE)), found
+    assert all(u in m for m, u in found)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_refreshed_role_listing_its_policy_resources_is_fine(stack):
+    recs = records(stack)
+    for role in of_type(recs, rules.IAM_ROLE):
+        mine = [r for r in recs if r.type in (rules.IAM_ROLE_POLICY, rules.IAM_ROLE_POLICY_ATTACHMENT)
+                and role.urn in r.deps]
+        role.props["inlinePolicies"] = [{"name": "", "policy": ""}] + [
+            {"name": r.props["name"], "policy": r.props["policy"]} for r in mine if r.type == rules.IAM_ROLE_POLICY]
+        role.props["managedPolicyArns"] = [r.props["policyArn"] for r in mine
+                                           if r.type == rules.IAM_ROLE_POLICY_ATTACHMENT]
+    assert not run_stack_policy(POLICY["role-policies-single-owner"], recs)
