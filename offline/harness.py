@@ -5,6 +5,7 @@ Used by the tests, by `make plan` and by the benchmarks, so all three see the sa
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import runpy
@@ -131,6 +132,32 @@ class _LogCollector(logging.Handler):
         self.run.logs.append((record.levelname.lower(), record.getMessage()))
 
 
+def drain_leftover_tasks() -> None:
+    """Forget what a previous, failed program run left behind in Pulumi's runtime.
+
+    Pulumi's MockSettings (unlike Settings) does not reset `SETTINGS.outputs`, so the output
+    tasks of a run that failed stay registered, and the next run awaits them and re-raises the
+    old failure (e.g. tests/test_nodes.py's renamed-node test, then any later run). Cancels
+    pending tasks on the loop and clears that set. Called before every run.
+    """
+    from pulumi.runtime.sync_await import _ensure_event_loop
+
+    loop = _ensure_event_loop()
+    if loop.is_running():
+        return
+    pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    with settings.SETTINGS.lock:
+        leftovers = list(settings.SETTINGS.outputs)
+        settings.SETTINGS.outputs.clear()
+    for task in leftovers:  # retrieve their exceptions so asyncio does not log them at exit
+        if task.done() and not task.cancelled():
+            task.exception()
+
+
 def stack_names() -> list[str]:
     return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in STACKS_DIR.glob("Pulumi.*.yaml"))
 
@@ -161,6 +188,7 @@ def run_program(config: dict[str, str], stack: str = "test", preview: bool = Fal
     logger.setLevel(logging.DEBUG)
     logger.addHandler(_LogCollector(run))
 
+    drain_leftover_tasks()
     settings.ROOT.set(None)
     pulumi.runtime.set_all_config(dict(config), [k for k in config if k.endswith(":kubeconfig")])
     monitor = _RecordingMonitor(run.mocks, run)

@@ -1,0 +1,738 @@
+"""Pulumi mocks backed by an emulated AWS account (moto, in process): `make plan`, snapshots, doctor.
+
+Every AWS resource the program registers is created through boto3 in a moto account, so IDs,
+private IPs, private DNS names and public IPs come from moto, and moto's refusals (unknown subnet,
+address outside the subnet or already taken, duplicate rule, unknown instance profile, ...) fail
+the plan. The account stays up after the run (until `stop()`), so it can be inspected with boto3
+(offline/doctor.py `--emulated`, tests/test_doctor.py).
+
+Determinism: moto draws every identifier from one seedable Random. The run seeds it once at
+start, and again before each resource from that resource's type and name, so IDs do not depend
+on the order in which Pulumi's worker threads happen to register resources.
+
+Where moto is laxer than AWS, the gap is closed here (marked "moto gap"): AWS-reserved addresses,
+unknown key pairs, AMIs and instance types, moto's plain exceptions for address conflicts, AWS
+managed policies that moto does not load by default. No network and no credentials are used:
+the session carries fake keys and moto intercepts every call while the mock is active.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import ipaddress
+import json
+import os
+import random
+import string
+import threading
+import zlib
+from typing import Any, Callable, Iterable, Optional
+
+import boto3
+import pulumi
+from botocore.exceptions import ClientError
+
+from components import versions
+
+ACCOUNT_ID = "123456789012"  # moto's default account
+# The Canonical image the emulated account publishes (moto's built-in AMIs have no Ubuntu 24.04).
+EMULATED_UBUNTU_AMI = {
+    "name": versions.UBUNTU_AMI_NAME.replace("*", "20250101"),
+    "owner_id": versions.UBUNTU_AMI_OWNER,
+    "creation_date": _dt.datetime(2025, 1, 1, tzinfo=_dt.timezone.utc),
+}
+ROOT_DEVICE = "/dev/sda1"  # Ubuntu images' root device
+# Set while an emulated account is active (unless already set): moto's ~5000 built-in AMIs cost
+# 0.1 s per region and include no Canonical Ubuntu 24.04.
+_MOTO_ENV = {"MOTO_EC2_LOAD_DEFAULT_AMIS": "false"}
+_BOTOCORE = None  # one botocore session per process: service models are loaded once
+
+
+def _botocore_session():
+    global _BOTOCORE
+    if _BOTOCORE is None:
+        import botocore.session
+
+        _BOTOCORE = botocore.session.Session()
+    return _BOTOCORE
+
+
+class EmulatedAwsError(ValueError):
+    """A request the emulated account (or AWS) refuses; the message names the resource."""
+
+
+def _hex(seed: str, n: int) -> str:
+    return hashlib.sha256(seed.encode()).hexdigest()[:n]
+
+
+def _unwrap(value: Any) -> Any:
+    """Inputs with Pulumi secret wrappers removed (mocks may receive them wrapped)."""
+    from pulumi.runtime import rpc
+
+    if isinstance(value, dict) and value.get(rpc._special_sig_key) == rpc._special_secret_sig:
+        return _unwrap(value.get("value"))
+    if isinstance(value, dict):
+        return {k: _unwrap(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unwrap(v) for v in value]
+    return value
+
+
+def _tag_list(tags: Optional[dict]) -> list[dict[str, str]]:
+    return [{"Key": k, "Value": str(v)} for k, v in sorted((tags or {}).items())]
+
+
+def _tag_spec(resource_type: str, tags: Optional[dict]) -> list[dict]:
+    return [{"ResourceType": resource_type, "Tags": _tag_list(tags)}] if tags else []
+
+
+class MotoMocks(pulumi.runtime.Mocks):
+    """Pulumi mocks that create every resource in an in-process moto account.
+
+    Use as `with MotoMocks(region) as mocks: harness.run_program(config, stack, mocks=mocks)`, or
+    call `start()` / `stop()`. Only one emulated account can be active in a process at a time.
+    `key_pairs`: key pairs the account already holds; with `create_missing_key_pairs` (default) a
+    key pair an instance names is created on the fly, as the stack assumes it exists.
+    `setup(session)` runs right after start, e.g. to create pre-existing subnets.
+    """
+
+    _active: Optional["MotoMocks"] = None
+    _class_lock = threading.Lock()
+
+    def __init__(self, region: str, seed: str = "rke-aws", key_pairs: Iterable[str] = (),
+                 create_missing_key_pairs: bool = True,
+                 setup: Optional[Callable[[boto3.Session], None]] = None):
+        self.region = region
+        self.seed = seed
+        self.key_pairs = tuple(key_pairs)
+        self.create_missing_key_pairs = create_missing_key_pairs
+        self.setup = setup
+        self.resources: list[tuple[str, str, dict]] = []
+        self.ids: dict[str, str] = {}  # "<type>::<name>" -> physical ID
+        self._lock = threading.RLock()
+        self._mock = None
+        self._env: dict[str, Optional[str]] = {}
+        self._session: Optional[boto3.Session] = None
+        self._clients: dict[str, Any] = {}
+        self.ubuntu_ami_id = ""
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def active(self) -> bool:
+        return self._mock is not None
+
+    def start(self) -> "MotoMocks":
+        if self.active:
+            return self
+        from moto import mock_aws
+
+        with MotoMocks._class_lock:
+            if MotoMocks._active is not None:
+                raise RuntimeError("another emulated AWS account is active; stop() it first")
+            self._env = {k: os.environ.get(k) for k in _MOTO_ENV}
+            for k, v in _MOTO_ENV.items():
+                os.environ.setdefault(k, v)
+            self._mock = mock_aws()
+            self._mock.start(reset=True)
+            MotoMocks._active = self
+        self._seed(f"{self.seed}:{self.region}")
+        # Explicit fake keys: nothing here ever reads the user's credentials. The botocore
+        # session is shared so service models are loaded once per process.
+        self._session = boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing",
+                                      aws_session_token="testing", region_name=self.region,
+                                      botocore_session=_botocore_session())
+        self._clients = {}
+        try:
+            self._ec2().describe_vpcs()  # creates the region's default VPC now, under the run's seed
+            self._publish_ubuntu_ami()
+            for key in self.key_pairs:
+                self._seed(f"{self.seed}:keypair::{key}")
+                self._ec2().create_key_pair(KeyName=key)
+            if self.setup:
+                self.setup(self._session)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        with MotoMocks._class_lock:
+            if self._mock is not None:
+                self._mock.stop()
+                self._mock = None
+                for k, v in self._env.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+            if MotoMocks._active is self:
+                MotoMocks._active = None
+            self._session = None
+            self._clients = {}
+
+    def __enter__(self) -> "MotoMocks":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def session(self) -> boto3.Session:
+        """A boto3 session on the emulated account (only while it is active)."""
+        if self._session is None:
+            raise RuntimeError("the emulated AWS account is not active")
+        return self._session
+
+    def _client(self, service: str):
+        if not self.active:
+            self.start()
+        if service not in self._clients:
+            self._clients[service] = self._session.client(service)
+        return self._clients[service]
+
+    def _ec2(self):
+        return self._client("ec2")
+
+    @staticmethod
+    def _seed(seed: str) -> None:
+        from moto.moto_api._internal import mock_random
+
+        mock_random.seed(seed)
+
+    def _publish_ubuntu_ami(self) -> None:
+        # moto gap: its built-in AMIs have no Canonical Ubuntu 24.04 image, and RegisterImage would
+        # make the image ours, not Canonical's; so the image is put into the backend directly.
+        from moto.ec2.models import ec2_backends
+        from moto.ec2.models.amis import Ami
+
+        backend = ec2_backends[ACCOUNT_ID][self.region]
+        ami_id = "ami-" + _hex(f"ubuntu:{self.region}", 17)
+        backend.amis[ami_id] = Ami(
+            backend, ami_id, name=EMULATED_UBUNTU_AMI["name"], owner_id=EMULATED_UBUNTU_AMI["owner_id"],
+            public=True, virtualization_type="hvm", architecture="x86_64", hypervisor="xen",
+            root_device_type="ebs", root_device_name=ROOT_DEVICE, region_name=self.region,
+            creation_date=EMULATED_UBUNTU_AMI["creation_date"],
+        )
+        self.ubuntu_ami_id = ami_id
+
+    # ---- Pulumi mocks --------------------------------------------------------------------------
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        typ, name = args.typ, args.name
+        inputs = _unwrap(dict(args.inputs))
+        with self._lock:
+            if not self.active:
+                self.start()
+            self._seed(f"{self.seed}:{typ}::{name}")
+            self.resources.append((typ, name, inputs))
+            handler = self._HANDLERS.get(typ)
+            try:
+                rid, extra = handler(self, name, inputs) if handler else self._fake(typ, name, inputs)
+            except ClientError as err:
+                e = err.response.get("Error", {})
+                raise EmulatedAwsError(f"{e.get('Code')}: {typ.split(':')[-1]} {name}: {e.get('Message')}") from None
+            self.ids[f"{typ}::{name}"] = rid
+            state = dict(inputs)
+            state.update(extra)
+            return rid, state
+
+    def call(self, args: pulumi.runtime.MockCallArgs):
+        tok, a = args.token, _unwrap(dict(args.args))
+        with self._lock:
+            if not self.active:
+                self.start()
+            try:
+                return self._call(tok, a)
+            except ClientError as err:
+                e = err.response.get("Error", {})
+                raise EmulatedAwsError(f"{e.get('Code')}: {tok}: {e.get('Message')}") from None
+
+    # ---- invokes ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _filters(a: dict) -> list[dict]:
+        return [{"Name": f["name"], "Values": list(f["values"])} for f in a.get("filters") or []]
+
+    def _call(self, tok: str, a: dict) -> dict:
+        ec2 = self._ec2()
+        if tok == "aws:index/getAvailabilityZones:getAvailabilityZones":
+            filters = self._filters(a)
+            if a.get("state"):
+                filters.append({"Name": "state", "Values": [a["state"]]})
+            zones = ec2.describe_availability_zones(Filters=filters)["AvailabilityZones"]
+            zones = sorted(zones, key=lambda z: z["ZoneName"])
+            return {"id": self.region, "names": [z["ZoneName"] for z in zones],
+                    "zoneIds": [z["ZoneId"] for z in zones],
+                    "groupNames": [z.get("GroupName", self.region) for z in zones]}
+        if tok == "aws:ec2/getAmi:getAmi":
+            kwargs: dict[str, Any] = {"Filters": self._filters(a)}
+            if a.get("owners"):
+                kwargs["Owners"] = list(a["owners"])
+            images = ec2.describe_images(**kwargs)["Images"]
+            if not images:
+                raise EmulatedAwsError("Your query returned no results. Please change your search criteria and try again.")
+            if len(images) > 1 and not a.get("mostRecent"):
+                raise EmulatedAwsError("Your query returned more than one result. Please try a more specific search criteria, or set `most_recent` attribute to true.")
+            img = sorted(images, key=lambda i: (i.get("CreationDate", ""), i["ImageId"]))[-1]
+            return {"id": img["ImageId"], "imageId": img["ImageId"], "name": img.get("Name"),
+                    "ownerId": img.get("OwnerId"), "architecture": img.get("Architecture"),
+                    "rootDeviceName": img.get("RootDeviceName"), "creationDate": img.get("CreationDate")}
+        if tok == "aws:ec2/getSubnet:getSubnet":
+            (s,) = ec2.describe_subnets(SubnetIds=[a["id"]])["Subnets"]
+            return {"id": s["SubnetId"], "arn": s.get("SubnetArn"), "cidrBlock": s["CidrBlock"],
+                    "availabilityZone": s["AvailabilityZone"], "availabilityZoneId": s.get("AvailabilityZoneId"),
+                    "vpcId": s["VpcId"], "tags": {t["Key"]: t["Value"] for t in s.get("Tags", [])}}
+        if tok == "aws:index/getCallerIdentity:getCallerIdentity":
+            ident = self._client("sts").get_caller_identity()
+            return {"id": ident["Account"], "accountId": ident["Account"], "arn": ident["Arn"], "userId": ident["UserId"]}
+        if tok == "aws:index/getPartition:getPartition":
+            return {"id": "aws", "partition": "aws", "dnsSuffix": "amazonaws.com", "reverseDnsPrefix": "com.amazonaws"}
+        if tok == "aws:index/getRegion:getRegion":
+            return {"id": self.region, "name": self.region, "region": self.region,
+                    "endpoint": f"ec2.{self.region}.amazonaws.com"}
+        raise NotImplementedError(f"the emulated account does not answer {tok}; add it to offline/moto_mocks.py")
+
+    # ---- resources -------------------------------------------------------------------------
+
+    def _arn(self, service: str, resource: str, region: bool = True) -> str:
+        return f"arn:aws:{service}:{self.region if region else ''}:{ACCOUNT_ID}:{resource}"
+
+    @staticmethod
+    def _autoname(name: str, given: Optional[str]) -> str:
+        # What Pulumi's auto-naming does: the logical name plus a random suffix (here: stable).
+        return given or f"{name}-{_hex(name, 7)}"
+
+    def _vpc(self, name, i):
+        ec2 = self._ec2()
+        vpc = ec2.create_vpc(CidrBlock=i["cidrBlock"], InstanceTenancy=i.get("instanceTenancy", "default"),
+                             TagSpecifications=_tag_spec("vpc", i.get("tags")))["Vpc"]
+        vid = vpc["VpcId"]
+        # AWS takes one attribute per ModifyVpcAttribute call.
+        if "enableDnsSupport" in i:
+            ec2.modify_vpc_attribute(VpcId=vid, EnableDnsSupport={"Value": bool(i["enableDnsSupport"])})
+        if "enableDnsHostnames" in i:
+            ec2.modify_vpc_attribute(VpcId=vid, EnableDnsHostnames={"Value": bool(i["enableDnsHostnames"])})
+        attr = {k: ec2.describe_vpc_attribute(VpcId=vid, Attribute=k)[k[0].upper() + k[1:]]["Value"]
+                for k in ("enableDnsSupport", "enableDnsHostnames")}
+        main_rt = ec2.describe_route_tables(Filters=[{"Name": "vpc-id", "Values": [vid]},
+                                                     {"Name": "association.main", "Values": ["true"]}])["RouteTables"]
+        default_sg = ec2.describe_security_groups(Filters=[{"Name": "vpc-id", "Values": [vid]},
+                                                           {"Name": "group-name", "Values": ["default"]}])["SecurityGroups"]
+        return vid, {**attr, "arn": self._arn("ec2", f"vpc/{vid}"), "ownerId": vpc.get("OwnerId", ACCOUNT_ID),
+                     "dhcpOptionsId": vpc.get("DhcpOptionsId"),
+                     "mainRouteTableId": main_rt[0]["RouteTableId"] if main_rt else "",
+                     "defaultRouteTableId": main_rt[0]["RouteTableId"] if main_rt else "",
+                     "defaultSecurityGroupId": default_sg[0]["GroupId"] if default_sg else ""}
+
+    def _subnet(self, name, i):
+        ec2 = self._ec2()
+        kwargs = {"VpcId": i["vpcId"], "CidrBlock": i["cidrBlock"], "TagSpecifications": _tag_spec("subnet", i.get("tags"))}
+        if i.get("availabilityZone"):
+            kwargs["AvailabilityZone"] = i["availabilityZone"]
+        s = ec2.create_subnet(**kwargs)["Subnet"]
+        if i.get("mapPublicIpOnLaunch"):
+            ec2.modify_subnet_attribute(SubnetId=s["SubnetId"], MapPublicIpOnLaunch={"Value": True})
+        return s["SubnetId"], {"arn": s.get("SubnetArn") or self._arn("ec2", f"subnet/{s['SubnetId']}"),
+                               "availabilityZone": s["AvailabilityZone"], "availabilityZoneId": s.get("AvailabilityZoneId"),
+                               "ownerId": s.get("OwnerId", ACCOUNT_ID)}
+
+    def _subnet_cidr_reservation(self, name, i):
+        # moto implements subnet CIDR reservations (and refuses one outside the subnet or
+        # overlapping another); it does not keep auto-assigned addresses out of them.
+        kwargs = {"SubnetId": i["subnetId"], "Cidr": i["cidrBlock"], "ReservationType": i["reservationType"]}
+        if i.get("description"):
+            kwargs["Description"] = i["description"]
+        r = self._ec2().create_subnet_cidr_reservation(**kwargs)["SubnetCidrReservation"]
+        return r["SubnetCidrReservationId"], {"ownerId": r.get("OwnerId", ACCOUNT_ID)}
+
+    def _internet_gateway(self, name, i):
+        ec2 = self._ec2()
+        igw = ec2.create_internet_gateway(TagSpecifications=_tag_spec("internet-gateway", i.get("tags")))["InternetGateway"]
+        gid = igw["InternetGatewayId"]
+        if i.get("vpcId"):
+            ec2.attach_internet_gateway(InternetGatewayId=gid, VpcId=i["vpcId"])
+        return gid, {"arn": self._arn("ec2", f"internet-gateway/{gid}"), "ownerId": ACCOUNT_ID}
+
+    def _route_table(self, name, i):
+        if i.get("routes"):
+            raise NotImplementedError(f"RouteTable {name}: inline routes are not emulated; use aws.ec2.Route")
+        rt = self._ec2().create_route_table(VpcId=i["vpcId"], TagSpecifications=_tag_spec("route-table", i.get("tags")))["RouteTable"]
+        rid = rt["RouteTableId"]
+        return rid, {"arn": self._arn("ec2", f"route-table/{rid}"), "ownerId": ACCOUNT_ID}
+
+    def _route(self, name, i):
+        kwargs = {"RouteTableId": i["routeTableId"], "DestinationCidrBlock": i["destinationCidrBlock"]}
+        for key, arg in (("gatewayId", "GatewayId"), ("natGatewayId", "NatGatewayId"),
+                         ("networkInterfaceId", "NetworkInterfaceId"), ("transitGatewayId", "TransitGatewayId"),
+                         ("vpcPeeringConnectionId", "VpcPeeringConnectionId")):
+            if i.get(key):
+                kwargs[arg] = i[key]
+        self._ec2().create_route(**kwargs)
+        # The provider's ID for a route: r-<route table><crc32 of the destination>.
+        rid = f"r-{i['routeTableId']}{zlib.crc32(i['destinationCidrBlock'].encode())}"
+        return rid, {"state": "active", "origin": "CreateRoute"}
+
+    def _route_table_association(self, name, i):
+        kwargs = {"RouteTableId": i["routeTableId"]}
+        if i.get("subnetId"):
+            kwargs["SubnetId"] = i["subnetId"]
+        if i.get("gatewayId"):
+            kwargs["GatewayId"] = i["gatewayId"]
+        return self._ec2().associate_route_table(**kwargs)["AssociationId"], {}
+
+    def _eip(self, name, i):
+        a = self._ec2().allocate_address(Domain=i.get("domain", "vpc"),
+                                         TagSpecifications=_tag_spec("elastic-ip", i.get("tags")))
+        aid = a["AllocationId"]
+        return aid, {"allocationId": aid, "publicIp": a["PublicIp"], "domain": a.get("Domain", "vpc"),
+                     "arn": self._arn("ec2", f"elastic-ip/{aid}"),
+                     "publicDns": f"ec2-{a['PublicIp'].replace('.', '-')}.{self.region}.compute.amazonaws.com"}
+
+    def _nat_gateway(self, name, i):
+        kwargs = {"SubnetId": i["subnetId"], "ConnectivityType": i.get("connectivityType", "public"),
+                  "TagSpecifications": _tag_spec("natgateway", i.get("tags"))}
+        if i.get("allocationId"):
+            kwargs["AllocationId"] = i["allocationId"]
+        n = self._ec2().create_nat_gateway(**kwargs)["NatGateway"]
+        addr = (n.get("NatGatewayAddresses") or [{}])[0]
+        return n["NatGatewayId"], {"privateIp": addr.get("PrivateIp"), "publicIp": addr.get("PublicIp"),
+                                   "networkInterfaceId": addr.get("NetworkInterfaceId")}
+
+    def _security_group(self, name, i):
+        if i.get("ingress") or i.get("egress"):
+            raise NotImplementedError(f"SecurityGroup {name}: inline rules are not emulated; use aws.vpc rule resources")
+        ec2 = self._ec2()
+        gname = self._autoname(name, i.get("name"))
+        kwargs = {"GroupName": gname, "Description": i.get("description") or "Managed by Pulumi",
+                  "TagSpecifications": _tag_spec("security-group", i.get("tags"))}
+        if i.get("vpcId"):
+            kwargs["VpcId"] = i["vpcId"]
+        gid = ec2.create_security_group(**kwargs)["GroupId"]
+        # The AWS provider deletes the allow-all egress rule AWS puts on every new group, so only
+        # the program's rules remain (and its own allow-all egress rule is not a duplicate).
+        ec2.revoke_security_group_egress(GroupId=gid, IpPermissions=[{"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}])
+        return gid, {"arn": self._arn("ec2", f"security-group/{gid}"), "ownerId": ACCOUNT_ID, "name": gname}
+
+    def _sg_rule(self, name, i, egress: bool):
+        perm: dict[str, Any] = {"IpProtocol": str(i["ipProtocol"])}
+        if perm["IpProtocol"] not in ("-1", "all") and i.get("fromPort") is not None:
+            perm["FromPort"] = int(i["fromPort"])
+            perm["ToPort"] = int(i["toPort"])
+        desc = {"Description": i["description"]} if i.get("description") else {}
+        if i.get("cidrIpv4"):
+            perm["IpRanges"] = [{"CidrIp": i["cidrIpv4"], **desc}]
+        elif i.get("cidrIpv6"):
+            perm["Ipv6Ranges"] = [{"CidrIpv6": i["cidrIpv6"], **desc}]
+        elif i.get("referencedSecurityGroupId"):
+            perm["UserIdGroupPairs"] = [{"GroupId": i["referencedSecurityGroupId"], **desc}]
+        elif i.get("prefixListId"):
+            perm["PrefixListIds"] = [{"PrefixListId": i["prefixListId"], **desc}]
+        else:
+            raise EmulatedAwsError(f"MissingParameter: security group rule {name}: no source/destination given")
+        call = self._ec2().authorize_security_group_egress if egress else self._ec2().authorize_security_group_ingress
+        out = call(GroupId=i["securityGroupId"], IpPermissions=[perm],
+                   TagSpecifications=_tag_spec("security-group-rule", i.get("tags")))
+        rid = out["SecurityGroupRules"][0]["SecurityGroupRuleId"]
+        return rid, {"securityGroupRuleId": rid, "arn": self._arn("ec2", f"security-group-rule/{rid}")}
+
+    def _ingress(self, name, i):
+        return self._sg_rule(name, i, egress=False)
+
+    def _egress(self, name, i):
+        return self._sg_rule(name, i, egress=True)
+
+    def _instance(self, name, i):
+        ec2 = self._ec2()
+        label = f"instance {name}"
+        subnet_id = i.get("subnetId")
+        try:
+            (subnet,) = ec2.describe_subnets(SubnetIds=[subnet_id])["Subnets"]
+        except ClientError:
+            raise EmulatedAwsError(f"InvalidSubnetID.NotFound: {label}: the subnet ID '{subnet_id}' does not exist") from None
+        net = ipaddress.IPv4Network(subnet["CidrBlock"])
+        ip = i.get("privateIp")
+        if ip:
+            addr = ipaddress.IPv4Address(ip)
+            if addr not in net:
+                raise EmulatedAwsError(f"InvalidParameterValue: {label}: address {ip} does not fall within the subnet's address range {net}")
+            # moto gap: it hands out the network address, the first three hosts and the broadcast
+            # address; AWS reserves them.
+            if int(addr) - int(net.network_address) < 4 or addr == net.broadcast_address:
+                raise EmulatedAwsError(f"InvalidParameterValue: {label}: address {ip} is reserved by AWS in {net}")
+        ami = i.get("ami")
+        # moto gap: AMI, key pair and instance type are not validated unless moto's import-time
+        # settings say so; AWS refuses unknown ones.
+        try:
+            (image,) = ec2.describe_images(ImageIds=[ami])["Images"]
+        except (ClientError, ValueError):
+            raise EmulatedAwsError(f"InvalidAMIID.NotFound: {label}: the image id '[{ami}]' does not exist") from None
+        itype = i.get("instanceType") or "m1.small"
+        try:
+            ec2.describe_instance_types(InstanceTypes=[itype])
+        except ClientError:
+            raise EmulatedAwsError(f"InvalidInstanceType: {label}: instance type '{itype}' does not exist") from None
+        key = i.get("keyName")
+        if key:
+            if not ec2.describe_key_pairs(Filters=[{"Name": "key-name", "Values": [key]}])["KeyPairs"]:
+                if not self.create_missing_key_pairs:
+                    raise EmulatedAwsError(f"InvalidKeyPair.NotFound: {label}: the key pair '{key}' does not exist")
+                self._seed(f"{self.seed}:keypair::{key}")  # its own stream: IDs stay order-independent
+                ec2.create_key_pair(KeyName=key)
+
+        groups = list(i.get("vpcSecurityGroupIds") or [])
+        kwargs: dict[str, Any] = {"ImageId": ami, "InstanceType": itype, "MinCount": 1, "MaxCount": 1}
+        if i.get("associatePublicIpAddress"):
+            # Only a network interface specification can ask for a public address.
+            nic: dict[str, Any] = {"DeviceIndex": 0, "SubnetId": subnet_id, "AssociatePublicIpAddress": True, "Groups": groups}
+            if ip:
+                nic["PrivateIpAddress"] = ip
+            kwargs["NetworkInterfaces"] = [nic]
+        else:
+            kwargs["SubnetId"] = subnet_id
+            if ip:
+                kwargs["PrivateIpAddress"] = ip
+            if groups:
+                kwargs["SecurityGroupIds"] = groups
+        if i.get("iamInstanceProfile"):
+            kwargs["IamInstanceProfile"] = {"Name": i["iamInstanceProfile"]}
+        if key:
+            kwargs["KeyName"] = key
+        if i.get("userData"):
+            kwargs["UserData"] = i["userData"]
+        md = i.get("metadataOptions") or {}
+        if md:
+            kwargs["MetadataOptions"] = {k: v for k, v in {
+                "HttpTokens": md.get("httpTokens"),
+                "HttpEndpoint": md.get("httpEndpoint"),
+                "HttpPutResponseHopLimit": int(md["httpPutResponseHopLimit"]) if md.get("httpPutResponseHopLimit") else None,
+                "InstanceMetadataTags": md.get("instanceMetadataTags"),
+            }.items() if v is not None}
+        root = i.get("rootBlockDevice") or {}
+        if root:
+            ebs = {k: v for k, v in {
+                "VolumeSize": int(root["volumeSize"]) if root.get("volumeSize") else None,
+                "VolumeType": root.get("volumeType"),
+                "Encrypted": root.get("encrypted"),
+                "DeleteOnTermination": root.get("deleteOnTermination", True),
+            }.items() if v is not None}
+            kwargs["BlockDeviceMappings"] = [{"DeviceName": image.get("RootDeviceName") or ROOT_DEVICE, "Ebs": ebs}]
+        specs = _tag_spec("instance", i.get("tags")) + _tag_spec("volume", i.get("volumeTags"))
+        if specs:
+            kwargs["TagSpecifications"] = specs
+        # Re-seeded here so the look-ups above (and a key pair created on the way) leave the IDs alone.
+        self._seed(f"{self.seed}:aws:ec2/instance:Instance::{name}:run")
+        try:
+            inst = ec2.run_instances(**kwargs)["Instances"][0]
+        except ClientError:
+            raise
+        except Exception as exc:  # moto gap: address conflicts come back as plain exceptions
+            msg = str(exc)
+            code = "InvalidIPAddress.InUse" if "in use" in msg else "InvalidParameterValue"
+            raise EmulatedAwsError(f"{code}: {label}: {msg} (private IP {ip}, subnet {subnet_id})") from None
+        iid = inst["InstanceId"]
+        if "NetworkInterfaces" in kwargs and groups:
+            # moto gap: groups given in a network interface spec reach the interface but not the
+            # instance's SecurityGroups, which AWS (and the CCM) read from the primary interface.
+            ec2.modify_instance_attribute(InstanceId=iid, Groups=groups)
+        nic0 = (inst.get("NetworkInterfaces") or [{}])[0]
+        return iid, {
+            "arn": self._arn("ec2", f"instance/{iid}"),
+            "privateIp": inst.get("PrivateIpAddress", ""),
+            "privateDns": inst.get("PrivateDnsName", ""),
+            "publicIp": inst.get("PublicIpAddress", "") or "",
+            "publicDns": inst.get("PublicDnsName", "") or "",
+            "availabilityZone": inst["Placement"]["AvailabilityZone"],
+            "primaryNetworkInterfaceId": nic0.get("NetworkInterfaceId", ""),
+            "instanceState": inst["State"]["Name"],
+        }
+
+    def _iam(self):
+        return self._client("iam")
+
+    def _role(self, name, i):
+        rname = self._autoname(name, i.get("name"))
+        kwargs = {"RoleName": rname, "AssumeRolePolicyDocument": i["assumeRolePolicy"], "Path": i.get("path") or "/"}
+        if i.get("description"):
+            kwargs["Description"] = i["description"]
+        if i.get("tags"):
+            kwargs["Tags"] = _tag_list(i["tags"])
+        role = self._iam().create_role(**kwargs)["Role"]
+        return rname, {"name": rname, "arn": role["Arn"], "uniqueId": role["RoleId"]}
+
+    def _role_policy(self, name, i):
+        pname = self._autoname(name, i.get("name"))
+        self._iam().put_role_policy(RoleName=i["role"], PolicyName=pname, PolicyDocument=i["policy"])
+        return f"{i['role']}:{pname}", {"name": pname}
+
+    def _role_policy_attachment(self, name, i):
+        iam, arn = self._iam(), i["policyArn"]
+        try:
+            iam.attach_role_policy(RoleName=i["role"], PolicyArn=arn)
+        except ClientError as err:
+            if err.response["Error"]["Code"] != "NoSuchEntity" or not self._load_aws_managed_policy(arn):
+                raise
+            iam.attach_role_policy(RoleName=i["role"], PolicyArn=arn)
+        return f"{i['role']}-{_hex(arn, 12)}", {}
+
+    def _load_aws_managed_policy(self, arn: str) -> bool:
+        # moto gap: AWS managed policies are only loaded with MOTO_IAM_LOAD_MANAGED_POLICIES=true
+        # (all of them, ~1 s per account); load just the one asked for from moto's own copy.
+        if not arn.startswith("arn:aws:iam::aws:policy/"):
+            return False
+        from moto.iam.aws_managed_policies import aws_managed_policies_data
+        from moto.iam.models import AWSManagedPolicy, iam_backends
+
+        data = _managed_policy_data(aws_managed_policies_data).get(arn.rsplit("/", 1)[-1])
+        if data is None:
+            return False
+        backend = iam_backends[ACCOUNT_ID]["aws"]
+        policy = AWSManagedPolicy.from_data(arn.rsplit("/", 1)[-1], ACCOUNT_ID, "aws", data)
+        backend.managed_policies[policy.arn] = policy
+        return policy.arn == arn
+
+    def _instance_profile(self, name, i):
+        pname = self._autoname(name, i.get("name"))
+        kwargs = {"InstanceProfileName": pname, "Path": i.get("path") or "/"}
+        if i.get("tags"):
+            kwargs["Tags"] = _tag_list(i["tags"])
+        prof = self._iam().create_instance_profile(**kwargs)["InstanceProfile"]
+        if i.get("role"):
+            self._iam().add_role_to_instance_profile(InstanceProfileName=pname, RoleName=i["role"])
+        return pname, {"name": pname, "arn": prof["Arn"], "uniqueId": prof["InstanceProfileId"]}
+
+    def _ssm_parameter(self, name, i):
+        pname = i.get("name") or name
+        kwargs = {"Name": pname, "Value": str(i["value"]), "Type": i.get("type", "String")}
+        if i.get("description"):
+            kwargs["Description"] = i["description"]
+        if i.get("tags"):
+            kwargs["Tags"] = _tag_list(i["tags"])
+        if i.get("keyId"):
+            kwargs["KeyId"] = i["keyId"]
+        ssm = self._client("ssm")
+        out = ssm.put_parameter(**kwargs)
+        arn = ssm.get_parameter(Name=pname)["Parameter"]["ARN"]
+        return pname, {"name": pname, "arn": arn, "version": out["Version"], "tier": out.get("Tier", "Standard")}
+
+    def _ec2_tag(self, name, i):
+        self._ec2().create_tags(Resources=[i["resourceId"]], Tags=[{"Key": i["key"], "Value": i["value"]}])
+        return f"{i['resourceId']},{i['key']}", {}
+
+    def _fake(self, typ: str, name: str, i: dict):
+        """Resources outside AWS: stable, fake, no emulation."""
+        if typ == "random:index/randomPassword:RandomPassword":
+            rng = random.Random(f"{self.seed}:{typ}:{name}")  # deterministic, unrelated to moto's
+            pool = string.ascii_letters + string.digits + ("" if i.get("special") is False else "!@#$%&*()-_=+[]{}<>:?")
+            return "none", {"result": "".join(rng.choice(pool) for _ in range(int(i.get("length", 16))))}
+        if typ == "kubernetes:helm.sh/v3:Release":
+            return f"{i.get('namespace', 'default')}/{i.get('name', name)}", {"status": {
+                "name": i.get("name", name), "namespace": i.get("namespace", "default"), "chart": i.get("chart"),
+                "version": i.get("version"), "status": "deployed", "revision": 1}}
+        return f"{name}-id", {}
+
+    _HANDLERS = {
+        "aws:ec2/vpc:Vpc": _vpc,
+        "aws:ec2/subnet:Subnet": _subnet,
+        "aws:ec2/subnetCidrReservation:SubnetCidrReservation": _subnet_cidr_reservation,
+        "aws:ec2/internetGateway:InternetGateway": _internet_gateway,
+        "aws:ec2/routeTable:RouteTable": _route_table,
+        "aws:ec2/route:Route": _route,
+        "aws:ec2/routeTableAssociation:RouteTableAssociation": _route_table_association,
+        "aws:ec2/eip:Eip": _eip,
+        "aws:ec2/natGateway:NatGateway": _nat_gateway,
+        "aws:ec2/securityGroup:SecurityGroup": _security_group,
+        "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": _ingress,
+        "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": _egress,
+        "aws:ec2/instance:Instance": _instance,
+        "aws:ec2/tag:Tag": _ec2_tag,
+        "aws:iam/role:Role": _role,
+        "aws:iam/rolePolicy:RolePolicy": _role_policy,
+        "aws:iam/rolePolicyAttachment:RolePolicyAttachment": _role_policy_attachment,
+        "aws:iam/instanceProfile:InstanceProfile": _instance_profile,
+        "aws:ssm/parameter:Parameter": _ssm_parameter,
+    }
+
+
+_MANAGED_POLICIES: Optional[dict] = None
+
+
+def _managed_policy_data(raw: str) -> dict:
+    global _MANAGED_POLICIES
+    if _MANAGED_POLICIES is None:
+        _MANAGED_POLICIES = json.loads(raw)
+    return _MANAGED_POLICIES
+
+
+# ---- running a stack in the emulated account ------------------------------------------------
+
+def stack_prerequisites(config: dict[str, str]) -> dict[str, Any]:
+    """What a stack assumes its account already has: the SSH key pair it names."""
+    access = json.loads(config.get("rke-aws:access") or "{}")
+    return {"key_pairs": [access["sshKeyName"]] if access.get("sshKeyName") else []}
+
+
+def build(config: dict[str, str], stack: str, *, mocks: Optional[MotoMocks] = None, preview: bool = False):
+    """Run the program against a fresh emulated account; returns (run, mocks) with the account left active.
+
+    The caller stops the account (`mocks.stop()`); on failure it is stopped here.
+    """
+    from . import harness
+
+    region = config.get("aws:region", "us-west-2")
+    mocks = mocks or MotoMocks(region, **stack_prerequisites(config))
+    mocks.start()
+    try:
+        run = harness.run_program(config, stack=stack, preview=preview, mocks=mocks)
+    except BaseException as err:
+        harness.drain_leftover_tasks()
+        mocks.stop()
+        refusal = emulator_refusal(err)
+        if refusal is not None:  # the account's refusal, without Pulumi's wrapping
+            _quiet_abandoned_refusals()
+            raise EmulatedAwsError(str(refusal)) from err
+        raise
+    return run, mocks
+
+
+def _quiet_abandoned_refusals() -> None:
+    """Keep asyncio from logging, when they are garbage-collected, the many futures of a failed run
+    that carry the refusal already raised ("Future exception was never retrieved")."""
+    from pulumi.runtime.sync_await import _ensure_event_loop
+
+    loop = _ensure_event_loop()
+    previous = loop.get_exception_handler()
+    if getattr(previous, "_rke_aws_quiet", False):
+        return
+
+    def handler(lp, context):
+        if emulator_refusal(context.get("exception") or Exception()) is not None:
+            return
+        if previous is not None:
+            previous(lp, context)
+        else:
+            lp.default_exception_handler(context)
+
+    handler._rke_aws_quiet = True  # type: ignore[attr-defined]
+    loop.set_exception_handler(handler)
+
+
+def emulator_refusal(err: BaseException) -> Optional[EmulatedAwsError]:
+    """The emulated account's refusal behind an error of a program run, if that is what it is."""
+    seen: set[int] = set()
+    todo: list[Optional[BaseException]] = [err]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if isinstance(e, EmulatedAwsError):
+            return e
+        todo += [e.__cause__, e.__context__]
+    return None
+
+
+def build_stack(stack: str, **kwargs):
+    from . import harness
+
+    return build(harness.stack_config(stack), stack, **kwargs)

@@ -1,0 +1,200 @@
+"""`make doctor`: the account checks pass on the emulated account each stack builds, and each fault
+planted there with boto3 (what users report breaking the CCM) fails the right check, naming the
+resource and the fix.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from offline import doctor, harness, moto_mocks
+
+from ._emulated import evaluate
+
+STACKS = harness.stack_names()
+FAULT_STACK = "rke2-dev"
+CHECK_NAMES = {"instances", "cluster-tag", "security-group", "iam", "imds", "vpc-dns", "subnets"}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_doctor_passes_on_the_account_each_stack_builds(stack):
+    results = evaluate(stack).doctor
+    assert not doctor.failed(results), f"{stack}: doctor fails on its own emulated account:\n" + doctor.report(list(results), stack)
+    assert {r.check for r in results} == CHECK_NAMES, f"{stack}: checks that did not run: {CHECK_NAMES - {r.check for r in results}}"
+    assert not [r for r in results if r.status == doctor.WARN], doctor.report(list(results), stack)
+
+
+def test_make_doctor_emulated_prints_every_check_and_exits_zero(capsys):
+    stack = "rke-dev"  # public nodes: their groups come through a network interface spec
+    code = doctor.main([stack, "--emulated"])
+    out = capsys.readouterr().out
+    assert code == 0, f"{stack}: doctor --emulated failed:\n{out}"
+    checked = {line.split()[1] for line in out.splitlines() if line.startswith(("PASS", "WARN", "FAIL"))}
+    assert checked == CHECK_NAMES, f"{stack}: checks missing from the report: {CHECK_NAMES - checked}"
+    assert out.splitlines()[-1].endswith("0 failed"), out
+
+
+class Built:
+    """One stack built in an emulated account, with boto3 at hand to plant a fault (and undo it)."""
+
+    def __init__(self, stack: str):
+        self.run, self.mocks = moto_mocks.build_stack(stack)
+        self.stack = stack
+        self.session = self.mocks.session()
+        self.ec2 = self.session.client("ec2")
+        self.iam = self.session.client("iam")
+        self.exp = doctor.Expectations.from_outputs(self.run.outputs, stack)
+        self.outputs = self.run.outputs
+        self.undos: list = []
+
+    def node(self, i: int = 0) -> dict:
+        return self.outputs["nodes"][i]
+
+    def results(self) -> list[doctor.Result]:
+        return doctor.check_account(self.session, self.exp)
+
+    def only_failure(self) -> doctor.Result:
+        failures = doctor.failed(self.results())
+        assert len(failures) == 1, f"{self.stack}: expected one failed check, got:\n" + "\n".join(r.line() for r in failures)
+        assert failures[0].fix, f"{self.stack}: {failures[0].line()} names no fix"
+        return failures[0]
+
+
+@pytest.fixture(scope="module")
+def account():
+    b = Built(FAULT_STACK)
+    yield b
+    b.mocks.stop()
+
+
+@pytest.fixture
+def built(account):
+    """The module's account, checked clean before each test; each test's fault is undone after it."""
+    failures = doctor.failed(account.results())
+    assert not failures, f"{FAULT_STACK}: fails before the fault is planted:\n" + "\n".join(r.line() for r in failures)
+    yield account
+    while account.undos:
+        account.undos.pop()()
+
+
+def test_subnet_without_cluster_tag_fails_subnets(built):
+    subnet = built.outputs["subnetIds"]["private-0"]
+    built.ec2.delete_tags(Resources=[subnet], Tags=[{"Key": built.exp.cluster_tag}])
+    built.undos.append(lambda: built.ec2.create_tags(Resources=[subnet], Tags=[{"Key": built.exp.cluster_tag, "Value": "owned"}]))
+    f = built.only_failure()
+    assert f.check == "subnets" and f.subject.endswith(" private"), f.line()
+    assert f"subnet {subnet} (private-0) lacks {built.exp.cluster_tag}" in f.detail, f.line()
+    assert f"create-tags --resources {subnet} --tags Key={built.exp.cluster_tag},Value=owned" in f.fix, f.line()
+
+
+def test_public_subnet_without_elb_role_fails_subnets(built):
+    subnet = built.outputs["subnetIds"]["public-1"]
+    built.ec2.delete_tags(Resources=[subnet], Tags=[{"Key": "kubernetes.io/role/elb"}])
+    built.undos.append(lambda: built.ec2.create_tags(Resources=[subnet], Tags=[{"Key": "kubernetes.io/role/elb", "Value": "1"}]))
+    f = built.only_failure()
+    assert f.check == "subnets" and f.subject.endswith(" public"), f.line()
+    assert f"subnet {subnet} (public-1) lacks kubernetes.io/role/elb" in f.detail, f.line()
+
+
+def test_instance_without_cluster_tag_fails_cluster_tag(built):
+    node = built.node(1)
+    built.ec2.delete_tags(Resources=[node["instanceId"]], Tags=[{"Key": built.exp.cluster_tag}])
+    built.undos.append(lambda: built.ec2.create_tags(Resources=[node["instanceId"]],
+                                                     Tags=[{"Key": built.exp.cluster_tag, "Value": "owned"}]))
+    f = built.only_failure()
+    assert f.check == "cluster-tag" and f.subject == f"{node['instanceId']} ({node['name']})", f.line()
+    assert "no kubernetes.io/cluster/* tag" in f.detail, f.line()
+    assert f"create-tags --resources {node['instanceId']}" in f.fix, f.line()
+
+
+def test_second_cluster_tag_on_an_instance_fails_cluster_tag(built):
+    node = built.node(0)
+    built.ec2.create_tags(Resources=[node["instanceId"]], Tags=[{"Key": "kubernetes.io/cluster/other", "Value": "owned"}])
+    built.undos.append(lambda: built.ec2.delete_tags(Resources=[node["instanceId"]], Tags=[{"Key": "kubernetes.io/cluster/other"}]))
+    f = built.only_failure()
+    assert f.check == "cluster-tag" and node["instanceId"] in f.subject, f.line()
+    assert "2 kubernetes.io/cluster/* tags" in f.detail and "delete-tags" in f.fix and "kubernetes.io/cluster/other" in f.fix, f.line()
+
+
+def test_second_cluster_tagged_security_group_fails_security_group(built):
+    node = built.node(2)
+    extra = built.ec2.create_security_group(
+        GroupName="extra", Description="second tagged group", VpcId=built.outputs["vpcId"],
+        TagSpecifications=[{"ResourceType": "security-group", "Tags": [{"Key": built.exp.cluster_tag, "Value": "owned"}]}],
+    )["GroupId"]
+    built.ec2.modify_instance_attribute(InstanceId=node["instanceId"], Groups=[built.outputs["securityGroupId"], extra])
+    built.undos.append(lambda: built.ec2.delete_security_group(GroupId=extra))
+    built.undos.append(lambda: built.ec2.modify_instance_attribute(InstanceId=node["instanceId"],
+                                                                   Groups=[built.outputs["securityGroupId"]]))
+    f = built.only_failure()
+    assert f.check == "security-group" and f.subject == f"{node['instanceId']} ({node['name']})", f.line()
+    assert "2 cluster-tagged security groups" in f.detail and extra in f.detail, f.line()
+    assert f"detach {extra}" in f.fix, f.line()
+
+
+def test_vpc_without_dns_hostnames_fails_vpc_dns(built):
+    vpc = built.outputs["vpcId"]
+    built.ec2.modify_vpc_attribute(VpcId=vpc, EnableDnsHostnames={"Value": False})
+    built.undos.append(lambda: built.ec2.modify_vpc_attribute(VpcId=vpc, EnableDnsHostnames={"Value": True}))
+    f = built.only_failure()
+    assert f.check == "vpc-dns" and f.subject == vpc and "enableDnsHostnames is off" in f.detail, f.line()
+    assert f"modify-vpc-attribute --vpc-id {vpc} --enable-dns-hostnames" in f.fix, f.line()
+
+
+def test_imds_optional_fails_imds(built):
+    node = built.node(0)
+    built.ec2.modify_instance_metadata_options(InstanceId=node["instanceId"], HttpTokens="optional",
+                                               HttpPutResponseHopLimit=2, HttpEndpoint="enabled")
+    built.undos.append(lambda: built.ec2.modify_instance_metadata_options(
+        InstanceId=node["instanceId"], HttpTokens="required", HttpPutResponseHopLimit=2, HttpEndpoint="enabled"))
+    f = built.only_failure()
+    assert f.check == "imds" and node["instanceId"] in f.subject, f.line()
+    assert "IMDSv2 is not required (HttpTokens='optional')" in f.detail, f.line()
+    assert "--http-tokens required" in f.fix, f.line()
+
+
+def test_imds_hop_limit_one_is_a_warning_only(built):
+    node = built.node(0)
+    built.ec2.modify_instance_metadata_options(InstanceId=node["instanceId"], HttpTokens="required",
+                                               HttpPutResponseHopLimit=1, HttpEndpoint="enabled")
+    built.undos.append(lambda: built.ec2.modify_instance_metadata_options(
+        InstanceId=node["instanceId"], HttpTokens="required", HttpPutResponseHopLimit=2, HttpEndpoint="enabled"))
+    results = built.results()
+    assert not doctor.failed(results), [r.line() for r in doctor.failed(results)]
+    (warn,) = [r for r in results if r.status == doctor.WARN]
+    assert warn.check == "imds" and node["instanceId"] in warn.subject and "hop limit 1" in warn.detail, warn.line()
+
+
+def test_policy_missing_an_action_fails_iam(built):
+    node = built.node(0)  # the server: controlplane role
+    role = next(r for r in built.run.of_type("aws:iam/rolePolicy:RolePolicy") if r.name.endswith("controlplane-cloud-provider"))
+    doc = json.loads(role.inputs["policy"])
+    doc["Statement"][0]["Action"].remove("ec2:DescribeAvailabilityZones")
+    built.iam.put_role_policy(RoleName=role.inputs["role"], PolicyName=role.state["name"], PolicyDocument=json.dumps(doc))
+    built.undos.append(lambda: built.iam.put_role_policy(RoleName=role.inputs["role"], PolicyName=role.state["name"],
+                                                         PolicyDocument=role.inputs["policy"]))
+    f = built.only_failure()
+    assert f.check == "iam" and node["instanceId"] in f.subject, f.line()
+    assert "does not allow 1 of the" in f.detail and f.detail.endswith("ec2:DescribeAvailabilityZones"), f.line()
+
+
+def test_node_name_that_is_not_the_private_dns_name_fails_instances(built):
+    node = built.node(0)
+    wrong = node["name"].split(".")[0] + ".corp.example"
+    exp = doctor.Expectations.from_outputs(
+        {**built.outputs, "nodes": [{**node, "name": wrong}] + built.outputs["nodes"][1:]}, FAULT_STACK)
+    failures = doctor.failed(doctor.check_account(built.session, exp))
+    assert [(r.check, r.subject) for r in failures] == [("instances", wrong)], [r.line() for r in failures]
+    assert f"has PrivateDnsName '{node['name']}', not the node name" in failures[0].detail, failures[0].line()
+
+
+def test_doctor_without_outputs_or_cli_explains_what_to_pass(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(doctor.shutil, "which", lambda _: None)
+    assert doctor.main([FAULT_STACK]) == 2
+    assert "--outputs FILE" in capsys.readouterr().err
+    bad = tmp_path / "outputs.json"
+    bad.write_text("{}")
+    assert doctor.main([FAULT_STACK, "--outputs", str(bad)]) == 2
+    assert "lack clusterId, nodes" in capsys.readouterr().err

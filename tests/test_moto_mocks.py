@@ -1,0 +1,131 @@
+"""The emulated AWS account (offline/moto_mocks.py): AWS's answers and refusals, stable IDs."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from pulumi.runtime import MockCallArgs, MockResourceArgs
+
+from offline import harness, moto_mocks, plan
+from offline.moto_mocks import EmulatedAwsError, MotoMocks
+
+VPC = "aws:ec2/vpc:Vpc"
+SUBNET = "aws:ec2/subnet:Subnet"
+INSTANCE = "aws:ec2/instance:Instance"
+
+
+def new(mocks: MotoMocks, typ: str, name: str, **inputs):
+    return mocks.new_resource(MockResourceArgs(typ, name, inputs, custom=True))
+
+
+@pytest.fixture
+def account():
+    with MotoMocks("us-west-2") as mocks:
+        yield mocks
+
+
+@pytest.fixture
+def subnet(account):
+    vpc_id, _ = new(account, VPC, "v", cidrBlock="10.0.0.0/16", enableDnsSupport=True, enableDnsHostnames=True)
+    subnet_id, state = new(account, SUBNET, "s", vpcId=vpc_id, cidrBlock="10.0.1.0/24", availabilityZone="us-west-2a")
+    return subnet_id
+
+
+def instance(account, name, subnet_id, ip, **extra):
+    ami = account.call(MockCallArgs("aws:ec2/getAmi:getAmi", {
+        "mostRecent": True, "owners": ["099720109477"],
+        "filters": [{"name": "name", "values": ["ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-*"]}]}, ""))["id"]
+    return new(account, INSTANCE, name, ami=ami, instanceType="m6i.large", subnetId=subnet_id, privateIp=ip, **extra)
+
+
+def test_instance_gets_moto_ids_and_the_private_dns_name_ec2_derives(account, subnet):
+    rid, state = instance(account, "node-a", subnet, "10.0.1.70",
+                          metadataOptions={"httpTokens": "required", "httpPutResponseHopLimit": 2, "httpEndpoint": "enabled"})
+    assert re.fullmatch(r"i-[0-9a-f]{17}", rid), rid
+    assert state["privateIp"] == "10.0.1.70"
+    assert state["privateDns"] == "ip-10-0-1-70.us-west-2.compute.internal"
+    assert state["availabilityZone"] == "us-west-2a" and state["publicIp"] == ""
+    (desc,) = account.session().client("ec2").describe_instances(InstanceIds=[rid])["Reservations"][0]["Instances"]
+    assert desc["MetadataOptions"]["HttpTokens"] == "required" and desc["MetadataOptions"]["HttpPutResponseHopLimit"] == 2
+
+
+@pytest.mark.parametrize("ip, refusal", [
+    ("10.0.2.10", r"InvalidParameterValue: instance node-b: address 10\.0\.2\.10 does not fall within"),
+    ("10.0.1.2", r"InvalidParameterValue: instance node-b: address 10\.0\.1\.2 is reserved by AWS"),
+    ("10.0.1.70", r"InvalidIPAddress\.InUse: instance node-b: .*10\.0\.1\.70"),
+])
+def test_refusals_surface_with_the_resource_name(account, subnet, ip, refusal):
+    instance(account, "node-a", subnet, "10.0.1.70")
+    with pytest.raises(EmulatedAwsError, match=refusal):
+        instance(account, "node-b", subnet, ip)
+
+
+def test_unknown_subnet_and_unknown_key_pair_are_refused(account, subnet):
+    with pytest.raises(EmulatedAwsError, match=r"InvalidSubnetID\.NotFound: instance n1: .*subnet-0000"):
+        instance(account, "n1", "subnet-00000000000000000", "10.0.1.70")
+    account.create_missing_key_pairs = False
+    with pytest.raises(EmulatedAwsError, match=r"InvalidKeyPair\.NotFound: instance n2: the key pair 'nope'"):
+        instance(account, "n2", subnet, "10.0.1.71", keyName="nope")
+
+
+def test_ids_do_not_depend_on_registration_order():
+    def ids(order):
+        with MotoMocks("eu-central-1") as m:
+            return {n: new(m, VPC, n, cidrBlock=c)[0] for n, c in order}
+
+    forward = ids([("a", "10.1.0.0/16"), ("b", "10.2.0.0/16")])
+    backward = ids([("b", "10.2.0.0/16"), ("a", "10.1.0.0/16")])
+    assert forward == backward, "moto IDs depend on the order resources are registered"
+
+
+def test_a_stack_naming_a_missing_key_pair_fails_the_plan():
+    config = harness.stack_config("rke-dev")
+    mocks = MotoMocks("us-west-2", create_missing_key_pairs=False)
+    with pytest.raises(EmulatedAwsError, match=r"^InvalidKeyPair\.NotFound: instance rke-dev-(control|workers)-\d: the key pair 'rke-dev'"):
+        moto_mocks.build(config, "rke-dev", mocks=mocks)
+    assert not mocks.active, "a failed build left the emulated account running"
+
+
+def test_bring_your_own_subnets_are_looked_up_and_tagged_shared_in_the_account():
+    net = {"availabilityZones": 1}
+
+    def setup(session):
+        ec2 = session.client("ec2")
+        vpc = ec2.create_vpc(CidrBlock="10.50.0.0/16")["Vpc"]["VpcId"]
+        pub = ec2.create_subnet(VpcId=vpc, CidrBlock="10.50.0.0/20", AvailabilityZone="us-east-1a")["Subnet"]["SubnetId"]
+        priv = ec2.create_subnet(VpcId=vpc, CidrBlock="10.50.16.0/20", AvailabilityZone="us-east-1a")["Subnet"]["SubnetId"]
+        net.update(vpcId=vpc, publicSubnetIds=[pub], privateSubnetIds=[priv])
+
+    mocks = MotoMocks("us-east-1", setup=setup).start()
+    config = harness.stack_config("rke2-dev")
+    config["rke-aws:network"] = json.dumps(net)
+    run, mocks = moto_mocks.build(config, "rke2-dev", mocks=mocks)
+    try:
+        assert [n["privateIp"].startswith("10.50.20.") for n in run.outputs["nodes"]] == [True] * 3, run.outputs["nodes"]
+        (subnet,) = mocks.session().client("ec2").describe_subnets(SubnetIds=net["privateSubnetIds"])["Subnets"]
+        tags = {t["Key"]: t["Value"] for t in subnet["Tags"]}
+        assert tags == {"kubernetes.io/cluster/rke2-dev": "shared", "kubernetes.io/role/internal-elb": "1"}, subnet["SubnetId"]
+    finally:
+        mocks.stop()
+
+
+def test_make_plan_json_is_the_snapshot_and_masks_the_token(capsys):
+    assert plan.main(["rke2-dev", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["outputs"]["rke2Token"] == plan.MASK
+    assert printed == json.loads((harness.ROOT / "tests" / "snapshots" / "rke2-dev.json").read_text()), \
+        "make plan-json differs from tests/snapshots/rke2-dev.json"
+
+
+def test_ccm_release_is_faked_as_deployed_once_kubeconfig_is_set():
+    config = harness.stack_config("rke2-prod")
+    config["rke-aws:kubeconfig"] = "apiVersion: v1\nkind: Config\n"
+    run, mocks = moto_mocks.build(config, "rke2-prod")
+    mocks.stop()
+    (release,) = run.of_type("kubernetes:helm.sh/v3:Release")
+    assert release.state["status"]["status"] == "deployed", release.state
+    assert run.outputs["ccmReleaseStatus"] == "deployed", run.outputs.get("ccmReleaseStatus")
+    (password,) = run.of_type("random:index/randomPassword:RandomPassword")
+    assert len(password.state["result"]) == 48 and password.state["result"].isalnum(), "join token not 48 alphanumerics"

@@ -1,0 +1,109 @@
+"""The GitHub workflows: valid against GitHub's workflow schema (check-jsonschema's vendored copy,
+offline), the right triggers, least-privilege permissions, pinned actions, every stack covered."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from offline import harness
+
+WORKFLOWS = harness.ROOT / ".github" / "workflows"
+PREVIEW = WORKFLOWS / "preview.yml"
+DEPLOY = WORKFLOWS / "deploy.yml"
+STACKS = set(harness.stack_names())
+PINNED = re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+(\.\d+)*$")
+
+
+def check_jsonschema(*files: Path) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).parent / "check-jsonschema"  # the venv's, with its vendored schemas
+    return subprocess.run([str(exe), "--builtin-schema", "vendor.github-workflows", *map(str, files)],
+                          capture_output=True, text=True, timeout=60, check=False)
+
+
+def load(path: Path) -> dict:
+    doc = yaml.safe_load(path.read_text())
+    doc["on"] = doc.pop(True, doc.get("on"))  # YAML 1.1 reads the key `on` as true
+    return doc
+
+
+def steps_using(job: dict, action: str) -> list[dict]:
+    return [s for s in job.get("steps", []) if s.get("uses", "").startswith(action + "@")]
+
+
+def matrix_stacks(doc: dict) -> set[str]:
+    return {s for job in doc["jobs"].values() for s in job.get("strategy", {}).get("matrix", {}).get("stack", [])}
+
+
+def test_workflows_are_valid_github_workflows():
+    proc = check_jsonschema(PREVIEW, DEPLOY)
+    assert proc.returncode == 0, f"check-jsonschema rejected the workflows:\n{proc.stdout}{proc.stderr}"
+
+
+def test_the_schema_check_catches_a_broken_workflow(tmp_path):
+    broken = tmp_path / "broken.yml"
+    broken.write_text(PREVIEW.read_text().replace("pull-requests: write", "pull-requests: writ"))
+    proc = check_jsonschema(broken)
+    assert proc.returncode != 0, "check-jsonschema accepted `pull-requests: writ`"
+
+
+@pytest.mark.parametrize("path", [PREVIEW, DEPLOY], ids=lambda p: p.name)
+def test_every_action_is_pinned_to_a_commit_with_its_version(path):
+    lines = [line.strip().removeprefix("- ").strip() for line in path.read_text().splitlines()]
+    uses = [line.removeprefix("uses:").strip() for line in lines if line.startswith("uses:")]
+    assert uses, path.name
+    for ref in uses:
+        assert PINNED.match(ref), f"{path.name}: `{ref}` is not pinned as <action>@<40-hex SHA> # v<version>"
+    # One SHA per action across both files, so an upgrade cannot leave a stale copy behind.
+    both = [u for p in (PREVIEW, DEPLOY) for u in re.findall(r"uses: (\S+@\S+)", p.read_text())]
+    for action in {u.split("@")[0] for u in both}:
+        assert len({u for u in both if u.startswith(action + "@")}) == 1, f"{action} pinned to different SHAs"
+
+
+def test_preview_runs_tests_then_previews_every_stack_on_pull_requests():
+    doc = load(PREVIEW)
+    assert set(doc["on"]) == {"pull_request"}, doc["on"]
+    assert doc["permissions"] == {"contents": "read"}, "preview.yml: workflow-wide permissions beyond contents: read"
+    test, preview = doc["jobs"]["test"], doc["jobs"]["preview"]
+    assert test["permissions"] == {"contents": "read"}
+    assert any(s.get("run") == "make test" for s in test["steps"]), "preview.yml: the test job does not run `make test`"
+    assert steps_using(test, "actions/setup-python") and steps_using(test, "astral-sh/setup-uv")
+    assert preview["needs"] == "test"
+    assert preview["permissions"] == {"contents": "read", "pull-requests": "write", "id-token": "write"}, preview["permissions"]
+    assert matrix_stacks(doc) == STACKS, f"preview.yml matrix {matrix_stacks(doc)} != stacks/ {STACKS}"
+    (aws,) = steps_using(preview, "aws-actions/configure-aws-credentials")
+    assert aws["with"]["role-to-assume"].startswith("${{ vars."), "preview.yml: AWS role not assumed through OIDC"
+    assert not {"aws-access-key-id", "aws-secret-access-key"} & set(aws["with"]), "preview.yml: static AWS keys"
+    (pulumi,) = steps_using(preview, "pulumi/actions")
+    w = pulumi["with"]
+    assert (w["command"], w["stack-name"], w["work-dir"]) == ("preview", "${{ matrix.stack }}", "."), w
+    assert w["comment-on-pr"] is True and w["edit-pr-comment"] is True and w["diff"] is True, w
+    steps = preview["steps"]
+    assert steps.index(aws) < steps.index(pulumi), "preview.yml: credentials are configured after pulumi runs"
+
+
+def test_deploy_runs_pulumi_up_per_stack_behind_its_environment_on_push_to_main():
+    doc = load(DEPLOY)
+    assert doc["on"] == {"push": {"branches": ["main"]}}, doc["on"]
+    assert doc["permissions"] == {"contents": "read"}
+    assert any(s.get("run") == "make test" for s in doc["jobs"]["test"]["steps"])
+    deploys = {name: job for name, job in doc["jobs"].items() if steps_using(job, "pulumi/actions")}
+    assert matrix_stacks({"jobs": deploys}) == STACKS, f"deploy.yml covers {matrix_stacks({'jobs': deploys})}, not {STACKS}"
+    for name, job in deploys.items():
+        assert job["environment"] == "${{ matrix.stack }}", f"deploy.yml {name}: not gated by the stack's environment"
+        assert job["permissions"] == {"contents": "read", "id-token": "write"}, f"deploy.yml {name}: {job['permissions']}"
+        assert job["concurrency"]["cancel-in-progress"] is False, f"deploy.yml {name}: may cancel a running update"
+        (pulumi,) = steps_using(job, "pulumi/actions")
+        assert (pulumi["with"]["command"], pulumi["with"]["stack-name"]) == ("up", "${{ matrix.stack }}"), name
+        (aws,) = steps_using(job, "aws-actions/configure-aws-credentials")
+        assert aws["with"]["role-to-assume"] == "${{ vars.AWS_DEPLOY_ROLE_ARN }}", name
+    prod = {n for n, j in deploys.items() if any(s.endswith("-prod") for s in j["strategy"]["matrix"]["stack"])}
+    for name in prod:
+        assert deploys[name]["needs"] != "test" and all(
+            not s.endswith("-prod") for s in deploys[deploys[name]["needs"]]["strategy"]["matrix"]["stack"]
+        ), f"deploy.yml {name}: production does not wait for the development stacks"
