@@ -24,3 +24,10 @@ snapshots: setup  ## rewrite the golden plans tests/snapshots/<stack>.json
 
 doctor: setup  ## check an AWS account for what the CCM needs (real credentials; DOCTOR_ARGS=--emulated for moto)
 	$(UV) run --frozen python -m offline.doctor $(STACK) $(DOCTOR_ARGS)
+
+.PHONY: bench
+# bench: extra arguments, e.g. BENCH_ARGS=--write (rewrite bench/RESULTS.md) or BENCH_ARGS=--quick
+BENCH_ARGS ?=
+
+bench: setup  ## offline performance bench: evaluation time vs baselines, deploy graph, `pulumi up` estimate (always exits 0)
+	$(UV) run --frozen python -m bench $(BENCH_ARGS)

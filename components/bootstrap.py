@@ -58,6 +58,14 @@ RKE_SYSCTLS = {
 RKE_KERNEL_MODULES = ("br_netfilter", "overlay")
 
 
+# libyaml's emitter when present: same output, several times faster at hundreds of nodes.
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def dump_yaml(doc: Any, *, sort_keys: bool = False, width: int = 80) -> str:
+    return yaml.dump(doc, Dumper=_DUMPER, sort_keys=sort_keys, width=width)
+
+
 def _hostname(node: NodePlan) -> dict[str, Any]:
     # The OS hostname is the full private DNS name: kubelet defaults its node name to it.
     return {
@@ -69,7 +77,7 @@ def _hostname(node: NodePlan) -> dict[str, Any]:
 
 
 def _cloud_config(doc: Mapping[str, Any]) -> str:
-    return "#cloud-config\n" + yaml.safe_dump(dict(doc), sort_keys=False, width=1000)
+    return "#cloud-config\n" + dump_yaml(dict(doc), width=1000)
 
 
 def rke_user_data(node: NodePlan, ssh_user: str) -> str:
@@ -132,7 +140,7 @@ def rke_cluster_config(
 
 
 def rke_cluster_yml(*args: Any, **kwargs: Any) -> str:
-    return yaml.safe_dump(rke_cluster_config(*args, **kwargs), sort_keys=False)
+    return dump_yaml(rke_cluster_config(*args, **kwargs))
 
 
 def rke2_config(
@@ -227,4 +235,4 @@ def rke2_user_data(node: NodePlan, config_yaml: str, manifests: Mapping[str, str
 
 
 def rke2_config_yaml(doc: Mapping[str, Any]) -> str:
-    return yaml.safe_dump(dict(doc), sort_keys=False)
+    return dump_yaml(dict(doc))

@@ -18,9 +18,8 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
-import yaml
-
 from . import versions
+from .bootstrap import dump_yaml
 from .config import NodePool
 
 UNINITIALIZED_TAINT_KEY = "node.cloudprovider.kubernetes.io/uninitialized"
@@ -72,7 +71,7 @@ class CcmValues:
     null_overrides: Optional[dict[str, Any]]  # keys to delete from chart defaults, sent as a YAML file
 
     def overrides_yaml(self) -> Optional[str]:
-        return yaml.safe_dump(self.null_overrides, sort_keys=True) if self.null_overrides else None
+        return dump_yaml(self.null_overrides, sort_keys=True) if self.null_overrides else None
 
     def merged_for_manifest(self) -> dict[str, Any]:
         """One values document (HelmChart valuesContent): the overrides with values on top."""
@@ -172,7 +171,7 @@ def helm_chart_manifest(values: CcmValues, chart_version: str) -> str:
             "targetNamespace": "kube-system",
             # Runs before the cluster has a working pod network or initialised nodes.
             "bootstrap": True,
-            "valuesContent": yaml.safe_dump(values.merged_for_manifest(), sort_keys=True),
+            "valuesContent": dump_yaml(values.merged_for_manifest(), sort_keys=True),
         },
     }
-    return yaml.safe_dump(doc, sort_keys=False)
+    return dump_yaml(doc)

@@ -200,7 +200,11 @@ def run_program(config: dict[str, str], stack: str = "test", preview: bool = Fal
     def program() -> None:
         runpy.run_path(str(MAIN), run_name="__main__")
 
-    _sync_await(pulumi_mocks.run_pulumi_func(program))
+    try:
+        _sync_await(pulumi_mocks.run_pulumi_func(program))
+    finally:
+        # The handler holds the run (and every registration); loggers live for the process.
+        logger.handlers.clear()
     root = settings.get_root_resource()
     for key, value in (root.outputs if root is not None else {}).items():
         out = pulumi.Output.from_input(value)
