@@ -318,6 +318,20 @@ def test_invalid_config_reports_exactly(base_config, mutate, expected, stack):
     assert len(problems) == len(set(problems)), f"a problem is reported twice: {problems}"
 
 
+@pytest.mark.parametrize("mutate, expected, stack", INVALID)
+def test_invalid_config_registers_nothing(base_config, mutate, expected, stack):
+    """The same table through the whole program: one RunError listing every problem, no resource."""
+    mutate(base_config)
+    mocks = AwsLikeMocks(base_config.get("aws:region") or "us-east-1")
+    with pytest.raises(pulumi.RunError) as info:
+        harness.run_program(base_config, stack=stack, mocks=mocks)
+    message = str(info.value)
+    assert message.startswith("invalid stack configuration"), message
+    for line in expected:
+        assert f"  - {line}" in message, f"missing from the program's error: {line}"
+    assert mocks.resources == [], f"registered before failing: {[t for t, _, _ in mocks.resources]}"
+
+
 def test_all_problems_reported_at_once(base_config):
     for m in (
         put("distribution", "k3s"),
