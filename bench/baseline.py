@@ -41,6 +41,28 @@ class Entry:
 SPEC: list[Entry] = []
 
 
+def props_and_options(e: Entry, made: dict) -> tuple[dict[str, Any], Any]:
+    """An entry's inputs (references resolved to the ids of `made` resources) and resource options."""
+    import pulumi
+
+    def value(v: Any) -> Any:
+        if isinstance(v, Ref):
+            return made[v.urn].id
+        if isinstance(v, list):
+            return [value(x) for x in v]
+        return v
+
+    props = {k: (pulumi.Output.secret(value(v)) if k in e.secret else value(v)) for k, v in e.props.items()}
+    opts = pulumi.ResourceOptions(
+        depends_on=[made[u] for u in e.depends_on],
+        provider=made[e.provider] if e.provider else None,
+        protect=e.protect or None,
+        delete_before_replace=e.delete_before_replace or None,
+        ignore_changes=e.ignore_changes or None,
+    )
+    return props, opts
+
+
 def provider_urn(ref: str) -> Optional[str]:
     """A provider reference is `<urn>::<id>`; callers keep it only if that provider was registered."""
     return ref.rsplit("::", 1)[0] if ref else None

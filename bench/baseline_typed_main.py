@@ -3,27 +3,12 @@
 
 import pulumi
 
-from bench.baseline import SPEC, Ref, typed_class
+from bench.baseline import SPEC, props_and_options, typed_class
 
 made: dict[str, pulumi.CustomResource] = {}
 
-
-def _value(v):
-    if isinstance(v, Ref):
-        return made[v.urn].id
-    if isinstance(v, list):
-        return [_value(x) for x in v]
-    return v
-
-
 for e in SPEC:
     cls, py_names = typed_class(e.type)
-    kwargs = {py_names.get(k, k): (pulumi.Output.secret(_value(v)) if k in e.secret else _value(v)) for k, v in e.props.items()}
-    opts = pulumi.ResourceOptions(
-        depends_on=[made[u] for u in e.depends_on],
-        provider=made[e.provider] if e.provider else None,
-        protect=e.protect or None,
-        delete_before_replace=e.delete_before_replace or None,
-        ignore_changes=e.ignore_changes or None,
-    )
+    props, opts = props_and_options(e, made)
+    kwargs = {py_names.get(k, k): v for k, v in props.items()}
     made[e.urn] = cls(e.name, opts=opts, **kwargs)
