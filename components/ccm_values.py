@@ -24,14 +24,11 @@ from .config import NodePool
 
 UNINITIALIZED_TAINT_KEY = "node.cloudprovider.kubernetes.io/uninitialized"
 
-# Labels and taints each distribution puts on its nodes (domain.md section 3).
-RKE_ROLE_LABEL = {"controlplane": "node-role.kubernetes.io/controlplane",
-                  "etcd": "node-role.kubernetes.io/etcd",
-                  "worker": "node-role.kubernetes.io/worker"}
+# Labels and taints each distribution puts on its control-plane nodes (domain.md section 3).
+RKE_CONTROLPLANE_LABEL = "node-role.kubernetes.io/controlplane"
 RKE_CONTROLPLANE_TAINT = {"key": "node-role.kubernetes.io/controlplane", "value": "true", "effect": "NoSchedule"}
 RKE_ETCD_TAINT = {"key": "node-role.kubernetes.io/etcd", "value": "true", "effect": "NoExecute"}
 RKE2_CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
-RKE2_ETCD_LABEL = "node-role.kubernetes.io/etcd"
 # Not set by RKE2 itself, but the documented way to dedicate servers; tolerated so it never strands the CCM.
 RKE2_CRITICAL_ADDONS_TAINT_KEY = "CriticalAddonsOnly"
 
@@ -101,30 +98,9 @@ def cluster_role_rules() -> list[dict[str, Any]]:
     return rules
 
 
-def node_labels(distribution: str, pool: NodePool) -> dict[str, str]:
-    """Role labels the distribution itself puts on a node of this pool."""
-    if distribution == "rke":
-        return {RKE_ROLE_LABEL[r]: "true" for r in pool.roles}
-    if pool.is_server:
-        return {RKE2_CONTROL_PLANE_LABEL: "true", RKE2_ETCD_LABEL: "true"}
-    return {}
-
-
-def node_taints(distribution: str, pool: NodePool) -> list[dict[str, str]]:
-    """Taints the distribution puts on a node of this pool (besides the cloud provider's uninitialized taint)."""
-    if distribution != "rke" or pool.is_worker:
-        return []
-    taints = []
-    if pool.is_controlplane:
-        taints.append(dict(RKE_CONTROLPLANE_TAINT))
-    if pool.is_etcd:
-        taints.append(dict(RKE_ETCD_TAINT))
-    return taints
-
-
 def node_selector(distribution: str) -> dict[str, str]:
     if distribution == "rke":
-        return {RKE_ROLE_LABEL["controlplane"]: "true"}
+        return {RKE_CONTROLPLANE_LABEL: "true"}
     return {RKE2_CONTROL_PLANE_LABEL: "true"}
 
 

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional
 
+from . import tags as tagsets
 from . import versions
 
 NAMESPACE = "rke-aws"
@@ -106,7 +107,7 @@ INSTANCE_TYPE_RE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")
 AZ_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")
 REGION_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d$")
 # AWS tag keys may not start with aws:, and the cluster tag is ours to set.
-RESERVED_TAG_PREFIXES = ("aws:", "kubernetes.io/cluster/")
+RESERVED_TAG_PREFIXES = ("aws:", tagsets.CLUSTER_TAG_PREFIX)
 
 
 class ConfigError(Exception):
@@ -221,7 +222,7 @@ class StackConfig:
 
     @property
     def cluster_tag_key(self) -> str:
-        return f"kubernetes.io/cluster/{self.cluster_id}"
+        return tagsets.cluster_tag_key(self.cluster_id)
 
     @property
     def kubernetes_minor(self) -> int:

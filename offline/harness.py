@@ -79,14 +79,14 @@ def _has_secret(value: Any) -> bool:
     return False
 
 
-def _unwrap(value: Any) -> Any:
+def unwrap_secrets(value: Any) -> Any:
     """Inputs as the provider would see them, secrets revealed (their keys go to secret_inputs)."""
     if _is_secret(value):
-        return _unwrap(value["value"])
+        return unwrap_secrets(value["value"])
     if isinstance(value, dict):
-        return {k: _unwrap(v) for k, v in value.items()}
+        return {k: unwrap_secrets(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_unwrap(v) for v in value]
+        return [unwrap_secrets(v) for v in value]
     return value
 
 
@@ -101,7 +101,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
             return response
         pulumi_mocks._ensure_event_loop()
         raw_inputs = rpc.deserialize_properties(request.object)
-        inputs = {k: _unwrap(v) for k, v in raw_inputs.items()}
+        inputs = {k: unwrap_secrets(v) for k, v in raw_inputs.items()}
         reg = self.resources[response.urn]
         self.run.resources.append(
             Registration(

@@ -35,6 +35,8 @@ from botocore.exceptions import ClientError
 
 from components import versions
 
+from .harness import unwrap_secrets
+
 ACCOUNT_ID = "123456789012"  # moto's default account
 # The Canonical image the emulated account publishes (moto's built-in AMIs have no Ubuntu 24.04).
 EMULATED_UBUNTU_AMI = {
@@ -64,19 +66,6 @@ class EmulatedAwsError(ValueError):
 
 def _hex(seed: str, n: int) -> str:
     return hashlib.sha256(seed.encode()).hexdigest()[:n]
-
-
-def _unwrap(value: Any) -> Any:
-    """Inputs with Pulumi secret wrappers removed (mocks may receive them wrapped)."""
-    from pulumi.runtime import rpc
-
-    if isinstance(value, dict) and value.get(rpc._special_sig_key) == rpc._special_secret_sig:
-        return _unwrap(value.get("value"))
-    if isinstance(value, dict):
-        return {k: _unwrap(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_unwrap(v) for v in value]
-    return value
 
 
 def _tag_list(tags: Optional[dict]) -> list[dict[str, str]]:
@@ -115,7 +104,6 @@ class MotoMocks(pulumi.runtime.Mocks):
         self._env: dict[str, Optional[str]] = {}
         self._session: Optional[boto3.Session] = None
         self._clients: dict[str, Any] = {}
-        self.ubuntu_ami_id = ""
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -214,13 +202,12 @@ class MotoMocks(pulumi.runtime.Mocks):
             root_device_type="ebs", root_device_name=ROOT_DEVICE, region_name=self.region,
             creation_date=EMULATED_UBUNTU_AMI["creation_date"],
         )
-        self.ubuntu_ami_id = ami_id
 
     # ---- Pulumi mocks --------------------------------------------------------------------------
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         typ, name = args.typ, args.name
-        inputs = _unwrap(dict(args.inputs))
+        inputs = unwrap_secrets(dict(args.inputs))
         with self._lock:
             if not self.active:
                 self.start()
@@ -238,7 +225,7 @@ class MotoMocks(pulumi.runtime.Mocks):
             return rid, state
 
     def call(self, args: pulumi.runtime.MockCallArgs):
-        tok, a = args.token, _unwrap(dict(args.args))
+        tok, a = args.token, unwrap_secrets(dict(args.args))
         with self._lock:
             if not self.active:
                 self.start()

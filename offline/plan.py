@@ -20,6 +20,8 @@ from typing import Any
 import yaml
 from pulumi import RunError
 
+from components import tags as tagsets
+
 from . import harness
 
 MASK = "****"
@@ -146,10 +148,10 @@ def summary(run: harness.ProgramRun) -> dict:
         f"{_short_type(r.type)} {r.name}: {k}={v}"
         for r in run.resources
         for k, v in (r.inputs.get("tags") or {}).items()
-        if k.startswith("kubernetes.io/cluster/")
+        if k.startswith(tagsets.CLUSTER_TAG_PREFIX)
     ) + sorted(
         f"Tag {r.name}: {r.inputs['resourceId']} {r.inputs['key']}={r.inputs['value']}"
-        for r in run.of_type("aws:ec2/tag:Tag") if r.inputs["key"].startswith("kubernetes.io/cluster/")
+        for r in run.of_type("aws:ec2/tag:Tag") if r.inputs["key"].startswith(tagsets.CLUSTER_TAG_PREFIX)
     )
     profiles = run.outputs.get("instanceProfileNames", {})
     nodes = [

@@ -462,6 +462,15 @@ def _describe(sig: tuple) -> str:
     return f"{direction} {ports} {'from' if direction == 'ingress' else 'to'} {':'.join(map(str, source))}"
 
 
+def _targeting(owners: list[Any], members: list[Any], prop: str) -> dict[str, list[Any]]:
+    """owner URN -> the member resources whose `prop` references that owner."""
+    targeting: dict[str, list[Any]] = {o.urn: [] for o in owners}
+    for member in members:
+        for owner in _referenced(member, prop, owners)[0]:
+            targeting[owner.urn].append(member)
+    return targeting
+
+
 def validate_sg_rules_single_owner(args: StackValidationArgs, report: ReportViolation) -> None:
     """A group's rules are managed either inline (`ingress`/`egress`) or by rule resources, never both:
     the group would remove the separate rules on its next update and the rules would add them back.
@@ -473,10 +482,7 @@ def validate_sg_rules_single_owner(args: StackValidationArgs, report: ReportViol
     """
     groups = [r for r in args.resources if r.resource_type == SECURITY_GROUP]
     rules = [r for r in args.resources if r.resource_type in (SG_INGRESS_RULE, SG_EGRESS_RULE, EC2_SG_RULE)]
-    targeting: dict[str, list[Any]] = {g.urn: [] for g in groups}
-    for rule in rules:
-        for g in _referenced(rule, "securityGroupId", groups)[0]:
-            targeting[g.urn].append(rule)
+    targeting = _targeting(groups, rules, "securityGroupId")
     for g in groups:
         separate = targeting[g.urn]
         if not separate:
@@ -519,12 +525,8 @@ def validate_role_policies_single_owner(args: StackValidationArgs, report: Repor
     The provider's empty placeholder (`{name: "", policy: ""}`) is ignored.
     """
     roles = [r for r in args.resources if r.resource_type == IAM_ROLE]
-    policies = [r for r in args.resources if r.resource_type == IAM_ROLE_POLICY]
-    attachments = [r for r in args.resources if r.resource_type == IAM_ROLE_POLICY_ATTACHMENT]
-    targeting: dict[str, list[Any]] = {r.urn: [] for r in roles}
-    for res in policies + attachments:
-        for role in _referenced(res, "role", roles)[0]:
-            targeting[role.urn].append(res)
+    separate_types = (IAM_ROLE_POLICY, IAM_ROLE_POLICY_ATTACHMENT)
+    targeting = _targeting(roles, [r for r in args.resources if r.resource_type in separate_types], "role")
     for role in roles:
         separate = targeting[role.urn]
         if not separate:

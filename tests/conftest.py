@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -41,6 +42,18 @@ def stack_run(request) -> harness.ProgramRun:
 def base_config() -> dict[str, str]:
     """A copy of a valid flat config (rke2-dev) that tests mutate to plant one mistake."""
     return copy.deepcopy(harness.stack_config("rke2-dev"))
+
+
+def cloud_config(reg: harness.Registration) -> dict:
+    """An instance registration's user data, parsed (it must be a #cloud-config document)."""
+    text = reg.inputs.get("userData")
+    assert isinstance(text, str) and text.startswith("#cloud-config\n"), f"{reg.urn}: user data is not cloud-config"
+    return yaml.safe_load(text)
+
+
+def written_file(doc: dict, path: str) -> str | None:
+    """Content of a cloud-init `write_files` entry, or None."""
+    return next((f["content"] for f in doc.get("write_files") or [] if f["path"] == path), None)
 
 
 def set_key(config: dict[str, str], key: str, value) -> dict[str, str]:

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from offline import harness
+from tests.conftest import cloud_config
 
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 INSTANCE_TYPE = "aws:ec2/instance:Instance"
@@ -194,13 +195,6 @@ def effective_values(release_inputs: dict, chart_defaults: dict) -> dict:
         files = deep_merge(files, yaml.safe_load(asset_text(asset)) or {})
     merged = deep_merge(clean(files), clean(release_inputs.get("values") or {}))
     return helm_coalesce(merged, chart_defaults)
-
-
-def unwrap_secret(value: Any) -> Any:
-    """A secret input is recorded as {<sig key>: <secret sig>, "value": ...}."""
-    if isinstance(value, dict) and "value" in value and len(value) == 2:
-        return value["value"]
-    return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -420,12 +414,6 @@ def test_release_values_args_rbac_network(stack_run):
 # ---------------------------------------------------------------------------------------------
 # RKE2 `ccm.install: manifest`: a bootstrap HelmChart in each server's user data.
 # ---------------------------------------------------------------------------------------------
-def cloud_config(inst: harness.Registration) -> dict:
-    text = unwrap_secret(inst.inputs.get("userData"))
-    assert isinstance(text, str) and text.startswith("#cloud-config"), f"{inst.urn}: user data is not cloud-config"
-    return yaml.safe_load(text)
-
-
 def manifest_files(inst: harness.Registration) -> list[dict]:
     return [f for f in cloud_config(inst).get("write_files") or [] if "/server/manifests/" in f.get("path", "")]
 
@@ -464,7 +452,7 @@ def test_manifest_install_schedules_on_every_server():
         assert servers and agents, f"{r.stack}: expected servers and agents"
         for inst in agents:
             assert manifest_files(inst) == [], f"{r.stack} {inst.urn}: agent got server manifests"
-            assert "HelmChart" not in unwrap_secret(inst.inputs["userData"]), f"{r.stack} {inst.urn}"
+            assert "HelmChart" not in inst.inputs["userData"], f"{r.stack} {inst.urn}"
         for inst in servers:
             files = [f for f in manifest_files(inst) if f["path"] == MANIFEST_PATH]
             assert len(files) == 1, f"{r.stack} {inst.urn}: no {MANIFEST_PATH} in write_files"

@@ -143,12 +143,18 @@ def test_vpc_without_dns_hostnames_fails_vpc_dns(built):
     assert f"modify-vpc-attribute --vpc-id {vpc} --enable-dns-hostnames" in f.fix, f.line()
 
 
+def plant_imds(built, instance_id: str, *, tokens: str, hop_limit: int) -> None:
+    """Change an instance's metadata options, restoring the program's (required, 2) afterwards."""
+    def set_options(t: str, hops: int) -> None:
+        built.ec2.modify_instance_metadata_options(InstanceId=instance_id, HttpTokens=t,
+                                                   HttpPutResponseHopLimit=hops, HttpEndpoint="enabled")
+    set_options(tokens, hop_limit)
+    built.undos.append(lambda: set_options("required", 2))
+
+
 def test_imds_optional_fails_imds(built):
     node = built.node(0)
-    built.ec2.modify_instance_metadata_options(InstanceId=node["instanceId"], HttpTokens="optional",
-                                               HttpPutResponseHopLimit=2, HttpEndpoint="enabled")
-    built.undos.append(lambda: built.ec2.modify_instance_metadata_options(
-        InstanceId=node["instanceId"], HttpTokens="required", HttpPutResponseHopLimit=2, HttpEndpoint="enabled"))
+    plant_imds(built, node["instanceId"], tokens="optional", hop_limit=2)
     f = built.only_failure()
     assert f.check == "imds" and node["instanceId"] in f.subject, f.line()
     assert "IMDSv2 is not required (HttpTokens='optional')" in f.detail, f.line()
@@ -157,10 +163,7 @@ def test_imds_optional_fails_imds(built):
 
 def test_imds_hop_limit_one_is_a_warning_only(built):
     node = built.node(0)
-    built.ec2.modify_instance_metadata_options(InstanceId=node["instanceId"], HttpTokens="required",
-                                               HttpPutResponseHopLimit=1, HttpEndpoint="enabled")
-    built.undos.append(lambda: built.ec2.modify_instance_metadata_options(
-        InstanceId=node["instanceId"], HttpTokens="required", HttpPutResponseHopLimit=2, HttpEndpoint="enabled"))
+    plant_imds(built, node["instanceId"], tokens="required", hop_limit=1)
     results = built.results()
     assert not doctor.failed(results), [r.line() for r in doctor.failed(results)]
     (warn,) = [r for r in results if r.status == doctor.WARN]

@@ -13,7 +13,7 @@ import yaml
 from components import bootstrap, config, node_plan
 from components.network_plan import plan_subnets
 from offline import harness
-from tests.conftest import set_key
+from tests.conftest import cloud_config, set_key, written_file
 
 DNS_RE = {
     "us-east-1": re.compile(r"^ip-(\d+)-(\d+)-(\d+)-(\d+)\.ec2\.internal$"),
@@ -24,16 +24,6 @@ DNS_RE = {
 def instances(run) -> dict[str, harness.Registration]:
     """Instance registrations keyed by planned node name (from the Name tag)."""
     return {r.inputs["tags"]["Name"]: r for r in run.of_type("aws:ec2/instance:Instance")}
-
-
-def cloud_config(reg) -> dict:
-    text = reg.inputs["userData"]
-    assert text.startswith("#cloud-config\n"), reg.urn
-    return yaml.safe_load(text)
-
-
-def written_file(doc: dict, path: str) -> str | None:
-    return next((f["content"] for f in doc.get("write_files", []) if f["path"] == path), None)
 
 
 def test_node_name_is_the_private_dns_name_aws_derives(stack_run):

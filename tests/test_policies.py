@@ -38,7 +38,6 @@ from tests.conftest import STACKS, run_stack_cached
 ROOT = Path(__file__).resolve().parent.parent
 PACK = ROOT / "policies"
 POLICY = {p.name: p for p in rules.POLICIES}
-SSM_ARN = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
 
 
 # --- stubs --------------------------------------------------------------------------------------

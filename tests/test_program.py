@@ -125,3 +125,24 @@ def test_offline_plan_prints_nodes_and_masks_secrets(capsys):
     assert "rke2Token:\n    ****" in text
     for node in run.outputs["nodes"]:
         assert node["name"] in text
+
+
+def test_readme_documents_every_config_key_and_output():
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    table = readme[readme.index("## Configuration reference"):readme.index("## Outputs")]
+    nested = {"network": config.NETWORK_KEYS, "access": config.ACCESS_KEYS,
+              "nodePools[i]": config.POOL_KEYS, "ccm": config.CCM_KEYS}
+    for key in config.TOP_LEVEL_KEYS:
+        if key not in nested and key != "nodePools":
+            assert f"`{key}`" in table, f"README configuration reference lacks {key}"
+    for parent, keys in nested.items():
+        for key in keys:
+            assert f"`{parent}.{key}`" in table or f"`{key}`" in table or f", {key}`" in table, \
+                f"README configuration reference lacks {parent}.{key}"
+    outputs = readme[readme.index("## Outputs"):]
+    exported = set(re.findall(r'pulumi\.export\("(\w+)"', (ROOT / "__main__.py").read_text()))
+    assert exported, "no exports found in __main__.py"
+    for name in exported:
+        assert f"`{name}`" in outputs, f"README outputs table lacks {name}"
