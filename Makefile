@@ -1,33 +1,40 @@
-# Single entry point. Everything runs inside the project's uv-managed virtualenv (.venv).
+# Convenience wrapper: every target runs `python3 -m offline.tasks <task>` (offline/tasks.py), which
+# needs nothing but python3 and finds or installs uv itself. Recipes are silent (@) so that
+# `make plan-json STACK=x > plan.json` writes nothing but the JSON to stdout.
 STACK ?= rke2-dev
-UV ?= uv
-export UV_PYTHON_DOWNLOADS = never
-
-.PHONY: setup test plan plan-json snapshots doctor
-# doctor: extra arguments, e.g. DOCTOR_ARGS=--emulated or DOCTOR_ARGS='--outputs outputs.json --profile prod'
+PYTHON ?= python3
+TASKS = $(PYTHON) -m offline.tasks
+# doctor / bench / diff: extra arguments, e.g. DOCTOR_ARGS=--emulated, BENCH_ARGS=--quick, BASE=origin/main
 DOCTOR_ARGS ?=
+BENCH_ARGS ?=
+BASE ?= origin/main
+DIFF_ARGS ?=
+
+.PHONY: setup test plan plan-json snapshots doctor bench diff kubeconfig
 
 setup:  ## install the pinned dependency set (uv.lock) into .venv
-	$(UV) sync --frozen
+	@$(TASKS) setup
 
-test: setup  ## the whole test suite, offline
-	$(UV) run --frozen python -m pytest
+test:  ## the whole test suite, offline (what CI runs)
+	@$(TASKS) test
 
-plan: setup  ## evaluate one stack against an emulated AWS account (moto) and print what it would create
-	$(UV) run --frozen python -m offline.plan $(STACK)
+plan:  ## evaluate one stack against an emulated AWS account (moto) and print what it would create
+	@$(TASKS) plan $(STACK)
 
-plan-json: setup
-	$(UV) run --frozen python -m offline.plan $(STACK) --json
+plan-json:
+	@$(TASKS) plan $(STACK) --json
 
-snapshots: setup  ## rewrite the golden plans tests/snapshots/<stack>.json
-	$(UV) run --frozen python -m offline.snapshots
+snapshots:  ## rewrite the golden plans tests/snapshots/<stack>.json
+	@$(TASKS) snapshots
 
-doctor: setup  ## check an AWS account for what the CCM needs (real credentials; DOCTOR_ARGS=--emulated for moto)
-	$(UV) run --frozen python -m offline.doctor $(STACK) $(DOCTOR_ARGS)
+doctor:  ## check an AWS account for what the CCM needs (real credentials; DOCTOR_ARGS=--emulated for moto)
+	@$(TASKS) doctor $(STACK) $(DOCTOR_ARGS)
 
-.PHONY: bench
-# bench: extra arguments, e.g. BENCH_ARGS=--write (rewrite bench/RESULTS.md) or BENCH_ARGS=--quick
-BENCH_ARGS ?=
+bench:  ## offline performance bench (always exits 0)
+	@$(TASKS) bench $(BENCH_ARGS)
 
-bench: setup  ## offline performance bench: evaluation time vs baselines, deploy graph, `pulumi up` estimate (always exits 0)
-	$(UV) run --frozen python -m bench $(BENCH_ARGS)
+diff:  ## offline per-resource diff of every stack between BASE (a git ref) and the working tree
+	@$(TASKS) diff --base $(BASE) $(DIFF_ARGS)
+
+kubeconfig:  ## write the cluster's admin kubeconfig to kubeconfig-$(STACK).yaml (mode 0600)
+	@$(TASKS) kubeconfig $(STACK)

@@ -38,11 +38,11 @@ class CloudControllerManager(pulumi.ComponentResource):
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.CCM_CHART_REPO),
             namespace=CCM_NAMESPACE,
             values=args.values.values,
-            # Deleting a chart default takes an explicit null. Pulumi drops None from `values`
-            # and the provider strips nulls unless allow_null_values, so the null travels as
-            # YAML text here; the provider merges these files first, then `values` on top.
+            # Deleting a chart default takes an explicit null. The null travels as YAML text: the
+            # provider (>= 4.30, pyproject.toml's floor) keeps nulls from these files and merges
+            # them first, then `values` on top (Helm's mergeMaps); Helm then deletes the key.
+            # `allowNullValues` is a deprecated no-op since 4.30 that warns on every preview.
             value_yaml_files=[pulumi.StringAsset(overrides)] if overrides else None,
-            allow_null_values=True,
             opts=pulumi.ResourceOptions(parent=self, provider=provider),
         )
         self.status = self.release.status

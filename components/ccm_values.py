@@ -7,9 +7,11 @@ Two merge rules shape everything here:
   that label, so for RKE the key is deleted with an explicit null.
 - Helm replaces lists: tolerations, args and clusterRoleRules given here are the whole list,
   so the chart's defaults we still need are carried over explicitly.
-And one Pulumi rule: nulls in `values` never reach Helm (the Python SDK drops None and the
-provider strips nulls unless allowNullValues), so the deleting null travels as YAML text in
-`valueYamlFiles` with `allow_null_values=True`.
+And one Pulumi rule: a null meant to delete a chart default travels as YAML text in
+`valueYamlFiles`. pulumi-kubernetes >= 4.30 (PR #4293; pyproject.toml's floor) keeps nulls from
+those files and merges them under `values`; before 4.30 it dropped them whatever
+`allowNullValues` said (now a deprecated no-op), and `None` inside `values` is not a documented
+way to send a null from Python.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import ipaddress
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 from . import tags as tagsets
 from . import versions
@@ -542,8 +542,13 @@ def _check_topology(p: _Problems, pools: tuple[NodePool, ...], warnings: list[st
         p.add("nodePools", "no node can run workloads; add a pool with the worker role and count >= 1")
 
 
-def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[str]) -> StackConfig:
-    """Turn the flat config map into a validated `StackConfig`, or raise `ConfigError`."""
+def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[str],
+          secret_keys: Iterable[str] = ()) -> StackConfig:
+    """Turn the flat config map into a validated `StackConfig`, or raise `ConfigError`.
+
+    `secret_keys`: the keys the engine marks secret (set with `pulumi config set --secret`).
+    """
+    secret_keys = frozenset(secret_keys)
     p = _Problems()
     warnings: list[str] = []
     values: dict[str, Any] = {}
@@ -645,6 +650,12 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
     if kubeconfig is not None and not kubeconfig.strip():
         p.add("kubeconfig", "is blank; set it with `pulumi config set --secret kubeconfig < kubeconfig.yaml` or remove it")
         kubeconfig = None
+    elif kubeconfig is not None and f"{NAMESPACE}:kubeconfig" not in secret_keys:
+        # Pulumi.yaml cannot declare it `secret: true` (see there), so the program insists instead:
+        # a plain-text kubeconfig would sit in the stack file, in git, unencrypted.
+        p.add("kubeconfig", "is stored as plain text in the stack file; it holds cluster-admin credentials: "
+                            "set it with `pulumi config set --secret kubeconfig < kubeconfig.yaml`")
+        kubeconfig = None
 
     if p.items:
         raise ConfigError(p.items)
@@ -674,5 +685,6 @@ def load() -> StackConfig:
 
     raw: dict[str, Any] = dict(runtime_config.get_config_env())
     raw.update(runtime_config.CONFIG.get())
+    secret = set(runtime_config.get_config_secret_keys_env()) | {k for k in raw if runtime_config.is_config_secret(k)}
     region = raw.get("aws:region")
-    return parse(raw, project=pulumi.get_project(), stack=pulumi.get_stack(), region=region)
+    return parse(raw, project=pulumi.get_project(), stack=pulumi.get_stack(), region=region, secret_keys=secret)

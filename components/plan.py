@@ -7,6 +7,7 @@ ordinary values at preview time and every node name is known in `pulumi preview`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, TypeVar
 
 import pulumi_aws as aws
 
@@ -14,6 +15,8 @@ from . import versions
 from .config import ConfigError, StackConfig
 from .network_plan import SubnetPlan, plan_subnets
 from .node_plan import CapacityError, NodePlan, plan_nodes
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -28,14 +31,44 @@ class ClusterPlan:
         return next((n.private_ip for n in self.nodes if n.is_first_server), None)
 
 
+def _looked_up(key: str, what: str, fix: str, call: Callable[[], T]) -> T:
+    """Run one look-up (an invoke); a failure becomes a ConfigError naming the key and the fix.
+
+    The provider's answer for an unknown region, missing credentials or a missing object is an
+    exception from deep inside the SDK; the user needs the key that caused it and what to do.
+    """
+    try:
+        return call()
+    except ConfigError:
+        raise
+    except Exception as err:  # noqa: BLE001 - any invoke failure ends the same way
+        detail = " ".join(str(err).split()).replace(" ()", "")  # an invoke failure names no property
+        raise ConfigError([f"{key}: {what} failed ({detail}); {fix}"]) from None
+
+
+def _available_zones(cfg: StackConfig, regular_only: bool) -> list[str]:
+    """The region's available zones: the first call to AWS, so an unknown region or missing
+    credentials surface here, named as such."""
+    # Local and wavelength zones need opt-in; only regular zones host a cluster's subnets by default.
+    filters = [{"name": "opt-in-status", "values": ["opt-in-not-required"]}] if regular_only else []
+    return _looked_up(
+        "aws:region", f"looking up the availability zones of '{cfg.region}'",
+        "check aws:region (a region your credentials can use, like us-west-2) and your AWS credentials",
+        lambda: aws.get_availability_zones(state="available", filters=filters).names,
+    )
+
+
 def _zones(cfg: StackConfig) -> list[str]:
-    if cfg.network.availability_zones:
-        return list(cfg.network.availability_zones)
-    # Local and wavelength zones need opt-in; only regular zones host a cluster's subnets.
-    found = aws.get_availability_zones(
-        state="available",
-        filters=[{"name": "opt-in-status", "values": ["opt-in-not-required"]}],
-    ).names
+    explicit = cfg.network.availability_zones
+    found = _available_zones(cfg, regular_only=not explicit)
+    if explicit:
+        missing = [z for z in explicit if z not in found]
+        if missing:
+            raise ConfigError([
+                f"rke-aws:network.availabilityZones: {', '.join(repr(z) for z in missing)} not available in "
+                f"{cfg.region}; available: {', '.join(sorted(found))}"
+            ])
+        return list(explicit)
     if len(found) < cfg.network.az_count:
         raise ConfigError([
             f"rke-aws:network.availabilityZones: {cfg.network.az_count} zones asked for, but {cfg.region} offers "
@@ -50,7 +83,11 @@ def _existing_subnets(cfg: StackConfig) -> list[SubnetPlan]:
     zones: dict[str, dict[int, str]] = {"public": {}, "private": {}}
     for tier, ids in (("public", cfg.network.public_subnet_ids), ("private", cfg.network.private_subnet_ids)):
         for i, sid in enumerate(ids or ()):
-            found = aws.ec2.get_subnet(id=sid)
+            found = _looked_up(
+                f"rke-aws:network.{tier}SubnetIds[{i}]", f"looking up subnet '{sid}' in {cfg.region}",
+                "list subnets that exist in this region and account",
+                lambda sid=sid: aws.ec2.get_subnet(id=sid),
+            )
             if found.vpc_id != cfg.network.vpc_id:
                 problems.append(f"rke-aws:network.{tier}SubnetIds[{i}]: '{sid}' is in {found.vpc_id}, not {cfg.network.vpc_id}; list subnets of that VPC")
             zones[tier][i] = found.availability_zone
@@ -67,6 +104,7 @@ def _existing_subnets(cfg: StackConfig) -> list[SubnetPlan]:
 
 def build(cfg: StackConfig) -> ClusterPlan:
     if cfg.network.bring_your_own:
+        _available_zones(cfg, regular_only=False)
         subnets = _existing_subnets(cfg)
         azs = [s.az for s in subnets if s.tier == "private"]
     else:
@@ -83,11 +121,17 @@ def _default_ami(cfg: StackConfig) -> str:
     """Latest Canonical Ubuntu 24.04 LTS; nodes ignore later AMI changes (see nodes.py)."""
     if not any(p.ami is None and p.count for p in cfg.node_pools):
         return ""
-    return aws.ec2.get_ami(
-        most_recent=True,
-        owners=[versions.UBUNTU_AMI_OWNER],
-        filters=[
-            {"name": "name", "values": [versions.UBUNTU_AMI_NAME]},
-            {"name": "state", "values": ["available"]},
-        ],
-    ).id
+    pools = ", ".join(f"nodePools[{i}]" for i, p in enumerate(cfg.node_pools) if p.ami is None and p.count)
+    return _looked_up(
+        "rke-aws:nodePools[].ami", f"looking up the default image ({versions.UBUNTU_AMI_NAME} by owner "
+        f"{versions.UBUNTU_AMI_OWNER}) in {cfg.region}",
+        f"set `ami` on {pools} to an image that exists in {cfg.region}",
+        lambda: aws.ec2.get_ami(
+            most_recent=True,
+            owners=[versions.UBUNTU_AMI_OWNER],
+            filters=[
+                {"name": "name", "values": [versions.UBUNTU_AMI_NAME]},
+                {"name": "state", "values": ["available"]},
+            ],
+        ).id,
+    )

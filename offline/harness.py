@@ -21,10 +21,15 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.sync_await import _sync_await
 
 from .mocks import AwsLikeMocks
+from .stacks import STACKS_DIR, environments
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = ROOT / "__main__.py"
-STACKS_DIR = ROOT / "stacks"
+# Test-only stacks (a phase-two stack with encrypted values, other partitions): planned, snapshotted
+# and tested like stacks/, but not environments (no workflow deploys them).
+FIXTURE_STACKS_DIR = ROOT / "tests" / "stacks"
+# What an encrypted stack value becomes offline: present and secret, its text unknown.
+SECURE_PLACEHOLDER = "offline-placeholder: encrypted value, not decrypted offline"
 PROJECT = "rke-aws"
 
 
@@ -150,6 +155,12 @@ def drain_leftover_tasks() -> None:
         task.cancel()
     if pending:
         loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    # Registrations and invokes run in the loop's default thread pool; a run that failed can
+    # leave some still running. Wait for them, so none reaches the mocks of the next run.
+    executor = getattr(loop, "_default_executor", None)
+    if executor is not None:
+        executor.shutdown(wait=True)
+        loop._default_executor = None  # asyncio creates a fresh pool on the next run_in_executor
     with settings.SETTINGS.lock:
         leftovers = list(settings.SETTINGS.outputs)
         settings.SETTINGS.outputs.clear()
@@ -158,28 +169,68 @@ def drain_leftover_tasks() -> None:
             task.exception()
 
 
-def stack_names() -> list[str]:
-    return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in STACKS_DIR.glob("Pulumi.*.yaml"))
+def stack_names(include_fixtures: bool = True) -> list[str]:
+    """Environments (stacks/), and with `include_fixtures` the test-only stacks in tests/stacks/."""
+    fixtures = [p.name[len("Pulumi."):-len(".yaml")] for p in FIXTURE_STACKS_DIR.glob("Pulumi.*.yaml")]
+    return sorted(environments() + (fixtures if include_fixtures else []))
+
+
+def stack_file(stack: str) -> Path:
+    for d in (STACKS_DIR, FIXTURE_STACKS_DIR):
+        path = d / f"Pulumi.{stack}.yaml"
+        if path.exists():
+            return path
+    raise FileNotFoundError(f"no stack file Pulumi.{stack}.yaml in {STACKS_DIR} or {FIXTURE_STACKS_DIR}")
+
+
+def _is_secure(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"secure"}
+
+
+def _decrypted_offline(value: Any) -> tuple[Any, bool]:
+    """A config value with every `{secure: ...}` replaced by SECURE_PLACEHOLDER, and whether any was."""
+    if _is_secure(value):
+        return SECURE_PLACEHOLDER, True
+    if isinstance(value, dict):
+        items = {k: _decrypted_offline(v) for k, v in value.items()}
+        return {k: v for k, (v, _) in items.items()}, any(s for _, s in items.values())
+    if isinstance(value, list):
+        items = [_decrypted_offline(v) for v in value]
+        return [v for v, _ in items], any(s for _, s in items)
+    return value, False
 
 
 def flatten_config(doc: dict) -> dict[str, str]:
-    """A stack file's `config:` as the flat map the Pulumi engine hands a program."""
+    """A stack file's `config:` as the flat map the Pulumi engine hands a program.
+
+    An encrypted value (`pulumi config set --secret` writes `{secure: v1:...}`) cannot be decrypted
+    offline; it becomes SECURE_PLACEHOLDER: present, secret (see `secret_keys_of`), text unknown, so the
+    program takes the path it takes with the real value.
+    """
     flat: dict[str, str] = {}
     for key, value in (doc.get("config") or {}).items():
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            raise ValueError(f"{key}: encrypted values cannot be evaluated offline")
+        value, _ = _decrypted_offline(value)
         flat[key] = value if isinstance(value, str) else json.dumps(value)
     return flat
 
 
+def secret_keys_of(config: dict[str, str]) -> list[str]:
+    """Keys the engine would mark secret: encrypted in the stack file (placeholder inside), and the
+    kubeconfig, which the README always sets with --secret."""
+    return sorted(k for k, v in config.items() if k.endswith(":kubeconfig") or SECURE_PLACEHOLDER in str(v))
+
+
 def stack_config(stack: str) -> dict[str, str]:
-    doc = yaml.safe_load((STACKS_DIR / f"Pulumi.{stack}.yaml").read_text()) or {}
+    doc = yaml.safe_load(stack_file(stack).read_text()) or {}
     return flatten_config(doc)
 
 
 def run_program(config: dict[str, str], stack: str = "test", preview: bool = False,
-                mocks: Optional[AwsLikeMocks] = None) -> ProgramRun:
-    """Evaluate `__main__.py` with `config` under the mocks; raises what the program raises."""
+                mocks: Optional[AwsLikeMocks] = None, secret_keys: Optional[list[str]] = None) -> ProgramRun:
+    """Evaluate `__main__.py` with `config` under the mocks; raises what the program raises.
+
+    `secret_keys`: the keys the engine marks secret; default `secret_keys_of(config)`.
+    """
     run = ProgramRun(stack=stack, config=dict(config))
     region = config.get("aws:region", "us-west-2")
     run.mocks = mocks or AwsLikeMocks(region)
@@ -190,7 +241,7 @@ def run_program(config: dict[str, str], stack: str = "test", preview: bool = Fal
 
     drain_leftover_tasks()
     settings.ROOT.set(None)
-    pulumi.runtime.set_all_config(dict(config), [k for k in config if k.endswith(":kubeconfig")])
+    pulumi.runtime.set_all_config(dict(config), secret_keys_of(config) if secret_keys is None else secret_keys)
     monitor = _RecordingMonitor(run.mocks, run)
     pulumi.runtime.set_mocks(run.mocks, project=PROJECT, stack=stack, preview=preview,
                              logger=logger, monitor=monitor)

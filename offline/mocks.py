@@ -18,6 +18,27 @@ import pulumi
 ACCOUNT_ID = "123456789012"
 
 
+def known_regions() -> frozenset[str]:
+    """Every region of every partition botocore knows (its bundled endpoints data)."""
+    global _KNOWN_REGIONS
+    if _KNOWN_REGIONS is None:
+        import boto3
+
+        session = boto3.Session()
+        _KNOWN_REGIONS = frozenset(r for part in session.get_available_partitions()
+                                   for r in session.get_available_regions("ec2", partition_name=part))
+    return _KNOWN_REGIONS
+
+
+_KNOWN_REGIONS: Optional[frozenset[str]] = None
+
+
+def region_refusal(region: str) -> Optional[str]:
+    """What the AWS provider answers every call with when configured for a region that does not
+    exist (its region validation, before any API call), or None."""
+    return None if region in known_regions() else f"configuring the AWS provider: invalid AWS Region: {region}"
+
+
 def _hex(seed: str, n: int = 17) -> str:
     return hashlib.sha256(seed.encode()).hexdigest()[:n]
 
@@ -44,6 +65,8 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         typ, name, inputs = args.typ, args.name, dict(args.inputs)
+        if typ.startswith("aws:") and region_refusal(self.region):
+            raise ValueError(region_refusal(self.region))
         self.resources.append((typ, name, inputs))
         seed = f"{typ}:{name}"
         state = dict(inputs)
@@ -137,7 +160,17 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         return out
 
     def call(self, args: pulumi.runtime.MockCallArgs):
+        """An invoke; AWS's refusal is the invoke's failure, which the program may catch (as with
+        the real engine)."""
+        try:
+            return self._call(args)
+        except ValueError as err:
+            return {}, [("", str(err))]
+
+    def _call(self, args: pulumi.runtime.MockCallArgs):
         tok, a = args.token, dict(args.args)
+        if tok.startswith("aws:") and region_refusal(self.region):
+            raise ValueError(region_refusal(self.region))
         if tok == "aws:index/getAvailabilityZones:getAvailabilityZones":
             return {
                 "names": list(self.azs),

@@ -36,6 +36,7 @@ from botocore.exceptions import ClientError
 from components import versions
 
 from .harness import unwrap_secrets
+from .mocks import region_refusal
 
 ACCOUNT_ID = "123456789012"  # moto's default account
 # The Canonical image the emulated account publishes (moto's built-in AMIs have no Ubuntu 24.04).
@@ -104,6 +105,8 @@ class MotoMocks(pulumi.runtime.Mocks):
         self._env: dict[str, Optional[str]] = {}
         self._session: Optional[boto3.Session] = None
         self._clients: dict[str, Any] = {}
+        # A region AWS does not have: the provider refuses every call (moto would raise KeyError).
+        self.refusal = region_refusal(region)
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -132,6 +135,8 @@ class MotoMocks(pulumi.runtime.Mocks):
                                       aws_session_token="testing", region_name=self.region,
                                       botocore_session=_botocore_session())
         self._clients = {}
+        if self.refusal:
+            return self  # an account in no region: every call is refused (see _require_active)
         try:
             self._ec2().describe_vpcs()  # creates the region's default VPC now, under the run's seed
             self._publish_ubuntu_ami()
@@ -172,9 +177,17 @@ class MotoMocks(pulumi.runtime.Mocks):
             raise RuntimeError("the emulated AWS account is not active")
         return self._session
 
-    def _client(self, service: str):
+    def _require_active(self, what: str) -> None:
+        # Never restart a stopped account here: a registration that arrives after its run failed
+        # (from Pulumi's worker threads) would otherwise start an account nobody stops, and the
+        # next run would find "another emulated AWS account is active".
         if not self.active:
-            self.start()
+            raise EmulatedAwsError(f"AccountStopped: {what}: the emulated AWS account is not active")
+        if self.refusal:
+            raise EmulatedAwsError(self.refusal)
+
+    def _client(self, service: str):
+        self._require_active(f"{service} client")
         if service not in self._clients:
             self._clients[service] = self._session.client(service)
         return self._clients[service]
@@ -209,8 +222,7 @@ class MotoMocks(pulumi.runtime.Mocks):
         typ, name = args.typ, args.name
         inputs = unwrap_secrets(dict(args.inputs))
         with self._lock:
-            if not self.active:
-                self.start()
+            self._require_active(f"{typ.split(':')[-1]} {name}")
             self._seed(f"{self.seed}:{typ}::{name}")
             self.resources.append((typ, name, inputs))
             handler = self._HANDLERS.get(typ)
@@ -225,15 +237,20 @@ class MotoMocks(pulumi.runtime.Mocks):
             return rid, state
 
     def call(self, args: pulumi.runtime.MockCallArgs):
+        """An invoke. AWS's refusal comes back as the invoke's failure, as the engine returns a
+        provider's error to the program (which may catch it); raising here would instead fail the
+        whole run from Pulumi's RPC bookkeeping, past the program."""
         tok, a = args.token, unwrap_secrets(dict(args.args))
         with self._lock:
-            if not self.active:
-                self.start()
             try:
-                return self._call(tok, a)
-            except ClientError as err:
-                e = err.response.get("Error", {})
-                raise EmulatedAwsError(f"{e.get('Code')}: {tok}: {e.get('Message')}") from None
+                self._require_active(tok)
+                try:
+                    return self._call(tok, a)
+                except ClientError as err:
+                    e = err.response.get("Error", {})
+                    raise EmulatedAwsError(f"{e.get('Code')}: {tok}: {e.get('Message')}") from None
+            except EmulatedAwsError as err:
+                return {}, [("", str(err))]
 
     # ---- invokes ---------------------------------------------------------------------------
 
@@ -715,7 +732,8 @@ def emulator_refusal(err: BaseException) -> Optional[EmulatedAwsError]:
         seen.add(id(e))
         if isinstance(e, EmulatedAwsError):
             return e
-        todo += [e.__cause__, e.__context__]
+        # An error raised `from None` (the program's own clean messages) hides what it replaced.
+        todo += [e.__cause__] + ([] if e.__suppress_context__ else [e.__context__])
     return None
 
 

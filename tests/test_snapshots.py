@@ -5,6 +5,7 @@ A mismatch prints a unified diff; if the change is intended, `make snapshots` re
 
 from __future__ import annotations
 
+import ipaddress
 import json
 
 import pytest
@@ -63,14 +64,17 @@ def test_snapshot_shows_iam_ccm_values_and_generated_configs(stack):
         assert role["instanceProfiles"] == [s["outputs"]["instanceProfileNames"][kind]], f"{stack}: {kind}"
     assert s["ccmValues"] == s["outputs"]["ccmValues"], stack
     names = [n["name"] for n in s["nodes"]]
+    configs = {plan.config_title(c): c["content"] for c in s["configs"]}
     if dist == "rke2":
+        ips = [ipaddress.ip_address(c["privateIp"]) for c in s["configs"]]
+        assert ips == sorted(ips), f"{stack}: node configs not ordered by address: {ips}"
         for node in names:
-            doc = s["configs"][f"{node}:/etc/rancher/rke2/config.yaml"]
+            doc = configs[f"{node}:/etc/rancher/rke2/config.yaml"]
             assert doc["node-name"] == node, f"{stack}: {node} config names {doc['node-name']}"
             assert "token" not in doc or doc["token"] == plan.MASK, f"{stack}: {node} config shows the token"
         assert s["outputs"]["rke2Token"] == plan.MASK, f"{stack}: rke2Token not masked"
     else:
-        doc = s["configs"]["cluster.yml"]
+        doc = configs["cluster.yml"]
         assert [n["hostname_override"] for n in doc["nodes"]] == names, f"{stack}: cluster.yml node names"
     for node in s["nodes"]:
         assert node["instanceId"].startswith("i-") and len(node["instanceId"]) == 19, f"{stack}: {node}"
@@ -82,8 +86,8 @@ def test_readable_plan_has_every_section(stack):
     text = plan.render(s)
     for section in ("Nodes:", "Cluster-tagged:", "IAM (", "CCM values (", "Generated configuration (secrets masked):", "Outputs:"):
         assert section in text, f"{stack}: the readable plan lacks {section!r}"
-    for name in s["configs"]:
-        assert f"  {name}:" in text, f"{stack}: {name} not printed"
+    for entry in s["configs"]:
+        assert f"  {plan.config_title(entry)}:" in text, f"{stack}: {plan.config_title(entry)} not printed"
 
 
 def test_secret_config_keys_are_masked():

