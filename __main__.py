@@ -4,9 +4,11 @@ import gc
 
 import pulumi
 
-from components import bootstrap, ccm_values, config, plan
+from components import bootstrap, ccm_values, config, history, plan, upgrades
 from components.ccm import CloudControllerManager, CloudControllerManagerArgs
-from components.iam import NodeIam, NodeIamArgs
+from components.endpoint import KUBE_API_PORT, ControlPlaneEndpoint, ControlPlaneEndpointArgs
+from components.iam import NodeIam, NodeIamArgs, ParameterAccess
+from components.manifests import ServerManifests, ServerManifestsArgs, manifest_path
 from components.network import Network, NetworkArgs
 from components.nodes import Nodes, NodesArgs
 from components.secrets import JoinToken, JoinTokenArgs
@@ -19,24 +21,89 @@ gc.set_threshold(700, 10, 100)
 
 try:
     cfg = config.load()
-    cluster = plan.build(cfg)
-except config.ConfigError as err:
+    # The stack's last outputs: running nodes stay where they are, and the version and quorum
+    # guards compare against them, all before anything is registered.
+    previous = history.read()
+    cluster = plan.build(cfg, previous)
+except (config.ConfigError, history.HistoryError) as err:
     # RunError prints the message alone: the user sees every problem, not a traceback.
     raise pulumi.RunError(str(err)) from None
 
 for warning in cfg.warnings:
     pulumi.log.warn(warning)
+for note in cluster.notes:
+    pulumi.log.info(note)
 
 name = cfg.cluster_id
-values = ccm_values.helm_values(cfg.distribution, cfg.node_pools, cfg.ccm.leader_migration, cfg.ccm.extra_args)
+rke2 = cfg.distribution == "rke2"
 manifest_install = cfg.ccm.install == "manifest"
+values = ccm_values.helm_values(cfg.distribution, cfg.node_pools, cfg.ccm.leader_migration, cfg.ccm.extra_args,
+                                cluster.ccm_image)
 
-join_token = JoinToken(name, JoinTokenArgs(cluster_id=cfg.cluster_id, extra_tags=cfg.tags)) if cfg.distribution == "rke2" else None
-iam = NodeIam(name, NodeIamArgs(cluster_id=cfg.cluster_id, ssm=cfg.access.ssm, extra_tags=cfg.tags,
-                                readable_parameter_arn=join_token.parameter_arn if join_token else None))
 network = Network(name, NetworkArgs(cluster_id=cfg.cluster_id, network=cfg.network, subnets=cluster.subnets, extra_tags=cfg.tags))
 security = ClusterSecurityGroup(name, ClusterSecurityGroupArgs(
     cluster_id=cfg.cluster_id, vpc_id=network.vpc_id, admin_cidrs=cfg.access.admin_cidrs, extra_tags=cfg.tags))
+endpoint = ControlPlaneEndpoint(name, ControlPlaneEndpointArgs(
+    cluster_id=cfg.cluster_id, mode=cfg.endpoint, vpc_id=network.vpc_id, region=cfg.region,
+    server_ips=cluster.server_ips,
+    ports=(bootstrap.RKE2_SUPERVISOR_PORT, KUBE_API_PORT) if rke2 else (KUBE_API_PORT,),
+    subnet_ids=[network.subnet_ids[s.key] for s in cluster.subnets if s.tier == "private"],
+    node_security_group_id=security.group_id, admin_cidrs=cfg.access.admin_cidrs, extra_tags=cfg.tags,
+))
+
+join_token = None
+manifests = None
+parameters: dict[str, ParameterAccess] = {}
+boot_dependencies: list[pulumi.Resource] = []
+if rke2:
+    join_token = JoinToken(name, JoinTokenArgs(
+        cluster_id=cfg.cluster_id,
+        # Clusters created before agent tokens keep one token (see secrets.py).
+        agent_token=cluster.first_deployment or previous.has_agent_token,
+        cluster_exists=bool(previous and previous.etcd_members),
+        extra_tags=cfg.tags,
+    ))
+    boot_dependencies += join_token.parameters
+    if manifest_install:
+        manifests = ServerManifests(name, ServerManifestsArgs(
+            cluster_id=cfg.cluster_id,
+            files={"ccm.yaml": ccm_values.helm_chart_manifest(values, cfg.ccm.chart_version),
+                   **upgrades.upgrade_manifests(cfg.kubernetes_version)},
+            extra_tags=cfg.tags,
+        ))
+        boot_dependencies += manifests.parameters
+    agent_arn = join_token.agent_parameter_arn
+    # GetParametersByPath is authorised on the path's own ARN, built from a sibling parameter's.
+    path_arn = (join_token.marker_arn.apply(lambda arn: arn.split(":parameter/")[0] + ":parameter" + manifest_path(cfg.cluster_id))
+                if manifest_install else None)
+    parameters = {
+        "controlplane": ParameterAccess(
+            read=[join_token.parameter_arn, join_token.marker_arn] + ([agent_arn] if agent_arn is not None else []),
+            write=[join_token.marker_arn],
+            read_path=[path_arn] if path_arn is not None else [],
+        ),
+        # Agents: the agent token only (the server token where the cluster has just one).
+        "worker": ParameterAccess(read=[agent_arn if agent_arn is not None else join_token.parameter_arn]),
+    }
+
+iam = NodeIam(name, NodeIamArgs(cluster_id=cfg.cluster_id, ssm=cfg.access.ssm, extra_tags=cfg.tags,
+                                partition=cfg.partition.name, ec2_principal=cfg.partition.ec2_principal,
+                                parameters=parameters))
+
+rke2_boot = None
+if rke2:
+    rke2_boot = bootstrap.Rke2Boot(
+        region=cfg.region,
+        ssm_host=cfg.partition.endpoint("ssm", cfg.region),
+        install_version=cfg.kubernetes_version,
+        endpoint=endpoint.name,
+        server_ips=cluster.server_ips,
+        token_parameter=join_token.parameter_name,
+        marker_parameter=join_token.marker_name,
+        agent_token_parameter=join_token.agent_parameter_name,
+        manifest_path=manifests.path if manifests else None,
+        leader_migration=cfg.ccm.leader_migration,
+    )
 
 nodes = Nodes(name, NodesArgs(
     cluster_id=cfg.cluster_id,
@@ -49,15 +116,12 @@ nodes = Nodes(name, NodesArgs(
     instance_profiles=iam.profile_names,
     ssh_user=cfg.access.ssh_user,
     ssh_key_name=cfg.access.ssh_key_name,
-    registration_ip=cluster.registration_ip,
-    region=cfg.region,
-    token_parameter=join_token.parameter_name if join_token else None,
-    boot_dependencies=tuple(iam.grants),
+    rke2=rke2_boot,
+    boot_dependencies=tuple(iam.grants) + tuple(boot_dependencies),
     leader_migration=cfg.ccm.leader_migration,
     kubernetes_version=cfg.kubernetes_version,
     ssh_key_path=cfg.access.ssh_key_path,
-    server_manifests={"aws-cloud-controller-manager.yaml": ccm_values.helm_chart_manifest(values, cfg.ccm.chart_version)}
-    if manifest_install else {},
+    api_endpoint=endpoint.name,
     protect_servers=cfg.protect_servers,
     extra_tags=cfg.tags,
 ))
@@ -65,14 +129,21 @@ nodes = Nodes(name, NodesArgs(
 if cfg.distribution == "rke":
     pulumi.export("rkeClusterYml", nodes.rke_cluster_yml)
 else:
-    pulumi.export("rke2RegistrationAddress", f"https://{cluster.registration_ip}:{bootstrap.RKE2_SUPERVISOR_PORT}")
+    pulumi.export("rke2RegistrationAddress", f"https://{endpoint.name}:{bootstrap.RKE2_SUPERVISOR_PORT}")
     pulumi.export("rke2TokenParameter", join_token.parameter_name)
     pulumi.export("rke2Token", join_token.token)
+    if join_token.agent_parameter_name:
+        pulumi.export("rke2AgentTokenParameter", join_token.agent_parameter_name)
+    pulumi.export("rke2InitMarkerParameter", join_token.marker_name)
+    if manifests:
+        pulumi.export("rke2ManifestPath", manifests.path)
 
 if cfg.kubeconfig is not None and not manifest_install:
     ccm = CloudControllerManager(name, CloudControllerManagerArgs(
         kubeconfig=pulumi.Output.secret(cfg.kubeconfig.reveal()), chart_version=cfg.ccm.chart_version, values=values))
     pulumi.export("ccmReleaseStatus", ccm.status.apply(lambda s: s.status if s else None))
+    if rke2:
+        upgrades.SystemUpgrades(name, upgrades.SystemUpgradesArgs(provider=ccm.provider, version=cfg.kubernetes_version))
 elif not manifest_install:
     pulumi.log.info(
         "aws-cloud-controller-manager not installed yet: once the cluster is up, run "
@@ -83,10 +154,15 @@ pulumi.export("clusterId", cfg.cluster_id)
 pulumi.export("distribution", cfg.distribution)
 pulumi.export("kubernetesVersion", cfg.kubernetes_version)
 pulumi.export("region", cfg.region)
+pulumi.export("controlPlaneEndpoint", endpoint.name)
+pulumi.export("kubernetesApiUrl", f"https://{endpoint.name}:{KUBE_API_PORT}")
 pulumi.export("vpcId", network.vpc_id)
 pulumi.export("subnetIds", network.subnet_ids)
+pulumi.export("subnets", {s.key: {"availabilityZone": s.az, "cidr": s.cidr, "id": network.subnet_ids[s.key]}
+                          for s in cluster.subnets})
 pulumi.export("securityGroupId", security.group_id)
 pulumi.export("instanceProfileNames", iam.profile_names)
 pulumi.export("instanceProfileArns", iam.profile_arns)
 pulumi.export("nodes", nodes.node_outputs)
+pulumi.export("ccmImage", cluster.ccm_image)
 pulumi.export("ccmValues", values.merged_for_manifest())

@@ -8,7 +8,7 @@ warning), so every key written here is checked against the lists below by the te
 from __future__ import annotations
 
 import json
-import shlex
+from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 import yaml
@@ -34,21 +34,33 @@ RKE_IN_TREE_PROVIDER = "aws"  # refused by RKE for Kubernetes >= 1.27
 
 RKE2_COMMON_KEYS = frozenset({
     "token", "token-file", "server", "node-name", "node-label", "node-taint", "node-ip", "cloud-provider-name",
-    "kubelet-arg", "kube-proxy-arg", "profile",
+    "kubelet-arg", "kube-proxy-arg", "profile", "selinux", "protect-kernel-defaults",
 })
+# rancher/rke2 pkg/cli/cmds/server.go (k3s server flags): server-only.
 RKE2_SERVER_ONLY_KEYS = frozenset({
     "tls-san", "kube-apiserver-arg", "kube-controller-manager-arg", "disable-cloud-controller", "cni",
-    "write-kubeconfig-mode",
+    "write-kubeconfig-mode", "agent-token", "agent-token-file",
+    "etcd-s3", "etcd-s3-bucket", "etcd-s3-region", "etcd-s3-folder", "etcd-s3-endpoint",
+    "etcd-snapshot-schedule-cron", "etcd-snapshot-retention", "audit-policy-file",
 })
 RKE2_SERVER_KEYS = RKE2_COMMON_KEYS | RKE2_SERVER_ONLY_KEYS
 RKE2_AGENT_KEYS = RKE2_COMMON_KEYS
 RKE2_SUPERVISOR_PORT = 9345
 RKE2_CONFIG_PATH = "/etc/rancher/rke2/config.yaml"
 RKE2_TOKEN_PATH = "/etc/rancher/rke2/join-token"
+RKE2_AGENT_TOKEN_PATH = "/etc/rancher/rke2/agent-token"
 RKE2_MANIFESTS_DIR = "/var/lib/rancher/rke2/server/manifests"
+BOOTSTRAP_PATH = "/usr/local/sbin/rke-aws-bootstrap"
+SYNC_PATH = "/usr/local/sbin/rke-aws-sync-manifests"
+# Files the manifest sync owns in RKE2's manifests directory.
+MANIFEST_PREFIX = "rke-aws-"
+SYNC_INTERVAL = "2min"  # how soon a changed manifest (CCM values, upgrade Plans) reaches the servers
 
-# curl flags for every download at boot: a fresh NAT gateway or mirror can fail the first tries.
-CURL_RETRY = "curl --fail --silent --show-error --location --retry 10 --retry-delay 5 --retry-max-time 600 --retry-all-errors"
+# Every network step at boot is retried for this long: instances no longer wait for their NAT
+# gateway (about 105 s to create), the instance role's credentials appear a few seconds after
+# boot, and a mirror can be briefly unreachable. 15 minutes, well over the 10 the issue sets.
+RETRY_SECONDS = 900
+RETRY_DELAY = 10
 # Kernel settings RKE1 nodes need for pod networking through bridges.
 RKE_SYSCTLS = {
     "net.bridge.bridge-nf-call-iptables": "1",
@@ -80,24 +92,388 @@ def _cloud_config(doc: Mapping[str, Any]) -> str:
     return "#cloud-config\n" + dump_yaml(dict(doc), width=1000)
 
 
+
+def _quote(value: Any) -> str:
+    """Always single-quoted (shlex.quote leaves safe-looking words bare, which shellcheck reads as
+    arithmetic or commands): nothing in a value is ever expanded by the shell."""
+    return "'" + str(value).replace("'", "'\\''") + "'"
+
+
+def _assignments(settings: Mapping[str, Any]) -> str:
+    return "".join(f"{k}={_quote(v)}\n" for k, v in settings.items())
+
+
+# Shell the boot scripts share: logging, a retry loop with a time budget, downloads ...
+_RETRY_SH = r"""
+log() { printf 'rke-aws: %s\n' "$*" >&2; }
+
+# retry CMD...: run CMD until it succeeds or RETRY_SECONDS have passed.
+retry() {
+  deadline=$(( $(date +%s) + RETRY_SECONDS ))
+  until "$@"; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then
+      log "giving up after ${RETRY_SECONDS}s: $*"
+      return 1
+    fi
+    sleep "$RETRY_DELAY"
+  done
+}
+
+download() {  # download URL FILE
+  curl --fail --silent --show-error --location --connect-timeout 10 --max-time 300 -o "$2.part" "$1" &&
+    mv "$2.part" "$2"
+}
+"""
+
+# ... and IMDSv2 credentials and SigV4-signed SSM calls (Ubuntu images carry curl >= 8 and python3,
+# but no AWS CLI).
+_SSM_SH = r"""
+json_get() {  # json_get KEY[.KEY...] < JSON: the value, or fail
+  python3 -c 'import json, sys
+value = json.load(sys.stdin)
+for key in sys.argv[1].split("."):
+    value = value[key]
+sys.stdout.write(value if isinstance(value, str) else json.dumps(value))' "$1"
+}
+
+credentials() {  # the instance role's keys from IMDSv2 into AK, SK, ST
+  imds_token=$(curl --fail --silent --show-error --max-time 5 -X PUT \
+    -H "X-aws-ec2-metadata-token-ttl-seconds: 300" "$IMDS/api/token") || return 1
+  role=$(curl --fail --silent --show-error --max-time 5 -H "X-aws-ec2-metadata-token: $imds_token" \
+    "$IMDS/meta-data/iam/security-credentials/") || return 1
+  [ -n "$role" ] || return 1
+  creds=$(curl --fail --silent --show-error --max-time 5 -H "X-aws-ec2-metadata-token: $imds_token" \
+    "$IMDS/meta-data/iam/security-credentials/$role") || return 1
+  AK=$(printf %s "$creds" | json_get AccessKeyId) &&
+    SK=$(printf %s "$creds" | json_get SecretAccessKey) &&
+    ST=$(printf %s "$creds" | json_get Token)
+}
+
+ssm() {  # ssm ACTION JSON: SSM's answer on stdout; on failure SSM's own error text goes to the log
+  credentials || { log "no instance role credentials from IMDS yet"; return 1; }
+  if answer=$(curl --silent --show-error --fail-with-body --connect-timeout 10 --max-time 60 \
+      --aws-sigv4 "aws:amz:$REGION:ssm" --user "$AK:$SK" -H "x-amz-security-token: $ST" \
+      -H "X-Amz-Target: AmazonSSM.$1" -H "Content-Type: application/x-amz-json-1.1" \
+      --data "$2" "https://$SSM_HOST/"); then
+    printf %s "$answer"
+  else
+    log "SSM $1 failed: $answer"
+    return 1
+  fi
+}
+
+fetch_secret() {  # fetch_secret REQUEST FILE: a SecureString into FILE (0600); nothing is left behind on failure
+  value=$(ssm GetParameter "$1" | json_get Parameter.Value) || return 1
+  if [ -z "$value" ]; then
+    log "the parameter in $1 is empty"
+    return 1
+  fi
+  if ! (umask 077 && printf %s "$value" > "$2.tmp" && mv "$2.tmp" "$2"); then
+    rm -f "$2.tmp"
+    return 1
+  fi
+}
+"""
+
+_RKE2_SH = r"""
+write_join_address() {
+  printf 'server: https://%s:%s\n' "$ENDPOINT" "$SUPERVISOR_PORT" >> "$ROOT$CONFIG"
+}
+
+marker_state() {  # the init marker's value: "pending" until the first server has initialised the cluster
+  ssm GetParameter "$MARKER_REQUEST" | json_get Parameter.Value
+}
+
+peer_answers() {  # is another server of this cluster serving RKE2's supervisor?
+  for ip in $PEER_IPS; do
+    if curl --silent --insecure --fail --connect-timeout 3 --max-time 5 -o /dev/null "https://$ip:$SUPERVISOR_PORT/cacerts"; then
+      return 0
+    fi
+  done
+  return 1
+}
+
+mark_initialised() {
+  ssm PutParameter "$(printf '{"Name": "%s", "Value": "initialized by %s at %s", "Type": "String", "Overwrite": true}' \
+    "$MARKER_PARAMETER" "$NODE_NAME" "$(date -u +%Y-%m-%dT%H:%M:%SZ)")" >/dev/null
+}
+
+log "bootstrap of $NODE_NAME ($KIND), RKE2 $INSTALL_VERSION"
+retry fetch_secret "$TOKEN_REQUEST" "$ROOT$TOKEN_FILE"
+if [ -n "$AGENT_TOKEN_REQUEST" ]; then
+  retry fetch_secret "$AGENT_TOKEN_REQUEST" "$ROOT$AGENT_TOKEN_FILE"
+fi
+
+MODE='join'
+if [ "$INITIALISER" = yes ]; then
+  # Initialise a cluster only when none exists: never once the marker says one was initialised
+  # (a replaced first server with a fresh disk would otherwise start a second, empty cluster), and
+  # not while another server answers (the marker write may have failed).
+  state=$(retry marker_state)
+  if [ "${state%% *}" = initialized ]; then
+    log "the cluster exists ($state): joining at $ENDPOINT"
+    write_join_address
+  elif peer_answers; then
+    log "another server answers: joining at $ENDPOINT"
+    write_join_address
+  else
+    log "no cluster exists yet: initialising it"
+    MODE='init'
+  fi
+fi
+
+if [ "$KIND" = server ] && [ -n "$MANIFEST_PATH" ]; then
+  retry "$ROOT$SYNC"
+fi
+
+retry download "$INSTALL_SCRIPT_URL" "$ROOT$WORK/install-rke2.sh"
+retry env INSTALL_RKE2_TYPE="$KIND" INSTALL_RKE2_VERSION="$INSTALL_VERSION" sh "$ROOT$WORK/install-rke2.sh"
+systemctl enable --now "rke2-$KIND.service"
+
+if [ "$MODE" = init ]; then
+  retry mark_initialised
+  log "cluster initialised; marker written"
+fi
+if [ "$KIND" = server ] && [ -n "$MANIFEST_PATH" ]; then
+  systemctl enable --now rke-aws-sync-manifests.timer
+fi
+log "bootstrap done ($MODE)"
+"""
+
+_SYNC_SH = r"""
+# Mirror the parameters under MANIFEST_PATH into RKE2's manifests directory: <name>.yaml holds a
+# manifest, <name>.url the address of one to download. Files this script wrote whose parameter
+# is gone are removed. Every server converges on the same content, whatever its age.
+answer=$(ssm GetParametersByPath "$MANIFEST_REQUEST") || exit 1
+mkdir -p "$ROOT$MANIFESTS"
+downloads=$(mktemp)
+trap 'rm -f "$downloads"' EXIT
+printf %s "$answer" | python3 -c '
+import json, os, sys
+directory, prefix = sys.argv[1], sys.argv[2]
+wanted = {}
+for parameter in json.load(sys.stdin).get("Parameters", []):
+    wanted[prefix + parameter["Name"].rsplit("/", 1)[1]] = parameter["Value"]
+for name in sorted(os.listdir(directory)):
+    base = name[:-len(".source")] if name.endswith(".source") else name
+    if name.startswith(prefix) and base not in wanted and base[:-len(".yaml")] + ".url" not in wanted:
+        os.remove(os.path.join(directory, name))
+for name, value in sorted(wanted.items()):
+    if name.endswith(".url"):
+        print(name[:-len(".url")] + ".yaml", value)
+        continue
+    path = os.path.join(directory, name)
+    old = open(path).read() if os.path.exists(path) else None
+    if old != value:
+        with open(path + ".tmp", "w") as f:
+            f.write(value)
+        os.replace(path + ".tmp", path)
+' "$ROOT$MANIFESTS" "$PREFIX" > "$downloads"
+while read -r file url; do
+  if [ "$(cat "$ROOT$MANIFESTS/$file.source" 2>/dev/null)" != "$url" ]; then
+    download "$url" "$ROOT$MANIFESTS/$file.download"
+    mv "$ROOT$MANIFESTS/$file.download" "$ROOT$MANIFESTS/$file"
+    printf %s "$url" > "$ROOT$MANIFESTS/$file.source"
+  fi
+done < "$downloads"
+"""
+
+_RKE_SH = r"""
+log "bootstrap of $NODE_NAME (RKE1 node, Docker $DOCKER_VERSION)"
+for module in $KERNEL_MODULES; do modprobe "$module"; done
+sysctl --system >/dev/null
+retry download "$DOCKER_INSTALL_URL" "$ROOT$WORK/install-docker.sh"
+retry sh "$ROOT$WORK/install-docker.sh"
+usermod -aG docker "$SSH_USER"
+systemctl enable --now docker
+log "bootstrap done"
+"""
+
+IMDS_URL = "http://169.254.169.254/latest"
+INSTALL_RKE2_URL = "https://get.rke2.io"
+
+
+def _script(purpose: str, settings: Mapping[str, Any], *bodies: str) -> str:
+    fixed = {
+        # Tests run the script against a scratch directory and a short budget; nodes never set these.
+        "ROOT": "${RKE_AWS_ROOT:-}",
+        "RETRY_SECONDS": f"${{RKE_AWS_RETRY_SECONDS:-{RETRY_SECONDS}}}",
+        "RETRY_DELAY": f"${{RKE_AWS_RETRY_DELAY:-{RETRY_DELAY}}}",
+    }
+    return (
+        "#!/bin/sh\n"
+        f"# {purpose}. Generated by rke-aws (components/bootstrap.py).\n"
+        "set -eu\n"
+        + "".join(f'{k}="{v}"\n' for k, v in fixed.items())
+        + _assignments(settings)
+        + "".join(bodies)
+    )
+
+
+@dataclass(frozen=True)
+class Rke2Boot:
+    """What every RKE2 node of the cluster boots with (besides its own identity)."""
+    region: str
+    ssm_host: str  # ssm.<region>.<partition DNS suffix>
+    install_version: str  # INSTALL_RKE2_VERSION: exactly the configured kubernetesVersion
+    endpoint: str  # the registration host name, in every server's tls-san and every joiner's server:
+    server_ips: tuple[str, ...]  # the planned servers, probed before initialising
+    token_parameter: str
+    marker_parameter: str
+    agent_token_parameter: Optional[str] = None
+    manifest_path: Optional[str] = None  # SSM path whose parameters mirror into the manifests dir
+    leader_migration: bool = False
+
+
+def _get_request(name: str, decrypt: bool) -> str:
+    return json.dumps({"Name": name, "WithDecryption": decrypt})
+
+
+def rke2_config(node: NodePlan, boot: Rke2Boot) -> dict[str, Any]:
+    """/etc/rancher/rke2/config.yaml of one node; only keys valid for its type (server or agent).
+
+    Tokens are referenced by file; the files are fetched from SSM at boot. The initialising server
+    has no `server:` key: its boot script adds one when a cluster already exists.
+    """
+    server = node.pool.is_server
+    doc: dict[str, Any] = {}
+    if server or boot.agent_token_parameter is None:
+        doc["token-file"] = RKE2_TOKEN_PATH
+    else:
+        doc["token-file"] = RKE2_AGENT_TOKEN_PATH  # agents hold the agent token only
+    if server and boot.agent_token_parameter is not None:
+        doc["agent-token-file"] = RKE2_AGENT_TOKEN_PATH
+    if not node.is_first_server:
+        doc["server"] = f"https://{boot.endpoint}:{RKE2_SUPERVISOR_PORT}"
+    doc["node-name"] = node.name
+    doc["node-ip"] = node.private_ip
+    # Leader migration (Kubernetes <= 1.26 only, enforced in config.py): the in-tree provider keeps
+    # running while it hands its controllers to the CCM.
+    doc["cloud-provider-name"] = "aws" if boot.leader_migration else "external"
+    if server:
+        doc["tls-san"] = [boot.endpoint, node.name, node.private_ip]
+        if boot.leader_migration:
+            doc["kube-controller-manager-arg"] = ["enable-leader-migration=true"]
+        else:
+            # cloud-provider-name: external alone leaves RKE2's own cloud controller running.
+            doc["disable-cloud-controller"] = True
+    return doc
+
+
+def rke2_boot_script(node: NodePlan, boot: Rke2Boot) -> str:
+    server = node.pool.is_server
+    agent_token = boot.agent_token_parameter
+    token = boot.token_parameter if (server or agent_token is None) else agent_token
+    settings = {
+        "NODE_NAME": node.name,
+        "KIND": "server" if server else "agent",
+        "INSTALL_VERSION": boot.install_version,
+        "INSTALL_SCRIPT_URL": INSTALL_RKE2_URL,
+        "REGION": boot.region,
+        "SSM_HOST": boot.ssm_host,
+        "IMDS": IMDS_URL,
+        "ENDPOINT": boot.endpoint,
+        "SUPERVISOR_PORT": RKE2_SUPERVISOR_PORT,
+        "INITIALISER": "yes" if node.is_first_server else "no",
+        "PEER_IPS": " ".join(ip for ip in boot.server_ips if ip != node.private_ip),
+        "CONFIG": RKE2_CONFIG_PATH,
+        "TOKEN_FILE": RKE2_TOKEN_PATH if (server or agent_token is None) else RKE2_AGENT_TOKEN_PATH,
+        "TOKEN_REQUEST": _get_request(token, True),
+        "AGENT_TOKEN_FILE": RKE2_AGENT_TOKEN_PATH,
+        "AGENT_TOKEN_REQUEST": _get_request(agent_token, True) if (server and agent_token) else "",
+        "MARKER_PARAMETER": boot.marker_parameter,
+        "MARKER_REQUEST": _get_request(boot.marker_parameter, False),
+        "MANIFEST_PATH": (boot.manifest_path or "") if server else "",
+        "SYNC": SYNC_PATH,
+        "WORK": "/var/lib/rke-aws",
+    }
+    return _script("RKE2 node bootstrap: tokens, init-or-join, install, start", settings, _RETRY_SH, _SSM_SH,
+                   'mkdir -p "$ROOT$WORK"\n', _RKE2_SH)
+
+
+def manifest_sync_script(boot: Rke2Boot) -> str:
+    settings = {
+        "REGION": boot.region,
+        "SSM_HOST": boot.ssm_host,
+        "IMDS": IMDS_URL,
+        "MANIFESTS": RKE2_MANIFESTS_DIR,
+        "PREFIX": MANIFEST_PREFIX,
+        "MANIFEST_REQUEST": json.dumps({"Path": boot.manifest_path, "Recursive": False, "MaxResults": 10}),
+    }
+    return _script("Mirror this cluster's manifests from SSM into RKE2's manifests directory", settings,
+                   _RETRY_SH, _SSM_SH, _SYNC_SH)
+
+
+# systemd units that re-run the manifest sync on every server, so changed manifests (CCM values,
+# upgrade Plans) reach running servers: their user data is ignored after the first boot.
+SYNC_SERVICE = f"""[Unit]
+Description=rke-aws: mirror the cluster's manifests from SSM into RKE2's manifests directory
+After=network-online.target
+
+[Service]
+Type=oneshot
+ExecStart={SYNC_PATH}
+"""
+SYNC_TIMER = f"""[Unit]
+Description=rke-aws: mirror the cluster's manifests every {SYNC_INTERVAL}
+
+[Timer]
+OnBootSec={SYNC_INTERVAL}
+OnUnitActiveSec={SYNC_INTERVAL}
+
+[Install]
+WantedBy=timers.target
+"""
+
+
+def rke2_user_data(node: NodePlan, boot: Rke2Boot) -> str:
+    """cloud-init for an RKE2 node: hostname, config.yaml, the boot script (and on servers in manifest
+    mode the manifest sync with its timer), then one runcmd: the boot script."""
+    files = [
+        {"path": RKE2_CONFIG_PATH, "permissions": "0600", "content": rke2_config_yaml(rke2_config(node, boot))},
+        {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke2_boot_script(node, boot)},
+    ]
+    if node.pool.is_server and boot.manifest_path:
+        files += [
+            {"path": SYNC_PATH, "permissions": "0700", "content": manifest_sync_script(boot)},
+            {"path": "/etc/systemd/system/rke-aws-sync-manifests.service", "permissions": "0644", "content": SYNC_SERVICE},
+            {"path": "/etc/systemd/system/rke-aws-sync-manifests.timer", "permissions": "0644", "content": SYNC_TIMER},
+        ]
+    # One command: cloud-init runs every runcmd entry even after a failure, and RKE2 must not start
+    # without its token.
+    doc = {**_hostname(node), "write_files": files, "runcmd": [[BOOTSTRAP_PATH]]}
+    return _cloud_config(doc)
+
+
+def rke2_config_yaml(doc: Mapping[str, Any]) -> str:
+    return dump_yaml(dict(doc))
+
+
+def rke_boot_script(node: NodePlan, ssh_user: str) -> str:
+    settings = {
+        "NODE_NAME": node.name,
+        "DOCKER_VERSION": versions.RKE_DOCKER_VERSION,
+        "DOCKER_INSTALL_URL": f"https://releases.rancher.com/install-docker/{versions.RKE_DOCKER_VERSION}.sh",
+        "KERNEL_MODULES": " ".join(RKE_KERNEL_MODULES),
+        "SSH_USER": ssh_user,
+        "WORK": "/var/lib/rke-aws",
+    }
+    return _script("RKE1 node bootstrap: kernel settings and the Docker engine RKE supports", settings,
+                   _RETRY_SH, 'mkdir -p "$ROOT$WORK"\n', _RKE_SH)
+
+
 def rke_user_data(node: NodePlan, ssh_user: str) -> str:
     """cloud-init for an RKE1 node: hostname, kernel settings, a Docker engine RKE supports."""
     sysctl = "".join(f"{k} = {v}\n" for k, v in RKE_SYSCTLS.items())
     modules = "".join(f"{m}\n" for m in RKE_KERNEL_MODULES)
-    install = f"https://releases.rancher.com/install-docker/{versions.RKE_DOCKER_VERSION}.sh"
     doc = {
         **_hostname(node),
         "write_files": [
             {"path": "/etc/modules-load.d/rke.conf", "content": modules},
             {"path": "/etc/sysctl.d/90-rke.conf", "content": sysctl},
+            {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke_boot_script(node, ssh_user)},
         ],
-        "runcmd": [
-            ["sh", "-c", " && ".join(f"modprobe {m}" for m in RKE_KERNEL_MODULES)],
-            ["sysctl", "--system"],
-            ["sh", "-c", f"{CURL_RETRY} {install} -o /tmp/install-docker.sh && sh /tmp/install-docker.sh"],
-            ["usermod", "-aG", "docker", ssh_user],
-            ["systemctl", "enable", "--now", "docker"],
-        ],
+        "runcmd": [[BOOTSTRAP_PATH]],
     }
     return _cloud_config(doc)
 
@@ -111,6 +487,7 @@ def rke_cluster_config(
     ssh_user: str,
     ssh_key_path: Optional[str],
     leader_migration: bool,
+    api_endpoint: Optional[str] = None,
 ) -> dict[str, Any]:
     """cluster.yml for `rke up`. `public_ips` maps node name to its public IP (absent: private only)."""
     doc: dict[str, Any] = {
@@ -130,6 +507,9 @@ def rke_cluster_config(
     }
     if ssh_key_path:
         doc["ssh_key_path"] = ssh_key_path
+    if api_endpoint:
+        # The API server's certificate must name the endpoint kubectl and nodes use.
+        doc["authentication"] = {"strategy": "x509", "sans": [api_endpoint]}
     if leader_migration:
         # Migration phase: the in-tree provider keeps running, handing its controllers to the CCM.
         doc["cloud_provider"] = {"name": RKE_IN_TREE_PROVIDER}
@@ -143,96 +523,3 @@ def rke_cluster_yml(*args: Any, **kwargs: Any) -> str:
     return dump_yaml(rke_cluster_config(*args, **kwargs))
 
 
-def rke2_config(
-    node: NodePlan,
-    *,
-    registration_ip: str,
-    leader_migration: bool = False,
-) -> dict[str, Any]:
-    """/etc/rancher/rke2/config.yaml of one node; only keys valid for its type (server or agent).
-
-    The join token is referenced by file; the file is fetched from SSM at boot (see fetch_parameter).
-    """
-    doc: dict[str, Any] = {"token-file": RKE2_TOKEN_PATH}
-    if not node.is_first_server:
-        doc["server"] = f"https://{registration_ip}:{RKE2_SUPERVISOR_PORT}"
-    doc["node-name"] = node.name
-    doc["node-ip"] = node.private_ip
-    if leader_migration:
-        # Migration phase: in-tree provider plus leader migration (Kubernetes <= 1.26 only).
-        doc["cloud-provider-name"] = "aws"
-    else:
-        doc["cloud-provider-name"] = "external"
-    if node.pool.is_server:
-        doc["tls-san"] = [registration_ip, node.name]
-        if leader_migration:
-            doc["kube-controller-manager-arg"] = ["enable-leader-migration=true"]
-        else:
-            # cloud-provider-name: external alone leaves RKE2's own cloud controller running.
-            doc["disable-cloud-controller"] = True
-    return doc
-
-
-def fetch_parameter_script(region: str, parameter_name: str, dest: str) -> str:
-    """Shell that reads a SecureString parameter with the instance role's credentials.
-
-    Ubuntu images carry curl (with SigV4 signing) and python3 but no AWS CLI, so the call is made
-    with curl against the SSM JSON API; credentials come from IMDSv2.
-    """
-    body = json.dumps({"Name": parameter_name, "WithDecryption": True})
-    md = "http://169.254.169.254/latest"
-    field = "python3 -c 'import json,sys; print(json.load(sys.stdin)[sys.argv[1]], end=\"\")'"
-    return "\n".join([
-        "set -eu",
-        f'T=$({CURL_RETRY} -X PUT {md}/api/token -H "X-aws-ec2-metadata-token-ttl-seconds: 300")',
-        # The role's credentials appear a few seconds after boot; --retry-all-errors waits for them.
-        f'ROLE=$({CURL_RETRY} -H "X-aws-ec2-metadata-token: $T" {md}/meta-data/iam/security-credentials/)',
-        f'CREDS=$({CURL_RETRY} -H "X-aws-ec2-metadata-token: $T" {md}/meta-data/iam/security-credentials/$ROLE)',
-        f'AK=$(printf %s "$CREDS" | {field} AccessKeyId)',
-        f'SK=$(printf %s "$CREDS" | {field} SecretAccessKey)',
-        f'ST=$(printf %s "$CREDS" | {field} Token)',
-        "umask 077",
-        f'{CURL_RETRY} --aws-sigv4 "aws:amz:{region}:ssm" --user "$AK:$SK" -H "x-amz-security-token: $ST" '
-        f'-H "X-Amz-Target: AmazonSSM.GetParameter" -H "Content-Type: application/x-amz-json-1.1" '
-        f"-d {shlex.quote(body)} https://ssm.{region}.amazonaws.com/ "
-        f"| python3 -c 'import json,sys; print(json.load(sys.stdin)[\"Parameter\"][\"Value\"], end=\"\")' > {dest}.tmp",
-        # Never leave an empty token behind: RKE2 would start a cluster of its own with it.
-        f"test -s {dest}.tmp",
-        f"mv {dest}.tmp {dest}",
-    ]) + "\n"
-
-
-def rke2_user_data(node: NodePlan, config_yaml: str, manifests: Mapping[str, str], *,
-                   region: str, token_parameter: str) -> str:
-    """cloud-init for an RKE2 node: hostname, config.yaml, join token from SSM, pinned install, service start."""
-    kind = "server" if node.pool.is_server else "agent"
-    files = [
-        {"path": RKE2_CONFIG_PATH, "permissions": "0600", "content": config_yaml},
-        {"path": "/usr/local/sbin/rke-aws-fetch-token", "permissions": "0700",
-         "content": fetch_parameter_script(region, token_parameter, RKE2_TOKEN_PATH)},
-    ]
-    if node.pool.is_server:
-        files += [
-            {"path": f"{RKE2_MANIFESTS_DIR}/{fname}", "permissions": "0600", "content": body}
-            for fname, body in sorted(manifests.items())
-        ]
-    env = f"INSTALL_RKE2_TYPE={kind} INSTALL_RKE2_VERSION={shlex.quote(versions.RKE2_VERSION)}"
-    doc = {
-        **_hostname(node),
-        "write_files": files,
-        # One chain: cloud-init runs every runcmd entry even after a failure, and RKE2 must not
-        # start without its token.
-        "runcmd": [
-            ["sh", "-c", " && ".join([
-                "sh /usr/local/sbin/rke-aws-fetch-token",
-                f"{CURL_RETRY} https://get.rke2.io -o /tmp/install-rke2.sh",
-                f"{env} sh /tmp/install-rke2.sh",
-                f"systemctl enable --now rke2-{kind}.service",
-            ])],
-        ],
-    }
-    return _cloud_config(doc)
-
-
-def rke2_config_yaml(doc: Mapping[str, Any]) -> str:
-    return dump_yaml(dict(doc))

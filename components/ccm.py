@@ -24,7 +24,7 @@ class CloudControllerManagerArgs:
 class CloudControllerManager(pulumi.ComponentResource):
     def __init__(self, name: str, args: CloudControllerManagerArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("rke-aws:ccm:CloudControllerManager", name, None, opts)
-        provider = k8s.Provider(
+        self.provider = provider = k8s.Provider(
             f"{name}-cluster",
             kubeconfig=pulumi.Output.secret(args.kubeconfig),
             opts=pulumi.ResourceOptions(parent=self),

@@ -119,10 +119,20 @@ def tolerations(distribution: str, pools: Iterable[NodePool]) -> list[dict[str, 
     return tols
 
 
+def image_values(image: str) -> dict[str, str]:
+    """`repository:tag` as the chart's image.repository / image.tag (a registry port stays in the repository)."""
+    repository, _, tag = image.rpartition(":")
+    return {"repository": repository, "tag": tag}
+
+
 def helm_values(distribution: str, pools: Iterable[NodePool], leader_migration: bool,
-                extra_args: Iterable[str]) -> CcmValues:
+                extra_args: Iterable[str], image: str) -> CcmValues:
+    """`image`: the CCM image for the cluster's Kubernetes minor (versions.CCM_IMAGE_TAGS, or
+    ccm.image); the chart's default image (v1.35.0) would be newer than most clusters, which the
+    version-skew policy forbids."""
     pools = list(pools)
     values = {
+        "image": image_values(image),
         # On the host network the CCM needs no pod network (which may wait on the CCM) and one IMDS hop.
         "hostNetworking": True,
         "args": ccm_args(leader_migration, extra_args),

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
+from . import partition as partitions
 from . import tags as tagsets
 from . import versions
 
@@ -68,6 +69,7 @@ TOP_LEVEL_KEYS = (
     "nodePools",
     "kubernetesVersion",
     "ccm",
+    "controlPlane",
     "kubeconfig",
     "tags",
     "protectServers",
@@ -89,14 +91,27 @@ EMPTY_MEANS_DEFAULT = ("clusterId", "kubernetesVersion", "kubeconfig")
 STRING_KEYS = ("distribution", "clusterId", "kubernetesVersion", "kubeconfig")
 BYO_KEYS = ("vpcId", "publicSubnetIds", "privateSubnetIds")
 CIDR_KEYS = ("vpcCidr", "publicSubnetCidrs", "privateSubnetCidrs", "natGateways")
-ACCESS_KEYS = ("adminCidrs", "sshKeyName", "sshUser", "sshKeyPath", "ssm")
-POOL_KEYS = ("name", "roles", "count", "instanceType", "subnet", "rootVolumeGb", "ami", "ipBlock")
-CCM_KEYS = ("chartVersion", "leaderMigration", "extraArgs", "install")
+ACCESS_KEYS = ("adminCidrs", "sshKeyName", "sshUser", "sshKeyPath", "ssm", "allowWorldAdmin")
+POOL_KEYS = ("name", "roles", "count", "instanceType", "subnet", "rootVolumeGb", "ami", "ipBlock",
+             "imdsHopLimit", "imdsHopLimitReason")
+CCM_KEYS = ("chartVersion", "leaderMigration", "extraArgs", "install", "image")
+CONTROL_PLANE_KEYS = ("endpoint",)
+# dns: a Route 53 private zone whose name resolves to every server (no load balancer to pay for);
+# nlb: an internal Network Load Balancer on 9345 and 6443 behind the same name.
+ENDPOINT_MODES = ("dns", "nlb")
+DEFAULT_ENDPOINT = "dns"
+# IMDS hop limit: 1 keeps instance credentials away from pods on the pod network (the CCM runs on
+# the host network); 2 hands the node role to every pod on the node, so it needs a stated reason.
+DEFAULT_IMDS_HOP_LIMIT = 1
+IMAGE_RE = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*:[\w][\w.-]{0,127}$")
 
 FLAG_RE = re.compile(r"^--[a-z0-9][a-z0-9-]*(=\S.*)?$")
 # CCM flags this program sets itself (components/ccm_values.py); --v may be overridden.
 PROGRAM_FLAGS = ("--cloud-provider", "--configure-cloud-routes", "--use-service-account-credentials")
-CLUSTER_ID_RE = re.compile(r"^[a-z][a-z0-9-]{0,62}$")
+# IAM role and instance profile names (64 characters at most) are "<clusterId>-controlplane-" plus
+# Pulumi's 7-character suffix: 64 - 21 leaves 43 for the cluster ID.
+MAX_CLUSTER_ID = 43
+CLUSTER_ID_RE = re.compile(rf"^[a-z][a-z0-9-]{{0,{MAX_CLUSTER_ID - 1}}}$")
 POOL_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
 RKE_VERSION_RE = re.compile(r"^v1\.(\d+)\.\d+-rancher\d+-\d+$")
 RKE2_VERSION_RE = re.compile(r"^v1\.(\d+)\.\d+\+rke2r\d+$")
@@ -106,8 +121,16 @@ SUBNET_ID_RE = re.compile(r"^subnet-[0-9a-f]{8,17}$")
 INSTANCE_TYPE_RE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")
 AZ_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")
 REGION_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d$")
-# AWS tag keys may not start with aws:, and the cluster tag is ours to set.
-RESERVED_TAG_PREFIXES = ("aws:", tagsets.CLUSTER_TAG_PREFIX)
+# AWS tag keys may not start with aws:; the cluster and load-balancer role tags are ours to set.
+RESERVED_TAG_PREFIXES = ("aws:", tagsets.CLUSTER_TAG_PREFIX, "kubernetes.io/role/", "rke-aws/")
+# AWS tagging rules (IAM roles included): keys 1-128, values 0-256 characters of letters, digits,
+# spaces and + - = . _ : / @; at most 50 tags per resource.
+TAG_CHARS_RE = re.compile(r"[\w\s+\-=.:/@]*")
+AWS_MAX_TAGS = 50
+# The tags a resource may carry from this program (the most on an instance).
+PROGRAM_TAG_KEYS = ("Name", "kubernetes.io/cluster/<id>", "rke-aws/pool", "rke-aws/roles",
+                    "rke-aws/imds-hop-limit-reason", "kubernetes.io/role/*")
+MAX_USER_TAGS = AWS_MAX_TAGS - len(PROGRAM_TAG_KEYS)
 
 
 class ConfigError(Exception):
@@ -149,7 +172,9 @@ class NodePool:
     subnet: str
     root_volume_gb: int
     ami: Optional[str]
-    ip_block: int
+    ip_block: Optional[int]  # None: assigned at plan time (node_plan.py)
+    imds_hop_limit: int = DEFAULT_IMDS_HOP_LIMIT
+    imds_hop_limit_reason: Optional[str] = None
 
     @property
     def is_controlplane(self) -> bool:
@@ -193,6 +218,7 @@ class AccessConfig:
     ssh_user: str
     ssh_key_path: Optional[str]
     ssm: bool
+    allow_world_admin: bool = False
 
 
 @dataclass(frozen=True)
@@ -201,6 +227,10 @@ class CcmConfig:
     leader_migration: bool
     extra_args: tuple[str, ...]
     install: str
+    image: Optional[str] = None  # explicit "repository:tag"; None: versions.CCM_IMAGE_TAGS by minor
+
+    def image_for(self, kubernetes_minor: int) -> str:
+        return self.image or f"{versions.CCM_IMAGE_REPOSITORY}:{versions.CCM_IMAGE_TAGS[kubernetes_minor]}"
 
 
 @dataclass(frozen=True)
@@ -219,10 +249,15 @@ class StackConfig:
     tags: Mapping[str, str] = field(default_factory=dict)
     protect_servers: bool = False
     warnings: tuple[str, ...] = ()
+    endpoint: str = DEFAULT_ENDPOINT
 
     @property
     def cluster_tag_key(self) -> str:
         return tagsets.cluster_tag_key(self.cluster_id)
+
+    @property
+    def partition(self) -> partitions.Partition:
+        return partitions.of_region(self.region)
 
     @property
     def kubernetes_minor(self) -> int:
@@ -231,7 +266,7 @@ class StackConfig:
 
 def kubernetes_minor(distribution: str, version: str) -> Optional[int]:
     pattern = RKE_VERSION_RE if distribution == "rke" else RKE2_VERSION_RE
-    m = pattern.match(version)
+    m = pattern.fullmatch(version)
     return int(m.group(1)) if m else None
 
 
@@ -243,6 +278,29 @@ class _Problems:
 
     def add(self, key: str, message: str) -> None:
         self.items.append(f"{NAMESPACE}:{key}: {message}")
+
+
+def _tag_key_problem(k: str) -> Optional[str]:
+    if not k or not k.strip():
+        return "is empty; tag keys need 1 to 128 characters"
+    if any(k.lower().startswith(pre) for pre in RESERVED_TAG_PREFIXES) or k == "Name":
+        return ("is reserved (Name, kubernetes.io/cluster/*, kubernetes.io/role/* and rke-aws/* are set by this "
+                "program, aws:* by AWS); choose another key")
+    if len(k) > 128:
+        return "is too long; AWS allows 128-char keys and 256-char values"
+    if not TAG_CHARS_RE.fullmatch(k):
+        return "has characters AWS does not allow in tags; use letters, digits, spaces and + - = . _ : / @"
+    return None
+
+
+def _tag_value_problem(v: Any) -> Optional[str]:
+    if not isinstance(v, str):
+        return f"{_json(v)} is not a string"
+    if len(v) > 256:
+        return "is too long; AWS allows 128-char keys and 256-char values"
+    if not TAG_CHARS_RE.fullmatch(v):
+        return "has characters AWS does not allow in tags; use letters, digits, spaces and + - = . _ : / @"
+    return None
 
 
 def _json(value: Any) -> str:
@@ -306,7 +364,7 @@ def _str(p: _Problems, key: str, value: Any, pattern: Optional[re.Pattern] = Non
     if not isinstance(value, str):
         p.add(key, f"{_json(value)} is not a string; expected {what or 'a non-empty string'}")
         return None
-    if pattern is not None and not pattern.match(value):
+    if pattern is not None and not pattern.fullmatch(value):
         p.add(key, f"'{value}' is not valid; expected {what}")
         return None
     return value
@@ -343,7 +401,7 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
     if isinstance(azs_raw, list):
         names = _str_list(p, "network.availabilityZones", azs_raw, "availability zone names like us-west-2a")
         if names is not None:
-            bad = [n for n in names if not AZ_RE.match(n)]
+            bad = [n for n in names if not AZ_RE.fullmatch(n)]
             for n in bad:
                 p.add("network.availabilityZones", f"'{n}' is not an availability zone name; write it like us-west-2a")
             if len(set(names)) != len(names):
@@ -369,7 +427,7 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
         for k in ("publicSubnetIds", "privateSubnetIds"):
             lst = _str_list(p, f"network.{k}", net.get(k), "subnet IDs like subnet-0123456789abcdef0") or []
             for s in lst:
-                if not SUBNET_ID_RE.match(s):
+                if not SUBNET_ID_RE.fullmatch(s):
                     p.add(f"network.{k}", f"'{s}' is not a subnet ID; write it like subnet-0123456789abcdef0")
             if k in net and len(lst) != az_count:
                 p.add(f"network.{k}", f"{len(lst)} subnet(s) for {az_count} availability zone(s); give one per zone, in zone order")
@@ -445,25 +503,41 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
     )
 
 
-def _parse_access(p: _Problems, raw: Any) -> AccessConfig:
+def _parse_access(p: _Problems, raw: Any, warnings: list[str]) -> AccessConfig:
     acc = _expect_obj(p, "access", raw)
     _unknown_keys(p, "access", acc, ACCESS_KEYS)
     admin = _str_list(p, "access.adminCidrs", acc.get("adminCidrs", []), "IPv4 CIDRs like 203.0.113.0/24") or []
+    allow_world = _bool(p, "access.allowWorldAdmin", acc.get("allowWorldAdmin"), False)
+    seen: dict[str, int] = {}
     for i, c in enumerate(admin):
+        key = f"access.adminCidrs[{i}]"
         try:
-            ipaddress.IPv4Network(c, strict=True)
+            net = ipaddress.IPv4Network(c, strict=True)
         except ValueError as exc:
-            p.add(f"access.adminCidrs[{i}]", f"'{c}' is not an IPv4 CIDR ({exc}); write it like 203.0.113.0/24")
+            p.add(key, f"'{c}' is not an IPv4 CIDR ({exc}); write it like 203.0.113.0/24")
+            continue
+        if str(net) != c:
+            p.add(key, f"'{c}' is not in canonical form; write {net}")
+        elif c in seen:
+            p.add(key, f"'{c}' is already listed as access.adminCidrs[{seen[c]}]; list each CIDR once")
+        elif net.prefixlen == 0 and not allow_world:
+            p.add(key, f"'{c}' opens SSH (22) and the Kubernetes API (6443) to the whole internet; list your "
+                       "networks, or set access.allowWorldAdmin true if that is really meant")
+        elif net.prefixlen == 0:
+            warnings.append(f"{NAMESPACE}:{key}: '{c}' opens SSH (22) and the Kubernetes API (6443) to the whole "
+                            "internet (access.allowWorldAdmin is true)")
+        seen.setdefault(c, i)
     return AccessConfig(
         admin_cidrs=tuple(admin),
         ssh_key_name=_str(p, "access.sshKeyName", acc.get("sshKeyName"), what="an EC2 key pair name"),
         ssh_user=_str(p, "access.sshUser", acc.get("sshUser", DEFAULT_SSH_USER), what="a login user name") or DEFAULT_SSH_USER,
         ssh_key_path=_str(p, "access.sshKeyPath", acc.get("sshKeyPath"), what="a path to the private key for rke up"),
         ssm=_bool(p, "access.ssm", acc.get("ssm"), DEFAULT_SSM),
+        allow_world_admin=allow_world,
     )
 
 
-def _parse_pools(p: _Problems, raw: Any, distribution: Optional[str]) -> tuple[NodePool, ...]:
+def _parse_pools(p: _Problems, raw: Any, distribution: Optional[str], warnings: list[str]) -> tuple[NodePool, ...]:
     if raw is None:
         p.add("nodePools", "missing; list at least one pool with controlplane, one with etcd and one with worker")
         return ()
@@ -509,19 +583,34 @@ def _parse_pools(p: _Problems, raw: Any, distribution: Optional[str]) -> tuple[N
             p.add(f"{key}.subnet", f"{_json(tier)} is not a subnet tier; use private or public")
         root = _int(p, f"{key}.rootVolumeGb", item.get("rootVolumeGb", DEFAULT_ROOT_VOLUME_GB), MIN_ROOT_GB, MAX_ROOT_GB)
         ami = _str(p, f"{key}.ami", item.get("ami"), AMI_RE, "an AMI ID like ami-0123456789abcdef0")
-        block = _int(p, f"{key}.ipBlock", item.get("ipBlock", i), 0, MAX_POOL_BLOCKS - 1)
+        block = _int(p, f"{key}.ipBlock", item["ipBlock"], 0, MAX_POOL_BLOCKS - 1) if "ipBlock" in item else None
         if block is not None:
             if block in blocks:
                 p.add(f"{key}.ipBlock", f"{block} is already used by pool '{blocks[block]}'; give each pool its own ipBlock (0 to {MAX_POOL_BLOCKS - 1})")
             blocks[block] = name or key
+        hop = _int(p, f"{key}.imdsHopLimit", item.get("imdsHopLimit", DEFAULT_IMDS_HOP_LIMIT), 1, 2)
+        reason = item.get("imdsHopLimitReason")
+        if hop == 2 and not (isinstance(reason, str) and reason.strip()):
+            p.add(f"{key}.imdsHopLimitReason", "missing; imdsHopLimit 2 lets every pod on the pool's nodes take the "
+                                               "node role's credentials: state why in imdsHopLimitReason, or keep 1")
+        elif reason is not None and hop != 2:
+            p.add(f"{key}.imdsHopLimitReason", "is set but imdsHopLimit is not 2; remove it")
+        elif hop == 2:
+            tag_problem = _tag_value_problem(reason)
+            if tag_problem:
+                p.add(f"{key}.imdsHopLimitReason", f"becomes an instance tag value and {tag_problem}")
+            else:
+                warnings.append(f"{NAMESPACE}:{key}.imdsHopLimit: 2: pods on the pool's nodes can read the node "
+                                f"role's credentials from IMDS (reason given: {reason.strip()})")
         ordered = tuple(r for r in ROLES if r in roles)
         if distribution == "rke2" and roles and ("controlplane" in roles) != ("etcd" in roles):
             p.add(
                 f"{key}.roles",
                 f"{_json(list(ordered))} is not an RKE2 node type; an RKE2 server runs both controlplane and etcd: use [controlplane, etcd] (optionally with worker) or [worker]",
             )
-        if name is not None and roles and count is not None and itype and tier in SUBNET_TIERS and root and block is not None:
-            pools.append(NodePool(name, ordered, count, itype, tier, root, ami, block))
+        if name is not None and roles and count is not None and itype and tier in SUBNET_TIERS and root and hop:
+            pools.append(NodePool(name, ordered, count, itype, tier, root, ami, block, hop,
+                                  reason.strip() if hop == 2 and isinstance(reason, str) else None))
     return tuple(pools)
 
 
@@ -566,7 +655,7 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
 
     if region is None:
         p.items.append("aws:region: missing; set it with `pulumi config set aws:region <region>`")
-    elif not REGION_RE.match(region):
+    elif not REGION_RE.fullmatch(region):
         p.items.append(f"aws:region: '{region}' is not an AWS region; write it like us-west-2")
 
     distribution = values.get("distribution")
@@ -577,18 +666,18 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
         distribution = None
 
     cluster_id = values.get("clusterId", stack)
-    if not isinstance(cluster_id, str) or not CLUSTER_ID_RE.match(cluster_id):
+    if not isinstance(cluster_id, str) or not CLUSTER_ID_RE.fullmatch(cluster_id):
         source = "" if "clusterId" in values else " (defaulted from the stack name; set clusterId)"
-        p.add("clusterId", f"{_json(cluster_id)} is not a cluster ID{source}; use 1-63 chars of a-z, 0-9 and -, starting with a letter")
+        p.add("clusterId", f"{_json(cluster_id)} is not a cluster ID{source}; use 1-{MAX_CLUSTER_ID} chars of a-z, 0-9 and -, starting with a letter")
 
     network = _parse_network(p, values.get("network"))
-    if network.availability_zones and region and REGION_RE.match(region):
+    if network.availability_zones and region and REGION_RE.fullmatch(region):
         for n in network.availability_zones:
-            if AZ_RE.match(n) and n[:-1] != region:
+            if AZ_RE.fullmatch(n) and n[:-1] != region:
                 p.add("network.availabilityZones", f"'{n}' is not a zone of {region}; use zones like {region}a")
-    access = _parse_access(p, values.get("access"))
+    access = _parse_access(p, values.get("access"), warnings)
     pools_raw = values.get("nodePools")
-    pools = _parse_pools(p, pools_raw, distribution)
+    pools = _parse_pools(p, pools_raw, distribution, warnings)
     # Topology is judged only on a complete pool list: a pool rejected above would otherwise
     # show up again as "no controlplane" or "no worker".
     if pools and isinstance(pools_raw, list) and len(pools) == len(pools_raw):
@@ -613,12 +702,20 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
     migration = _bool(p, "ccm.leaderMigration", ccm_raw.get("leaderMigration"), False)
     extra = _str_list(p, "ccm.extraArgs", ccm_raw.get("extraArgs", []), "flags like --v=4") or []
     for i, a in enumerate(extra):
-        if not FLAG_RE.match(a):
+        if not FLAG_RE.fullmatch(a):
             p.add(f"ccm.extraArgs[{i}]", f"'{a}' is not a flag; write each flag as one --name=value entry")
         elif a.split("=")[0] in PROGRAM_FLAGS:
             p.add(f"ccm.extraArgs[{i}]", f"'{a}' is set by this program; remove it")
         elif a.split("=")[0] == "--enable-leader-migration" and migration:
             p.add(f"ccm.extraArgs[{i}]", f"'{a}' is already set by ccm.leaderMigration; remove it")
+    image = _str(p, "ccm.image", ccm_raw.get("image"), IMAGE_RE,
+                 "an image reference with a tag, like registry.k8s.io/provider-aws/cloud-controller-manager:v1.33.4")
+    minor = kubernetes_minor(distribution, kver) if (distribution and kver) else None
+    if minor is not None and image is None and minor not in versions.CCM_IMAGE_TAGS:
+        known = ", ".join(f"1.{m}" for m in sorted(versions.CCM_IMAGE_TAGS))
+        p.add("kubernetesVersion", f"{kver}: no aws-cloud-controller-manager release is known for Kubernetes 1.{minor} "
+                                   f"(a CCM must not be newer than the cluster); use a minor with one ({known}) "
+                                   "or set ccm.image to a cloud-controller-manager image for 1." + str(minor))
     install = ccm_raw.get("install", DEFAULT_CCM_INSTALL)
     if install not in CCM_INSTALL_MODES:
         p.add("ccm.install", f"{_json(install)} is not an install mode; use helm or manifest")
@@ -635,16 +732,27 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
     tags_raw = _expect_obj(p, "tags", values.get("tags"))
     tags: dict[str, str] = {}
     for k, v in tags_raw.items():
-        if not isinstance(v, str):
+        key_problem = _tag_key_problem(k)
+        if key_problem:
+            p.add(f"tags.{k}", key_problem)
+        elif not isinstance(v, str):
             p.add(f"tags.{k}", f"{_json(v)} is not a string; tag values are strings")
-        elif any(k.lower().startswith(pre) for pre in RESERVED_TAG_PREFIXES) or k == "Name":
-            p.add(f"tags.{k}", "is reserved (Name and kubernetes.io/cluster/* are set by this program, aws:* by AWS); choose another key")
-        elif len(k) > 128 or len(v) > 256:
-            p.add(f"tags.{k}", "is too long; AWS allows 128-char keys and 256-char values")
+        elif _tag_value_problem(v):
+            p.add(f"tags.{k}", f"value {_tag_value_problem(v)}")
         else:
             tags[k] = v
+    if len(tags_raw) > MAX_USER_TAGS:
+        p.add("tags", f"{len(tags_raw)} tags; AWS allows {AWS_MAX_TAGS} per resource and this program sets up to "
+                      f"{len(PROGRAM_TAG_KEYS)} itself ({', '.join(PROGRAM_TAG_KEYS)}): use at most {MAX_USER_TAGS}")
 
     protect = _bool(p, "protectServers", values.get("protectServers"), False)
+
+    cp_raw = _expect_obj(p, "controlPlane", values.get("controlPlane"))
+    _unknown_keys(p, "controlPlane", cp_raw, CONTROL_PLANE_KEYS)
+    endpoint = cp_raw.get("endpoint", DEFAULT_ENDPOINT)
+    if endpoint not in ENDPOINT_MODES:
+        p.add("controlPlane.endpoint", f"{_json(endpoint)} is not an endpoint kind; use dns or nlb")
+        endpoint = DEFAULT_ENDPOINT
 
     kubeconfig = values.get("kubeconfig")
     if kubeconfig is not None and not kubeconfig.strip():
@@ -670,11 +778,12 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
         access=access,
         node_pools=pools,
         kubernetes_version=kver,
-        ccm=CcmConfig(chart, migration, tuple(extra), install),
+        ccm=CcmConfig(chart, migration, tuple(extra), install, image),
         kubeconfig=Secret(kubeconfig) if kubeconfig else None,
         tags=tags,
         protect_servers=protect,
         warnings=tuple(warnings),
+        endpoint=endpoint,
     )
 
 

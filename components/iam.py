@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
+from typing import Mapping, Optional, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -14,13 +14,22 @@ NODE_IAM_ROLES = ("controlplane", "worker")
 
 
 @dataclass(frozen=True)
+class ParameterAccess:
+    """SSM parameters one role uses at boot (ARNs; outputs of the parameters)."""
+    read: Sequence[pulumi.Input[str]] = ()
+    write: Sequence[pulumi.Input[str]] = ()
+    read_path: Sequence[pulumi.Input[str]] = ()
+
+
+@dataclass(frozen=True)
 class NodeIamArgs:
     cluster_id: str
     ssm: bool
     extra_tags: Mapping[str, str] = field(default_factory=dict)
     partition: str = "aws"
-    # SSM parameters (the RKE2 join token) every node reads at boot, and only these.
-    readable_parameter_arn: Optional[pulumi.Input[str]] = None
+    ec2_principal: str = "ec2.amazonaws.com"
+    # role -> the parameters it reads/writes at boot (RKE2), and only these
+    parameters: Mapping[str, ParameterAccess] = field(default_factory=dict)
 
 
 class NodeIam(pulumi.ComponentResource):
@@ -39,7 +48,7 @@ class NodeIam(pulumi.ComponentResource):
             rname = f"{name}-{role}"
             r = aws.iam.Role(
                 rname,
-                assume_role_policy=iam_policy.ec2_assume_role_policy(),
+                assume_role_policy=iam_policy.ec2_assume_role_policy(args.ec2_principal),
                 description=f"{role} nodes of cluster {args.cluster_id} (rke-aws)",
                 tags=tags.named(rname, args.extra_tags),
                 opts=child,
@@ -50,18 +59,20 @@ class NodeIam(pulumi.ComponentResource):
                 policy=iam_policy.policy_json(role),
                 opts=child,
             ))
-            if args.readable_parameter_arn is not None:
+            access = args.parameters.get(role)
+            if access is not None:
+                arns = pulumi.Output.all(list(access.read), list(access.write), list(access.read_path))
                 self.grants.append(aws.iam.RolePolicy(
                     f"{rname}-join-token",
                     role=r.id,
-                    policy=pulumi.Output.from_input(args.readable_parameter_arn).apply(iam_policy.parameter_read_policy),
+                    policy=arns.apply(lambda a: iam_policy.parameter_policy(a[0], a[1], a[2])),
                     opts=child,
                 ))
             if args.ssm:
-                aws.iam.RolePolicyAttachment(
-                    f"{rname}-ssm",
-                    role=r.name,
-                    policy_arn=iam_policy.managed_policy_arn(args.partition, iam_policy.SSM_MANAGED_POLICY),
+                aws.iam.RolePolicy(
+                    f"{rname}-session-manager",
+                    role=r.id,
+                    policy=iam_policy.session_manager_policy(),
                     opts=child,
                 )
             profile = aws.iam.InstanceProfile(

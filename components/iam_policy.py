@@ -97,8 +97,6 @@ SEED_WORKER_ACTIONS = (
     "ecr:BatchGetImage",
 )
 
-# Attached when access.ssm is true: lets Session Manager reach nodes without SSH.
-SSM_MANAGED_POLICY = "AmazonSSMManagedInstanceCore"
 
 
 def normalise(actions: Iterable[str]) -> list[str]:
@@ -133,12 +131,13 @@ def policy_json(role: str) -> str:
     return json.dumps(policy_document(actions_for(role)), indent=2, sort_keys=True)
 
 
-def ec2_assume_role_policy() -> str:
+def ec2_assume_role_policy(principal: str = "ec2.amazonaws.com") -> str:
+    """Trust for EC2; `principal` is the partition's (China: ec2.amazonaws.com.cn)."""
     return json.dumps(
         {
             "Version": "2012-10-17",
             "Statement": [
-                {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
+                {"Effect": "Allow", "Principal": {"Service": principal}, "Action": "sts:AssumeRole"}
             ],
         },
         indent=2,
@@ -146,17 +145,42 @@ def ec2_assume_role_policy() -> str:
     )
 
 
-def parameter_read_policy(parameter_arn: str) -> str:
-    """Read one SSM parameter (the join token); nothing else in Parameter Store."""
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [{"Sid": "ReadJoinToken", "Effect": "Allow", "Action": ["ssm:GetParameter"], "Resource": parameter_arn}],
-        },
-        indent=2,
-        sort_keys=True,
-    )
+def parameter_policy(read: list[str], write: list[str] = (), read_path: list[str] = ()) -> str:
+    """The SSM parameters a node role uses at boot, and nothing else in Parameter Store: GetParameter
+    on `read` (its tokens, the init marker), PutParameter on `write` (the marker, first server),
+    GetParametersByPath on the manifest path (servers in manifest mode)."""
+    statements = [{"Sid": "ReadOwnParameters", "Effect": "Allow", "Action": ["ssm:GetParameter"],
+                   "Resource": sorted(read)}]
+    if write:
+        statements.append({"Sid": "WriteInitMarker", "Effect": "Allow", "Action": ["ssm:PutParameter"],
+                           "Resource": sorted(write)})
+    if read_path:
+        # GetParametersByPath is authorised on the path itself; the parameters under it too.
+        statements.append({"Sid": "ReadManifests", "Effect": "Allow", "Action": ["ssm:GetParametersByPath"],
+                           "Resource": sorted({r for arn in read_path for r in (arn, f"{arn}/*")})})
+    return json.dumps({"Version": "2012-10-17", "Statement": statements}, indent=2, sort_keys=True)
 
 
-def managed_policy_arn(partition: str, name: str) -> str:
-    return f"arn:{partition}:iam::aws:policy/{name}"
+# Session Manager without AmazonSSMManagedInstanceCore, which also allows ssm:GetParameter(s) on
+# every parameter of the account (other clusters' tokens included). These are what the SSM agent
+# needs to register and to carry sessions (AWS Systems Manager docs, "Create a custom IAM role for
+# Session Manager"; domain.md section 6): no parameter reads.
+SESSION_MANAGER_ACTIONS = (
+    "ssm:UpdateInstanceInformation",
+    "ssmmessages:CreateControlChannel",
+    "ssmmessages:CreateDataChannel",
+    "ssmmessages:OpenControlChannel",
+    "ssmmessages:OpenDataChannel",
+    "ec2messages:AcknowledgeMessage",
+    "ec2messages:DeleteMessage",
+    "ec2messages:FailMessage",
+    "ec2messages:GetEndpoint",
+    "ec2messages:GetMessages",
+    "ec2messages:SendReply",
+)
+
+
+def session_manager_policy() -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Sid": "SessionManager", "Effect": "Allow", "Action": list(SESSION_MANAGER_ACTIONS), "Resource": "*"}]},
+        indent=2, sort_keys=True)

@@ -32,7 +32,8 @@ class Network(pulumi.ComponentResource):
     vpc_id: pulumi.Output[str]
     subnet_ids: dict[str, pulumi.Output[str]]
     # Per subnet key, what a node there must wait for: the reservation of its address and its
-    # way to the internet (its bootstrap downloads packages).
+    # subnet's route table. Not the NAT gateway (the slowest resource, ~105 s): a private node's
+    # boot script retries its downloads for 15 minutes instead (bootstrap.RETRY_SECONDS).
     node_dependencies: dict[str, list[pulumi.Resource]]
 
     def __init__(self, name: str, args: NetworkArgs, opts: Optional[pulumi.ResourceOptions] = None):
@@ -103,9 +104,10 @@ class Network(pulumi.ComponentResource):
             )
             self.node_dependencies[plan.key] = [reservations[plan.key], public_default, assoc]
 
-        nat_ids: list[pulumi.Output[str]] = []
+        # NAT gateways by zone index; `single` uses the lowest index, so reordering zones moves nothing.
+        nat_ids: dict[int, pulumi.Output[str]] = {}
         nat_count = {"none": 0, "single": 1, "perAz": len(public_plans)}[a.network.nat_gateways]
-        for plan in public_plans[:nat_count]:
+        for plan in sorted(public_plans, key=lambda p: p.az_index)[:nat_count]:
             eip = aws.ec2.Eip(f"{n}-nat-{plan.az_index}", domain="vpc", tags=tags.named(f"{n}-nat-{plan.az_index}", a.extra_tags), opts=child)
             nat = aws.ec2.NatGateway(
                 f"{n}-nat-{plan.az_index}",
@@ -114,7 +116,7 @@ class Network(pulumi.ComponentResource):
                 tags=tags.named(f"{n}-nat-{plan.az_index}", a.extra_tags),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=[public_default]),
             )
-            nat_ids.append(nat.id)
+            nat_ids[plan.az_index] = nat.id
 
         for plan in (p for p in a.subnets if p.tier == "private"):
             rt_name = f"{n}-private-{plan.az_index}"
@@ -122,13 +124,14 @@ class Network(pulumi.ComponentResource):
             assoc = aws.ec2.RouteTableAssociation(
                 f"{n}-{plan.key}", subnet_id=subnets[plan.key].id, route_table_id=rt.id, opts=child,
             )
-            ready: list[pulumi.Resource] = [reservations[plan.key], assoc]
             if nat_ids:
-                ready.append(aws.ec2.Route(
+                # The zone's own NAT gateway (perAz), else the single one.
+                nat_id = nat_ids.get(plan.az_index, nat_ids[min(nat_ids)])
+                aws.ec2.Route(
                     f"{rt_name}-default", route_table_id=rt.id, destination_cidr_block="0.0.0.0/0",
-                    nat_gateway_id=nat_ids[plan.az_index % len(nat_ids)], opts=child,
-                ))
-            self.node_dependencies[plan.key] = ready
+                    nat_gateway_id=nat_id, opts=child,
+                )
+            self.node_dependencies[plan.key] = [reservations[plan.key], assoc]
 
     def _tag_existing(self) -> None:
         a, n, child = self._args, self._name, self._child

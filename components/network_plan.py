@@ -1,18 +1,21 @@
 """Deterministic subnet layout derived from the VPC CIDR.
 
-The VPC is cut into 16 equal slots (four more prefix bits). Private subnet of AZ i takes slot i,
-public subnet of AZ i takes slot 8 + i. A subnet's CIDR therefore depends only on the VPC CIDR,
-its tier and its AZ's position: adding an AZ at the end never renumbers an existing subnet.
+The VPC is cut into 16 equal slots (four more prefix bits). The private subnet of the zone with
+index i takes slot i, the public one slot 8 + i. A zone keeps its index for the life of the stack
+(from the stack's last outputs, components/history.py); a zone seen for the first time takes the
+lowest index no zone used before. So adding, removing or reordering zones never renumbers, and so
+never replaces, an existing subnet.
 """
 
 from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
-from typing import Optional
+from typing import Mapping, Optional, Sequence
 
-SUBNET_NEWBITS = 4  # 16 slots: up to 6 AZs per tier with room to spare
+SUBNET_NEWBITS = 4  # 16 slots: up to 8 zone indices per tier
 PUBLIC_SLOT_OFFSET = 8
+MAX_ZONE_INDEX = PUBLIC_SLOT_OFFSET - 1
 
 
 @dataclass(frozen=True)
@@ -35,11 +38,38 @@ def default_subnet_cidr(vpc_cidr: str, tier: str, az_index: int) -> str:
     return str(ipaddress.IPv4Network((base, vpc.prefixlen + SUBNET_NEWBITS)))
 
 
+def zone_indices(azs: Sequence[str], previous: Optional[Mapping[str, str]] = None) -> dict[str, int]:
+    """Zone -> index. `previous`: subnet key ("private-1") -> zone, from the last outputs.
+
+    Zones that had subnets keep their index; new zones take, in the order given, the lowest index
+    that no zone had before (an index freed in this very update is not reused until the next one,
+    because the old subnet is deleted only after the new one would be created).
+    """
+    before: dict[str, int] = {}
+    for key, az in (previous or {}).items():
+        before.setdefault(az, int(key.rsplit("-", 1)[1]))
+    used = set(before.values())
+    out: dict[str, int] = {}
+    for az in azs:
+        if az in before:
+            out[az] = before[az]
+            continue
+        free = next(i for i in range(MAX_ZONE_INDEX + 2) if i not in used)
+        if free > MAX_ZONE_INDEX:
+            raise ValueError(f"no free subnet slot for zone {az}: indices 0-{MAX_ZONE_INDEX} are taken by {sorted(used)}")
+        out[az] = free
+        used.add(free)
+    return out
+
+
 def plan_subnets(vpc_cidr: str, azs: list[str], public: Optional[tuple[str, ...]] = None,
-                 private: Optional[tuple[str, ...]] = None) -> list[SubnetPlan]:
+                 private: Optional[tuple[str, ...]] = None,
+                 previous: Optional[Mapping[str, str]] = None) -> list[SubnetPlan]:
+    """Explicit CIDR lists are one per zone in the order `azs` lists the zones."""
+    index = zone_indices(azs, previous)
     plans = []
     for tier, explicit in (("public", public), ("private", private)):
-        for i, az in enumerate(azs):
-            cidr = explicit[i] if explicit else default_subnet_cidr(vpc_cidr, tier, i)
-            plans.append(SubnetPlan(tier, i, az, cidr))
+        for pos, az in enumerate(azs):
+            cidr = explicit[pos] if explicit else default_subnet_cidr(vpc_cidr, tier, index[az])
+            plans.append(SubnetPlan(tier, index[az], az, cidr))
     return plans

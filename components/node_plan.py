@@ -7,18 +7,27 @@ shows up in `pulumi preview`, cluster.yml and the RKE2 configs.
 
 Address layout inside each subnet of size S: offsets [S/4, S/2) form the node range, reserved
 with an explicit subnet CIDR reservation so AWS never hands those addresses to NAT gateways or
-load balancer interfaces. The range is cut into MAX_POOL_BLOCKS equal blocks; a pool owns block
-`ipBlock` (default: its position in `nodePools`). Node j of a pool sits in AZ j mod #AZs at slot
-FIRST_SLOT + j div #AZs of its block. So a node's address depends only on its pool's block, its own index and
-the AZ count: adding nodes at the end of a pool, or pools at the end of the list, moves nobody.
+load balancer interfaces. The range is cut into MAX_POOL_BLOCKS equal blocks; each pool owns one.
+
+Placement is stable (components/history.py gives the stack's last outputs):
+- a running node keeps its zone, subnet and address; only new nodes are placed, and only nodes
+  removed from the config (count lowered, pool removed) go away;
+- a pool keeps its block; a new pool takes its `ipBlock`, or the lowest block no pool used before;
+- a new node goes to the zone where its pool has the fewest nodes (ties: lowest zone index), at
+  the lowest free slot of its pool's block there. On a new stack this is node j -> zone j mod #zones,
+  slot FIRST_SLOT + j div #zones.
+So adding a zone, adding or inserting a pool anywhere, or reordering pools moves nobody.
 """
 
 from __future__ import annotations
 
 import ipaddress
+from collections import Counter
 from dataclasses import dataclass
+from typing import Optional
 
 from .config import MAX_POOL_BLOCKS, NodePool, StackConfig
+from .history import PlannedMember, Previous
 from .network_plan import SubnetPlan
 
 
@@ -33,6 +42,7 @@ class NodePlan:
     az_index: int
     subnet: SubnetPlan
     is_first_server: bool
+    ip_block: int = 0
 
     @property
     def roles(self) -> tuple[str, ...]:
@@ -46,6 +56,10 @@ class NodePlan:
     @property
     def public(self) -> bool:
         return self.subnet.tier == "public"
+
+    def member(self, key_name: Optional[str]) -> PlannedMember:
+        return PlannedMember(self.pool.name, self.index, self.private_ip, self.az, self.subnet.tier, key_name,
+                             self.pool.is_etcd)
 
 
 class CapacityError(Exception):
@@ -80,44 +94,121 @@ def block_capacity(cidr: str) -> int:
     return max(block_size(cidr) - FIRST_SLOT - 1, 0)
 
 
-def plan_nodes(cfg: StackConfig, subnets: list[SubnetPlan]) -> list[NodePlan]:
-    """Every node of every pool, in config order. Raises CapacityError when a pool does not fit."""
+def block_of(ip: str, cidr: str) -> Optional[int]:
+    """The pool block an address lies in, or None outside the node range."""
+    addr, rng = ipaddress.IPv4Address(ip), node_range(cidr)
+    if addr not in rng:
+        return None
+    return (int(addr) - int(rng.network_address)) // block_size(cidr)
+
+
+def _slot_ips(subnet: SubnetPlan, block: int) -> list[str]:
+    base = node_range(subnet.cidr).network_address + block * block_size(subnet.cidr)
+    return [str(base + FIRST_SLOT + k) for k in range(block_capacity(subnet.cidr))]
+
+
+def _pool_blocks(cfg: StackConfig, previous: Optional[Previous], subnets: list[SubnetPlan],
+                 problems: list[str]) -> dict[str, int]:
+    """Pool name -> block: kept from the last outputs, else `ipBlock`, else the lowest unused."""
+    cidr_of = {(s.tier, s.az): s.cidr for s in subnets}
+    before: dict[str, int] = {}
+    for n in previous.nodes if previous else ():
+        block = n.ip_block
+        if block is None and (n.tier, n.availability_zone) in cidr_of:  # outputs of the first releases
+            block = block_of(n.private_ip, cidr_of[(n.tier, n.availability_zone)])
+        if block is not None:
+            before.setdefault(n.pool, block)
+    blocks: dict[str, int] = {}
+    taken = set(before.values()) | {p.ip_block for p in cfg.node_pools if p.ip_block is not None and p.name not in before}
+    for i, pool in enumerate(cfg.node_pools):
+        if pool.name in before:
+            blocks[pool.name] = before[pool.name]
+            if pool.ip_block is not None and pool.ip_block != before[pool.name]:
+                problems.append(f"rke-aws:nodePools[{i}].ipBlock: {pool.ip_block}, but pool '{pool.name}' runs in block "
+                                f"{before[pool.name]}; a running pool keeps its addresses: set {before[pool.name]} or remove ipBlock")
+        elif pool.ip_block is not None:
+            owner = next((n for n, b in before.items() if b == pool.ip_block), None)
+            if owner is not None:
+                problems.append(f"rke-aws:nodePools[{i}].ipBlock: {pool.ip_block} holds pool '{owner}' (running); "
+                                "choose a free block or remove ipBlock")
+            blocks[pool.name] = pool.ip_block
+        else:
+            free = next((b for b in range(MAX_POOL_BLOCKS) if b not in taken), None)
+            if free is None:
+                problems.append(f"rke-aws:nodePools[{i}]: no free address block (0-{MAX_POOL_BLOCKS - 1} are used by "
+                                "running or configured pools); remove a pool first")
+                continue
+            blocks[pool.name] = free
+            taken.add(free)
+    return blocks
+
+
+def plan_nodes(cfg: StackConfig, subnets: list[SubnetPlan], previous: Optional[Previous] = None) -> list[NodePlan]:
+    """Every node of every pool, in config order. Raises CapacityError listing every problem."""
     by_tier: dict[str, list[SubnetPlan]] = {"public": [], "private": []}
     for s in sorted(subnets, key=lambda s: s.az_index):
         by_tier[s.tier].append(s)
-    plans: list[NodePlan] = []
     problems: list[str] = []
+    blocks = _pool_blocks(cfg, previous, subnets, problems)
+    # Addresses of the last run are never handed to a new node in this update: a removed node's
+    # address is freed only after its instance is gone.
+    taken = {n.private_ip for n in previous.nodes} if previous else set()
+    plans: list[NodePlan] = []
     first_server_seen = False
     for pool_index, pool in enumerate(cfg.node_pools):
-        tier_subnets = by_tier[pool.subnet]
-        n_az = len(tier_subnets)
-        per_az = -(-pool.count // n_az) if n_az else 0
-        capacity = min((block_capacity(s.cidr) for s in tier_subnets), default=0)
-        if per_az > capacity:
-            problems.append(
-                f"rke-aws:nodePools[{pool_index}].count: {pool.count} nodes need {per_az} addresses per {pool.subnet} subnet, "
-                f"but a pool block there holds {capacity}; use fewer nodes per pool, more zones or larger subnets"
-            )
+        if pool.name not in blocks:
             continue
+        block = blocks[pool.name]
+        tier_subnets = by_tier[pool.subnet]
+        running = previous.pool_nodes(pool.name) if previous else {}
+        placed: dict[int, tuple[SubnetPlan, str]] = {}
+        for j, old in sorted(running.items()):
+            if j >= pool.count:
+                continue  # explicitly removed: count lowered
+            if old.tier != pool.subnet:
+                problems.append(f"rke-aws:nodePools[{pool_index}].subnet: '{pool.subnet}', but pool '{pool.name}' runs in "
+                                f"{old.tier} subnets; changing the tier would replace every node: add a new pool instead")
+                break
+            here = next((s for s in tier_subnets if s.az == old.availability_zone), None)
+            if here is None:
+                problems.append(f"rke-aws:network.availabilityZones: {old.availability_zone} is gone, but node {old.name} "
+                                f"(nodePools[{pool_index}] '{pool.name}') runs there; lower the pool's count or remove "
+                                "the pool first, then the zone")
+                continue
+            if ipaddress.IPv4Address(old.private_ip) in ipaddress.IPv4Network(here.cidr):
+                placed[j] = (here, old.private_ip)
+        per_zone = Counter(s.az for s, _ in placed.values())
+        used = taken | {ip for _, ip in placed.values()} | {p.private_ip for p in plans}
         for j in range(pool.count):
-            subnet = tier_subnets[j % n_az]
-            base = node_range(subnet.cidr).network_address
-            ip = str(base + pool.ip_block * block_size(subnet.cidr) + FIRST_SLOT + j // n_az)
+            if j in placed or not tier_subnets:
+                continue
+            # The zone where this pool has the fewest nodes (ties: the lowest zone index) ...
+            for subnet in sorted(tier_subnets, key=lambda s: (per_zone[s.az], s.az_index)):
+                # ... at its lowest free slot.
+                ip = next((ip for ip in _slot_ips(subnet, block) if ip not in used), None)
+                if ip is not None:
+                    break
+            if ip is None:
+                capacity = min((block_capacity(s.cidr) for s in tier_subnets), default=0)
+                per_az = -(-pool.count // len(tier_subnets))
+                problems.append(
+                    f"rke-aws:nodePools[{pool_index}].count: {pool.count} nodes need {per_az} addresses per {pool.subnet} subnet, "
+                    f"but a pool block there holds {capacity}; use fewer nodes per pool, more zones or larger subnets"
+                )
+                break
+            placed[j] = (subnet, ip)
+            per_zone[subnet.az] += 1
+            used.add(ip)
+        if not tier_subnets and pool.count:
+            problems.append(f"rke-aws:nodePools[{pool_index}].subnet: no {pool.subnet} subnet to place the pool in")
+        for j in sorted(placed):
+            subnet, ip = placed[j]
             is_first = cfg.distribution == "rke2" and pool.is_server and not first_server_seen
             first_server_seen = first_server_seen or is_first
-            plans.append(
-                NodePlan(
-                    pool=pool,
-                    index=j,
-                    resource_name=f"{pool.name}-{j}",
-                    private_ip=ip,
-                    name=private_dns_name(ip, cfg.region),
-                    az=subnet.az,
-                    az_index=subnet.az_index,
-                    subnet=subnet,
-                    is_first_server=is_first,
-                )
-            )
+            plans.append(NodePlan(
+                pool=pool, index=j, resource_name=f"{pool.name}-{j}", private_ip=ip, name=private_dns_name(ip, cfg.region),
+                az=subnet.az, az_index=subnet.az_index, subnet=subnet, is_first_server=is_first, ip_block=block,
+            ))
     if problems:
         raise CapacityError(problems)
     return plans

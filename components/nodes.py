@@ -15,9 +15,10 @@ import pulumi_aws as aws
 from . import bootstrap, tags
 from .node_plan import NodePlan
 
-# The CCM runs in a pod; with IMDSv2 required, a pod needs one hop more than the host.
-IMDS_HOP_LIMIT = 2
 ROOT_VOLUME_TYPE = "gp3"
+# Instance tag saying why a pool lets pods reach IMDS (imdsHopLimit 2); the policy pack and doctor
+# accept hop limit 2 only with it.
+IMDS_REASON_TAG = "rke-aws/imds-hop-limit-reason"
 # A new AMI release or an edited bootstrap script must not replace running nodes on a routine
 # `pulumi up`; replace deliberately with `pulumi up --replace <urn>` (see README).
 IGNORED_ON_UPDATE = ["ami", "userData", "userDataBase64"]
@@ -35,26 +36,27 @@ class NodesArgs:
     instance_profiles: Mapping[str, pulumi.Input[str]]  # IAM role kind -> instance profile name
     ssh_user: str
     ssh_key_name: Optional[str] = None
-    registration_ip: Optional[str] = None
-    region: str = ""
-    token_parameter: Optional[str] = None  # SSM parameter holding the RKE2 join token
-    # Resources a node must wait for besides its subnet's (e.g. IAM grants it uses at boot).
+    rke2: Optional[bootstrap.Rke2Boot] = None  # RKE2: what every node boots with
+    # Resources a node must wait for besides its subnet's (IAM grants and parameters it uses at boot).
     boot_dependencies: tuple = ()
     leader_migration: bool = False
     kubernetes_version: str = ""
     ssh_key_path: Optional[str] = None
-    server_manifests: Mapping[str, str] = field(default_factory=dict)
+    api_endpoint: Optional[str] = None  # RKE1: in cluster.yml's authentication.sans
     protect_servers: bool = False
     extra_tags: Mapping[str, str] = field(default_factory=dict)
 
 
 def node_tags(cluster_id: str, node: NodePlan, extra: Mapping[str, str]) -> dict[str, str]:
     # Exactly one cluster tag: the CCM refuses to start on an instance with two.
-    return {
+    out = {
         **tags.cluster_owned(cluster_id, node.name, extra),
         "rke-aws/pool": node.pool.name,
         "rke-aws/roles": ",".join(node.roles),
     }
+    if node.pool.imds_hop_limit_reason:
+        out[IMDS_REASON_TAG] = node.pool.imds_hop_limit_reason
+    return out
 
 
 class Nodes(pulumi.ComponentResource):
@@ -78,7 +80,8 @@ class Nodes(pulumi.ComponentResource):
                 metadata_options=aws.ec2.InstanceMetadataOptionsArgs(
                     http_endpoint="enabled",
                     http_tokens="required",
-                    http_put_response_hop_limit=IMDS_HOP_LIMIT,
+                    # 1 unless the pool states why pods need the node's credentials (config.py).
+                    http_put_response_hop_limit=node.pool.imds_hop_limit,
                 ),
                 root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
                     volume_type=ROOT_VOLUME_TYPE,
@@ -97,13 +100,13 @@ class Nodes(pulumi.ComponentResource):
                     protect=protect,
                 ),
             )
-        self.node_outputs = [self._node_output(n) for n in args.nodes]
+        self.node_outputs = [self._node_output(n, args) for n in args.nodes]
         self.rke_cluster_yml: Optional[pulumi.Output[str]] = None
         if args.distribution == "rke":
             self.rke_cluster_yml = self._cluster_yml(args)
         self.register_outputs({"nodes": self.node_outputs})
 
-    def _node_output(self, node: NodePlan) -> dict:
+    def _node_output(self, node: NodePlan, args: NodesArgs) -> dict:
         inst = self.instances[node.name]
 
         def checked(actual: str) -> str:
@@ -112,15 +115,21 @@ class Nodes(pulumi.ComponentResource):
                 raise pulumi.RunError(f"node {node.name}: EC2 reports private DNS name {actual}; the CCM matches nodes by this name")
             return actual
 
+        # index, subnet, ipBlock and keyName are read back on the next run (components/history.py):
+        # they keep this node where it is and let the quorum guard see what would replace it.
         return {
             "name": node.name,
             "pool": node.pool.name,
+            "index": node.index,
             "roles": list(node.roles),
             "instanceId": inst.id,
             "privateIp": inst.private_ip,
             "privateDns": inst.private_dns.apply(checked),
             "publicIp": inst.public_ip,
             "availabilityZone": node.az,
+            "subnet": node.subnet.key,
+            "ipBlock": node.ip_block,
+            "keyName": args.ssh_key_name,
         }
 
     def _cluster_yml(self, args: NodesArgs) -> pulumi.Output[str]:
@@ -128,13 +137,12 @@ class Nodes(pulumi.ComponentResource):
         ips = pulumi.Output.all(**public) if public else pulumi.Output.from_input({})
         return ips.apply(lambda known: bootstrap.rke_cluster_yml(
             args.nodes, known, cluster_id=args.cluster_id, kubernetes_version=args.kubernetes_version,
-            ssh_user=args.ssh_user, ssh_key_path=args.ssh_key_path, leader_migration=args.leader_migration))
+            ssh_user=args.ssh_user, ssh_key_path=args.ssh_key_path, leader_migration=args.leader_migration,
+            api_endpoint=args.api_endpoint))
 
     @staticmethod
     def _user_data(node: NodePlan, args: NodesArgs) -> str:
         if args.distribution == "rke":
             return bootstrap.rke_user_data(node, args.ssh_user)
-        assert args.registration_ip is not None and args.token_parameter is not None
-        doc = bootstrap.rke2_config(node, registration_ip=args.registration_ip, leader_migration=args.leader_migration)
-        return bootstrap.rke2_user_data(node, bootstrap.rke2_config_yaml(doc), args.server_manifests,
-                                        region=args.region, token_parameter=args.token_parameter)
+        assert args.rke2 is not None
+        return bootstrap.rke2_user_data(node, args.rke2)

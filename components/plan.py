@@ -7,13 +7,14 @@ ordinary values at preview time and every node name is known in `pulumi preview`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import Callable, Optional, TypeVar
 
 import pulumi_aws as aws
 
 from . import versions
 from .config import ConfigError, StackConfig
 from .network_plan import SubnetPlan, plan_subnets
+from .history import Previous, parse_version, quorum_problems, version_problems
 from .node_plan import CapacityError, NodePlan, plan_nodes
 
 T = TypeVar("T")
@@ -25,10 +26,18 @@ class ClusterPlan:
     subnets: tuple[SubnetPlan, ...]
     nodes: tuple[NodePlan, ...]
     default_ami: str = ""
+    previous: Optional[Previous] = None
+    ccm_image: str = ""
+    notes: tuple[str, ...] = ()  # what the user should know about this update (logged)
 
     @property
-    def registration_ip(self) -> str | None:
-        return next((n.private_ip for n in self.nodes if n.is_first_server), None)
+    def server_ips(self) -> tuple[str, ...]:
+        """The addresses behind the control-plane endpoint: RKE2 servers, RKE1 controlplane nodes."""
+        return tuple(n.private_ip for n in self.nodes if n.pool.is_controlplane)
+
+    @property
+    def first_deployment(self) -> bool:
+        return self.previous is None
 
 
 def _looked_up(key: str, what: str, fix: str, call: Callable[[], T]) -> T:
@@ -102,19 +111,68 @@ def _existing_subnets(cfg: StackConfig) -> list[SubnetPlan]:
     return plans
 
 
-def build(cfg: StackConfig) -> ClusterPlan:
+def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
+    """Everything before the first resource; `previous`: the stack's last outputs (history.read())."""
+    problems = version_problems(previous, cfg.distribution, cfg.kubernetes_version)
+    if problems:
+        raise ConfigError(problems)
     if cfg.network.bring_your_own:
         _available_zones(cfg, regular_only=False)
         subnets = _existing_subnets(cfg)
         azs = [s.az for s in subnets if s.tier == "private"]
     else:
         azs = _zones(cfg)
-        subnets = plan_subnets(cfg.network.vpc_cidr, azs, cfg.network.public_subnet_cidrs, cfg.network.private_subnet_cidrs)
+        try:
+            subnets = plan_subnets(cfg.network.vpc_cidr, azs, cfg.network.public_subnet_cidrs,
+                                   cfg.network.private_subnet_cidrs, previous.subnet_zones if previous else None)
+        except ValueError as err:
+            raise ConfigError([f"rke-aws:network.availabilityZones: {err}"]) from None
     try:
-        nodes = plan_nodes(cfg, subnets)
+        nodes = plan_nodes(cfg, subnets, previous)
     except CapacityError as exc:
         raise ConfigError(exc.problems) from None
-    return ClusterPlan(tuple(azs), tuple(subnets), tuple(nodes), _default_ami(cfg))
+    problems = quorum_problems(previous, [n.member(cfg.access.ssh_key_name) for n in nodes])
+    problems += upgrade_problems(cfg, previous, nodes)
+    if problems:
+        raise ConfigError(problems)
+    image, notes = ccm_image(cfg, previous)
+    return ClusterPlan(tuple(azs), tuple(subnets), tuple(nodes), _default_ami(cfg), previous, image, notes)
+
+
+def upgrade_problems(cfg: StackConfig, previous: Optional[Previous], nodes: list[NodePlan]) -> list[str]:
+    """A version change must have a way to the running nodes, and come alone: a node added in the
+    same update would boot the new version before the servers run it (a kubelet must not be newer
+    than its kube-apiserver)."""
+    if previous is None or previous.kubernetes_version in (None, cfg.kubernetes_version):
+        return []
+    problems = []
+    running = {n.key for n in previous.nodes}
+    added = [n.name for n in nodes if (n.pool.name, n.index) not in running]
+    if added:
+        problems.append(f"rke-aws:kubernetesVersion: changed from {previous.kubernetes_version} together with new nodes "
+                        f"({', '.join(added)}), which would boot {cfg.kubernetes_version} before the servers are "
+                        "upgraded; change the version in an update of its own, wait until every node runs it, then add nodes")
+    if cfg.distribution == "rke2" and cfg.ccm.install == "helm" and cfg.kubeconfig is None:
+        problems.append(f"rke-aws:kubernetesVersion: changed from {previous.kubernetes_version}, but the upgrade Plans "
+                        "reach the cluster through its kubeconfig, which is not set; set it (`pulumi config set --secret "
+                        "kubeconfig < kubeconfig.yaml`) or use ccm.install: manifest")
+    return problems
+
+
+def ccm_image(cfg: StackConfig, previous: Optional[Previous]) -> tuple[str, tuple[str, ...]]:
+    """The CCM image for this update: the cluster's minor, except while a minor upgrade is rolling
+    out: the CCM may be one minor older than kube-apiserver, never newer, so it stays on the running
+    minor until the next `pulumi up` after the upgrade."""
+    if cfg.ccm.image:
+        return cfg.ccm.image, ()
+    minor = cfg.kubernetes_minor
+    old = parse_version(previous.kubernetes_version or "") if previous else None
+    if old and old[0] == minor - 1 and old[0] in versions.CCM_IMAGE_TAGS:
+        held = cfg.ccm.image_for(old[0])
+        return held, (f"Kubernetes 1.{old[0]} -> 1.{minor}: the CCM stays on {held} while the nodes upgrade; once "
+                      f"`kubectl get nodes` shows every server on {cfg.kubernetes_version}, `pulumi up` again moves it "
+                      f"to {cfg.ccm.image_for(minor)}",)
+    return cfg.ccm.image_for(minor), ()
 
 
 def _default_ami(cfg: StackConfig) -> str:
@@ -122,13 +180,14 @@ def _default_ami(cfg: StackConfig) -> str:
     if not any(p.ami is None and p.count for p in cfg.node_pools):
         return ""
     pools = ", ".join(f"nodePools[{i}]" for i, p in enumerate(cfg.node_pools) if p.ami is None and p.count)
+    owner = cfg.partition.ubuntu_owner  # Canonical publishes from another account per partition
     return _looked_up(
         "rke-aws:nodePools[].ami", f"looking up the default image ({versions.UBUNTU_AMI_NAME} by owner "
-        f"{versions.UBUNTU_AMI_OWNER}) in {cfg.region}",
+        f"{owner}) in {cfg.region}",
         f"set `ami` on {pools} to an image that exists in {cfg.region}",
         lambda: aws.ec2.get_ami(
             most_recent=True,
-            owners=[versions.UBUNTU_AMI_OWNER],
+            owners=[owner],
             filters=[
                 {"name": "name", "values": [versions.UBUNTU_AMI_NAME]},
                 {"name": "state", "values": ["available"]},

@@ -7,7 +7,7 @@ profiles) and checks the account through boto3, read-only:
   cluster-tag     each instance carries exactly one kubernetes.io/cluster/* tag, this cluster's
   security-group  exactly one cluster-tagged security group is attached to each instance
   iam             the instance profile's role allows every action its node role needs
-  imds            IMDSv2 required, endpoint on, hop limit <= 2 (1 is a warning)
+  imds            IMDSv2 required, endpoint on, hop limit 1 (2 only with a stated reason: a warning)
   vpc-dns         the VPC has DNS support and DNS hostnames on
   subnets         per AZ: a public subnet (route to an igw-) tagged kubernetes.io/role/elb and a
                   private one tagged kubernetes.io/role/internal-elb, all with the cluster tag
@@ -296,29 +296,38 @@ def check_iam(c: Clients, exp: Expectations) -> list[Result]:
     return out
 
 
+# Instance tag a pool sets when it opts into hop limit 2 (components/nodes.py IMDS_REASON_TAG).
+IMDS_REASON_TAG = "rke-aws/imds-hop-limit-reason"
+
+
 def check_imds(c: Clients, exp: Expectations) -> list[Result]:
+    """IMDSv2 required; hop limit 1 (the CCM runs on the host network), 2 only with a stated reason:
+    with 2, every pod on the pod network can take the node role's credentials."""
     out = []
     for node, inst in _present(c, exp):
         md = inst.get("MetadataOptions") or {}
         subject = _subject(node, inst)
         hop = int(md.get("HttpPutResponseHopLimit") or 1)
+        reason = _tags(inst).get(IMDS_REASON_TAG, "").strip()
         fix = (f"aws ec2 modify-instance-metadata-options --instance-id {inst['InstanceId']} "
-               "--http-endpoint enabled --http-tokens required --http-put-response-hop-limit 2")
+               "--http-endpoint enabled --http-tokens required --http-put-response-hop-limit 1")
         problems = []
         if md.get("HttpEndpoint", "enabled") != "enabled":
             problems.append("the metadata endpoint is disabled (the CCM reads its region and instance ID there)")
         if md.get("HttpTokens") != "required":
             problems.append(f"IMDSv2 is not required (HttpTokens={md.get('HttpTokens')!r})")
         if hop > 2:
-            problems.append(f"hop limit {hop} lets containers beyond the node reach instance credentials; use 2")
+            problems.append(f"hop limit {hop} lets containers beyond the node reach instance credentials; use 1")
+        elif hop == 2 and not reason:
+            problems.append(f"hop limit 2 lets every pod on the node take its role's credentials, and the instance "
+                            f"states no reason ({IMDS_REASON_TAG}); use 1, or set the pool's imdsHopLimitReason")
         if problems:
             out.append(Result("imds", FAIL, subject, "; ".join(problems), fix))
-        elif hop == 1:
+        elif hop == 2:
             out.append(Result("imds", WARN, subject,
-                              "hop limit 1: only host-network pods reach IMDSv2 (the CCM runs on the host network); "
-                              "pods on the pod network do not", fix))
+                              f"hop limit 2: pods on the pod network can take the node role's credentials (reason: {reason})", fix))
         else:
-            out.append(Result("imds", PASS, subject, f"IMDSv2 required, hop limit {hop}"))
+            out.append(Result("imds", PASS, subject, "IMDSv2 required, hop limit 1 (host-network pods only)"))
     return out
 
 

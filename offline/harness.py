@@ -59,6 +59,7 @@ class ProgramRun:
     secret_outputs: set[str] = field(default_factory=set)
     logs: list[tuple[str, str]] = field(default_factory=list)
     mocks: Optional[AwsLikeMocks] = None
+    previous_outputs: Optional[dict[str, Any]] = None  # what the stack exported last time
 
     def of_type(self, typ: str) -> list[Registration]:
         return [r for r in self.resources if r.type == typ]
@@ -96,9 +97,23 @@ def unwrap_secrets(value: Any) -> Any:
 
 
 class _RecordingMonitor(pulumi_mocks.MockMonitor):
+    """Records registrations; answers the engine's own invokes as a backend would."""
+
     def __init__(self, mocks: AwsLikeMocks, run: ProgramRun):
         super().__init__(mocks)
         self.run = run
+
+    def Invoke(self, request):
+        if request.tok == "pulumi:pulumi:readStackOutputs":
+            # The backend's answer for this stack: its outputs after the previous run (none: a new stack).
+            from pulumi.runtime.proto import resource_pb2
+
+            pulumi_mocks._ensure_event_loop()
+            name = rpc.deserialize_properties(request.args)["name"]
+            outputs = json.loads(json.dumps(self.run.previous_outputs or {}))  # plain data, as it crosses the wire
+            ret = {"name": name, "outputs": outputs, "secretOutputNames": []}
+            return resource_pb2.ResourceInvokeResponse(failures=None, **{"return": _sync_await(rpc.serialize_properties(ret, {}))})
+        return super().Invoke(request)
 
     def RegisterResource(self, request):
         response = super().RegisterResource(request)
@@ -226,12 +241,14 @@ def stack_config(stack: str) -> dict[str, str]:
 
 
 def run_program(config: dict[str, str], stack: str = "test", preview: bool = False,
-                mocks: Optional[AwsLikeMocks] = None, secret_keys: Optional[list[str]] = None) -> ProgramRun:
+                mocks: Optional[AwsLikeMocks] = None, secret_keys: Optional[list[str]] = None,
+                previous_outputs: Optional[dict[str, Any]] = None) -> ProgramRun:
     """Evaluate `__main__.py` with `config` under the mocks; raises what the program raises.
 
     `secret_keys`: the keys the engine marks secret; default `secret_keys_of(config)`.
+    `previous_outputs`: the stack's outputs after its last update (a run's `outputs`); None: a new stack.
     """
-    run = ProgramRun(stack=stack, config=dict(config))
+    run = ProgramRun(stack=stack, config=dict(config), previous_outputs=previous_outputs)
     region = config.get("aws:region", "us-west-2")
     run.mocks = mocks or AwsLikeMocks(region)
     logger = logging.getLogger(f"rke-aws.offline.{id(run)}")

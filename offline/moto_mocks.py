@@ -24,6 +24,7 @@ import ipaddress
 import json
 import os
 import random
+import re
 import string
 import threading
 import zlib
@@ -39,10 +40,13 @@ from .harness import unwrap_secrets
 from .mocks import region_refusal
 
 ACCOUNT_ID = "123456789012"  # moto's default account
-# The Canonical image the emulated account publishes (moto's built-in AMIs have no Ubuntu 24.04).
+# The Canonical image the emulated account publishes (moto's built-in AMIs have no Ubuntu 24.04),
+# under the account Canonical publishes from in the region's partition. Written out here from
+# Canonical's "Find Ubuntu images on AWS" (ownership verification), not taken from the program, so
+# a program that asks the wrong owner finds no image.
+CANONICAL_OWNERS = {"aws": "099720109477", "aws-us-gov": "513442679011", "aws-cn": "837727238323"}
 EMULATED_UBUNTU_AMI = {
     "name": versions.UBUNTU_AMI_NAME.replace("*", "20250101"),
-    "owner_id": versions.UBUNTU_AMI_OWNER,
     "creation_date": _dt.datetime(2025, 1, 1, tzinfo=_dt.timezone.utc),
 }
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu images' root device
@@ -63,6 +67,13 @@ def _botocore_session():
 
 class EmulatedAwsError(ValueError):
     """A request the emulated account (or AWS) refuses; the message names the resource."""
+
+
+def _partition_of(region: str) -> str:
+    # A throwaway session: the shared one must be created after moto patches botocore (start()).
+    import botocore.session
+
+    return botocore.session.Session().get_partition_for_region(region)
 
 
 def _hex(seed: str, n: int) -> str:
@@ -107,6 +118,7 @@ class MotoMocks(pulumi.runtime.Mocks):
         self._clients: dict[str, Any] = {}
         # A region AWS does not have: the provider refuses every call (moto would raise KeyError).
         self.refusal = region_refusal(region)
+        self.partition = "aws" if self.refusal else _partition_of(region)
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -210,7 +222,7 @@ class MotoMocks(pulumi.runtime.Mocks):
         backend = ec2_backends[ACCOUNT_ID][self.region]
         ami_id = "ami-" + _hex(f"ubuntu:{self.region}", 17)
         backend.amis[ami_id] = Ami(
-            backend, ami_id, name=EMULATED_UBUNTU_AMI["name"], owner_id=EMULATED_UBUNTU_AMI["owner_id"],
+            backend, ami_id, name=EMULATED_UBUNTU_AMI["name"], owner_id=CANONICAL_OWNERS[self.partition],
             public=True, virtualization_type="hvm", architecture="x86_64", hypervisor="xen",
             root_device_type="ebs", root_device_name=ROOT_DEVICE, region_name=self.region,
             creation_date=EMULATED_UBUNTU_AMI["creation_date"],
@@ -291,7 +303,9 @@ class MotoMocks(pulumi.runtime.Mocks):
             ident = self._client("sts").get_caller_identity()
             return {"id": ident["Account"], "accountId": ident["Account"], "arn": ident["Arn"], "userId": ident["UserId"]}
         if tok == "aws:index/getPartition:getPartition":
-            return {"id": "aws", "partition": "aws", "dnsSuffix": "amazonaws.com", "reverseDnsPrefix": "com.amazonaws"}
+            suffix = "amazonaws.com.cn" if self.partition == "aws-cn" else "amazonaws.com"
+            return {"id": self.partition, "partition": self.partition, "dnsSuffix": suffix,
+                    "reverseDnsPrefix": ".".join(reversed(suffix.split(".")))}
         if tok == "aws:index/getRegion:getRegion":
             return {"id": self.region, "name": self.region, "region": self.region,
                     "endpoint": f"ec2.{self.region}.amazonaws.com"}
@@ -300,7 +314,18 @@ class MotoMocks(pulumi.runtime.Mocks):
     # ---- resources -------------------------------------------------------------------------
 
     def _arn(self, service: str, resource: str, region: bool = True) -> str:
-        return f"arn:aws:{service}:{self.region if region else ''}:{ACCOUNT_ID}:{resource}"
+        return f"arn:{self.partition}:{service}:{self.region if region else ''}:{ACCOUNT_ID}:{resource}"
+
+    def _in_partition(self, arn: str) -> str:
+        # moto gap: IAM ARNs in GovCloud come back as arn:aws:...; AWS gives arn:aws-us-gov:...
+        return re.sub(r"^arn:[^:]+:", f"arn:{self.partition}:", arn)
+
+    def _check_policy_partition(self, label: str, document: str) -> None:
+        """IAM refuses a policy naming a resource of another partition (MalformedPolicyDocument); moto does not."""
+        for arn in re.findall(r"arn:([a-z-]+):", document):
+            if arn != self.partition:
+                raise EmulatedAwsError(f'MalformedPolicyDocument: {label}: Partition "{arn}" is not valid for this '
+                                       f"account's partition {self.partition}")
 
     @staticmethod
     def _autoname(name: str, given: Optional[str]) -> str:
@@ -562,38 +587,19 @@ class MotoMocks(pulumi.runtime.Mocks):
         if i.get("tags"):
             kwargs["Tags"] = _tag_list(i["tags"])
         role = self._iam().create_role(**kwargs)["Role"]
-        return rname, {"name": rname, "arn": role["Arn"], "uniqueId": role["RoleId"]}
+        return rname, {"name": rname, "arn": self._in_partition(role["Arn"]), "uniqueId": role["RoleId"]}
 
     def _role_policy(self, name, i):
         pname = self._autoname(name, i.get("name"))
+        self._check_policy_partition(f"role policy {name}", i["policy"])
         self._iam().put_role_policy(RoleName=i["role"], PolicyName=pname, PolicyDocument=i["policy"])
         return f"{i['role']}:{pname}", {"name": pname}
 
     def _role_policy_attachment(self, name, i):
-        iam, arn = self._iam(), i["policyArn"]
-        try:
-            iam.attach_role_policy(RoleName=i["role"], PolicyArn=arn)
-        except ClientError as err:
-            if err.response["Error"]["Code"] != "NoSuchEntity" or not self._load_aws_managed_policy(arn):
-                raise
-            iam.attach_role_policy(RoleName=i["role"], PolicyArn=arn)
+        arn = i["policyArn"]
+        self._check_policy_partition(f"attachment {name}", arn)
+        self._iam().attach_role_policy(RoleName=i["role"], PolicyArn=arn)
         return f"{i['role']}-{_hex(arn, 12)}", {}
-
-    def _load_aws_managed_policy(self, arn: str) -> bool:
-        # moto gap: AWS managed policies are only loaded with MOTO_IAM_LOAD_MANAGED_POLICIES=true
-        # (all of them, ~1 s per account); load just the one asked for from moto's own copy.
-        if not arn.startswith("arn:aws:iam::aws:policy/"):
-            return False
-        from moto.iam.aws_managed_policies import aws_managed_policies_data
-        from moto.iam.models import AWSManagedPolicy, iam_backends
-
-        data = _managed_policy_data(aws_managed_policies_data).get(arn.rsplit("/", 1)[-1])
-        if data is None:
-            return False
-        backend = iam_backends[ACCOUNT_ID]["aws"]
-        policy = AWSManagedPolicy.from_data(arn.rsplit("/", 1)[-1], ACCOUNT_ID, "aws", data)
-        backend.managed_policies[policy.arn] = policy
-        return policy.arn == arn
 
     def _instance_profile(self, name, i):
         pname = self._autoname(name, i.get("name"))
@@ -603,7 +609,7 @@ class MotoMocks(pulumi.runtime.Mocks):
         prof = self._iam().create_instance_profile(**kwargs)["InstanceProfile"]
         if i.get("role"):
             self._iam().add_role_to_instance_profile(InstanceProfileName=pname, RoleName=i["role"])
-        return pname, {"name": pname, "arn": prof["Arn"], "uniqueId": prof["InstanceProfileId"]}
+        return pname, {"name": pname, "arn": self._in_partition(prof["Arn"]), "uniqueId": prof["InstanceProfileId"]}
 
     def _ssm_parameter(self, name, i):
         pname = i.get("name") or name
@@ -614,10 +620,66 @@ class MotoMocks(pulumi.runtime.Mocks):
             kwargs["Tags"] = _tag_list(i["tags"])
         if i.get("keyId"):
             kwargs["KeyId"] = i["keyId"]
+        if i.get("tier"):
+            kwargs["Tier"] = i["tier"]
+        if kwargs.get("Tier", "Standard") == "Standard" and len(kwargs["Value"].encode()) > 4096:
+            # moto gap: AWS refuses standard parameters over 4 KB.
+            raise EmulatedAwsError(f"ValidationException: parameter {name}: standard parameters hold at most 4096 bytes")
         ssm = self._client("ssm")
         out = ssm.put_parameter(**kwargs)
         arn = ssm.get_parameter(Name=pname)["Parameter"]["ARN"]
         return pname, {"name": pname, "arn": arn, "version": out["Version"], "tier": out.get("Tier", "Standard")}
+
+    def _zone(self, name, i):
+        kwargs: dict[str, Any] = {"Name": i["name"], "CallerReference": f"{name}-{_hex(name, 8)}"}
+        vpcs = i.get("vpcs") or []
+        if vpcs:
+            vpc_id = vpcs[0]["vpcId"]
+            self._ec2().describe_vpcs(VpcIds=[vpc_id])  # AWS refuses an unknown VPC
+            kwargs["VPC"] = {"VPCRegion": vpcs[0].get("vpcRegion") or self.region, "VPCId": vpc_id}
+            kwargs["HostedZoneConfig"] = {"PrivateZone": True, "Comment": i.get("comment") or ""}
+        zone = self._client("route53").create_hosted_zone(**kwargs)["HostedZone"]
+        zid = zone["Id"].rsplit("/", 1)[-1]
+        return zid, {"zoneId": zid, "arn": f"arn:{self.partition}:route53:::hostedzone/{zid}",
+                     "nameServers": []}
+
+    def _record(self, name, i):
+        record: dict[str, Any] = {"Name": i["name"], "Type": i["type"], "TTL": int(i.get("ttl") or 300),
+                                  "ResourceRecords": [{"Value": v} for v in i.get("records") or []]}
+        self._client("route53").change_resource_record_sets(
+            HostedZoneId=i["zoneId"], ChangeBatch={"Changes": [{"Action": "CREATE", "ResourceRecordSet": record}]})
+        return f"{i['zoneId']}_{i['name']}_{i['type']}", {"fqdn": i["name"]}
+
+    def _load_balancer(self, name, i):
+        kwargs: dict[str, Any] = {"Name": i.get("name") or self._autoname(name, None)[:32], "Subnets": list(i.get("subnets") or []),
+                                  "Scheme": "internal" if i.get("internal") else "internet-facing",
+                                  "Type": i.get("loadBalancerType") or "application"}
+        if i.get("securityGroups"):
+            kwargs["SecurityGroups"] = list(i["securityGroups"])
+        lb = self._client("elbv2").create_load_balancer(**kwargs)["LoadBalancers"][0]
+        return lb["LoadBalancerArn"], {"arn": lb["LoadBalancerArn"], "dnsName": lb["DNSName"],
+                                       "zoneId": lb.get("CanonicalHostedZoneId", "")}
+
+    def _target_group(self, name, i):
+        hc = i.get("healthCheck") or {}
+        kwargs: dict[str, Any] = {"Name": i.get("name") or self._autoname(name, None)[:32], "Protocol": i["protocol"],
+                                  "Port": int(i["port"]), "VpcId": i["vpcId"], "TargetType": i.get("targetType") or "instance"}
+        if hc:
+            kwargs.update(HealthCheckProtocol=hc.get("protocol"), HealthCheckPath=hc.get("path"),
+                          HealthCheckPort=str(hc.get("port")))
+        tg = self._client("elbv2").create_target_group(**{k: v for k, v in kwargs.items() if v is not None})["TargetGroups"][0]
+        return tg["TargetGroupArn"], {"arn": tg["TargetGroupArn"]}
+
+    def _target_group_attachment(self, name, i):
+        self._client("elbv2").register_targets(TargetGroupArn=i["targetGroupArn"],
+                                               Targets=[{"Id": i["targetId"], "Port": int(i["port"])}])
+        return f"{i['targetGroupArn']}-{i['targetId']}", {}
+
+    def _listener(self, name, i):
+        actions = [{"Type": a["type"], "TargetGroupArn": a["targetGroupArn"]} for a in i.get("defaultActions") or []]
+        ls = self._client("elbv2").create_listener(LoadBalancerArn=i["loadBalancerArn"], Protocol=i["protocol"],
+                                                   Port=int(i["port"]), DefaultActions=actions)["Listeners"][0]
+        return ls["ListenerArn"], {"arn": ls["ListenerArn"]}
 
     def _ec2_tag(self, name, i):
         self._ec2().create_tags(Resources=[i["resourceId"]], Tags=[{"Key": i["key"], "Value": i["value"]}])
@@ -655,17 +717,13 @@ class MotoMocks(pulumi.runtime.Mocks):
         "aws:iam/rolePolicyAttachment:RolePolicyAttachment": _role_policy_attachment,
         "aws:iam/instanceProfile:InstanceProfile": _instance_profile,
         "aws:ssm/parameter:Parameter": _ssm_parameter,
+        "aws:route53/zone:Zone": _zone,
+        "aws:route53/record:Record": _record,
+        "aws:lb/loadBalancer:LoadBalancer": _load_balancer,
+        "aws:lb/targetGroup:TargetGroup": _target_group,
+        "aws:lb/targetGroupAttachment:TargetGroupAttachment": _target_group_attachment,
+        "aws:lb/listener:Listener": _listener,
     }
-
-
-_MANAGED_POLICIES: Optional[dict] = None
-
-
-def _managed_policy_data(raw: str) -> dict:
-    global _MANAGED_POLICIES
-    if _MANAGED_POLICIES is None:
-        _MANAGED_POLICIES = json.loads(raw)
-    return _MANAGED_POLICIES
 
 
 # ---- running a stack in the emulated account ------------------------------------------------

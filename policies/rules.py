@@ -50,7 +50,11 @@ IAM_POLICY = "aws:iam/policy:Policy"
 IAM_ROLE_POLICY_ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
 
 CLUSTER_TAG_PREFIX = "kubernetes.io/cluster/"
-MAX_IMDS_HOP_LIMIT = 2  # the CCM runs in a pod: one hop more than the host, and no more
+# The CCM runs on the host network: hop limit 1 keeps instance credentials away from pods. 2 (one
+# container hop) only on instances that state why in the tag below; never more.
+DEFAULT_IMDS_HOP_LIMIT = 1
+MAX_IMDS_HOP_LIMIT = 2
+IMDS_REASON_TAG = "rke-aws/imds-hop-limit-reason"
 # TCP ports that must never be reachable from the whole internet (inclusive ranges).
 ADMIN_PORTS: tuple[tuple[int, int, str], ...] = (
     (22, 22, "SSH"),
@@ -145,9 +149,17 @@ def validate_instance_hop_limit(args: ResourceValidationArgs, report: ReportViol
         return
     # Unset means the EC2 default, 1.
     limit = _int(_get(args.props, "metadataOptions", "httpPutResponseHopLimit"))
-    if limit is not None and limit > MAX_IMDS_HOP_LIMIT:
-        report(f"{args.urn}: metadataOptions.httpPutResponseHopLimit is {limit}; at most {MAX_IMDS_HOP_LIMIT} "
-               "(host + one container hop), or pods further away reach the node's credentials")
+    if limit is None or limit <= DEFAULT_IMDS_HOP_LIMIT:
+        return
+    tags, known = _known(args.props, "tags", default={})
+    reason = str((tags or {}).get(IMDS_REASON_TAG) or "").strip() if known and isinstance(tags, Mapping) else ""
+    if limit > MAX_IMDS_HOP_LIMIT:
+        report(f"{args.urn}: metadataOptions.httpPutResponseHopLimit is {limit}; at most {MAX_IMDS_HOP_LIMIT}, "
+               "or pods further away reach the node's credentials")
+    elif known and not reason:
+        report(f"{args.urn}: metadataOptions.httpPutResponseHopLimit is {limit}: every pod on the pod network can "
+               f"take the node role's credentials; use {DEFAULT_IMDS_HOP_LIMIT} (the CCM runs on the host network), "
+               f"or state why in the instance tag {IMDS_REASON_TAG}")
 
 
 def validate_instance_root_encrypted(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -577,7 +589,8 @@ def _stack(name: str, description: str, validate: Callable) -> StackValidationPo
 INSTANCE_POLICIES = [
     _resource("instance-imdsv2-required", "EC2 instances require IMDSv2 (metadataOptions.httpTokens = required).",
               validate_instance_imdsv2),
-    _resource("instance-imds-hop-limit", f"EC2 instances allow at most {MAX_IMDS_HOP_LIMIT} IMDS hops.",
+    _resource("instance-imds-hop-limit", f"EC2 instances allow {DEFAULT_IMDS_HOP_LIMIT} IMDS hop; "
+              f"{MAX_IMDS_HOP_LIMIT} only with a stated reason ({IMDS_REASON_TAG}).",
               validate_instance_hop_limit),
     _resource("instance-root-volume-encrypted", "EC2 instance root volumes are encrypted.",
               validate_instance_root_encrypted),

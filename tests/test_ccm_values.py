@@ -416,8 +416,11 @@ def test_release_values_args_rbac_network(stack_run):
 # ---------------------------------------------------------------------------------------------
 # RKE2 `ccm.install: manifest`: a bootstrap HelmChart in each server's user data.
 # ---------------------------------------------------------------------------------------------
-def manifest_files(inst: harness.Registration) -> list[dict]:
-    return [f for f in cloud_config(inst).get("write_files") or [] if "/server/manifests/" in f.get("path", "")]
+def manifest_parameters(r: harness.ProgramRun) -> dict[str, str]:
+    """Manifest mode: file name -> content of the manifests the servers mirror from SSM."""
+    path = r.outputs.get("rke2ManifestPath")
+    return {p.inputs["name"].rsplit("/", 1)[1]: p.inputs["value"] for p in r.of_type("aws:ssm/parameter:Parameter")
+            if path and p.inputs["name"].startswith(path + "/")}
 
 
 def manifest_runs() -> list[harness.ProgramRun]:
@@ -439,8 +442,7 @@ def test_manifest_stack_as_committed(stack_run):
     if distribution_of(stack_run.config) != "rke2" or json.loads(stack_run.config.get("rke-aws:ccm", "{}")).get("install") != "manifest":
         pytest.skip("helm install")
     assert stack_run.of_type(RELEASE_TYPE) == [], f"{stack_run.stack}: Release registered in manifest mode"
-    servers = [i for i in stack_run.of_type(INSTANCE_TYPE) if is_control_plane_pool("rke2", instance_roles(stack_run, i))]
-    assert servers and all(manifest_files(i) for i in servers), f"{stack_run.stack}: servers lack the CCM manifest"
+    assert "ccm.yaml" in manifest_parameters(stack_run), f"{stack_run.stack}: no CCM manifest for the servers"
 
 
 def test_manifest_install_schedules_on_every_server():
@@ -448,32 +450,86 @@ def test_manifest_install_schedules_on_every_server():
     assert runs, "no RKE2 stack to check"
     for r in runs:
         assert r.of_type(RELEASE_TYPE) == [], f"{r.stack}: Release registered in manifest mode"
-        instances = r.of_type(INSTANCE_TYPE)
-        servers = [i for i in instances if is_control_plane_pool("rke2", instance_roles(r, i))]
-        agents = [i for i in instances if i not in servers]
-        assert servers and agents, f"{r.stack}: expected servers and agents"
-        for inst in agents:
-            assert manifest_files(inst) == [], f"{r.stack} {inst.urn}: agent got server manifests"
-            assert "HelmChart" not in inst.inputs["userData"], f"{r.stack} {inst.urn}"
-        for inst in servers:
-            files = [f for f in manifest_files(inst) if f["path"] == MANIFEST_PATH]
-            assert len(files) == 1, f"{r.stack} {inst.urn}: no {MANIFEST_PATH} in write_files"
-            doc = yaml.safe_load(files[0]["content"])
-            where = f"{r.stack} {inst.urn}"
-            assert doc["apiVersion"] == "helm.cattle.io/v1" and doc["kind"] == "HelmChart", where
-            spec = doc["spec"]
-            assert spec.get("bootstrap") is True, f"{where}: HelmChart not bootstrap"
-            assert spec.get("chart") == CHART_NAME, where
-            assert spec.get("repo") == CHART_REPO, where
-            assert spec.get("version") == CHART_VERSION, where
-            assert spec.get("targetNamespace") == "kube-system", where
-            assert isinstance(spec.get("valuesContent"), str), f"{where}: no valuesContent"
-            eff = helm_coalesce(yaml.safe_load(spec["valuesContent"]) or {}, CHART_DEFAULTS)
-            assert_schedules_on_control_plane(r, eff, inst.urn)
-            for a in REQUIRED_ARGS:
-                assert a in eff["args"], f"{where}: {a} missing from {eff['args']}"
-            assert eff.get("hostNetworking") is True, where
-            assert not missing_rbac(eff.get("clusterRoleRules")), f"{where}: {missing_rbac(eff.get('clusterRoleRules'))}"
+        for inst in r.of_type(INSTANCE_TYPE):
+            assert "HelmChart" not in inst.inputs["userData"], f"{r.stack} {inst.urn}: manifests belong in SSM"
+        (param,) = [p for p in r.of_type("aws:ssm/parameter:Parameter") if p.inputs["name"].endswith("/ccm.yaml")]
+        where = f"{r.stack} {param.urn}"
+        assert param.inputs["type"] == "String", where
+        doc = yaml.safe_load(param.inputs["value"])
+        assert doc["apiVersion"] == "helm.cattle.io/v1" and doc["kind"] == "HelmChart", where
+        spec = doc["spec"]
+        assert spec.get("bootstrap") is True, f"{where}: HelmChart not bootstrap"
+        assert spec.get("chart") == CHART_NAME, where
+        assert spec.get("repo") == CHART_REPO, where
+        assert spec.get("version") == CHART_VERSION, where
+        assert spec.get("targetNamespace") == "kube-system", where
+        assert isinstance(spec.get("valuesContent"), str), f"{where}: no valuesContent"
+        eff = helm_coalesce(yaml.safe_load(spec["valuesContent"]) or {}, CHART_DEFAULTS)
+        assert_schedules_on_control_plane(r, eff, param.urn)
+        for a in REQUIRED_ARGS:
+            assert a in eff["args"], f"{where}: {a} missing from {eff['args']}"
+        assert eff.get("hostNetworking") is True, where
+        assert not missing_rbac(eff.get("clusterRoleRules")), f"{where}: {missing_rbac(eff.get('clusterRoleRules'))}"
+        assert_image_matches_cluster(r, eff, where)
+
+
+# ---------------------------------------------------------------------------------------------
+# The CCM image: one minor per Kubernetes minor, never the chart's default.
+# ---------------------------------------------------------------------------------------------
+# Newest cloud-provider-aws tag per minor (domain.md section 6), written out independently of
+# components/versions.py.
+CCM_TAGS = {30: "v1.30.10", 31: "v1.31.9", 32: "v1.32.8", 33: "v1.33.4", 34: "v1.34.3", 35: "v1.35.2", 36: "v1.36.1"}
+CHART_DEFAULT_IMAGE_TAG = "v1.35.0"  # ../shared/reference/aws-cloud-controller-manager-0.0.11/values.yaml
+
+
+def cluster_minor(r: harness.ProgramRun) -> int:
+    return int(r.outputs["kubernetesVersion"].split(".")[1])
+
+
+def assert_image_matches_cluster(r: harness.ProgramRun, eff: dict, where: str) -> None:
+    image = eff.get("image") or {}
+    assert image.get("repository") == "registry.k8s.io/provider-aws/cloud-controller-manager", f"{where}: {image}"
+    tag = image.get("tag")
+    assert tag == CCM_TAGS[cluster_minor(r)], f"{where}: CCM {tag} on a 1.{cluster_minor(r)} cluster"
+    assert int(tag.split(".")[1]) == cluster_minor(r), where
+
+
+def test_release_image_matches_the_cluster_minor(stack_run):
+    r = run(release_config(stack_run.stack), stack=stack_run.stack)
+    rel = the_release(r)
+    assert_image_matches_cluster(r, effective_values(rel.inputs, {**CHART_DEFAULTS, "image": {
+        "repository": "registry.k8s.io/provider-aws/cloud-controller-manager", "tag": CHART_DEFAULT_IMAGE_TAG}}), rel.urn)
+
+
+@pytest.mark.parametrize("version", ["v1.32.8+rke2r1", "v1.34.10+rke2r1"])
+def test_image_follows_a_changed_kubernetes_version(version):
+    config = {**release_config("rke2-prod"), "rke-aws:kubernetesVersion": version}
+    r = run(config, stack="image-follows")
+    eff = effective_values(the_release(r).inputs, CHART_DEFAULTS)
+    assert_image_matches_cluster(r, eff, version)
+
+
+def test_the_chart_default_image_would_be_caught():
+    r = run(release_config("rke2-prod"), stack="rke2-prod")
+    with pytest.raises(AssertionError, match="CCM v1.35.0 on a 1.33 cluster"):
+        assert_image_matches_cluster(r, {"image": {"repository": "registry.k8s.io/provider-aws/cloud-controller-manager",
+                                                   "tag": CHART_DEFAULT_IMAGE_TAG}}, "default")
+
+
+def test_explicit_ccm_image_wins():
+    image = "registry.example.com:5000/mirror/cloud-controller-manager:v1.33.4-patched"
+    config = {**release_config("rke2-prod"), "rke-aws:ccm": json.dumps({"image": image})}
+    r = run(config, stack="image-explicit")
+    eff = effective_values(the_release(r).inputs, CHART_DEFAULTS)
+    assert eff["image"] == {"repository": "registry.example.com:5000/mirror/cloud-controller-manager",
+                            "tag": "v1.33.4-patched"}
+
+
+def test_a_minor_without_a_ccm_release_is_refused():
+    config = {**release_config("rke2-prod"), "rke-aws:kubernetesVersion": "v1.29.15+rke2r1"}
+    with pytest.raises(Exception, match=r"rke-aws:kubernetesVersion: v1.29.15\+rke2r1: no aws-cloud-controller-manager "
+                                        r"release is known for Kubernetes 1.29 .*1.30, 1.31"):
+        harness.run_program(config, stack="no-ccm")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -535,6 +591,8 @@ def test_rke_controlplane_with_worker_is_still_selected():
 # ---------------------------------------------------------------------------------------------
 EXTRA_ARGS = ["--concurrent-service-syncs=2", "--cluster-name=example"]
 OLD_VERSIONS = {"rke": "v1.26.15-rancher1-1", "rke2": "v1.26.15+rke2r1"}
+# 1.26 has no entry in the CCM image table: leader migration names its image.
+OLD_CCM_IMAGE = "registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.9"
 
 
 def base_for(dist: str) -> dict[str, str]:
@@ -548,7 +606,7 @@ def base_for(dist: str) -> dict[str, str]:
 def test_args_leader_migration_and_extra_args(dist, migration):
     config = base_for(dist)
     config["rke-aws:kubernetesVersion"] = OLD_VERSIONS[dist]
-    config["rke-aws:ccm"] = json.dumps({"leaderMigration": migration, "extraArgs": EXTRA_ARGS})
+    config["rke-aws:ccm"] = json.dumps({"leaderMigration": migration, "extraArgs": EXTRA_ARGS, "image": OLD_CCM_IMAGE})
     r = run(config, stack=f"args-{dist}-{str(migration).lower()}")
     rel = the_release(r)
     args = effective_values(rel.inputs, CHART_DEFAULTS)["args"]

@@ -26,12 +26,16 @@ NO_CP = "rke-aws:nodePools: no node has the controlplane role; add a pool with c
 NO_ETCD = "rke-aws:nodePools: no node has the etcd role; add a pool with etcd and count >= 1"
 NO_WORKER = "rke-aws:nodePools: no node can run workloads; add a pool with the worker role and count >= 1"
 BYO_KEYS = "vpcId, publicSubnetIds, privateSubnetIds"
-TOP_KEYS = "distribution, clusterId, network, access, nodePools, kubernetesVersion, ccm, kubeconfig, tags, protectServers"
+TOP_KEYS = "distribution, clusterId, network, access, nodePools, kubernetesVersion, ccm, controlPlane, kubeconfig, tags, protectServers"
 NAT_NONE = (
     "rke-aws:nodePools[{i}].subnet: 'private' needs a way out for the bootstrap downloads, but "
     "network.natGateways is none; use single or perAz, or subnet public"
 )
-CLUSTER_ID_RULE = "use 1-63 chars of a-z, 0-9 and -, starting with a letter"
+CLUSTER_ID_RULE = "use 1-43 chars of a-z, 0-9 and -, starting with a letter"
+OLD_CCM_IMAGE = "registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.9"
+RESERVED_TAG = ("is reserved (Name, kubernetes.io/cluster/*, kubernetes.io/role/* and rke-aws/* are set by this "
+                "program, aws:* by AWS); choose another key")
+TAG_CHARS = "has characters AWS does not allow in tags; use letters, digits, spaces and + - = . _ : / @"
 
 VPC_ID = "vpc-0123456789abcdef0"
 PUBLIC_IDS = ["subnet-0a0a0a0a0a0a0a0a1", "subnet-0a0a0a0a0a0a0a0a2"]
@@ -232,7 +236,7 @@ INVALID = [
         "rke-aws:ccm.leaderMigration: true needs the in-tree aws provider, which Kubernetes v1.33.5+rke2r1 "
         "(>= 1.27) no longer has; migrate on 1.26 or earlier, or set leaderMigration false"),
     row("leader-migration-on-1.27", both(put("kubernetesVersion", "v1.27.16+rke2r2"),
-                                         put("ccm", {"install": "manifest", "leaderMigration": True})),
+                                         put("ccm", {"install": "manifest", "leaderMigration": True, "image": OLD_CCM_IMAGE})),
         "rke-aws:ccm.leaderMigration: true needs the in-tree aws provider, which Kubernetes v1.27.16+rke2r2 "
         "(>= 1.27) no longer has; migrate on 1.26 or earlier, or set leaderMigration false"),
     row("kubernetesVersion-malformed", put("kubernetesVersion", "v1.33.5"),
@@ -258,17 +262,22 @@ INVALID = [
         "rke-aws:network.vpcCIDR: unknown key; allowed keys are vpcCidr, availabilityZones, natGateways, "
         "publicSubnetCidrs, privateSubnetCidrs, vpcId, publicSubnetIds, privateSubnetIds"),
     row("unknown-access-key", put("access", {"sshKey": "dev"}),
-        "rke-aws:access.sshKey: unknown key; allowed keys are adminCidrs, sshKeyName, sshUser, sshKeyPath, ssm"),
+        "rke-aws:access.sshKey: unknown key; allowed keys are adminCidrs, sshKeyName, sshUser, sshKeyPath, ssm, allowWorldAdmin"),
     row("unknown-pool-key", pool(0, instancetype="m6i.large"),
         "rke-aws:nodePools[0].instancetype: unknown key; allowed keys are name, roles, count, instanceType, "
-        "subnet, rootVolumeGb, ami, ipBlock"),
+        "subnet, rootVolumeGb, ami, ipBlock, imdsHopLimit, imdsHopLimitReason"),
     row("unknown-ccm-key", put("ccm", {"install": "manifest", "version": "0.0.11"}),
-        "rke-aws:ccm.version: unknown key; allowed keys are chartVersion, leaderMigration, extraArgs, install"),
+        "rke-aws:ccm.version: unknown key; allowed keys are chartVersion, leaderMigration, extraArgs, install, image"),
     # --- clusterId ---------------------------------------------------------------------------
     row("clusterId-uppercase", put("clusterId", "Prod"),
         f'rke-aws:clusterId: "Prod" is not a cluster ID; {CLUSTER_ID_RULE}'),
     row("clusterId-too-long", put("clusterId", "c" * 64),
         f'rke-aws:clusterId: "{"c" * 64}" is not a cluster ID; {CLUSTER_ID_RULE}'),
+    # IAM role names are "<clusterId>-controlplane-" + 7 characters, at most 64 (AWS refuses longer).
+    row("clusterId-too-long-for-iam", put("clusterId", "c" * 44),
+        f'rke-aws:clusterId: "{"c" * 44}" is not a cluster ID; {CLUSTER_ID_RULE}'),
+    row("clusterId-trailing-newline", put("clusterId", "prod\n"),
+        f'rke-aws:clusterId: "prod\\n" is not a cluster ID; {CLUSTER_ID_RULE}'),
     row("clusterId-leading-digit", put("clusterId", "1prod"),
         f'rke-aws:clusterId: "1prod" is not a cluster ID; {CLUSTER_ID_RULE}'),
     row("clusterId-default-from-bad-stack-name", lambda cfg: None,
@@ -279,13 +288,46 @@ INVALID = [
         "rke-aws:access.adminCidrs[0]: '203.0.113.0/33' is not an IPv4 CIDR ('33' is not a valid netmask); "
         "write it like 203.0.113.0/24"),
     row("tag-reserved-cluster-key", put("tags", {"kubernetes.io/cluster/x": "owned"}),
-        "rke-aws:tags.kubernetes.io/cluster/x: is reserved (Name and kubernetes.io/cluster/* are set by this "
-        "program, aws:* by AWS); choose another key"),
+        f"rke-aws:tags.kubernetes.io/cluster/x: {RESERVED_TAG}"),
+    row("tag-reserved-role-key", put("tags", {"kubernetes.io/role/elb": "1"}), f"rke-aws:tags.kubernetes.io/role/elb: {RESERVED_TAG}"),
+    row("tag-empty-key", put("tags", {"": "x"}), "rke-aws:tags.: is empty; tag keys need 1 to 128 characters"),
+    row("tag-bad-characters", put("tags", {"team": "a;b"}), f"rke-aws:tags.team: value {TAG_CHARS}"),
+    row("tag-value-too-long", put("tags", {"team": "x" * 257}),
+        "rke-aws:tags.team: value is too long; AWS allows 128-char keys and 256-char values"),
+    row("too-many-tags", put("tags", {f"t{i}": "v" for i in range(45)}),
+        "rke-aws:tags: 45 tags; AWS allows 50 per resource and this program sets up to 6 itself (Name, "
+        "kubernetes.io/cluster/<id>, rke-aws/pool, rke-aws/roles, rke-aws/imds-hop-limit-reason, kubernetes.io/role/*): "
+        "use at most 44"),
+    # --- hardened inputs -------------------------------------------------------------------------
+    row("region-trailing-newline", put("aws:region", "us-east-1\n"),
+        "aws:region: 'us-east-1\n' is not an AWS region; write it like us-west-2"),
+    row("admin-cidr-world", put("access", {"adminCidrs": ["0.0.0.0/0"]}),
+        "rke-aws:access.adminCidrs[0]: '0.0.0.0/0' opens SSH (22) and the Kubernetes API (6443) to the whole "
+        "internet; list your networks, or set access.allowWorldAdmin true if that is really meant"),
+    row("admin-cidr-duplicate", put("access", {"adminCidrs": ["10.0.0.0/8", "10.0.0.0/8"]}),
+        "rke-aws:access.adminCidrs[1]: '10.0.0.0/8' is already listed as access.adminCidrs[0]; list each CIDR once"),
+    row("admin-cidr-ipv6-world", put("access", {"adminCidrs": ["::/0"]}),
+        "rke-aws:access.adminCidrs[0]: '::/0' is not an IPv4 CIDR (Expected 4 octets in '::'); write it like 203.0.113.0/24"),
+    row("imds-hop-2-without-reason", pool(1, imdsHopLimit=2),
+        "rke-aws:nodePools[1].imdsHopLimitReason: missing; imdsHopLimit 2 lets every pod on the pool's nodes take "
+        "the node role's credentials: state why in imdsHopLimitReason, or keep 1"),
+    row("imds-hop-3", pool(1, imdsHopLimit=3), "rke-aws:nodePools[1].imdsHopLimit: 3 is out of range; use an integer from 1 to 2"),
+    row("imds-reason-without-hop-2", pool(1, imdsHopLimitReason="x"),
+        "rke-aws:nodePools[1].imdsHopLimitReason: is set but imdsHopLimit is not 2; remove it"),
+    row("kubernetes-minor-without-ccm", put("kubernetesVersion", "v1.29.15+rke2r1"),
+        "rke-aws:kubernetesVersion: v1.29.15+rke2r1: no aws-cloud-controller-manager release is known for Kubernetes "
+        "1.29 (a CCM must not be newer than the cluster); use a minor with one (1.30, 1.31, 1.32, 1.33, 1.34, 1.35, "
+        "1.36) or set ccm.image to a cloud-controller-manager image for 1.29"),
+    row("ccm-image-without-tag", put("ccm", {"install": "manifest", "image": "registry.k8s.io/provider-aws/cloud-controller-manager"}),
+        "rke-aws:ccm.image: 'registry.k8s.io/provider-aws/cloud-controller-manager' is not valid; expected an image "
+        "reference with a tag, like registry.k8s.io/provider-aws/cloud-controller-manager:v1.33.4"),
+    row("endpoint-unknown", put("controlPlane", {"endpoint": "alb"}),
+        'rke-aws:controlPlane.endpoint: "alb" is not an endpoint kind; use dns or nlb'),
     row("tag-value-not-string", put("tags", {"replicas": 3}),
         "rke-aws:tags.replicas: 3 is not a string; tag values are strings"),
     row("pool-name-duplicate", pool(1, name="server"),
         "rke-aws:nodePools[1].name: 'server' is already used by nodePools[0]; pool names are unique"),
-    row("ipBlock-duplicate", pool(1, ipBlock=0),
+    row("ipBlock-duplicate", both(pool(0, ipBlock=0), pool(1, ipBlock=0)),
         "rke-aws:nodePools[1].ipBlock: 0 is already used by pool 'server'; give each pool its own ipBlock (0 to 7)"),
     row("private-pools-without-nat", net(natGateways="none"), NAT_NONE.format(i=0), NAT_NONE.format(i=1)),
     row("aws-region-missing", drop("aws:region"),
@@ -352,7 +394,7 @@ def test_all_problems_reported_at_once(base_config):
         "rke-aws:network.vpcCidr: '8.8.0.0/16' is not a private (RFC 1918) range; "
         "use a block inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16",
         f"rke-aws:nodePools[1].roles: 'master' is not a role; {ROLE_HINT}",
-        "rke-aws:tags.aws:owner: is reserved (Name and kubernetes.io/cluster/* are set by this program, aws:* by AWS); choose another key",
+        f"rke-aws:tags.aws:owner: {RESERVED_TAG}",
         'rke-aws:protectServers: "maybe" is not a boolean; use true or false',
         "aws:region: missing; set it with `pulumi config set aws:region <region>`",
     }
@@ -432,7 +474,7 @@ def test_explicit_availability_zones(base_config):
 
 def test_leader_migration_allowed_before_1_27(base_config):
     put("kubernetesVersion", "v1.26.15+rke2r1")(base_config)
-    put("ccm", {"install": "manifest", "leaderMigration": True})(base_config)
+    put("ccm", {"install": "manifest", "leaderMigration": True, "image": OLD_CCM_IMAGE})(base_config)
     cfg = parse(base_config)
     assert cfg.ccm.leader_migration is True and cfg.kubernetes_minor == 26
 
@@ -493,3 +535,38 @@ def test_cluster_id_defaults_to_stack_name(base_config, explicit):
 def test_explicit_cluster_id_wins_over_stack_name(base_config):
     put("clusterId", "prod-eu")(base_config)
     assert parse(base_config, stack="Prod_1").cluster_id == "prod-eu"
+
+
+def test_world_admin_cidr_with_consent_is_a_warning(base_config):
+    put("access", {"adminCidrs": ["0.0.0.0/0"], "allowWorldAdmin": True})(base_config)
+    cfg = parse(base_config)
+    assert cfg.access.admin_cidrs == ("0.0.0.0/0",)
+    assert any("whole internet" in w for w in cfg.warnings), cfg.warnings
+
+
+def test_imds_hop_limit_two_with_a_reason(base_config):
+    pool(1, imdsHopLimit=2, imdsHopLimitReason="legacy SDK without IRSA")(base_config)
+    cfg = parse(base_config)
+    assert cfg.node_pools[1].imds_hop_limit == 2
+    assert cfg.node_pools[1].imds_hop_limit_reason == "legacy SDK without IRSA"
+    assert any("imdsHopLimit: 2" in w and "credentials" in w for w in cfg.warnings), cfg.warnings
+    run = harness.run_program(base_config, stack="hop")
+    agents = [r for r in run.of_type("aws:ec2/instance:Instance") if r.inputs["tags"]["rke-aws/pool"] == "agents"]
+    assert agents and all(r.inputs["metadataOptions"]["httpPutResponseHopLimit"] == 2 and
+                          r.inputs["tags"]["rke-aws/imds-hop-limit-reason"] == "legacy SDK without IRSA" for r in agents)
+
+
+def test_explicit_ccm_image_allows_a_minor_without_a_known_release(base_config):
+    put("kubernetesVersion", "v1.29.15+rke2r1")(base_config)
+    put("ccm", {"install": "manifest", "image": OLD_CCM_IMAGE})(base_config)
+    assert parse(base_config).ccm.image == OLD_CCM_IMAGE
+
+
+def test_partition_follows_the_region(base_config):
+    for region, name, owner in (("us-east-1", "aws", "099720109477"), ("us-gov-west-1", "aws-us-gov", "513442679011"),
+                                ("cn-north-1", "aws-cn", "837727238323")):
+        base_config["aws:region"] = region
+        net(availabilityZones=2)(base_config)
+        part = parse(base_config).partition
+        assert (part.name, part.ubuntu_owner) == (name, owner), region
+    assert part.ec2_principal == "ec2.amazonaws.com.cn" and part.endpoint("ssm", region) == "ssm.cn-north-1.amazonaws.com.cn"

@@ -144,30 +144,39 @@ def test_vpc_without_dns_hostnames_fails_vpc_dns(built):
 
 
 def plant_imds(built, instance_id: str, *, tokens: str, hop_limit: int) -> None:
-    """Change an instance's metadata options, restoring the program's (required, 2) afterwards."""
+    """Change an instance's metadata options, restoring the program's (required, 1) afterwards."""
     def set_options(t: str, hops: int) -> None:
         built.ec2.modify_instance_metadata_options(InstanceId=instance_id, HttpTokens=t,
                                                    HttpPutResponseHopLimit=hops, HttpEndpoint="enabled")
     set_options(tokens, hop_limit)
-    built.undos.append(lambda: set_options("required", 2))
+    built.undos.append(lambda: set_options("required", 1))
 
 
 def test_imds_optional_fails_imds(built):
     node = built.node(0)
-    plant_imds(built, node["instanceId"], tokens="optional", hop_limit=2)
+    plant_imds(built, node["instanceId"], tokens="optional", hop_limit=1)
     f = built.only_failure()
     assert f.check == "imds" and node["instanceId"] in f.subject, f.line()
     assert "IMDSv2 is not required (HttpTokens='optional')" in f.detail, f.line()
-    assert "--http-tokens required" in f.fix, f.line()
+    assert "--http-tokens required" in f.fix and "--http-put-response-hop-limit 1" in f.fix, f.line()
 
 
-def test_imds_hop_limit_one_is_a_warning_only(built):
+def test_imds_hop_limit_two_without_a_reason_fails(built):
     node = built.node(0)
-    plant_imds(built, node["instanceId"], tokens="required", hop_limit=1)
+    plant_imds(built, node["instanceId"], tokens="required", hop_limit=2)
+    f = built.only_failure()
+    assert f.check == "imds" and "hop limit 2 lets every pod" in f.detail, f.line()
+
+
+def test_imds_hop_limit_two_with_a_reason_is_a_warning_only(built):
+    node = built.node(0)
+    plant_imds(built, node["instanceId"], tokens="required", hop_limit=2)
+    built.ec2.create_tags(Resources=[node["instanceId"]], Tags=[{"Key": doctor.IMDS_REASON_TAG, "Value": "legacy SDK"}])
+    built.undos.append(lambda: built.ec2.delete_tags(Resources=[node["instanceId"]], Tags=[{"Key": doctor.IMDS_REASON_TAG}]))
     results = built.results()
     assert not doctor.failed(results), [r.line() for r in doctor.failed(results)]
     (warn,) = [r for r in results if r.status == doctor.WARN]
-    assert warn.check == "imds" and node["instanceId"] in warn.subject and "hop limit 1" in warn.detail, warn.line()
+    assert warn.check == "imds" and node["instanceId"] in warn.subject and "legacy SDK" in warn.detail, warn.line()
 
 
 def test_policy_missing_an_action_fails_iam(built):

@@ -96,15 +96,22 @@ def test_roles_profiles_and_policies_registered(stack_run):
     assert all(v.startswith("arn:aws:iam::") for v in stack_run.outputs["instanceProfileArns"].values())
 
 
-def test_ssm_attachment_follows_access_ssm(base_config):
+def test_session_manager_without_the_managed_policy(base_config):
+    """AmazonSSMManagedInstanceCore allows ssm:GetParameter(s) on every parameter of the account."""
     from offline import harness
     from tests.conftest import set_key
 
     with_ssm = harness.run_program(base_config, stack="ssm-on")
-    attached = [r.inputs["policyArn"] for r in with_ssm.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")]
-    assert attached == ["arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"] * 2
+    assert with_ssm.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment") == [], "a managed policy is attached"
+    session = [r for r in with_ssm.of_type("aws:iam/rolePolicy:RolePolicy") if r.name.endswith("-session-manager")]
+    assert len(session) == 2, [r.name for r in session]
+    for reg in session:
+        (stmt,) = json.loads(reg.inputs["policy"])["Statement"]
+        assert set(stmt["Action"]) == set(iam_policy.SESSION_MANAGER_ACTIONS), reg.urn
+        assert not [a for a in stmt["Action"] if a.lower().startswith("ssm:getparameter")], reg.urn
+        assert not [a for a in stmt["Action"] if a.lower() not in known_actions()], reg.urn
     without = harness.run_program(set_key(base_config, "access", {"ssm": False}), stack="ssm-off")
-    assert without.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment") == []
+    assert not [r for r in without.of_type("aws:iam/rolePolicy:RolePolicy") if r.name.endswith("-session-manager")]
 
 
 def test_nodes_use_the_profile_of_their_role(stack_run):

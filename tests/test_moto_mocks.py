@@ -129,8 +129,8 @@ def test_ccm_release_is_faked_as_deployed_once_kubeconfig_is_set():
     (release,) = run.of_type("kubernetes:helm.sh/v3:Release")
     assert release.state["status"]["status"] == "deployed", release.state
     assert run.outputs["ccmReleaseStatus"] == "deployed", run.outputs.get("ccmReleaseStatus")
-    (password,) = run.of_type("random:index/randomPassword:RandomPassword")
-    assert len(password.state["result"]) == 48 and password.state["result"].isalnum(), "join token not 48 alphanumerics"
+    for password in run.of_type("random:index/randomPassword:RandomPassword"):
+        assert len(password.state["result"]) == 48 and password.state["result"].isalnum(), f"{password.name}: not 48 alphanumerics"
 
 
 # --- look-ups that fail: one clear message naming the key, no traceback, nothing registered --------

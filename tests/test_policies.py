@@ -198,6 +198,9 @@ INSTANCE_PLANTS = [
     ("instance-imdsv2-required", lambda p: p["metadataOptions"].update(httpTokens="optional")),
     ("instance-imdsv2-required", lambda p: p.pop("metadataOptions")),
     ("instance-imds-hop-limit", lambda p: p["metadataOptions"].update(httpPutResponseHopLimit=3.0)),
+    # Hop limit 2 without a stated reason: every pod could take the node role's credentials.
+    ("instance-imds-hop-limit", lambda p: (p["metadataOptions"].update(httpPutResponseHopLimit=2.0),
+                                           p["tags"].pop("rke-aws/imds-hop-limit-reason", None))),
     ("instance-root-volume-encrypted", lambda p: p["rootBlockDevice"].update(encrypted=False)),
     ("instance-root-volume-encrypted", lambda p: p.pop("rootBlockDevice")),
     ("instance-one-cluster-tag", lambda p: p["tags"].update({"kubernetes.io/cluster/other": "shared"})),
@@ -215,6 +218,14 @@ def test_instance_policy_catches_planted_violation(name, plant, stack):
         props = copy.deepcopy(reg.inputs)
         plant(props)
         caught(run_resource_policy(POLICY[name], reg.type, reg.urn, props), reg.urn, name)
+
+
+def test_hop_limit_two_with_a_stated_reason_passes():
+    reg = registrations("rke2-dev", rules.INSTANCE)[0]
+    props = copy.deepcopy(reg.inputs)
+    props["metadataOptions"]["httpPutResponseHopLimit"] = 2.0
+    props["tags"]["rke-aws/imds-hop-limit-reason"] = "legacy SDK without pod identity"
+    assert not run_resource_policy(POLICY["instance-imds-hop-limit"], reg.type, reg.urn, props)
 
 
 def test_instance_policies_accept_unknowns_that_still_answer():

@@ -15,14 +15,18 @@ COMPONENT_TYPES = {
     "rke-aws:iam:NodeIam",
     "rke-aws:network:Network",
     "rke-aws:security:ClusterSecurityGroup",
+    "rke-aws:endpoint:ControlPlaneEndpoint",
     "rke-aws:nodes:Nodes",
 }
-OPTIONAL_COMPONENT_TYPES = {"rke-aws:secrets:JoinToken", "rke-aws:ccm:CloudControllerManager"}
+OPTIONAL_COMPONENT_TYPES = {"rke-aws:secrets:JoinToken", "rke-aws:ccm:CloudControllerManager",
+                            "rke-aws:manifests:ServerManifests", "rke-aws:upgrades:SystemUpgrades"}
 EXPECTED_OUTPUTS = {
-    "clusterId", "distribution", "kubernetesVersion", "region", "vpcId", "subnetIds", "securityGroupId",
-    "instanceProfileNames", "instanceProfileArns", "nodes", "ccmValues",
+    "clusterId", "distribution", "kubernetesVersion", "region", "vpcId", "subnetIds", "subnets", "securityGroupId",
+    "instanceProfileNames", "instanceProfileArns", "nodes", "ccmValues", "ccmImage", "controlPlaneEndpoint",
+    "kubernetesApiUrl",
 }
-NODE_OUTPUT_KEYS = {"name", "pool", "roles", "instanceId", "privateIp", "privateDns", "publicIp", "availabilityZone"}
+NODE_OUTPUT_KEYS = {"name", "pool", "index", "roles", "instanceId", "privateIp", "privateDns", "publicIp",
+                    "availabilityZone", "subnet", "ipBlock", "keyName"}
 
 
 def test_every_stack_file_evaluates(stack_run):
@@ -112,7 +116,7 @@ def test_project_file_is_valid_for_pulumi():
 def test_project_file_declares_every_scalar_key_and_nothing_unknown():
     declared = set(yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"])
     assert declared <= set(config.TOP_LEVEL_KEYS), declared - set(config.TOP_LEVEL_KEYS)
-    structured = {"network", "access", "nodePools", "ccm", "tags"}
+    structured = {"network", "access", "nodePools", "ccm", "controlPlane", "tags"}
     assert declared == set(config.TOP_LEVEL_KEYS) - structured
 
 
@@ -134,8 +138,8 @@ def test_offline_plan_prints_nodes_and_masks_secrets(capsys):
     assert plan.main(["rke2-dev"]) == 0
     text = capsys.readouterr().out
     run = harness.run_stack("rke2-dev")
-    (password,) = run.of_type("random:index/randomPassword:RandomPassword")
-    assert password.state["result"] not in text, "offline plan printed the RKE2 token"
+    for password in run.of_type("random:index/randomPassword:RandomPassword"):
+        assert password.state["result"] not in text, f"offline plan printed {password.name}"
     assert "rke2Token:\n    ****" in text
     for node in run.outputs["nodes"]:
         assert node["name"] in text
@@ -147,7 +151,7 @@ def test_readme_documents_every_config_key_and_output():
     readme = (ROOT / "README.md").read_text()
     table = readme[readme.index("## Configuration reference"):readme.index("## Outputs")]
     nested = {"network": config.NETWORK_KEYS, "access": config.ACCESS_KEYS,
-              "nodePools[i]": config.POOL_KEYS, "ccm": config.CCM_KEYS}
+              "nodePools[i]": config.POOL_KEYS, "ccm": config.CCM_KEYS, "controlPlane": config.CONTROL_PLANE_KEYS}
     for key in config.TOP_LEVEL_KEYS:
         if key not in nested and key != "nodePools":
             assert f"`{key}`" in table, f"README configuration reference lacks {key}"

@@ -1,0 +1,56 @@
+"""Manifest mode (RKE2, `ccm.install: manifest`): the cluster's manifests as SSM parameters.
+
+Every server mirrors the parameters under `manifest_path(cluster_id)` into RKE2's manifests
+directory at boot and every few minutes after (bootstrap.manifest_sync_script), so a changed
+manifest (CCM values, the CCM image on an upgrade, upgrade Plans) reaches servers that are already
+running, whose user data is never read again, and all servers hold the same files: RKE2 applies
+the manifests directory of every server, and differing copies would undo each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+import pulumi
+import pulumi_aws as aws
+
+from . import tags
+
+# SSM standard parameters hold 4 KB; larger values need the advanced tier.
+STANDARD_TIER_MAX = 4096
+
+
+def manifest_path(cluster_id: str) -> str:
+    return f"/rke-aws/{cluster_id}/manifests"
+
+
+def tier_for(value: str) -> str:
+    return "Standard" if len(value.encode()) <= STANDARD_TIER_MAX else "Advanced"
+
+
+@dataclass(frozen=True)
+class ServerManifestsArgs:
+    cluster_id: str
+    files: Mapping[str, str]  # file name -> content (".url": address of a manifest to download)
+    extra_tags: Mapping[str, str] = field(default_factory=dict)
+
+
+class ServerManifests(pulumi.ComponentResource):
+    def __init__(self, name: str, args: ServerManifestsArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("rke-aws:manifests:ServerManifests", name, None, opts)
+        self.path = manifest_path(args.cluster_id)
+        self.parameters: list[aws.ssm.Parameter] = []
+        for fname, content in sorted(args.files.items()):
+            pname = f"{name}-manifest-{fname.rsplit('.', 1)[0]}"
+            self.parameters.append(aws.ssm.Parameter(
+                pname,
+                name=f"{self.path}/{fname}",
+                type="String",  # manifests hold no secrets
+                tier=tier_for(content),
+                value=content,
+                description=f"RKE2 manifest {fname} of cluster {args.cluster_id}, mirrored by its servers (rke-aws)",
+                tags=tags.named(pname, args.extra_tags),
+                opts=pulumi.ResourceOptions(parent=self),
+            ))
+        self.register_outputs({"path": self.path})

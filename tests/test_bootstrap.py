@@ -1,0 +1,285 @@
+"""The generated boot scripts, run: each node's cloud-init files are written into a scratch root and
+its boot script executed with stand-ins for curl (IMDS, SSM, the supervisor probe, downloads),
+systemctl and sleep (tests/stubs/). What matters is which path a script takes: a first server
+initialises a cluster only when none exists, and joins one otherwise.
+
+Also: shellcheck on every generated script, and cloud-init's own schema on every user data.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from components import bootstrap
+from offline import harness
+from tests.conftest import STACKS, cloud_config, run_stack_cached, shellcheck
+
+STUBS = Path(__file__).resolve().parent / "stubs"
+SCHEMA = harness.ROOT.parent / "shared" / "reference" / "cloud-init" / "schema-cloud-config-v1.json"
+INSTANCE = "aws:ec2/instance:Instance"
+
+
+def instances(run: harness.ProgramRun) -> dict[str, harness.Registration]:
+    return {r.inputs["tags"]["Name"]: r for r in run.of_type(INSTANCE)}
+
+
+@dataclass
+class Booted:
+    returncode: int
+    stderr: str
+    root: Path
+    state: dict
+    calls: list[dict]
+    systemctl: list[str]
+    installed: str
+
+    def config(self) -> dict:
+        return yaml.safe_load((self.root / bootstrap.RKE2_CONFIG_PATH.lstrip("/")).read_text())
+
+
+def boot(inst: harness.Registration, tmp_path: Path, parameters: dict[str, str], *, serving=(), denied=(),
+         ssm_host: str = "", script: str = bootstrap.BOOTSTRAP_PATH, budget: int = 1) -> Booted:
+    """Write the instance's cloud-init files under a scratch root and run `script` there."""
+    root = tmp_path / "root"
+    for f in cloud_config(inst).get("write_files") or []:
+        path = root / f["path"].lstrip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f["content"])
+        path.chmod(int(f.get("permissions", "0644"), 8))
+    log = tmp_path / "calls.log"
+    installed = tmp_path / "installed"
+    state_file = tmp_path / "state.json"
+    state = {
+        "parameters": dict(parameters), "serving": list(serving), "denied": list(denied), "ssm_host": ssm_host,
+        "downloads": {
+            bootstrap.INSTALL_RKE2_URL: f'printf "%s %s" "$INSTALL_RKE2_TYPE" "$INSTALL_RKE2_VERSION" > {installed}\n',
+            **{u: f"# downloaded from {u}\n" for u in _all_urls(parameters)},
+        },
+    }
+    state_file.write_text(json.dumps(state))
+    env = {"PATH": f"{STUBS}:/usr/bin:/bin", "HOME": str(tmp_path), "STUB_STATE": str(state_file),
+           "STUB_LOG": str(log), "RKE_AWS_ROOT": str(root), "RKE_AWS_RETRY_SECONDS": str(budget),
+           "RKE_AWS_RETRY_DELAY": "0"}
+    proc = subprocess.run(["sh", str(root / script.lstrip("/"))], env=env, capture_output=True, text=True, timeout=120)
+    calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    sysctl = Path(f"{log}.systemctl")
+    return Booted(proc.returncode, proc.stderr, root, json.loads(state_file.read_text()), calls,
+                  sysctl.read_text().splitlines() if sysctl.exists() else [],
+                  installed.read_text() if installed.exists() else "")
+
+
+def _all_urls(parameters: dict[str, str]) -> list[str]:
+    return [v for k, v in parameters.items() if k.endswith(".url")]
+
+
+def rke2_parameters(run: harness.ProgramRun, marker: str = "pending") -> dict[str, str]:
+    """The SSM parameters as the program registered them (values of the tokens: made up)."""
+    out = {}
+    for reg in run.of_type("aws:ssm/parameter:Parameter"):
+        value = reg.inputs["value"]
+        out[reg.inputs["name"]] = f"token-of-{reg.name}" if reg.inputs["type"] == "SecureString" else value
+    out[run.outputs["rke2InitMarkerParameter"]] = marker
+    return out
+
+
+@pytest.fixture(scope="module")
+def prod() -> harness.ProgramRun:
+    return run_stack_cached("rke2-prod")
+
+
+def first_server(run) -> harness.Registration:
+    (first,) = [i for i in run.of_type(INSTANCE) if "server:" not in _config_text(i)
+                and "agent" not in i.inputs["tags"]["rke-aws/roles"] and i.inputs["tags"]["rke-aws/roles"] != "worker"]
+    return first
+
+
+def _config_text(inst) -> str:
+    return next(f["content"] for f in cloud_config(inst)["write_files"] if f["path"] == bootstrap.RKE2_CONFIG_PATH)
+
+
+def _server_ips(run) -> list[str]:
+    return [n["privateIp"] for n in run.outputs["nodes"] if "controlplane" in n["roles"]]
+
+
+# ---- the first server: initialise only when no cluster exists ----------------------------------
+
+def test_first_server_initialises_a_new_cluster_and_writes_the_marker(prod, tmp_path):
+    first = first_server(prod)
+    b = boot(first, tmp_path, rke2_parameters(prod))
+    assert b.returncode == 0, b.stderr
+    assert "server" not in b.config(), f"{first.urn}: init path wrote a server: key"
+    assert "no cluster exists yet: initialising it" in b.stderr
+    assert b.systemctl == ["systemctl enable --now rke2-server.service"], b.systemctl
+    marker = b.state["parameters"][prod.outputs["rke2InitMarkerParameter"]]
+    assert marker.startswith(f"initialized by {first.inputs['tags']['Name']} at "), marker
+    assert b.installed == f"server {prod.outputs['kubernetesVersion']}", b.installed
+    token = b.root / bootstrap.RKE2_TOKEN_PATH.lstrip("/")
+    assert stat.S_IMODE(token.stat().st_mode) == 0o600 and token.read_text().startswith("token-of-")
+    assert not list(b.root.rglob("*.tmp")), "a .tmp file was left behind"
+
+
+def test_replaced_first_server_joins_when_the_marker_says_initialised(prod, tmp_path):
+    """The README's server replacement: fresh disk, same user data. It must not start a second cluster."""
+    first = first_server(prod)
+    b = boot(first, tmp_path, rke2_parameters(prod, marker="initialized by ip-10-40-0-10 at 2026-01-01T00:00:00Z"))
+    assert b.returncode == 0, b.stderr
+    endpoint = prod.outputs["controlPlaneEndpoint"]
+    assert b.config()["server"] == f"https://{endpoint}:9345", b.config()
+    assert "joining" in b.stderr
+    assert b.state["parameters"][prod.outputs["rke2InitMarkerParameter"]].startswith("initialized by ip-10-40-0-10"), \
+        "the join path rewrote the marker"
+    assert b.systemctl == ["systemctl enable --now rke2-server.service"]
+
+
+def test_first_server_joins_when_another_server_answers_even_without_marker(prod, tmp_path):
+    first = first_server(prod)
+    peer = next(ip for ip in _server_ips(prod) if ip != first.inputs["privateIp"])
+    b = boot(first, tmp_path, rke2_parameters(prod), serving=[peer])
+    assert b.returncode == 0, b.stderr
+    assert "server" in b.config() and "another server answers" in b.stderr
+    probed = [c["url"] for c in b.calls if c["url"].endswith("/cacerts")]
+    assert f"https://{first.inputs['privateIp']}:9345/cacerts" not in probed, "probed itself"
+
+
+def test_unreadable_marker_stops_the_boot_instead_of_initialising(prod, tmp_path):
+    first = first_server(prod)
+    b = boot(first, tmp_path, rke2_parameters(prod), denied=[prod.outputs["rke2InitMarkerParameter"]])
+    assert b.returncode != 0
+    assert not b.systemctl and not b.installed, "RKE2 started although the marker could not be read"
+    assert "AccessDeniedException" in b.stderr, "SSM's error text is not in the boot log"
+
+
+# ---- other nodes -------------------------------------------------------------------------------
+
+def test_other_servers_and_agents_join_the_endpoint(prod, tmp_path):
+    endpoint = prod.outputs["controlPlaneEndpoint"]
+    first = first_server(prod)
+    for i, inst in enumerate(i for i in prod.of_type(INSTANCE) if i is not first):
+        b = boot(inst, tmp_path / str(i), rke2_parameters(prod))
+        assert b.returncode == 0, f"{inst.urn}: {b.stderr}"
+        cfg = b.config()
+        assert cfg["server"] == f"https://{endpoint}:9345", inst.urn
+        kind = "agent" if inst.inputs["tags"]["rke-aws/roles"] == "worker" else "server"
+        assert b.systemctl[0] == f"systemctl enable --now rke2-{kind}.service", inst.urn
+        assert not any("PutParameter" in c["target"] for c in b.calls), f"{inst.urn} wrote the marker"
+        read = {json.loads(c["data"])["Name"] for c in b.calls if c["target"].endswith("GetParameter")}
+        if kind == "agent":
+            assert read == {prod.outputs["rke2AgentTokenParameter"]}, f"{inst.urn} read {read}"
+            assert cfg["token-file"] == bootstrap.RKE2_AGENT_TOKEN_PATH
+        else:
+            assert prod.outputs["rke2TokenParameter"] in read, inst.urn
+
+
+def test_token_failure_leaves_nothing_and_logs_ssm_error(prod, tmp_path):
+    agent = next(i for i in prod.of_type(INSTANCE) if i.inputs["tags"]["rke-aws/roles"] == "worker")
+    b = boot(agent, tmp_path, rke2_parameters(prod), denied=[prod.outputs["rke2AgentTokenParameter"]])
+    assert b.returncode != 0 and not b.installed and not b.systemctl
+    assert "not authorized to perform ssm:GetParameter" in b.stderr
+    assert not list(b.root.rglob("*agent-token*")), "a token file (or .tmp) was left behind"
+
+
+def test_boot_uses_the_partitions_ssm_endpoint(tmp_path):
+    for stack in [s for s in STACKS if harness.stack_config(s)["rke-aws:distribution"] == "rke2"]:
+        run = run_stack_cached(stack)
+        region = run.outputs["region"]
+        suffix = "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
+        agent = next(i for i in run.of_type(INSTANCE) if i.inputs["tags"]["rke-aws/roles"] == "worker")
+        b = boot(agent, tmp_path / stack, rke2_parameters(run), ssm_host=f"ssm.{region}.{suffix}")
+        assert b.returncode == 0, f"{stack}: {b.stderr}"
+        assert all(c["sigv4"] == f"aws:amz:{region}:ssm" for c in b.calls if c["target"]), stack
+
+
+# ---- manifest mode: servers mirror the manifests from SSM ------------------------------------------
+
+def test_manifest_sync_mirrors_adds_updates_and_removes(tmp_path):
+    run = run_stack_cached("rke2-dev")  # ccm.install: manifest
+    path = run.outputs["rke2ManifestPath"]
+    server = first_server(run)
+    params = rke2_parameters(run)
+    b = boot(server, tmp_path / "first", params)
+    assert b.returncode == 0, b.stderr
+    manifests = b.root / bootstrap.RKE2_MANIFESTS_DIR.lstrip("/")
+    files = sorted(p.name for p in manifests.iterdir() if not p.name.endswith(".source"))
+    expected = sorted(f"rke-aws-{k.rsplit('/', 1)[1]}".removesuffix(".url") + (".yaml" if k.endswith(".url") else "")
+                      for k in params if k.startswith(path + "/"))
+    assert files == expected, files
+    helm_chart = yaml.safe_load((manifests / "rke-aws-ccm.yaml").read_text())
+    assert helm_chart["kind"] == "HelmChart"
+    assert "systemctl enable --now rke-aws-sync-manifests.timer" in b.systemctl
+    # The sync was run before RKE2 started, so the first start applies the manifests.
+    order = [c["target"] for c in b.calls]
+    assert order.index("AmazonSSM.GetParametersByPath") < len(order)
+
+    # A later run of the timer: one manifest changed, one gone.
+    state = json.loads((tmp_path / "first" / "state.json").read_text())
+    state["parameters"][f"{path}/ccm.yaml"] = "kind: Changed\n"
+    del state["parameters"][f"{path}/upgrade-plans.yaml"]
+    (tmp_path / "first" / "state.json").write_text(json.dumps(state))
+    env = {"PATH": f"{STUBS}:/usr/bin:/bin", "STUB_STATE": str(tmp_path / "first" / "state.json"),
+           "STUB_LOG": str(tmp_path / "first" / "calls.log"), "RKE_AWS_ROOT": str(b.root),
+           "RKE_AWS_RETRY_SECONDS": "1", "RKE_AWS_RETRY_DELAY": "0"}
+    proc = subprocess.run(["sh", str(b.root / bootstrap.SYNC_PATH.lstrip("/"))], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert (manifests / "rke-aws-ccm.yaml").read_text() == "kind: Changed\n"
+    assert not (manifests / "rke-aws-upgrade-plans.yaml").exists(), "a removed manifest stayed"
+
+
+# ---- static checks on every generated script and user data ---------------------------------------
+
+def test_every_generated_script_passes_shellcheck(stack_run, tmp_path):
+    seen = set()
+    for inst in stack_run.of_type(INSTANCE):
+        for f in cloud_config(inst).get("write_files") or []:
+            if f["content"].startswith("#!/bin/sh") and f["content"] not in seen:
+                seen.add(f["content"])
+                problems = shellcheck(f["content"], tmp_path / "script.sh")
+                assert not problems, f"{inst.urn} {f['path']}:\n{problems}"
+    assert seen, f"{stack_run.stack}: no boot script"
+
+
+def test_user_data_is_valid_cloud_config_for_ubuntu_24_04(stack_run):
+    if not SCHEMA.exists():
+        pytest.skip(f"{SCHEMA} absent (clone outside the workspace)")
+    schema = json.loads(SCHEMA.read_text())
+    validator = jsonschema.Draft4Validator(schema)
+    for inst in stack_run.of_type(INSTANCE):
+        errors = sorted(validator.iter_errors(cloud_config(inst)), key=lambda e: list(e.path))
+        assert not errors, f"{inst.urn}: " + "; ".join(f"{list(e.path)}: {e.message}" for e in errors[:5])
+
+
+def test_cloud_config_schema_check_catches_a_mistake(stack_run):
+    if not SCHEMA.exists():
+        pytest.skip(f"{SCHEMA} absent")
+    validator = jsonschema.Draft4Validator(json.loads(SCHEMA.read_text()))
+    doc = cloud_config(stack_run.of_type(INSTANCE)[0])
+    doc["write_files"][0]["permissions"] = 600  # an int: cloud-init wants the octal string
+    assert list(validator.iter_errors(doc)), "the schema accepted permissions: 600"
+
+
+def test_retry_budget_covers_a_nat_gateway_and_more():
+    assert bootstrap.RETRY_SECONDS >= 600
+    for stack in ("rke-dev", "rke2-dev"):
+        inst = run_stack_cached(stack).of_type(INSTANCE)[0]
+        script = next(f["content"] for f in cloud_config(inst)["write_files"] if f["path"] == bootstrap.BOOTSTRAP_PATH)
+        assert f'RETRY_SECONDS="${{RKE_AWS_RETRY_SECONDS:-{bootstrap.RETRY_SECONDS}}}"' in script
+        downloads = [line for line in script.splitlines() if line.strip().startswith("retry download")]
+        assert downloads, f"{stack}: downloads are not retried"
+
+
+def test_scratch_root_is_the_only_thing_tests_can_redirect():
+    """RKE_AWS_* are the only environment a boot script reads besides PATH: a node sets none of them."""
+    script = bootstrap._script("x", {}, "")
+    assert os.environ.get("RKE_AWS_ROOT") is None
+    assert [line for line in script.splitlines() if "${RKE_AWS_" in line] == [
+        'ROOT="${RKE_AWS_ROOT:-}"', f'RETRY_SECONDS="${{RKE_AWS_RETRY_SECONDS:-{bootstrap.RETRY_SECONDS}}}"',
+        f'RETRY_DELAY="${{RKE_AWS_RETRY_DELAY:-{bootstrap.RETRY_DELAY}}}"']
