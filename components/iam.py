@@ -56,7 +56,7 @@ class NodeIam(pulumi.ComponentResource):
             self.grants.append(aws.iam.RolePolicy(
                 f"{rname}-cloud-provider",
                 role=r.id,
-                policy=iam_policy.policy_json(role),
+                policy=iam_policy.policy_json(role, args.cluster_id, args.partition),
                 opts=child,
             ))
             access = args.parameters.get(role)
