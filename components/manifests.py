@@ -48,7 +48,7 @@ class ServerManifests(pulumi.ComponentResource):
                 name=f"{self.path}/{fname}",
                 type="String",  # manifests hold no secrets
                 tier=tier_for(content),
-                value=content,
+                insecure_value=content,  # no secrets; `value` would hide the manifest in every preview
                 description=f"RKE2 manifest {fname} of cluster {args.cluster_id}, mirrored by its servers (rke-aws)",
                 tags=tags.named(pname, args.extra_tags),
                 opts=pulumi.ResourceOptions(parent=self),

@@ -83,11 +83,12 @@ class JoinToken(pulumi.ComponentResource):
             f"{name}-rke2-initialized",
             name=self.marker_name,
             type="String",
-            value=MARKER_EXISTING if args.cluster_exists else MARKER_PENDING,
+            # Not secret, and shown in previews (`value` would be masked as a secret).
+            insecure_value=MARKER_EXISTING if args.cluster_exists else MARKER_PENDING,
             description=f"Whether cluster {args.cluster_id} was initialised; written by its first server (rke-aws)",
             tags=tags.named(f"{name}-rke2-initialized", args.extra_tags),
             # The first server overwrites the value once it has initialised the cluster.
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["value"]),
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["insecureValue"]),
         )
         self.marker_arn = marker.arn
         # Everything a node reads at boot exists before it boots.

@@ -428,7 +428,8 @@ def run_checks(clients: Clients, exp: Expectations,
 
 
 def check_account(session: Any, exp: Expectations) -> list[Result]:
-    return run_checks(Clients.from_session(session), exp)
+    """`session`: a boto3 session, or ready `Clients` (the emulated account's, see moto_mocks)."""
+    return run_checks(session if isinstance(session, Clients) else Clients.from_session(session), exp)
 
 
 def report(results: list[Result], title: str) -> str:
@@ -475,7 +476,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{args.stack}: could not build the stack in the emulated account: {err}", file=sys.stderr)
             return 2
         try:
-            results = check_account(account.session(), Expectations.from_outputs(run.outputs, args.stack))
+            results = check_account(account.doctor_clients(), Expectations.from_outputs(run.outputs, args.stack))
         finally:
             account.stop()
         print(report(results, title + " (emulated account)"))

@@ -51,6 +51,15 @@ class Registration:
 
 
 @dataclass
+class Lookup:
+    """One invoke the program made (an AMI, the zones, a subnet) and what it got back."""
+    token: str
+    args: dict
+    result: dict
+    failure: Optional[str] = None
+
+
+@dataclass
 class ProgramRun:
     stack: str
     config: dict[str, str]
@@ -60,6 +69,7 @@ class ProgramRun:
     logs: list[tuple[str, str]] = field(default_factory=list)
     mocks: Optional[AwsLikeMocks] = None
     previous_outputs: Optional[dict[str, Any]] = None  # what the stack exported last time
+    lookups: list[Lookup] = field(default_factory=list)
 
     def of_type(self, typ: str) -> list[Registration]:
         return [r for r in self.resources if r.type == typ]
@@ -113,7 +123,15 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
             outputs = json.loads(json.dumps(self.run.previous_outputs or {}))  # plain data, as it crosses the wire
             ret = {"name": name, "outputs": outputs, "secretOutputNames": []}
             return resource_pb2.ResourceInvokeResponse(failures=None, **{"return": _sync_await(rpc.serialize_properties(ret, {}))})
-        return super().Invoke(request)
+        response = super().Invoke(request)
+        pulumi_mocks._ensure_event_loop()
+        self.run.lookups.append(Lookup(
+            token=request.tok,
+            args=unwrap_secrets(rpc.deserialize_properties(request.args)),
+            result=unwrap_secrets(rpc.deserialize_properties(getattr(response, "return"))),
+            failure="; ".join(f.reason for f in response.failures) or None,
+        ))
+        return response
 
     def RegisterResource(self, request):
         response = super().RegisterResource(request)

@@ -189,6 +189,15 @@ class MotoMocks(pulumi.runtime.Mocks):
             raise RuntimeError("the emulated AWS account is not active")
         return self._session
 
+    def client(self, service: str):
+        """A boto3 client on the emulated account (only while it is active), as the program's resources see it."""
+        return self._iam() if service == "iam" else self._client(service)
+
+    def doctor_clients(self):
+        from .doctor import Clients
+
+        return Clients(self.client("ec2"), self.client("iam"))
+
     def _require_active(self, what: str) -> None:
         # Never restart a stopped account here: a registration that arrives after its run failed
         # (from Pulumi's worker threads) would otherwise start an account nobody stops, and the
@@ -296,7 +305,7 @@ class MotoMocks(pulumi.runtime.Mocks):
                     "rootDeviceName": img.get("RootDeviceName"), "creationDate": img.get("CreationDate")}
         if tok == "aws:ec2/getSubnet:getSubnet":
             (s,) = ec2.describe_subnets(SubnetIds=[a["id"]])["Subnets"]
-            return {"id": s["SubnetId"], "arn": s.get("SubnetArn"), "cidrBlock": s["CidrBlock"],
+            return {"id": s["SubnetId"], "arn": self._arn("ec2", f"subnet/{s['SubnetId']}"), "cidrBlock": s["CidrBlock"],
                     "availabilityZone": s["AvailabilityZone"], "availabilityZoneId": s.get("AvailabilityZoneId"),
                     "vpcId": s["VpcId"], "tags": {t["Key"]: t["Value"] for t in s.get("Tags", [])}}
         if tok == "aws:index/getCallerIdentity:getCallerIdentity":
@@ -362,7 +371,7 @@ class MotoMocks(pulumi.runtime.Mocks):
         s = ec2.create_subnet(**kwargs)["Subnet"]
         if i.get("mapPublicIpOnLaunch"):
             ec2.modify_subnet_attribute(SubnetId=s["SubnetId"], MapPublicIpOnLaunch={"Value": True})
-        return s["SubnetId"], {"arn": s.get("SubnetArn") or self._arn("ec2", f"subnet/{s['SubnetId']}"),
+        return s["SubnetId"], {"arn": self._arn("ec2", f"subnet/{s['SubnetId']}"),  # moto gap: SubnetArn is always arn:aws
                                "availabilityZone": s["AvailabilityZone"], "availabilityZoneId": s.get("AvailabilityZoneId"),
                                "ownerId": s.get("OwnerId", ACCOUNT_ID)}
 
@@ -577,6 +586,12 @@ class MotoMocks(pulumi.runtime.Mocks):
         }
 
     def _iam(self):
+        if self.partition == "aws-us-gov" and "iam" not in self._clients:
+            # moto gap: it picks the IAM backend from the region in the endpoint's host name, and
+            # GovCloud's global endpoint (iam.us-gov.amazonaws.com) names none, so roles would land
+            # in the commercial partition where EC2 in GovCloud cannot find their profiles.
+            self._require_active("iam client")
+            self._clients["iam"] = self._session.client("iam", endpoint_url=f"https://iam.{self.region}.amazonaws.com")
         return self._client("iam")
 
     def _role(self, name, i):
@@ -613,7 +628,8 @@ class MotoMocks(pulumi.runtime.Mocks):
 
     def _ssm_parameter(self, name, i):
         pname = i.get("name") or name
-        kwargs = {"Name": pname, "Value": str(i["value"]), "Type": i.get("type", "String")}
+        value = i["value"] if i.get("value") is not None else i.get("insecureValue")
+        kwargs = {"Name": pname, "Value": str(value), "Type": i.get("type", "String")}
         if i.get("description"):
             kwargs["Description"] = i["description"]
         if i.get("tags"):

@@ -1,19 +1,29 @@
-"""`make plan STACK=<stack>`: evaluate a stack offline and print what it would create.
+"""`make plan STACK=<stack>`: evaluate a stack offline and print everything it would create.
 
 No credentials and no network: the program runs against an emulated AWS account (moto, in
 process; offline/moto_mocks.py), so IDs, addresses and DNS names come from the emulator and its
-refusals fail the plan. `--mocks aws-like` uses the lighter AwsLikeMocks instead. Secrets are
-masked: secret outputs, secret-looking keys in the generated configs, and any secret value
-wherever it would appear.
+refusals fail the plan. `--mocks aws-like` uses the lighter AwsLikeMocks instead.
 
-`--json` prints the same summary for machines; tests/snapshots/<stack>.json holds it per stack.
+What a reviewer sees, per resource: every input the program sends (instance type, AMI, root
+volume, IMDS, all tags, security-group rules, IAM policies statement by statement with their
+conditions, SSM parameters, Helm releases, Route 53 records, ...), with JSON policies and YAML
+manifests parsed so a diff is per key; user data summarised (its files, the boot script's
+settings and a digest of everything) next to each node's generated configuration; the look-ups
+the program made; the CCM's chart, image and effective values; the outputs. Secrets are masked:
+secret inputs and outputs, secret-looking keys in generated configs, and every secret value
+wherever it appears.
+
+`--json` prints the same for machines; tests/snapshots/<stack>.json holds it per stack.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
+import hashlib
 import ipaddress
 import json
+import re
 import sys
 from collections import defaultdict
 from typing import Any
@@ -31,40 +41,14 @@ RKE2_CONFIG_PATH = "/etc/rancher/rke2/config.yaml"
 SECRET_CONFIG_KEYS = frozenset({"token", "agent-token", "ssh_key", "ssh_cert", "password", "secret"})
 # Outputs shown in their own sections of the readable plan.
 OWN_SECTION_OUTPUTS = ("nodes", "ccmValues", "rkeClusterYml")
+# Inputs holding JSON documents (IAM policies) that are shown parsed.
+JSON_INPUTS = ("policy", "assumeRolePolicy")
+ASSIGNMENT = re.compile(r"^([A-Z][A-Z0-9_]*)='(.*)'$")
+RELEASE = "kubernetes:helm.sh/v3:Release"
 
 
 def _short_type(typ: str) -> str:
     return typ.split(":")[-1]
-
-
-def _policy_actions(policy: Any) -> list[str]:
-    doc = json.loads(policy) if isinstance(policy, str) else (policy or {})
-    actions: list[str] = []
-    for st in doc.get("Statement", []):
-        if st.get("Effect") == "Allow":
-            act = st.get("Action", [])
-            actions += [act] if isinstance(act, str) else list(act)
-    return actions
-
-
-def iam_summary(run: harness.ProgramRun) -> dict[str, dict]:
-    """Per node role: inline-policy action count, attached managed policies, instance profiles."""
-    out: dict[str, dict] = {}
-    for role in run.of_type("aws:iam/role:Role"):
-        rname = role.state.get("name") or role.name
-        inline = {p.state.get("name") or p.name: sorted(set(_policy_actions(p.inputs.get("policy"))), key=str.lower)
-                  for p in run.of_type("aws:iam/rolePolicy:RolePolicy") if p.inputs.get("role") == rname}
-        actions = {a.lower() for acts in inline.values() for a in acts}
-        out[role.name] = {
-            "roleName": rname,
-            "actions": len(actions),
-            "inlinePolicies": {k: len(v) for k, v in sorted(inline.items())},
-            "managedPolicies": sorted(a.inputs["policyArn"] for a in run.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
-                                      if a.inputs.get("role") == rname),
-            "instanceProfiles": sorted(p.state.get("name") or p.name for p in run.of_type("aws:iam/instanceProfile:InstanceProfile")
-                                       if p.inputs.get("role") == rname),
-        }
-    return dict(sorted(out.items()))
 
 
 def mask_config(value: Any) -> Any:
@@ -79,6 +63,74 @@ def _yaml(doc: Any) -> str:
     return yaml.safe_dump(doc, sort_keys=False, width=1000)
 
 
+def _cloud_config(text: str) -> dict | None:
+    if not isinstance(text, str) or not text.startswith("#cloud-config"):
+        return None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def script_settings(script: str) -> dict[str, str]:
+    """The settings block of a generated boot script (NAME='value' lines)."""
+    out = {}
+    for line in script.splitlines():
+        m = ASSIGNMENT.match(line)
+        if m:
+            out[m.group(1)] = m.group(2).replace("'\\''", "'")
+    return out
+
+
+def user_data_summary(text: str) -> dict[str, Any]:
+    """What a reviewer needs of user data: the files it writes, the boot script's settings, and a
+    digest that changes with any byte of it (the configs section shows the node configs whole)."""
+    doc = _cloud_config(text) or {}
+    out: dict[str, Any] = {"sha256": hashlib.sha256((text or "").encode()).hexdigest()[:16],
+                           "files": sorted(f.get("path") for f in doc.get("write_files") or [])}
+    for f in doc.get("write_files") or []:
+        if f.get("path", "").endswith("rke-aws-bootstrap"):
+            out["bootSettings"] = script_settings(f.get("content") or "")
+    out["runcmd"] = doc.get("runcmd")
+    return out
+
+
+def _parsed(value: Any) -> Any:
+    """A YAML/JSON document string as data (manifests in SSM parameters), else the value itself."""
+    if not isinstance(value, str) or "\n" not in value:
+        return value
+    try:
+        docs = [d for d in yaml.safe_load_all(value)]
+    except yaml.YAMLError:
+        return value
+    if len(docs) == 1 and isinstance(docs[0], (dict, list)):
+        return docs[0]
+    if docs and all(isinstance(d, dict) for d in docs):
+        return docs
+    return value
+
+
+def review_inputs(reg: harness.Registration) -> dict[str, Any]:
+    """A registration's inputs as a reviewer reads them."""
+    inputs = copy.deepcopy(reg.inputs)
+    for key in reg.secret_inputs:
+        inputs[key] = MASK
+    for key in JSON_INPUTS:
+        if isinstance(inputs.get(key), str) and inputs[key] != MASK:
+            try:
+                inputs[key] = json.loads(inputs[key])
+            except ValueError:
+                pass
+    if "userData" in inputs:
+        inputs["userData"] = user_data_summary(inputs["userData"])
+    if reg.type == "aws:ssm/parameter:Parameter" and "insecureValue" in inputs:
+        inputs["insecureValue"] = _parsed(inputs["insecureValue"])
+    if reg.type == RELEASE:
+        inputs["valueYamlFiles"] = [_parsed(getattr(a, "text", a)) for a in inputs.get("valueYamlFiles") or []]
+    return inputs
+
+
 def generated_configs(run: harness.ProgramRun) -> list[dict[str, Any]]:
     """RKE: the cluster.yml for `rke up`; RKE2: each node's /etc/rancher/rke2/config.yaml from its user
     data. Parsed (so JSON and snapshot diffs are per key), secrets masked; cluster-wide files first,
@@ -88,12 +140,8 @@ def generated_configs(run: harness.ProgramRun) -> list[dict[str, Any]]:
         configs.append({"file": "cluster.yml", "content": mask_config(yaml.safe_load(run.outputs["rkeClusterYml"]))})
     per_node = []
     for inst in run.of_type("aws:ec2/instance:Instance"):
-        user_data = inst.inputs.get("userData") or ""
-        try:
-            doc = yaml.safe_load(user_data) if user_data.startswith("#cloud-config") else None
-        except yaml.YAMLError:
-            doc = None
-        for f in (doc or {}).get("write_files", []) if isinstance(doc, dict) else []:
+        doc = _cloud_config(inst.inputs.get("userData") or "")
+        for f in (doc or {}).get("write_files", []):
             if f.get("path") == RKE2_CONFIG_PATH:
                 node = (inst.inputs.get("tags") or {}).get("Name") or inst.name
                 per_node.append({"file": RKE2_CONFIG_PATH, "node": node, "privateIp": inst.inputs.get("privateIp"),
@@ -104,6 +152,20 @@ def generated_configs(run: harness.ProgramRun) -> list[dict[str, Any]]:
 
 def config_title(entry: dict[str, Any]) -> str:
     return f"{entry['node']}:{entry['file']}" if entry.get("node") else entry["file"]
+
+
+def ccm_section(run: harness.ProgramRun) -> dict[str, Any]:
+    """How the CCM gets installed: the Release (helm) or the HelmChart servers mirror (manifest)."""
+    out: dict[str, Any] = {"image": run.outputs.get("ccmImage"), "values": run.outputs.get("ccmValues")}
+    for rel in run.of_type(RELEASE):
+        out["release"] = {k: rel.inputs.get(k) for k in ("name", "chart", "version", "namespace")}
+        out["release"]["repo"] = (rel.inputs.get("repositoryOpts") or {}).get("repo")
+    for param in run.of_type("aws:ssm/parameter:Parameter"):
+        if param.inputs.get("name", "").endswith("/manifests/ccm.yaml"):
+            out["helmChart"] = _parsed(param.inputs.get("insecureValue"))
+    if "release" not in out and "helmChart" not in out:
+        out["installedBy"] = "nothing yet: set kubeconfig (phase two)" if run.outputs.get("distribution") else None
+    return out
 
 
 def _secret_values(run: harness.ProgramRun) -> set[str]:
@@ -143,16 +205,32 @@ def _scrub(value: Any, secrets: set[str]) -> Any:
     return value
 
 
-def summary(run: harness.ProgramRun) -> dict:
+def resource_entries(run: harness.ProgramRun) -> list[dict[str, Any]]:
     ids: dict[str, str] = getattr(run.mocks, "ids", None) or {}
-    components = {r.urn: r for r in run.resources if not r.custom}
-    groups: dict[str, list[str]] = defaultdict(list)
+    by_urn = {r.urn: r for r in run.resources}
+    entries = []
     for r in run.resources:
-        if r.custom:
-            parent = components.get(r.parent)
-            rid = ids.get(f"{r.type}::{r.name}")
-            groups[parent.name + " (" + _short_type(parent.type) + ")" if parent else "(stack)"].append(
-                f"{_short_type(r.type)} {r.name}" + (f" = {rid}" if rid else ""))
+        if not r.custom:
+            continue
+        parent = by_urn.get(r.parent)
+        entry: dict[str, Any] = {
+            "name": r.name,
+            "type": _short_type(r.type),
+            "component": f"{parent.name} ({_short_type(parent.type)})" if parent else "(stack)",
+            "inputs": review_inputs(r),
+        }
+        rid = ids.get(f"{r.type}::{r.name}")
+        if rid:
+            entry["id"] = rid
+        options = {k: v for k, v in (("protect", r.protect), ("deleteBeforeReplace", r.delete_before_replace),
+                                     ("ignoreChanges", sorted(r.ignore_changes))) if v}
+        if options:
+            entry["options"] = options
+        entries.append(entry)
+    return sorted(entries, key=lambda e: (e["component"], e["type"], e["name"]))
+
+
+def summary(run: harness.ProgramRun) -> dict:
     cluster_tagged = sorted(
         f"{_short_type(r.type)} {r.name}: {k}={v}"
         for r in run.resources
@@ -164,43 +242,48 @@ def summary(run: harness.ProgramRun) -> dict:
     )
     profiles = run.outputs.get("instanceProfileNames", {})
     nodes = [
-        {**{k: n[k] for k in ("name", "pool", "availabilityZone", "privateIp", "instanceId")}, "roles": ",".join(n["roles"]),
+        {**{k: n.get(k) for k in ("name", "pool", "availabilityZone", "privateIp", "instanceId", "subnet")},
+         "roles": ",".join(n["roles"]),
          "instanceProfile": profiles.get("controlplane" if "controlplane" in n["roles"] else "worker")}
         for n in run.outputs.get("nodes", [])
     ]
+    nodes.sort(key=lambda n: ipaddress.ip_address(n["privateIp"]))
     outputs = {k: (MASK if k in run.secret_outputs else v) for k, v in run.outputs.items() if k != "nodes"}
-    s = {"stack": run.stack, "resources": {k: sorted(v) for k, v in sorted(groups.items())},
-         "nodes": nodes, "clusterTagged": cluster_tagged, "iam": iam_summary(run),
-         "ccmValues": run.outputs.get("ccmValues"), "configs": generated_configs(run), "outputs": outputs,
+    lookups = [{"token": lk.token, "args": lk.args,
+                "result": ({k: lk.result.get(k) for k in ("id", "name", "ownerId", "names", "cidrBlock", "vpcId",
+                                                           "availabilityZone") if k in lk.result}),
+                **({"failure": lk.failure} if lk.failure else {})} for lk in run.lookups]
+    s = {"stack": run.stack, "resources": resource_entries(run), "nodes": nodes, "clusterTagged": cluster_tagged,
+         "lookups": lookups, "ccm": ccm_section(run), "configs": generated_configs(run), "outputs": outputs,
          "messages": [f"{lvl}: {m}" for lvl, m in run.logs]}
     return _scrub(s, _secret_values(run))
 
 
-def _block(title: str, text: str) -> list[str]:
-    return [f"  {title}:"] + [f"    {line}" for line in text.rstrip("\n").splitlines()]
+def _block(title: str, text: str, indent: str = "  ") -> list[str]:
+    return [f"{indent}{title}:"] + [f"{indent}  {line}" for line in text.rstrip("\n").splitlines()]
 
 
 def render(s: dict) -> str:
-    lines = [f"Stack {s['stack']}: {sum(len(v) for v in s['resources'].values())} resources", ""]
-    for group, items in s["resources"].items():
-        lines.append(f"{group}")
-        lines += [f"  + {i}" for i in items]
+    lines = [f"Stack {s['stack']}: {len(s['resources'])} resources", ""]
+    groups: dict[str, list[dict]] = defaultdict(list)
+    for e in s["resources"]:
+        groups[e["component"]].append(e)
+    for group, entries in groups.items():
+        lines.append(group)
+        for e in entries:
+            lines.append(f"  + {e['type']} {e['name']}" + (f" = {e['id']}" if e.get("id") else "")
+                         + (f"  [{', '.join(f'{k}: {v}' for k, v in e['options'].items())}]" if e.get("options") else ""))
+            lines += [f"      {line}" for line in _yaml(e["inputs"]).rstrip("\n").splitlines()]
     lines += ["", "Nodes:"]
-    cols = ("name", "roles", "availabilityZone", "privateIp", "instanceProfile", "instanceId")
+    cols = ("name", "roles", "availabilityZone", "subnet", "privateIp", "instanceProfile", "instanceId")
     widths = {c: max([len(c)] + [len(str(n.get(c, ""))) for n in s["nodes"]]) for c in cols}
     lines.append("  " + "  ".join(c.ljust(widths[c]) for c in cols))
     lines += ["  " + "  ".join(str(n.get(c, "")).ljust(widths[c]) for c in cols) for n in s["nodes"]]
     lines += ["", "Cluster-tagged:"] + [f"  {t}" for t in s["clusterTagged"]]
-    if s.get("iam"):
-        lines += ["", "IAM (role: actions allowed by its inline policies; attached managed policies; instance profiles):"]
-        for logical, r in s["iam"].items():
-            lines.append(f"  {logical} ({r['roleName']}): {r['actions']} actions "
-                         f"[{', '.join(f'{k}: {v}' for k, v in r['inlinePolicies'].items())}]")
-            lines.append(f"    managed: {', '.join(r['managedPolicies']) or '-'}")
-            lines.append(f"    instance profiles: {', '.join(r['instanceProfiles']) or '-'}")
-    if s.get("ccmValues") is not None:
-        lines += ["", "CCM values (ccmValues: Release values with the null overrides merged; null deletes a chart default):"]
-        lines += [f"  {line}" for line in _yaml(s["ccmValues"]).rstrip("\n").splitlines()]
+    lines += ["", "Look-ups:"] + [f"  {lk['token']} {json.dumps(lk['args'], sort_keys=True)} -> "
+                                  f"{json.dumps(lk.get('failure') or lk['result'], sort_keys=True)}" for lk in s["lookups"]]
+    lines += ["", "CCM (image, how it is installed, values: null deletes a chart default):"]
+    lines += [f"  {line}" for line in _yaml(s["ccm"]).rstrip("\n").splitlines()]
     if s.get("configs"):
         lines += ["", "Generated configuration (secrets masked):"]
         for entry in s["configs"]:

@@ -23,7 +23,7 @@ class Evaluated:
 def evaluate(stack: str) -> Evaluated:
     run, account = moto_mocks.build_stack(stack)
     try:
-        results = doctor.check_account(account.session(), doctor.Expectations.from_outputs(run.outputs, stack))
+        results = doctor.check_account(account.doctor_clients(), doctor.Expectations.from_outputs(run.outputs, stack))
         return Evaluated(stack, plan.to_json(plan.summary(run)), tuple(results))
     finally:
         account.stop()

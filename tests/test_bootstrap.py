@@ -85,7 +85,7 @@ def rke2_parameters(run: harness.ProgramRun, marker: str = "pending") -> dict[st
     """The SSM parameters as the program registered them (values of the tokens: made up)."""
     out = {}
     for reg in run.of_type("aws:ssm/parameter:Parameter"):
-        value = reg.inputs["value"]
+        value = reg.inputs.get("value", reg.inputs.get("insecureValue"))
         out[reg.inputs["name"]] = f"token-of-{reg.name}" if reg.inputs["type"] == "SecureString" else value
     out[run.outputs["rke2InitMarkerParameter"]] = marker
     return out

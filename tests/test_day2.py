@@ -229,7 +229,7 @@ def test_manifest_mode_upgrades_without_kubeconfig():
     new = f"v1.{minor + 1}.1+rke2r1"
     after = run(set_key(copy.deepcopy(cfg), "kubernetesVersion", new), before)
     assert changed_instances(before, after) == {}
-    params = {p.inputs["name"]: p.inputs["value"] for p in after.of_type("aws:ssm/parameter:Parameter")}
+    params = {p.inputs["name"]: p.inputs.get("insecureValue") for p in after.of_type("aws:ssm/parameter:Parameter")}
     plans = list(yaml.safe_load_all(params[f"{after.outputs['rke2ManifestPath']}/upgrade-plans.yaml"]))
     assert [p["spec"]["version"] for p in plans] == [new, new]
     helm_chart = yaml.safe_load(params[f"{after.outputs['rke2ManifestPath']}/ccm.yaml"])

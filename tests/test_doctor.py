@@ -42,9 +42,8 @@ class Built:
     def __init__(self, stack: str):
         self.run, self.mocks = moto_mocks.build_stack(stack)
         self.stack = stack
-        self.session = self.mocks.session()
-        self.ec2 = self.session.client("ec2")
-        self.iam = self.session.client("iam")
+        self.ec2 = self.mocks.client("ec2")
+        self.iam = self.mocks.client("iam")
         self.exp = doctor.Expectations.from_outputs(self.run.outputs, stack)
         self.outputs = self.run.outputs
         self.undos: list = []
@@ -53,7 +52,7 @@ class Built:
         return self.outputs["nodes"][i]
 
     def results(self) -> list[doctor.Result]:
-        return doctor.check_account(self.session, self.exp)
+        return doctor.check_account(self.mocks.doctor_clients(), self.exp)
 
     def only_failure(self) -> doctor.Result:
         failures = doctor.failed(self.results())
@@ -197,7 +196,7 @@ def test_node_name_that_is_not_the_private_dns_name_fails_instances(built):
     wrong = node["name"].split(".")[0] + ".corp.example"
     exp = doctor.Expectations.from_outputs(
         {**built.outputs, "nodes": [{**node, "name": wrong}] + built.outputs["nodes"][1:]}, FAULT_STACK)
-    failures = doctor.failed(doctor.check_account(built.session, exp))
+    failures = doctor.failed(doctor.check_account(built.mocks.doctor_clients(), exp))
     assert [(r.check, r.subject) for r in failures] == [("instances", wrong)], [r.line() for r in failures]
     assert f"has PrivateDnsName '{node['name']}', not the node name" in failures[0].detail, failures[0].line()
 

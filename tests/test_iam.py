@@ -8,6 +8,7 @@ from functools import lru_cache
 import pytest
 
 from components import iam_policy
+from offline import harness
 from policies import rules
 
 
@@ -89,7 +90,9 @@ def test_roles_profiles_and_policies_registered(stack_run):
     assert sorted(r.name for r in roles) == sorted(f"{stack_run.outputs['clusterId']}-{k}" for k in ("controlplane", "worker"))
     for role in roles:
         trust = json.loads(role.inputs["assumeRolePolicy"])
-        assert trust["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}, role.urn
+        # China's EC2 principal carries its DNS suffix (domain.md section 6).
+        principal = "ec2.amazonaws.com.cn" if stack_run.outputs["region"].startswith("cn-") else "ec2.amazonaws.com"
+        assert trust["Statement"][0]["Principal"] == {"Service": principal}, role.urn
     policies = {r.name: json.loads(r.inputs["policy"]) for r in stack_run.of_type("aws:iam/rolePolicy:RolePolicy")}
     cid = stack_run.outputs["clusterId"]
     cp = policies[f"{cid}-controlplane-cloud-provider"]
@@ -131,3 +134,32 @@ def test_nodes_use_the_profile_of_their_role(stack_run):
         inst = next(r for r in stack_run.of_type("aws:ec2/instance:Instance") if r.inputs.get("privateIp") == node["privateIp"])
         kind = "controlplane" if "controlplane" in node["roles"] else "worker"
         assert inst.inputs["iamInstanceProfile"] == profiles[f"{cid}-{kind}"], inst.urn
+
+
+@pytest.mark.parametrize("stack", [s for s in harness.stack_names() if harness.stack_config(s)["rke-aws:distribution"] == "rke2"])
+def test_no_node_role_reads_a_parameter_but_its_own(stack):
+    """Every policy on each role (inline and attached; none are attached), evaluated: a role reads
+    exactly the parameters of its node kind, nothing of another cluster, nothing else in the account."""
+    from tests import iam_eval
+    from tests.conftest import run_stack_cached
+
+    run = run_stack_cached(stack)
+    assert run.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment") == [], "managed policies attached"
+    cid = run.outputs["clusterId"]
+    arn = {p.inputs["name"]: p.state["arn"] for p in run.of_type("aws:ssm/parameter:Parameter")}
+    docs = {kind: [r.inputs["policy"] for r in run.of_type("aws:iam/rolePolicy:RolePolicy")
+                   if r.name.startswith(f"{cid}-{kind}-")] for kind in ("controlplane", "worker")}
+    own = {"controlplane": {run.outputs["rke2TokenParameter"], run.outputs["rke2AgentTokenParameter"],
+                            run.outputs["rke2InitMarkerParameter"]},
+           "worker": {run.outputs["rke2AgentTokenParameter"]}}
+    template = arn[run.outputs["rke2TokenParameter"]]
+    strangers = [template.replace(f"/rke-aws/{cid}/", "/rke-aws/other-cluster/"),
+                 template.rsplit(":parameter/", 1)[0] + ":parameter/prod/database-password"]
+    for kind, documents in docs.items():
+        assert documents, f"{stack}: no policies on the {kind} role"
+        for name, parameter_arn in arn.items():
+            readable = iam_eval.allowed(documents, "ssm:GetParameter", parameter_arn)
+            assert readable is (name in own[kind]), f"{stack} {kind}: GetParameter {name} -> {readable}"
+        for other in strangers:
+            for action in ("ssm:GetParameter", "ssm:GetParameters", "ssm:GetParametersByPath"):
+                assert not iam_eval.allowed(documents, action, other), f"{stack} {kind}: {action} {other}"

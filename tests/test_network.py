@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import ipaddress
 
 import pytest
@@ -39,7 +41,7 @@ def test_subnet_role_tags(stack_run):
 
 
 def test_user_tags_everywhere_tags_are_accepted(stack_run):
-    extra = __import__("json").loads(stack_run.config.get("rke-aws:tags", "{}"))
+    extra = json.loads(stack_run.config.get("rke-aws:tags", "{}"))
     assert extra, f"{stack_run.stack} sets no extra tags; this test needs some"
     for reg in stack_run.resources:
         if "tags" in reg.inputs and reg.type != "aws:ec2/tag:Tag":
@@ -71,7 +73,7 @@ def test_public_subnets_route_to_igw_private_to_nat(stack_run):
     routes = stack_run.of_type("aws:ec2/route:Route")
     public = [r for r in routes if r.name.endswith("public-default")]
     assert len(public) == 1 and public[0].inputs["gatewayId"].startswith("igw-"), public
-    nat_mode = __import__("json").loads(stack_run.config["rke-aws:network"]).get("natGateways", "single")
+    nat_mode = json.loads(stack_run.config["rke-aws:network"]).get("natGateways", "single")
     nat_routes = [r for r in routes if r.inputs.get("natGatewayId")]
     n_private = len([s for s in stack_run.of_type("aws:ec2/subnet:Subnet") if "-private-" in s.name])
     assert len(nat_routes) == (0 if nat_mode == "none" else n_private), stack_run.stack
@@ -87,16 +89,21 @@ def test_exactly_one_cluster_tagged_security_group(stack_run):
 
 
 def test_nothing_open_to_the_internet_unless_listed(stack_run):
-    admin = __import__("json").loads(stack_run.config.get("rke-aws:access", "{}")).get("adminCidrs", [])
+    admin = json.loads(stack_run.config.get("rke-aws:access", "{}")).get("adminCidrs", [])
     ingress = stack_run.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+    groups = {g.state.get("id") or g.name for g in stack_run.of_type("aws:ec2/securityGroup:SecurityGroup")}
+    # The node group, and with controlPlane.endpoint nlb the load balancer's group.
+    own_groups = {r.inputs.get("securityGroupId") for r in ingress}
     for rule in ingress:
         cidr = rule.inputs.get("cidrIpv4")
         if cidr is None:
-            assert rule.inputs.get("referencedSecurityGroupId") == stack_run.outputs["securityGroupId"], rule.urn
+            assert rule.inputs.get("referencedSecurityGroupId") in own_groups, rule.urn
         else:
             assert cidr in admin, f"{rule.urn}: ingress from {cidr} not in adminCidrs"
             assert rule.inputs["fromPort"] in (22, 6443), rule.urn
-    assert len([r for r in ingress if r.inputs.get("cidrIpv4")]) == 2 * len(admin)
+    nlb = json.loads(stack_run.config.get("rke-aws:controlPlane", "{}")).get("endpoint") == "nlb"
+    assert len([r for r in ingress if r.inputs.get("cidrIpv4")]) == (3 if nlb else 2) * len(admin)
+    assert len(own_groups) == (2 if nlb else 1) and len(groups) == len(own_groups)
 
 
 def test_no_admin_cidrs_means_no_cidr_ingress(base_config):

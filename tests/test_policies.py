@@ -188,7 +188,7 @@ def test_stack_policy_passes_on_stack(policy, stack):
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_stub_security_group_id_is_the_id_the_program_saw(stack):
-    (sg,) = of_type(records(stack), rules.SECURITY_GROUP)
+    sg = node_group(records(stack))
     assert sg.props.get("id") == run_stack_cached(stack).outputs["securityGroupId"]
 
 
@@ -286,7 +286,7 @@ def test_public_admin_ingress_allowed_cases(changes, config):
 @pytest.mark.parametrize("stack", STACKS)
 def test_public_admin_ingress_inline_and_legacy_rule_caught(stack):
     policy = POLICY["sg-no-public-admin-ports"]
-    (sg,) = registrations(stack, rules.SECURITY_GROUP)
+    sg = registrations(stack, rules.SECURITY_GROUP)[0]
     props = copy.deepcopy(sg.inputs)
     props["ingress"] = [{"protocol": "tcp", "fromPort": 6443, "toPort": 6443, "cidrBlocks": ["0.0.0.0/0"]}]
     caught(run_resource_policy(policy, sg.type, sg.urn, props), sg.urn, policy.name)
@@ -299,8 +299,15 @@ def test_public_admin_ingress_inline_and_legacy_rule_caught(stack):
 
 # --- one cluster-tagged security group per instance ---------------------------------------------------
 
+def node_group(recs: list[Rec]) -> Rec:
+    """The cluster-tagged node group (with controlPlane.endpoint nlb the load balancer has another)."""
+    (sg,) = [r for r in of_type(recs, rules.SECURITY_GROUP)
+             if any(k.startswith(rules.CLUSTER_TAG_PREFIX) for k in r.props.get("tags", {}))]
+    return sg
+
+
 def _second_group(recs: list[Rec], tagged: bool = True) -> Rec:
-    (sg,) = of_type(recs, rules.SECURITY_GROUP)
+    sg = node_group(recs)
     extra = copy.deepcopy(sg)
     extra.urn, extra.name, extra.props["id"] = sg.urn + "-extra", sg.name + "-extra", "sg-0extra"
     if not tagged:
@@ -323,7 +330,7 @@ def test_second_cluster_tagged_group_caught(stack):
 @pytest.mark.parametrize("stack", STACKS)
 def test_untagged_only_group_caught(stack):
     recs = records(stack)
-    (sg,) = of_type(recs, rules.SECURITY_GROUP)
+    sg = node_group(recs)
     sg.props["tags"] = {"Name": sg.name}
     found = run_stack_policy(POLICY["one-cluster-security-group-per-instance"], recs)
     assert sorted(u for _, u in found) == sorted(i.urn for i in of_type(recs, rules.INSTANCE)), found
@@ -413,7 +420,7 @@ def test_iam_policy_allowed_statements(name, stmt):
 @pytest.mark.parametrize("direction", ["ingress", "egress"])
 def test_inline_sg_rules_beside_rule_resources_caught(direction, stack):
     recs = records(stack)
-    (sg,) = of_type(recs, rules.SECURITY_GROUP)
+    sg = node_group(recs)
     sg.props[direction] = [{"protocol": "tcp", "fromPort": 443, "toPort": 443, "cidrBlocks": ["10.0.0.0/8"]}]
     found = run_stack_policy(POLICY["sg-rules-single-owner"], recs)
     assert [u for _, u in found] == [sg.urn], found
@@ -422,7 +429,7 @@ def test_inline_sg_rules_beside_rule_resources_caught(direction, stack):
 
 def test_legacy_rule_resource_beside_inline_rules_caught():
     recs = [r for r in records("rke2-dev") if r.type not in (rules.SG_INGRESS_RULE, rules.SG_EGRESS_RULE)]
-    (sg,) = of_type(recs, rules.SECURITY_GROUP)
+    sg = node_group(recs)
     sg.props["ingress"] = [{"protocol": "tcp", "fromPort": 443, "toPort": 443, "cidrBlocks": ["10.0.0.0/8"]}]
     assert not run_stack_policy(POLICY["sg-rules-single-owner"], recs)  # inline only: one owner
     recs.append(Rec(rules.EC2_SG_RULE, sg.urn + "-legacy", "legacy",
@@ -436,14 +443,15 @@ def test_legacy_rule_resource_beside_inline_rules_caught():
 def test_refreshed_group_listing_its_rule_resources_is_fine(stack):
     """After `pulumi refresh` a group's ingress/egress outputs list what its rule resources created."""
     recs = records(stack)
-    (sg,) = of_type(recs, rules.SECURITY_GROUP)
+    sg = node_group(recs)
     sg.props["ingress"], sg.props["egress"] = [], []
     for r in recs:
-        if r.type in (rules.SG_INGRESS_RULE, rules.SG_EGRESS_RULE):
+        if r.type in (rules.SG_INGRESS_RULE, rules.SG_EGRESS_RULE) and r.props.get("securityGroupId") == sg.props["id"]:
             p = r.props
+            ref = p.get("referencedSecurityGroupId")
             entry = {"protocol": p["ipProtocol"], "fromPort": p.get("fromPort", 0), "toPort": p.get("toPort", 0),
                      "cidrBlocks": [p["cidrIpv4"]] if "cidrIpv4" in p else [],
-                     "self": p.get("referencedSecurityGroupId") == sg.props["id"]}
+                     "self": ref == sg.props["id"], "securityGroups": [ref] if ref and ref != sg.props["id"] else []}
             sg.props["ingress" if r.type == rules.SG_INGRESS_RULE else "egress"].append(entry)
     assert not run_stack_policy(POLICY["sg-rules-single-owner"], recs)
 

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import re
 
 import pytest
 
-from components import iam_policy
+import yaml
+
 from offline import harness, plan, snapshots
 
 from ._emulated import evaluate
@@ -48,21 +50,35 @@ def load(stack: str) -> dict:
 def test_snapshot_is_stable_text(stack):
     text = snapshots.snapshot_path(stack).read_text()
     assert text == plan.to_json(json.loads(text)), f"{stack}: snapshot is not in canonical form (sorted keys)"
-    for marker in ("T00:00", "+00:00", "Z\"", "/work/", "/home/"):
-        assert marker not in text, f"{stack}: snapshot holds a timestamp or a local path ({marker})"
+    for marker in ("/work/", "/home/", "/tmp/"):
+        assert marker not in text, f"{stack}: snapshot holds a local path ({marker})"
+    stamps = re.findall(r"\d{4}-\d\d-\d\dT\d\d:\d\d", text)
+    assert not stamps, f"{stack}: snapshot holds timestamps {stamps[:3]}"
+
+
+def entries(s: dict, typ: str) -> list[dict]:
+    return [e for e in s["resources"] if e["type"] == typ]
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_snapshot_shows_iam_ccm_values_and_generated_configs(stack):
+def test_snapshot_shows_what_a_reviewer_needs(stack):
     s = load(stack)
     dist = s["outputs"]["distribution"]
-    extra = 1 if dist == "rke2" else 0  # ssm:GetParameter on the join token
-    for kind in ("controlplane", "worker"):
-        role = s["iam"][f"{s['outputs']['clusterId']}-{kind}"]
-        assert role["actions"] == len(iam_policy.actions_for(kind)) + extra, f"{stack}: {kind} {role}"
-        assert role["managedPolicies"] == ["arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"], f"{stack}: {kind}"
-        assert role["instanceProfiles"] == [s["outputs"]["instanceProfileNames"][kind]], f"{stack}: {kind}"
-    assert s["ccmValues"] == s["outputs"]["ccmValues"], stack
+    for inst in entries(s, "Instance"):
+        i = inst["inputs"]
+        assert {"instanceType", "ami", "rootBlockDevice", "metadataOptions", "tags", "privateIp", "subnetId"} <= set(i), inst["name"]
+        assert {"volumeSize", "volumeType", "encrypted"} <= set(i["rootBlockDevice"]), inst["name"]
+        assert i["userData"]["bootSettings"]["NODE_NAME"] == i["tags"]["Name"], inst["name"]
+        assert inst["options"]["ignoreChanges"] and inst["options"]["deleteBeforeReplace"] is True, inst["name"]
+    for rule in entries(s, "SecurityGroupIngressRule") + entries(s, "SecurityGroupEgressRule"):
+        assert "ipProtocol" in rule["inputs"] and ({"cidrIpv4", "referencedSecurityGroupId"} & set(rule["inputs"])), rule
+    policies = entries(s, "RolePolicy")
+    assert policies and all(isinstance(p["inputs"]["policy"]["Statement"], list) for p in policies), stack
+    cloud = next(p for p in policies if p["name"].endswith("controlplane-cloud-provider"))
+    conditioned = [st for st in cloud["inputs"]["policy"]["Statement"] if st.get("Condition")]
+    assert conditioned, f"{stack}: the CCM policy shows no conditions"
+    assert any(lk["token"] == "aws:ec2/getAmi:getAmi" for lk in s["lookups"]), f"{stack}: the AMI look-up is not shown"
+    assert s["ccm"]["image"].startswith("registry.k8s.io/provider-aws/cloud-controller-manager:v1."), stack
     names = [n["name"] for n in s["nodes"]]
     configs = {plan.config_title(c): c["content"] for c in s["configs"]}
     if dist == "rke2":
@@ -71,23 +87,88 @@ def test_snapshot_shows_iam_ccm_values_and_generated_configs(stack):
         for node in names:
             doc = configs[f"{node}:/etc/rancher/rke2/config.yaml"]
             assert doc["node-name"] == node, f"{stack}: {node} config names {doc['node-name']}"
-            assert "token" not in doc or doc["token"] == plan.MASK, f"{stack}: {node} config shows the token"
         assert s["outputs"]["rke2Token"] == plan.MASK, f"{stack}: rke2Token not masked"
+        if s["outputs"].get("rke2ManifestPath"):
+            assert s["ccm"]["helmChart"]["kind"] == "HelmChart", f"{stack}: manifest mode HelmChart not shown"
     else:
         doc = configs["cluster.yml"]
-        assert [n["hostname_override"] for n in doc["nodes"]] == names, f"{stack}: cluster.yml node names"
+        assert sorted(n["hostname_override"] for n in doc["nodes"]) == sorted(names), f"{stack}: cluster.yml node names"
     for node in s["nodes"]:
         assert node["instanceId"].startswith("i-") and len(node["instanceId"]) == 19, f"{stack}: {node}"
+
+
+def test_encrypted_values_show_masked_and_the_release_is_planned():
+    s = load("rke-phase2")
+    (provider,) = [e for e in s["resources"] if e["type"] == "kubernetes"]
+    assert provider["inputs"]["kubeconfig"] == plan.MASK
+    assert s["ccm"]["release"]["chart"] == "aws-cloud-controller-manager"
+    assert harness.SECURE_PLACEHOLDER not in json.dumps(s)
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_readable_plan_has_every_section(stack):
     s = load(stack)
     text = plan.render(s)
-    for section in ("Nodes:", "Cluster-tagged:", "IAM (", "CCM values (", "Generated configuration (secrets masked):", "Outputs:"):
+    for section in ("Nodes:", "Cluster-tagged:", "Look-ups:", "CCM (", "Generated configuration (secrets masked):", "Outputs:"):
         assert section in text, f"{stack}: the readable plan lacks {section!r}"
     for entry in s["configs"]:
         assert f"  {plan.config_title(entry)}:" in text, f"{stack}: {plan.config_title(entry)} not printed"
+    for e in s["resources"]:
+        assert f"+ {e['type']} {e['name']}" in text, f"{stack}: {e['name']} not printed"
+
+
+# --- a snapshot changes whenever anything a reviewer must see changes -------------------------------
+
+def _pools(cfg: dict) -> list:
+    return json.loads(cfg["rke-aws:nodePools"])
+
+
+def _mutated(cfg: dict, key: str, value) -> dict:
+    cfg = dict(cfg)
+    cfg[key] = value if isinstance(value, str) else json.dumps(value)
+    return cfg
+
+
+def _pool_change(field: str, value):
+    def apply(cfg: dict) -> dict:
+        pools = _pools(cfg)
+        pools[1][field] = value
+        return _mutated(cfg, "rke-aws:nodePools", pools)
+    return apply
+
+
+MUTATIONS = {
+    "instance type": (_pool_change("instanceType", "m6i.4xlarge"), "m6i.4xlarge"),
+    "root volume": (_pool_change("rootVolumeGb", 321), "321"),
+    "ami": (_pool_change("ami", "ami-0123456789abcdef0"), "ami-0123456789abcdef0"),
+    "imds": (lambda c: _pool_change("imdsHopLimitReason", "legacy sdk")(_pool_change("imdsHopLimit", 2)(c)), "legacy sdk"),
+    "tag": (lambda c: _mutated(c, "rke-aws:tags", {"environment": "prod", "owner": "team-a"}), "team-a"),
+    "admin cidr": (lambda c: _mutated(c, "rke-aws:access", {"adminCidrs": ["198.51.100.0/24"]}), "198.51.100.0/24"),
+    "iam (cluster id in conditions)": (lambda c: _mutated(c, "rke-aws:clusterId", "other-name"), "kubernetes.io/cluster/other-name"),
+    "ccm args": (lambda c: _mutated(c, "rke-aws:ccm", {"extraArgs": ["--v=5"]}), "--v=5"),
+    "ccm image": (lambda c: _mutated(c, "rke-aws:ccm", {"image": "example.com/ccm:v1.33.9"}), "example.com/ccm"),
+    "node config / version": (lambda c: _mutated(c, "rke-aws:kubernetesVersion", "v1.33.9+rke2r1"), "v1.33.9+rke2r1"),
+    "endpoint": (lambda c: _mutated(c, "rke-aws:controlPlane", {"endpoint": "nlb"}), '"type": "LoadBalancer"'),
+}
+
+
+@pytest.mark.parametrize("what", sorted(MUTATIONS))
+def test_every_attribute_class_changes_the_plan(what):
+    base = harness.stack_config("rke2-prod")
+    before = plan.to_json(plan.summary(harness.run_program(base, stack="rke2-prod")))
+    mutate, marker = MUTATIONS[what]
+    after = plan.to_json(plan.summary(harness.run_program(mutate(base), stack="rke2-prod")))
+    assert after != before, f"changing the {what} left the plan unchanged"
+    assert marker in after and marker not in before, f"the {what} change ({marker}) is not visible in the plan"
+
+
+def test_manifest_mode_change_shows_in_the_helmchart():
+    base = harness.stack_config("rke2-dev")
+    before = plan.summary(harness.run_program(base, stack="rke2-dev"))
+    after = plan.summary(harness.run_program(_mutated(base, "rke-aws:ccm", {"install": "manifest", "extraArgs": ["--v=6"]}),
+                                             stack="rke2-dev"))
+    values = lambda s: yaml.safe_load(s["ccm"]["helmChart"]["spec"]["valuesContent"])  # noqa: E731
+    assert "--v=6" in values(after)["args"] and "--v=6" not in values(before)["args"]
 
 
 def test_secret_config_keys_are_masked():
