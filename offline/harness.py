@@ -48,6 +48,7 @@ class Registration:
     provider: str
     custom: bool
     secret_inputs: set[str] = field(default_factory=set)
+    id: str = ""  # the physical ID the mocks answered (custom resources)
 
 
 @dataclass
@@ -156,6 +157,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 provider=request.provider,
                 custom=bool(request.custom),
                 secret_inputs={k for k, v in raw_inputs.items() if _has_secret(v)},
+                id=response.id or "",
             )
         )
         return response
@@ -260,11 +262,13 @@ def stack_config(stack: str) -> dict[str, str]:
 
 def run_program(config: dict[str, str], stack: str = "test", preview: bool = False,
                 mocks: Optional[AwsLikeMocks] = None, secret_keys: Optional[list[str]] = None,
-                previous_outputs: Optional[dict[str, Any]] = None) -> ProgramRun:
+                previous_outputs: Optional[dict[str, Any]] = None, main: Path = MAIN) -> ProgramRun:
     """Evaluate `__main__.py` with `config` under the mocks; raises what the program raises.
 
     `secret_keys`: the keys the engine marks secret; default `secret_keys_of(config)`.
     `previous_outputs`: the stack's outputs after its last update (a run's `outputs`); None: a new stack.
+    `main`: the program to run (another checkout's, for offline/diff.py); its directory goes first on
+    sys.path so its own `components` are the ones imported.
     """
     run = ProgramRun(stack=stack, config=dict(config), previous_outputs=previous_outputs)
     region = config.get("aws:region", "us-west-2")
@@ -280,11 +284,12 @@ def run_program(config: dict[str, str], stack: str = "test", preview: bool = Fal
     monitor = _RecordingMonitor(run.mocks, run)
     pulumi.runtime.set_mocks(run.mocks, project=PROJECT, stack=stack, preview=preview,
                              logger=logger, monitor=monitor)
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
+    program_root = str(Path(main).resolve().parent)
+    if program_root not in sys.path:
+        sys.path.insert(0, program_root)
 
     def program() -> None:
-        runpy.run_path(str(MAIN), run_name="__main__")
+        runpy.run_path(str(main), run_name="__main__")
 
     try:
         _sync_await(pulumi_mocks.run_pulumi_func(program))

@@ -19,6 +19,8 @@ from offline import stacks as stacks_module
 WORKFLOWS = harness.ROOT / ".github" / "workflows"
 PREVIEW = WORKFLOWS / "preview.yml"
 DEPLOY = WORKFLOWS / "deploy.yml"
+COMMENT = WORKFLOWS / "pr-comment.yml"
+ALL = (PREVIEW, DEPLOY, COMMENT)
 STACKS = set(harness.stack_names(include_fixtures=False))  # environments; fixtures are never deployed
 README_TEST = "python3 -m offline.tasks test"  # the README's test command, as .ci/run runs it
 PINNED = re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+(\.\d+)*$")
@@ -74,14 +76,14 @@ def actionlint(path_or_glob: str) -> subprocess.CompletedProcess:
 
 
 def test_workflows_are_valid_github_workflows():
-    proc = check_jsonschema(PREVIEW, DEPLOY)
+    proc = check_jsonschema(*ALL)
     assert proc.returncode == 0, f"check-jsonschema rejected the workflows:\n{proc.stdout}{proc.stderr}"
 
 
 def test_actionlint_passes_both_workflows():
     proc = actionlint(".github/workflows/*.yml")
     assert proc.returncode == 0, f"actionlint:\n{proc.stdout}{proc.stderr}"
-    assert "Checking 2 workflow file(s)" in proc.stdout, proc.stdout
+    assert f"Checking {len(ALL)} workflow file(s)" in proc.stdout, proc.stdout
 
 
 def test_actionlint_catches_a_broken_expression(tmp_path):
@@ -91,7 +93,7 @@ def test_actionlint_catches_a_broken_expression(tmp_path):
     assert proc.returncode != 0 and 'property "stack" is not defined' in proc.stdout, proc.stdout
 
 
-@pytest.mark.parametrize("path", [PREVIEW, DEPLOY], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
 def test_run_steps_pass_shellcheck(path, tmp_path):
     """actionlint's WebAssembly build cannot run shellcheck on `run:` steps; do it here."""
     from tests.conftest import shellcheck
@@ -121,7 +123,7 @@ def test_the_schema_check_catches_a_broken_workflow(tmp_path):
     assert proc.returncode != 0, "check-jsonschema accepted `pull-requests: writ`"
 
 
-@pytest.mark.parametrize("path", [PREVIEW, DEPLOY], ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
 def test_every_action_is_pinned_to_a_commit_with_its_version(path):
     lines = [line.strip().removeprefix("- ").strip() for line in path.read_text().splitlines()]
     uses = [line.removeprefix("uses:").strip() for line in lines if line.startswith("uses:")]
@@ -129,7 +131,7 @@ def test_every_action_is_pinned_to_a_commit_with_its_version(path):
     for ref in uses:
         assert PINNED.match(ref), f"{path.name}: `{ref}` is not pinned as <action>@<40-hex SHA> # v<version>"
     # One SHA per action across both files, so an upgrade cannot leave a stale copy behind.
-    both = [u for p in (PREVIEW, DEPLOY) for u in re.findall(r"uses: (\S+@\S+)", p.read_text())]
+    both = [u for p in ALL for u in re.findall(r"uses: (\S+@\S+)", p.read_text())]
     for action in {u.split("@")[0] for u in both}:
         assert len({u for u in both if u.startswith(action + "@")}) == 1, f"{action} pinned to different SHAs"
 
@@ -154,6 +156,33 @@ def test_preview_runs_tests_then_previews_every_stack_on_pull_requests():
     assert w["comment-on-pr"] is True and w["edit-pr-comment"] is True and w["diff"] is True, w
     steps = preview["steps"]
     assert steps.index(aws) < steps.index(pulumi), "preview.yml: credentials are configured after pulumi runs"
+    assert w["policyPacks"] == "policies", "preview.yml: the policy pack does not guard the real preview"
+    assert preview["if"] == "github.event.pull_request.head.repo.full_name == github.repository", preview.get("if")
+
+
+def test_every_pull_request_gets_the_offline_diff_without_write_access():
+    doc = load(PREVIEW)
+    job = doc["jobs"]["offline-diff"]
+    assert job["permissions"] == {"contents": "read"} and "if" not in job, job
+    (checkout,) = steps_using(job, "actions/checkout")
+    assert checkout["with"]["fetch-depth"] == 0
+    run = next(s["run"] for s in job["steps"] if "offline.tasks diff" in s.get("run", ""))
+    assert '--base "origin/$BASE_REF" --format markdown' in run, run
+    (upload,) = steps_using(job, "actions/upload-artifact")
+    assert upload["with"]["name"] == "offline-diff"
+
+
+def test_the_comment_workflow_never_runs_pull_request_code():
+    doc = load(COMMENT)
+    assert doc["on"] == {"workflow_run": {"workflows": ["preview"], "types": ["completed"]}}, doc["on"]
+    assert doc["permissions"] == {"contents": "read"}
+    (job,) = doc["jobs"].values()
+    assert job["permissions"] == {"actions": "read", "pull-requests": "write"}, job["permissions"]
+    assert not steps_using(job, "actions/checkout"), "pr-comment.yml checks out code"
+    assert not [s for s in job["steps"] if "run" in s], "pr-comment.yml runs shell"
+    (download,) = steps_using(job, "actions/download-artifact")
+    assert download["with"]["name"] == "offline-diff" and "workflow_run.id" in download["with"]["run-id"]
+    assert load(PREVIEW)["name"] == "preview"
 
 
 def test_deploy_runs_pulumi_up_per_stack_behind_its_environment_on_push_to_main():

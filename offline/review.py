@@ -1,0 +1,91 @@
+"""Registrations as a reviewer reads them: JSON policies and YAML manifests parsed, user data
+summarised, secrets masked. Used by the plan (offline/plan.py) and the diff (offline/diff.py).
+
+Imports nothing from components/: the diff runs it beside another checkout's program.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from typing import Any
+
+import yaml
+
+from .harness import Registration
+
+MASK = "****"
+# Inputs holding JSON documents (IAM policies) that are shown parsed.
+JSON_INPUTS = ("policy", "assumeRolePolicy")
+ASSIGNMENT = re.compile(r"^([A-Z][A-Z0-9_]*)='(.*)'$")
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def _cloud_config(text: str) -> dict | None:
+    if not isinstance(text, str) or not text.startswith("#cloud-config"):
+        return None
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+def script_settings(script: str) -> dict[str, str]:
+    """The settings block of a generated boot script (NAME='value' lines)."""
+    out = {}
+    for line in script.splitlines():
+        m = ASSIGNMENT.match(line)
+        if m:
+            out[m.group(1)] = m.group(2).replace("'\\''", "'")
+    return out
+
+
+def user_data_summary(text: str) -> dict[str, Any]:
+    """What a reviewer needs of user data: the files it writes, the boot script's settings, and a
+    digest that changes with any byte of it (the configs section shows the node configs whole)."""
+    doc = _cloud_config(text) or {}
+    out: dict[str, Any] = {"sha256": hashlib.sha256((text or "").encode()).hexdigest()[:16],
+                           "files": sorted(f.get("path") for f in doc.get("write_files") or [])}
+    for f in doc.get("write_files") or []:
+        if f.get("path", "").endswith("rke-aws-bootstrap"):
+            out["bootSettings"] = script_settings(f.get("content") or "")
+    out["runcmd"] = doc.get("runcmd")
+    return out
+
+
+def _parsed(value: Any) -> Any:
+    """A YAML/JSON document string as data (manifests in SSM parameters), else the value itself."""
+    if not isinstance(value, str) or "\n" not in value:
+        return value
+    try:
+        docs = [d for d in yaml.safe_load_all(value)]
+    except yaml.YAMLError:
+        return value
+    if len(docs) == 1 and isinstance(docs[0], (dict, list)):
+        return docs[0]
+    if docs and all(isinstance(d, dict) for d in docs):
+        return docs
+    return value
+
+
+def review_inputs(reg: Registration) -> dict[str, Any]:
+    """A registration's inputs as a reviewer reads them."""
+    inputs = copy.deepcopy(reg.inputs)
+    for key in reg.secret_inputs:
+        inputs[key] = MASK
+    for key in JSON_INPUTS:
+        if isinstance(inputs.get(key), str) and inputs[key] != MASK:
+            try:
+                inputs[key] = json.loads(inputs[key])
+            except ValueError:
+                pass
+    if "userData" in inputs:
+        inputs["userData"] = user_data_summary(inputs["userData"])
+    if reg.type == "aws:ssm/parameter:Parameter" and "insecureValue" in inputs:
+        inputs["insecureValue"] = _parsed(inputs["insecureValue"])
+    if reg.type == RELEASE:
+        inputs["valueYamlFiles"] = [_parsed(getattr(a, "text", a)) for a in inputs.get("valueYamlFiles") or []]
+    return inputs
