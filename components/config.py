@@ -429,9 +429,15 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
             for s in lst:
                 if not SUBNET_ID_RE.fullmatch(s):
                     p.add(f"network.{k}", f"'{s}' is not a subnet ID; write it like subnet-0123456789abcdef0")
-            if k in net and len(lst) != az_count:
-                p.add(f"network.{k}", f"{len(lst)} subnet(s) for {az_count} availability zone(s); give one per zone, in zone order")
             ids[k] = tuple(lst)
+        # The zones are the subnets' (looked up at plan time); availabilityZones, when given, must agree.
+        zones_given = "availabilityZones" in net
+        if not zones_given and ids["publicSubnetIds"] and ids["privateSubnetIds"] is not None:
+            az_count = len(ids["privateSubnetIds"]) or az_count
+        for k in ("publicSubnetIds", "privateSubnetIds"):
+            if k in net and len(ids[k]) != az_count:
+                source = "availability zone(s)" if zones_given else "private subnet(s), one per zone"
+                p.add(f"network.{k}", f"{len(ids[k])} subnet(s) for {az_count} {source}; give one per zone, in zone order")
         seen_ids: dict[str, str] = {}
         for k in ("publicSubnetIds", "privateSubnetIds"):
             for i, s in enumerate(ids[k] or ()):

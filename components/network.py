@@ -77,6 +77,8 @@ class Network(pulumi.ComponentResource):
                 availability_zone=plan.az,
                 # Public addresses are asked for per instance; nothing gets one by accident.
                 map_public_ip_on_launch=False,
+                # Node names are ip-... private DNS names; resource-name hostnames would break them.
+                private_dns_hostname_type_on_launch="ip-name",
                 tags=tags.subnet(a.cluster_id, sname, plan.tier, a.extra_tags),
                 opts=child,
             )

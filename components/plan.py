@@ -7,7 +7,7 @@ ordinary values at preview time and every node name is known in `pulumi preview`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional, TypeVar
+from typing import Any, Callable, Optional, TypeVar
 
 import pulumi_aws as aws
 
@@ -86,29 +86,102 @@ def _zones(cfg: StackConfig) -> list[str]:
     return sorted(found)[: cfg.network.az_count]
 
 
-def _existing_subnets(cfg: StackConfig) -> list[SubnetPlan]:
+HOSTNAME_FIX = "aws ec2 modify-subnet-attribute --subnet-id {sid} --private-dns-hostname-type-on-launch ip-name"
+
+
+def _existing_subnets(cfg: StackConfig) -> tuple[list[SubnetPlan], dict[str, Any]]:
+    """Bring-your-own subnets as SubnetPlans (keys follow the lists' order), and what was looked up."""
     plans: list[SubnetPlan] = []
+    found_by_key: dict[str, Any] = {}
     problems: list[str] = []
     zones: dict[str, dict[int, str]] = {"public": {}, "private": {}}
     for tier, ids in (("public", cfg.network.public_subnet_ids), ("private", cfg.network.private_subnet_ids)):
         for i, sid in enumerate(ids or ()):
-            found = _looked_up(
-                f"rke-aws:network.{tier}SubnetIds[{i}]", f"looking up subnet '{sid}' in {cfg.region}",
-                "list subnets that exist in this region and account",
-                lambda sid=sid: aws.ec2.get_subnet(id=sid),
-            )
+            key = f"rke-aws:network.{tier}SubnetIds[{i}]"
+            found = _looked_up(key, f"looking up subnet '{sid}' in {cfg.region}",
+                               "list subnets that exist in this region and account",
+                               lambda sid=sid: aws.ec2.get_subnet(id=sid))
             if found.vpc_id != cfg.network.vpc_id:
-                problems.append(f"rke-aws:network.{tier}SubnetIds[{i}]: '{sid}' is in {found.vpc_id}, not {cfg.network.vpc_id}; list subnets of that VPC")
+                problems.append(f"{key}: '{sid}' is in {found.vpc_id}, not {cfg.network.vpc_id}; list subnets of that VPC")
+            if found.availability_zone in zones[tier].values():
+                other = next(j for j, z in zones[tier].items() if z == found.availability_zone)
+                problems.append(f"{key}: '{sid}' is in {found.availability_zone} like {tier}SubnetIds[{other}]; give one "
+                                f"{tier} subnet per zone")
+            if (found.private_dns_hostname_type_on_launch or "ip-name") != "ip-name":
+                # resource-name hostnames make node names i-....compute.internal: the CCM finds no instance.
+                problems.append(f"{key}: '{sid}' launches instances with {found.private_dns_hostname_type_on_launch} "
+                                "hostnames, so node names would not be ip-... private DNS names; set it to ip-name: "
+                                + HOSTNAME_FIX.format(sid=sid))
             zones[tier][i] = found.availability_zone
             plans.append(SubnetPlan(tier, i, found.availability_zone, found.cidr_block))
+            found_by_key[f"{tier}-{i}"] = found
     for i, az in zones["private"].items():
         if zones["public"].get(i) not in (None, az):
             problems.append(
                 f"rke-aws:network.privateSubnetIds[{i}]: in {az} but publicSubnetIds[{i}] is in {zones['public'][i]}; list both in the same zone order"
             )
+    explicit = cfg.network.availability_zones
+    if explicit and list(zones["private"].values()) != list(explicit):
+        problems.append(f"rke-aws:network.availabilityZones: {list(explicit)}, but the private subnets are in "
+                        f"{list(zones['private'].values())}; list the zones in the subnets' order, or leave them out")
     if problems:
         raise ConfigError(problems)
-    return plans
+    return plans, found_by_key
+
+
+def _route_table(cfg: StackConfig, key: str, sid: str) -> Any:
+    """The subnet's route table: its own association, else the VPC's main table."""
+    try:
+        return aws.ec2.get_route_table(subnet_id=sid)
+    except Exception:  # noqa: BLE001 - no explicit association: the main table applies
+        return _looked_up(key, f"looking up the route table of '{sid}'", "check the VPC's route tables",
+                          lambda: aws.ec2.get_route_table(vpc_id=cfg.network.vpc_id,
+                                                          filters=[{"name": "association.main", "values": ["true"]}]))
+
+
+def _default_route(table: Any) -> Any:
+    return next((r for r in table.routes or [] if r.cidr_block == "0.0.0.0/0"), None)
+
+
+def _check_existing_network(cfg: StackConfig, subnets: list[SubnetPlan], found: dict[str, Any],
+                            nodes: list[NodePlan], previous: Optional[Previous]) -> list[str]:
+    """What a bring-your-own VPC must offer the nodes and the CCM, checked with look-ups; each
+    problem names the key, the subnet and the fix."""
+    problems: list[str] = []
+    vpc = _looked_up("rke-aws:network.vpcId", f"looking up '{cfg.network.vpc_id}'", "check the VPC ID",
+                     lambda: aws.ec2.get_vpc(id=cfg.network.vpc_id))
+    for flag, attribute in (("enable_dns_support", "enable-dns-support"), ("enable_dns_hostnames", "enable-dns-hostnames")):
+        if not getattr(vpc, flag):
+            problems.append(f"rke-aws:network.vpcId: '{cfg.network.vpc_id}' has {attribute} off; node names are EC2 "
+                            f"private DNS names and need it: aws ec2 modify-vpc-attribute --vpc-id {cfg.network.vpc_id} "
+                            f"--{attribute}")
+    for plan in subnets:
+        sid = found[plan.key].id
+        key = f"rke-aws:network.{plan.tier}SubnetIds[{plan.az_index}]"
+        route = _default_route(_route_table(cfg, key, sid))
+        if plan.tier == "public" and not (route and (route.gateway_id or "").startswith("igw-")):
+            problems.append(f"{key}: '{sid}' has no route to an internet gateway, so it is not public (the CCM puts "
+                            "internet-facing load balancers there); list a public subnet or add 0.0.0.0/0 via an igw-")
+        if plan.tier == "private" and not (route and (route.nat_gateway_id or route.transit_gateway_id or
+                                                       route.network_interface_id or route.instance_id)):
+            problems.append(f"{key}: '{sid}' has no default route (NAT gateway, transit gateway or appliance); its "
+                            "nodes download RKE2/Docker at boot and call SSM: add 0.0.0.0/0 via a NAT gateway")
+    # New nodes' planned addresses must be free (no reservation protects them in subnets not ours).
+    running = {n.private_ip for n in previous.nodes} if previous else set()
+    for plan in subnets:
+        wanted = sorted(n.private_ip for n in nodes if n.subnet.key == plan.key and n.private_ip not in running)
+        if not wanted:
+            continue
+        sid = found[plan.key].id
+        key = f"rke-aws:network.{plan.tier}SubnetIds[{plan.az_index}]"
+        used = _looked_up(key, f"looking up network interfaces in '{sid}'", "check the subnet",
+                          lambda sid=sid, wanted=wanted: aws.ec2.get_network_interfaces(filters=[
+                              {"name": "subnet-id", "values": [sid]},
+                              {"name": "addresses.private-ip-address", "values": wanted}]))
+        if used.ids:
+            problems.append(f"{key}: planned node addresses in '{sid}' ({', '.join(wanted)}) are taken by "
+                            f"{', '.join(sorted(used.ids))}; give the pools there another ipBlock")
+    return problems
 
 
 def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
@@ -116,9 +189,10 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
     problems = version_problems(previous, cfg.distribution, cfg.kubernetes_version)
     if problems:
         raise ConfigError(problems)
+    found: dict[str, Any] = {}
     if cfg.network.bring_your_own:
         _available_zones(cfg, regular_only=False)
-        subnets = _existing_subnets(cfg)
+        subnets, found = _existing_subnets(cfg)
         azs = [s.az for s in subnets if s.tier == "private"]
     else:
         azs = _zones(cfg)
@@ -131,7 +205,8 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
         nodes = plan_nodes(cfg, subnets, previous)
     except CapacityError as exc:
         raise ConfigError(exc.problems) from None
-    problems = quorum_problems(previous, [n.member(cfg.access.ssh_key_name) for n in nodes])
+    problems = _check_existing_network(cfg, subnets, found, nodes, previous) if found else []
+    problems += quorum_problems(previous, [n.member(cfg.access.ssh_key_name) for n in nodes])
     problems += upgrade_problems(cfg, previous, nodes)
     if problems:
         raise ConfigError(problems)

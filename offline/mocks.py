@@ -39,6 +39,16 @@ def region_refusal(region: str) -> Optional[str]:
     return None if region in known_regions() else f"configuring the AWS provider: invalid AWS Region: {region}"
 
 
+ROUTE_KEYS = ("carrierGatewayId", "cidrBlock", "coreNetworkArn", "destinationPrefixListId", "egressOnlyGatewayId",
+              "gatewayId", "instanceId", "ipv6CidrBlock", "localGatewayId", "natGatewayId", "networkInterfaceId",
+              "odbNetworkArn", "transitGatewayId", "vpcEndpointId", "vpcPeeringConnectionId")
+
+
+def route_result(**given: str) -> dict[str, str]:
+    """One route of the getRouteTable answer (the SDK wants every field present)."""
+    return {k: given.get(k, "") for k in ROUTE_KEYS}
+
+
 def _hex(seed: str, n: int = 17) -> str:
     return hashlib.sha256(seed.encode()).hexdigest()[:n]
 
@@ -52,10 +62,14 @@ def private_dns_name(ip: str, region: str) -> str:
 class AwsLikeMocks(pulumi.runtime.Mocks):
     def __init__(self, region: str, available_azs: Optional[list[str]] = None,
                  existing_subnets: Optional[dict[str, dict[str, str]]] = None):
-        """`existing_subnets`: pre-existing subnets of the account, id -> {cidr, az, vpc}."""
+        """`existing_subnets`: pre-existing subnets of the account, id -> {cidr, az, vpc} and optionally
+        public (bool: its route table has an igw- route), route ("igw" | "nat" | "none") and hostnameType."""
         self.region = region
         self.azs = available_azs or [f"{region}{letter}" for letter in "abcd"]
         self.existing = dict(existing_subnets or {})
+        # Bring-your-own details a test may set: VPC -> (dns support, dns hostnames); addresses in use.
+        self.vpc_dns: dict[str, tuple[bool, bool]] = {}
+        self.taken_ips: set[str] = set()
         self.subnets: dict[str, dict[str, Any]] = {k: {"cidr": v["cidr"], "az": v["az"]} for k, v in self.existing.items()}
         self.used_ips: dict[str, str] = {}  # ip -> instance name
         self.resources: list[tuple[str, str, dict]] = []
@@ -188,7 +202,29 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
                 raise ValueError(f"InvalidSubnetID.NotFound: the subnet ID '{sid}' does not exist")
             found = self.existing[sid]
             return {"id": sid, "cidrBlock": found["cidr"], "availabilityZone": found["az"],
-                    "vpcId": found["vpc"], "arn": self._arn("ec2", f"subnet/{sid}")}
+                    "vpcId": found["vpc"], "arn": self._arn("ec2", f"subnet/{sid}"),
+                    "privateDnsHostnameTypeOnLaunch": found.get("hostnameType", "ip-name")}
+        if tok == "aws:ec2/getVpc:getVpc":
+            vpc = a.get("id")
+            if vpc not in {s["vpc"] for s in self.existing.values()}:
+                raise ValueError(f"InvalidVpcID.NotFound: the vpc ID '{vpc}' does not exist")
+            dns = self.vpc_dns.get(vpc, (True, True))
+            return {"id": vpc, "enableDnsSupport": dns[0], "enableDnsHostnames": dns[1], "cidrBlock": "10.0.0.0/8"}
+        if tok == "aws:ec2/getRouteTable:getRouteTable":
+            sid = a.get("subnetId")
+            if sid is None:
+                raise ValueError("no main route table in the emulated VPC")
+            found = self.existing[sid]
+            route = found.get("route", "igw" if found.get("public") else "nat")
+            routes = {"igw": [route_result(cidrBlock="0.0.0.0/0", gatewayId="igw-0123456789abcdef0")],
+                      "nat": [route_result(cidrBlock="0.0.0.0/0", natGatewayId="nat-0123456789abcdef0")],
+                      "none": []}[route]
+            return {"id": f"rtb-{_hex(sid)}", "routeTableId": f"rtb-{_hex(sid)}", "routes": routes, "subnetId": sid,
+                    "vpcId": found["vpc"], "associations": []}
+        if tok == "aws:ec2/getNetworkInterfaces:getNetworkInterfaces":
+            values = {f["name"]: f["values"] for f in a.get("filters") or []}
+            taken = [f"eni-{_hex(ip)}" for ip in values.get("addresses.private-ip-address", []) if ip in self.taken_ips]
+            return {"id": "enis", "ids": taken}
         if tok == "aws:index/getCallerIdentity:getCallerIdentity":
             return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/ci", "userId": "AIDA", "id": ACCOUNT_ID}
         if tok == "aws:index/getPartition:getPartition":

@@ -37,7 +37,7 @@ from botocore.exceptions import ClientError
 from components import versions
 
 from .harness import unwrap_secrets
-from .mocks import region_refusal
+from .mocks import region_refusal, route_result
 
 ACCOUNT_ID = "123456789012"  # moto's default account
 # The Canonical image the emulated account publishes (moto's built-in AMIs have no Ubuntu 24.04),
@@ -303,11 +303,37 @@ class MotoMocks(pulumi.runtime.Mocks):
             return {"id": img["ImageId"], "imageId": img["ImageId"], "name": img.get("Name"),
                     "ownerId": img.get("OwnerId"), "architecture": img.get("Architecture"),
                     "rootDeviceName": img.get("RootDeviceName"), "creationDate": img.get("CreationDate")}
+        if tok == "aws:ec2/getVpc:getVpc":
+            (vpc,) = ec2.describe_vpcs(VpcIds=[a["id"]])["Vpcs"]
+            attr = {k: ec2.describe_vpc_attribute(VpcId=a["id"], Attribute=k)[k[0].upper() + k[1:]]["Value"]
+                    for k in ("enableDnsSupport", "enableDnsHostnames")}
+            return {"id": vpc["VpcId"], "cidrBlock": vpc["CidrBlock"], **attr}
+        if tok == "aws:ec2/getRouteTable:getRouteTable":
+            filters = self._filters(a)
+            if a.get("subnetId"):
+                filters.append({"Name": "association.subnet-id", "Values": [a["subnetId"]]})
+            if a.get("vpcId"):
+                filters.append({"Name": "vpc-id", "Values": [a["vpcId"]]})
+            tables = ec2.describe_route_tables(Filters=filters)["RouteTables"]
+            if len(tables) != 1:
+                raise EmulatedAwsError(f"query returned {len(tables)} route tables, expected one")
+            t = tables[0]
+            key = {"DestinationCidrBlock": "cidrBlock", "GatewayId": "gatewayId", "NatGatewayId": "natGatewayId",
+                   "TransitGatewayId": "transitGatewayId", "NetworkInterfaceId": "networkInterfaceId",
+                   "InstanceId": "instanceId", "VpcPeeringConnectionId": "vpcPeeringConnectionId"}
+            routes = [route_result(**{key[k]: v for k, v in r.items() if k in key}) for r in t.get("Routes", [])
+                      if r.get("GatewayId") != "local"]
+            return {"id": t["RouteTableId"], "routeTableId": t["RouteTableId"], "vpcId": t["VpcId"], "routes": routes,
+                    "associations": []}
+        if tok == "aws:ec2/getNetworkInterfaces:getNetworkInterfaces":
+            enis = ec2.describe_network_interfaces(Filters=self._filters(a))["NetworkInterfaces"]
+            return {"id": self.region, "ids": sorted(e["NetworkInterfaceId"] for e in enis)}
         if tok == "aws:ec2/getSubnet:getSubnet":
             (s,) = ec2.describe_subnets(SubnetIds=[a["id"]])["Subnets"]
             return {"id": s["SubnetId"], "arn": self._arn("ec2", f"subnet/{s['SubnetId']}"), "cidrBlock": s["CidrBlock"],
                     "availabilityZone": s["AvailabilityZone"], "availabilityZoneId": s.get("AvailabilityZoneId"),
-                    "vpcId": s["VpcId"], "tags": {t["Key"]: t["Value"] for t in s.get("Tags", [])}}
+                    "vpcId": s["VpcId"], "tags": {t["Key"]: t["Value"] for t in s.get("Tags", [])},
+                    "privateDnsHostnameTypeOnLaunch": (s.get("PrivateDnsNameOptionsOnLaunch") or {}).get("HostnameType", "ip-name")}
         if tok == "aws:index/getCallerIdentity:getCallerIdentity":
             ident = self._client("sts").get_caller_identity()
             return {"id": ident["Account"], "accountId": ident["Account"], "arn": ident["Arn"], "userId": ident["UserId"]}

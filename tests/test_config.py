@@ -225,9 +225,11 @@ INVALID = [
         "privateSubnetCidrs could overlap it: give both lists or neither"),
     row("zone-of-another-region", net(availabilityZones=["us-west-2a", "us-east-1b"]),
         "rke-aws:network.availabilityZones: 'us-west-2a' is not a zone of us-east-1; use zones like us-east-1a"),
-    row("byo-id-count-vs-azs", byo(vpcId=VPC_ID, publicSubnetIds=PUBLIC_IDS, privateSubnetIds=PRIVATE_IDS),
+    row("byo-id-count-vs-azs", byo(availabilityZones=3, vpcId=VPC_ID, publicSubnetIds=PUBLIC_IDS, privateSubnetIds=PRIVATE_IDS),
         "rke-aws:network.publicSubnetIds: 2 subnet(s) for 3 availability zone(s); give one per zone, in zone order",
         "rke-aws:network.privateSubnetIds: 2 subnet(s) for 3 availability zone(s); give one per zone, in zone order"),
+    row("byo-public-private-count-mismatch", byo(vpcId=VPC_ID, publicSubnetIds=PUBLIC_IDS, privateSubnetIds=PRIVATE_IDS[:1]),
+        "rke-aws:network.publicSubnetIds: 2 subnet(s) for 1 private subnet(s), one per zone; give one per zone, in zone order"),
     row("byo-malformed-vpc-id", byo(availabilityZones=2, vpcId="vpc-XYZ", publicSubnetIds=PUBLIC_IDS,
                                     privateSubnetIds=PRIVATE_IDS),
         "rke-aws:network.vpcId: 'vpc-XYZ' is not valid; expected a VPC ID like vpc-0123456789abcdef0"),
@@ -487,7 +489,8 @@ def _byo_config(base_config: dict) -> dict:
 
 def _existing_subnets() -> dict[str, dict[str, str]]:
     zones = ("us-east-1a", "us-east-1b")
-    subnets = {sid: {"cidr": f"10.50.{16 * i}.0/20", "az": zones[i], "vpc": VPC_ID} for i, sid in enumerate(PUBLIC_IDS)}
+    subnets = {sid: {"cidr": f"10.50.{16 * i}.0/20", "az": zones[i], "vpc": VPC_ID, "public": True}
+               for i, sid in enumerate(PUBLIC_IDS)}
     subnets.update({sid: {"cidr": f"10.50.{128 + 16 * i}.0/20", "az": zones[i], "vpc": VPC_ID}
                     for i, sid in enumerate(PRIVATE_IDS)})
     return subnets
@@ -570,3 +573,51 @@ def test_partition_follows_the_region(base_config):
         part = parse(base_config).partition
         assert (part.name, part.ubuntu_owner) == (name, owner), region
     assert part.ec2_principal == "ec2.amazonaws.com.cn" and part.endpoint("ssm", region) == "ssm.cn-north-1.amazonaws.com.cn"
+
+
+def test_bring_your_own_zones_come_from_the_subnets(base_config):
+    """Two public and two private subnets without availabilityZones: two zones (not the default 3)."""
+    set_key(base_config, "network", {"vpcId": VPC_ID, "publicSubnetIds": PUBLIC_IDS, "privateSubnetIds": PRIVATE_IDS})
+    assert parse(base_config).network.az_count == 2
+
+
+# --- bring-your-own network: what the look-ups find ------------------------------------------------
+
+def _byo_run(base_config, change=None):
+    mocks = AwsLikeMocks("us-east-1", existing_subnets=_existing_subnets())
+    if change:
+        change(mocks)
+    with pytest.raises(pulumi.RunError) as info:
+        harness.run_program(_byo_config(base_config), stack="test", mocks=mocks)
+    assert mocks.resources == [], "registered before failing"
+    return str(info.value)
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda m: m.existing[PRIVATE_IDS[1]].update(hostnameType="resource-name"),
+     f"rke-aws:network.privateSubnetIds[1]: '{PRIVATE_IDS[1]}' launches instances with resource-name hostnames, so "
+     "node names would not be ip-... private DNS names; set it to ip-name: aws ec2 modify-subnet-attribute "
+     f"--subnet-id {PRIVATE_IDS[1]} --private-dns-hostname-type-on-launch ip-name"),
+    (lambda m: m.existing[PRIVATE_IDS[0]].update(route="none"),
+     f"rke-aws:network.privateSubnetIds[0]: '{PRIVATE_IDS[0]}' has no default route (NAT gateway, transit gateway or "
+     "appliance); its nodes download RKE2/Docker at boot and call SSM: add 0.0.0.0/0 via a NAT gateway"),
+    (lambda m: m.existing[PUBLIC_IDS[1]].update(route="nat"),
+     f"rke-aws:network.publicSubnetIds[1]: '{PUBLIC_IDS[1]}' has no route to an internet gateway, so it is not public"),
+    (lambda m: m.vpc_dns.update({VPC_ID: (True, False)}),
+     f"rke-aws:network.vpcId: '{VPC_ID}' has enable-dns-hostnames off; node names are EC2 private DNS names and need "
+     f"it: aws ec2 modify-vpc-attribute --vpc-id {VPC_ID} --enable-dns-hostnames"),
+    (lambda m: m.existing[PRIVATE_IDS[1]].update(az="us-east-1a"),
+     f"rke-aws:network.privateSubnetIds[1]: '{PRIVATE_IDS[1]}' is in us-east-1a like privateSubnetIds[0]; give one "
+     "private subnet per zone"),
+    (lambda m: m.taken_ips.add("10.50.132.10"),
+     f"rke-aws:network.privateSubnetIds[0]: planned node addresses in '{PRIVATE_IDS[0]}' (10.50.132.10, "
+     "10.50.132.138) are taken by eni-"),
+], ids=["resource-name-hostnames", "private-without-route", "public-without-igw", "vpc-dns-off", "two-subnets-one-zone",
+        "address-taken"])
+def test_bring_your_own_network_is_checked_before_anything(base_config, change, expected):
+    assert expected in _byo_run(base_config, change)
+
+
+def test_own_subnets_use_ip_name_hostnames(stack_run):
+    for subnet in stack_run.of_type("aws:ec2/subnet:Subnet"):
+        assert subnet.inputs["privateDnsHostnameTypeOnLaunch"] == "ip-name", subnet.urn

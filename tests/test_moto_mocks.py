@@ -96,8 +96,19 @@ def test_bring_your_own_subnets_are_looked_up_and_tagged_shared_in_the_account()
     def setup(session):
         ec2 = session.client("ec2")
         vpc = ec2.create_vpc(CidrBlock="10.50.0.0/16")["Vpc"]["VpcId"]
+        ec2.modify_vpc_attribute(VpcId=vpc, EnableDnsHostnames={"Value": True})
         pub = ec2.create_subnet(VpcId=vpc, CidrBlock="10.50.0.0/20", AvailabilityZone="us-east-1a")["Subnet"]["SubnetId"]
         priv = ec2.create_subnet(VpcId=vpc, CidrBlock="10.50.16.0/20", AvailabilityZone="us-east-1a")["Subnet"]["SubnetId"]
+        igw = ec2.create_internet_gateway()["InternetGateway"]["InternetGatewayId"]
+        ec2.attach_internet_gateway(InternetGatewayId=igw, VpcId=vpc)
+        public_rt = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+        ec2.create_route(RouteTableId=public_rt, DestinationCidrBlock="0.0.0.0/0", GatewayId=igw)
+        ec2.associate_route_table(RouteTableId=public_rt, SubnetId=pub)
+        eip = ec2.allocate_address(Domain="vpc")["AllocationId"]
+        nat = ec2.create_nat_gateway(SubnetId=pub, AllocationId=eip)["NatGateway"]["NatGatewayId"]
+        private_rt = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+        ec2.create_route(RouteTableId=private_rt, DestinationCidrBlock="0.0.0.0/0", NatGatewayId=nat)
+        ec2.associate_route_table(RouteTableId=private_rt, SubnetId=priv)
         net.update(vpcId=vpc, publicSubnetIds=[pub], privateSubnetIds=[priv])
 
     mocks = MotoMocks("us-east-1", setup=setup).start()
