@@ -114,6 +114,15 @@ def typed_class(typ: str) -> tuple[type, dict[str, str]]:
     from pulumi import _types
 
     pkg, mod, name = typ.split(":")
+    if pkg == "kubernetes" and "." in mod.split("/")[0] and not mod.startswith("helm.sh"):
+        # A custom resource kind (e.g. upgrade.cattle.io/v1 Plan): no SDK class, the generic one.
+        from pulumi_kubernetes.apiextensions import CustomResource
+
+        def custom(resource_name, opts=None, api_version=None, kind=None, **kw):
+            return CustomResource(resource_name, api_version=api_version, kind=kind, opts=opts, **kw)
+
+        _typed_cache[typ] = (custom, {"apiVersion": "api_version"})
+        return _typed_cache[typ]
     if pkg == "pulumi" and mod == "providers":
         module, cls_name = importlib.import_module(_PACKAGES[name]), "Provider"
     else:

@@ -1,9 +1,8 @@
 """Run a main program (the real `__main__.py` or the bench's baseline) through the offline harness.
 
-`offline.harness.run_program` evaluates the module at `offline.harness.MAIN` (looked up at call
-time). `run_main` points that at another file for the duration of one call, so the baseline goes
-through exactly the same machinery as the program: the same `_RecordingMonitor`, `AwsLikeMocks`,
-config handling, runpy execution and output resolution.
+`offline.harness.run_program(main=...)` evaluates the given module, so the baseline goes through
+exactly the same machinery as the program: the same `_RecordingMonitor`, `AwsLikeMocks`, config
+handling, runpy execution and output resolution.
 """
 
 from __future__ import annotations
@@ -25,12 +24,7 @@ PROGRAM_MAIN = harness.MAIN
 
 
 def run_main(main: Path, config: dict[str, str], stack: str, mocks: Optional[AwsLikeMocks] = None) -> harness.ProgramRun:
-    saved = harness.MAIN
-    harness.MAIN = Path(main)
-    try:
-        run = harness.run_program(config, stack=stack, mocks=mocks)
-    finally:
-        harness.MAIN = saved
+    run = harness.run_program(config, stack=stack, mocks=mocks, main=Path(main))
     _drop_logger(run)
     return run
 

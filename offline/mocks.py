@@ -117,6 +117,17 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
             rid = f"eipalloc-{_hex(seed)}"
             n = int(_hex(seed, 4), 16)
             state.update(allocationId=rid, publicIp=f"198.51.100.{n % 250 + 1}")
+        elif typ == "aws:route53/zone:Zone":
+            rid = "Z" + _hex(seed, 20).upper()
+            state.update(zoneId=rid, arn=f"arn:aws:route53:::hostedzone/{rid}", nameServers=[])
+        elif typ in ("aws:lb/loadBalancer:LoadBalancer", "aws:lb/targetGroup:TargetGroup", "aws:lb/listener:Listener"):
+            kind = {"aws:lb/loadBalancer:LoadBalancer": "loadbalancer/net", "aws:lb/targetGroup:TargetGroup": "targetgroup",
+                    "aws:lb/listener:Listener": "listener/net"}[typ]
+            rid = self._arn("elasticloadbalancing", f"{kind}/{inputs.get('name') or name}/{_hex(seed, 16)}")
+            state.update(arn=rid)
+            if typ == "aws:lb/loadBalancer:LoadBalancer":
+                state.update(dnsName=f"{inputs.get('name') or name}-{_hex(seed, 10)}.elb.{self.region}.amazonaws.com",
+                             zoneId="Z" + _hex(seed + "zone", 13).upper())
         elif typ == "aws:ssm/parameter:Parameter":
             rid = inputs.get("name") or name
             state.update(arn=self._arn("ssm", f"parameter{rid}"))

@@ -138,8 +138,8 @@ def test_bring_your_own_network_only_tags(base_config):
     })
     vpc = "vpc-0123456789abcdef0"
     existing = {
-        "subnet-0aaaaaaaaaaaaaaa1": {"cidr": "172.31.0.0/20", "az": "us-east-1a", "vpc": vpc},
-        "subnet-0aaaaaaaaaaaaaaa2": {"cidr": "172.31.16.0/20", "az": "us-east-1b", "vpc": vpc},
+        "subnet-0aaaaaaaaaaaaaaa1": {"cidr": "172.31.0.0/20", "az": "us-east-1a", "vpc": vpc, "public": True},
+        "subnet-0aaaaaaaaaaaaaaa2": {"cidr": "172.31.16.0/20", "az": "us-east-1b", "vpc": vpc, "public": True},
         "subnet-0bbbbbbbbbbbbbbb1": {"cidr": "172.31.32.0/20", "az": "us-east-1a", "vpc": vpc},
         "subnet-0bbbbbbbbbbbbbbb2": {"cidr": "172.31.48.0/20", "az": "us-east-1b", "vpc": vpc},
     }
