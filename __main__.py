@@ -4,7 +4,8 @@ import gc
 
 import pulumi
 
-from components import bootstrap, ccm_values, config, history, plan, upgrades
+from components import addons, backups, bootstrap, ccm_values, config, history, iam_policy, plan, upgrades
+from components.backups import EtcdBackupBucket, EtcdBackupBucketArgs
 from components.ccm import CloudControllerManager, CloudControllerManagerArgs
 from components.endpoint import KUBE_API_PORT, ControlPlaneEndpoint, ControlPlaneEndpointArgs
 from components.iam import NodeIam, NodeIamArgs, ParameterAccess
@@ -31,6 +32,8 @@ except (config.ConfigError, history.HistoryError) as err:
 
 for warning in cfg.warnings:
     pulumi.log.warn(warning)
+for warning in cluster.warnings:
+    pulumi.log.warn(warning)
 for note in cluster.notes:
     pulumi.log.info(note)
 
@@ -51,16 +54,43 @@ endpoint = ControlPlaneEndpoint(name, ControlPlaneEndpointArgs(
     node_security_group_id=security.group_id, admin_cidrs=cfg.access.admin_cidrs, extra_tags=cfg.tags,
 ))
 
+boot_dependencies: list[pulumi.Resource] = []
+extra_policies: dict[str, list[tuple[str, str]]] = {}
+etcd_s3 = None
+if cluster.backup:
+    if cluster.backup.created:
+        bucket = EtcdBackupBucket(name, EtcdBackupBucketArgs(
+            cluster_id=cfg.cluster_id, bucket=cluster.backup.bucket, partition=cfg.partition.name,
+            expire_days=cfg.etcd_backup.expire_days, kms_key_arn=cfg.etcd_backup.kms_key_arn, extra_tags=cfg.tags))
+        boot_dependencies.append(bucket.bucket)
+    etcd_s3 = bootstrap.EtcdS3(
+        bucket=cluster.backup.bucket, region=cfg.region, folder=cluster.backup.folder,
+        endpoint=cfg.partition.endpoint("s3", cfg.region),
+        interval_hours=cfg.etcd_backup.interval_hours, retention=cfg.etcd_backup.retention)
+    # The nodes that take snapshots: RKE2 servers; RKE1 etcd nodes (their pool's role).
+    snapshot_roles = {n.iam_role for n in cluster.nodes if n.pool.is_etcd} or {"controlplane"}
+    policy = backups.node_policy(cfg.partition.name, cluster.backup.bucket, cluster.backup.folder,
+                                 cfg.etcd_backup.kms_key_arn)
+    for role in sorted(snapshot_roles):
+        extra_policies.setdefault(role, []).append(("etcd-snapshots", policy))
+
+ebs_values = addons.values(cfg.distribution, cfg.cluster_id, cfg.region) if cluster.ebs_csi else None
+if cluster.ebs_csi:
+    extra_policies.setdefault("controlplane", []).append(
+        ("ebs-csi", iam_policy.ebs_csi_policy_json(cfg.cluster_id, cfg.partition.name)))
+
 join_token = None
 manifests = None
 parameters: dict[str, ParameterAccess] = {}
-boot_dependencies: list[pulumi.Resource] = []
 if rke2:
     join_token = JoinToken(name, JoinTokenArgs(
         cluster_id=cfg.cluster_id,
         # Clusters created before agent tokens keep one token (see secrets.py).
         agent_token=cluster.first_deployment or previous.has_agent_token,
         cluster_exists=bool(previous and previous.etcd_members),
+        publish_kubeconfig=True,
+        partition=cfg.partition.name,
+        account_id=cluster.account_id,
         extra_tags=cfg.tags,
     ))
     boot_dependencies += join_token.parameters
@@ -68,7 +98,8 @@ if rke2:
         manifests = ServerManifests(name, ServerManifestsArgs(
             cluster_id=cfg.cluster_id,
             files={"ccm.yaml": ccm_values.helm_chart_manifest(values, cfg.ccm.chart_version),
-                   **upgrades.upgrade_manifests(cfg.kubernetes_version)},
+                   **upgrades.upgrade_manifests(cfg.kubernetes_version),
+                   **({"ebs-csi.yaml": addons.helm_chart_manifest(ebs_values)} if ebs_values else {})},
             extra_tags=cfg.tags,
         ))
         boot_dependencies += manifests.parameters
@@ -79,8 +110,10 @@ if rke2:
     parameters = {
         "controlplane": ParameterAccess(
             read=[join_token.parameter_arn, join_token.marker_arn] + ([agent_arn] if agent_arn is not None else []),
-            write=[join_token.marker_arn],
+            # The init marker and the admin kubeconfig (written, never read back).
+            write=[join_token.marker_arn, join_token.kubeconfig_parameter_arn],
             read_path=[path_arn] if path_arn is not None else [],
+            encrypt_keys=[join_token.kubeconfig_key_arn],
         ),
         # Agents: the agent token only (the server token where the cluster has just one).
         "worker": ParameterAccess(read=[agent_arn if agent_arn is not None else join_token.parameter_arn]),
@@ -88,7 +121,7 @@ if rke2:
 
 iam = NodeIam(name, NodeIamArgs(cluster_id=cfg.cluster_id, ssm=cfg.access.ssm, extra_tags=cfg.tags,
                                 partition=cfg.partition.name, ec2_principal=cfg.partition.ec2_principal,
-                                parameters=parameters))
+                                parameters=parameters, extra_policies=extra_policies))
 
 rke2_boot = None
 if rke2:
@@ -103,6 +136,11 @@ if rke2:
         agent_token_parameter=join_token.agent_parameter_name,
         manifest_path=manifests.path if manifests else None,
         leader_migration=cfg.ccm.leader_migration,
+        etcd_s3=etcd_s3,
+        cis_profile=bootstrap.cis_profile(cfg.kubernetes_version) if cfg.hardening == "cis" else None,
+        kubeconfig_parameter=join_token.kubeconfig_parameter_name,
+        kubeconfig_key=f"alias/rke-aws/{cfg.cluster_id}/admin-kubeconfig",
+        mark_dedicated=cluster.ebs_csi,
     )
 
 nodes = Nodes(name, NodesArgs(
@@ -122,6 +160,8 @@ nodes = Nodes(name, NodesArgs(
     kubernetes_version=cfg.kubernetes_version,
     ssh_key_path=cfg.access.ssh_key_path,
     api_endpoint=endpoint.name,
+    etcd_s3=etcd_s3,
+    mark_dedicated=cluster.ebs_csi,
     protect_servers=cfg.protect_servers,
     extra_tags=cfg.tags,
 ))
@@ -135,19 +175,28 @@ else:
     if join_token.agent_parameter_name:
         pulumi.export("rke2AgentTokenParameter", join_token.agent_parameter_name)
     pulumi.export("rke2InitMarkerParameter", join_token.marker_name)
+    pulumi.export("rke2KubeconfigParameter", join_token.kubeconfig_parameter_name)
     if manifests:
         pulumi.export("rke2ManifestPath", manifests.path)
 
-if cfg.kubeconfig is not None and not manifest_install:
+# An explicit kubeconfig wins over the one the first server published (RKE2).
+kubeconfig = cfg.kubeconfig.reveal() if cfg.kubeconfig is not None else cluster.published_kubeconfig
+if kubeconfig is not None and not manifest_install:
     ccm = CloudControllerManager(name, CloudControllerManagerArgs(
-        kubeconfig=pulumi.Output.secret(cfg.kubeconfig.reveal()), chart_version=cfg.ccm.chart_version, values=values))
+        kubeconfig=pulumi.Output.secret(kubeconfig), chart_version=cfg.ccm.chart_version, values=values))
     pulumi.export("ccmReleaseStatus", ccm.status.apply(lambda s: s.status if s else None))
     if rke2:
         upgrades.SystemUpgrades(name, upgrades.SystemUpgradesArgs(provider=ccm.provider, version=cfg.kubernetes_version))
+    if ebs_values:
+        addons.EbsCsiDriver(name, addons.EbsCsiDriverArgs(provider=ccm.provider, values=ebs_values))
 elif not manifest_install:
     pulumi.log.info(
-        "aws-cloud-controller-manager not installed yet: once the cluster is up, run "
-        "`pulumi config set --secret kubeconfig < kubeconfig.yaml` and `pulumi up` again."
+        "aws-cloud-controller-manager not installed yet: once the first server has published the admin "
+        "kubeconfig, `pulumi up` again installs it (or set one: `pulumi config set --secret kubeconfig < "
+        "kubeconfig.yaml`)." if rke2 else
+        "aws-cloud-controller-manager not installed yet: once `rke up` has written kube_config_cluster.yml, run "
+        "`make kubeconfig STACK=<stack>` (or `pulumi config set --secret kubeconfig < kube_config_cluster.yml`) "
+        "and `pulumi up` again."
     )
 
 pulumi.export("clusterId", cfg.cluster_id)
@@ -165,4 +214,8 @@ pulumi.export("instanceProfileNames", iam.profile_names)
 pulumi.export("instanceProfileArns", iam.profile_arns)
 pulumi.export("nodes", nodes.node_outputs)
 pulumi.export("ccmImage", cluster.ccm_image)
+pulumi.export("ebsCsi", cluster.ebs_csi)
+pulumi.export("hardening", cfg.hardening)
+if cluster.backup:
+    pulumi.export("etcdSnapshotLocation", f"s3://{cluster.backup.bucket}/{cluster.backup.folder}")
 pulumi.export("ccmValues", values.merged_for_manifest())

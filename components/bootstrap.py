@@ -8,6 +8,7 @@ warning), so every key written here is checked against the lists below by the te
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
@@ -35,17 +36,23 @@ RKE_IN_TREE_PROVIDER = "aws"  # refused by RKE for Kubernetes >= 1.27
 RKE2_COMMON_KEYS = frozenset({
     "token", "token-file", "server", "node-name", "node-label", "node-taint", "node-ip", "cloud-provider-name",
     "kubelet-arg", "kube-proxy-arg", "profile", "selinux", "protect-kernel-defaults",
+    # valid on agents too, but only servers read them
+    "audit-policy-file", "pod-security-admission-config-file",
 })
 # rancher/rke2 pkg/cli/cmds/server.go (k3s server flags): server-only.
 RKE2_SERVER_ONLY_KEYS = frozenset({
     "tls-san", "kube-apiserver-arg", "kube-controller-manager-arg", "disable-cloud-controller", "cni",
     "write-kubeconfig-mode", "agent-token", "agent-token-file",
     "etcd-s3", "etcd-s3-bucket", "etcd-s3-region", "etcd-s3-folder", "etcd-s3-endpoint",
-    "etcd-snapshot-schedule-cron", "etcd-snapshot-retention", "audit-policy-file",
+    "etcd-snapshot-schedule-cron", "etcd-snapshot-retention", "etcd-s3-retention",
 })
 RKE2_SERVER_KEYS = RKE2_COMMON_KEYS | RKE2_SERVER_ONLY_KEYS
 RKE2_AGENT_KEYS = RKE2_COMMON_KEYS
 RKE2_SUPERVISOR_PORT = 9345
+# Control-plane pools without the worker role, when an add-on controller runs there (addons.py).
+DEDICATED_LABEL = "rke-aws/dedicated-control-plane"
+DEDICATED_TAINT = "CriticalAddonsOnly=true:NoExecute"
+KUBE_API_PORT = 6443
 RKE2_CONFIG_PATH = "/etc/rancher/rke2/config.yaml"
 RKE2_TOKEN_PATH = "/etc/rancher/rke2/join-token"
 RKE2_AGENT_TOKEN_PATH = "/etc/rancher/rke2/agent-token"
@@ -193,6 +200,14 @@ peer_answers() {  # is another server of this cluster serving RKE2's supervisor?
   return 1
 }
 
+publish_kubeconfig() {  # the admin kubeconfig, pointed at the endpoint, as a SecureString only admins can decrypt
+  [ -s "$ROOT$ADMIN_KUBECONFIG" ] || return 1
+  body=$(sed "s#https://127.0.0.1:$API_PORT#https://$ENDPOINT:$API_PORT#" "$ROOT$ADMIN_KUBECONFIG" | python3 -c 'import json, sys
+print(json.dumps({"Name": sys.argv[1], "Value": sys.stdin.read(), "Type": "SecureString", "KeyId": sys.argv[2],
+                  "Overwrite": True, "Tier": "Advanced"}))' "$KUBECONFIG_PARAMETER" "$KUBECONFIG_KEY") || return 1
+  ssm PutParameter "$body" >/dev/null
+}
+
 mark_initialised() {
   ssm PutParameter "$(printf '{"Name": "%s", "Value": "initialized by %s at %s", "Type": "String", "Overwrite": true}' \
     "$MARKER_PARAMETER" "$NODE_NAME" "$(date -u +%Y-%m-%dT%H:%M:%SZ)")" >/dev/null
@@ -226,13 +241,30 @@ if [ "$KIND" = server ] && [ -n "$MANIFEST_PATH" ]; then
   retry "$ROOT$SYNC"
 fi
 
+if [ "$CIS" = yes ] && [ "$KIND" = server ] && ! getent passwd etcd >/dev/null; then
+  # The CIS profile makes RKE2 refuse to start a server without an etcd user and group.
+  useradd -r -c "etcd user" -s /sbin/nologin -M etcd -U
+fi
+
 retry download "$INSTALL_SCRIPT_URL" "$ROOT$WORK/install-rke2.sh"
 retry env INSTALL_RKE2_TYPE="$KIND" INSTALL_RKE2_VERSION="$INSTALL_VERSION" sh "$ROOT$WORK/install-rke2.sh"
+
+if [ "$CIS" = yes ]; then
+  # The kernel parameters the CIS profile checks (protect-kernel-defaults is forced on), from the
+  # file the tarball install ships.
+  mkdir -p "$ROOT/etc/sysctl.d"
+  cp -f "$ROOT$CIS_SYSCTL_SOURCE" "$ROOT/etc/sysctl.d/60-rke2-cis.conf"
+  systemctl restart systemd-sysctl
+fi
 systemctl enable --now "rke2-$KIND.service"
 
 if [ "$MODE" = init ]; then
   retry mark_initialised
   log "cluster initialised; marker written"
+  if [ -n "$KUBECONFIG_PARAMETER" ]; then
+    retry publish_kubeconfig
+    log "admin kubeconfig published to $KUBECONFIG_PARAMETER"
+  fi
 fi
 if [ "$KIND" = server ] && [ -n "$MANIFEST_PATH" ]; then
   systemctl enable --now rke-aws-sync-manifests.timer
@@ -323,6 +355,80 @@ class Rke2Boot:
     agent_token_parameter: Optional[str] = None
     manifest_path: Optional[str] = None  # SSM path whose parameters mirror into the manifests dir
     leader_migration: bool = False
+    etcd_s3: Optional["EtcdS3"] = None  # servers snapshot etcd to S3 with their role
+    cis_profile: Optional[str] = None  # RKE2's CIS profile name for the installed version, or None
+    kubeconfig_parameter: Optional[str] = None  # where the initialising server publishes the admin kubeconfig
+    kubeconfig_key: Optional[str] = None  # the KMS key it is encrypted with
+    # Dedicated servers (no worker role) host add-on controllers: labelled, and tainted against workloads.
+    mark_dedicated: bool = False
+
+
+@dataclass(frozen=True)
+class EtcdS3:
+    bucket: str
+    region: str
+    folder: str
+    endpoint: str  # s3.<region>.<partition DNS suffix>
+    interval_hours: int
+    retention: int
+
+    @property
+    def cron(self) -> str:
+        return f"0 */{self.interval_hours} * * *" if self.interval_hours < 24 else "0 0 * * *"
+
+
+# Written on servers with hardening: cis (RKE2's CIS profile enforces restricted Pod Security with
+# exemptions): system-upgrade-controller's upgrade jobs must run privileged in their namespace.
+PSA_CONFIG_PATH = "/etc/rancher/rke2/rke-aws-pss.yaml"
+AUDIT_POLICY_PATH = "/etc/rancher/rke2/audit-policy.yaml"
+CIS_SYSCTL_SOURCE = "/usr/local/share/rke2/rke2-cis-sysctl.conf"  # tarball installs (Ubuntu)
+PSA_EXEMPT_NAMESPACES = ("kube-system", "cis-operator-system", "tigera-operator", "system-upgrade")
+PSA_CONFIG = {
+    "apiVersion": "apiserver.config.k8s.io/v1",
+    "kind": "AdmissionConfiguration",
+    "plugins": [{"name": "PodSecurity", "configuration": {
+        "apiVersion": "pod-security.admission.config.k8s.io/v1",
+        "kind": "PodSecurityConfiguration",
+        "defaults": {"enforce": "restricted", "enforce-version": "latest", "audit": "restricted",
+                     "audit-version": "latest", "warn": "restricted", "warn-version": "latest"},
+        "exemptions": {"usernames": [], "runtimeClasses": [], "namespaces": list(PSA_EXEMPT_NAMESPACES)},
+    }}],
+}
+# Requests' metadata for everything, nothing for the noisiest read-only endpoints (RKE2's default
+# policy logs nothing at all).
+AUDIT_POLICY = {
+    "apiVersion": "audit.k8s.io/v1",
+    "kind": "Policy",
+    "omitStages": ["RequestReceived"],
+    "rules": [
+        {"level": "None", "nonResourceURLs": ["/healthz*", "/livez*", "/readyz*", "/version"]},
+        {"level": "None", "users": ["system:kube-proxy"], "verbs": ["watch"]},
+        {"level": "Metadata"},
+    ],
+}
+
+
+def _rke2_patch_at_least(version: str, first: Mapping[int, int], from_minor: int) -> bool:
+    """Whether `version` (v1.X.Y+rke2rN) is at least first[X].first[X]..., or X >= from_minor."""
+    m = re.match(r"^v1\.(\d+)\.(\d+)", version)
+    if not m:
+        return False
+    minor, patch = int(m.group(1)), int(m.group(2))
+    return minor >= from_minor or (minor in first and patch >= first[minor])
+
+
+def cis_profile(version: str) -> str:
+    """RKE2's CIS profile name. `cis` exists since v1.25.15 / v1.26.10 / v1.27.7 / v1.28.2; `cis-1.23`
+    is refused (rke2 exits) since v1.30.14 / v1.31.10 / v1.32.6 / v1.33.2 and 1.34 (rancher/rke2
+    PR #8349), so `cis` wherever it exists."""
+    return "cis" if _rke2_patch_at_least(version, {25: 15, 26: 10, 27: 7, 28: 2}, 29) else "cis-1.23"
+
+
+def has_etcd_s3_retention(version: str) -> bool:
+    """`etcd-s3-retention` (S3 pruning apart from local; default 5) exists from v1.31.12 / v1.32.8 /
+    v1.33.4 / v1.34.1. Before, `etcd-snapshot-retention` prunes S3 too, and the key would only be
+    skipped with a log line."""
+    return _rke2_patch_at_least(version, {31: 12, 32: 8, 33: 4, 34: 1}, 35)
 
 
 def _get_request(name: str, decrypt: bool) -> str:
@@ -350,8 +456,24 @@ def rke2_config(node: NodePlan, boot: Rke2Boot) -> dict[str, Any]:
     # Leader migration (Kubernetes <= 1.26 only, enforced in config.py): the in-tree provider keeps
     # running while it hands its controllers to the CCM.
     doc["cloud-provider-name"] = "aws" if boot.leader_migration else "external"
+    if boot.cis_profile:
+        doc["profile"] = boot.cis_profile
+    if boot.mark_dedicated and server and not node.pool.is_worker:
+        doc["node-label"] = [f"{DEDICATED_LABEL}=true"]
+        doc["node-taint"] = [DEDICATED_TAINT]
     if server:
         doc["tls-san"] = [boot.endpoint, node.name, node.private_ip]
+        if boot.etcd_s3:
+            s3 = boot.etcd_s3
+            # No access keys: RKE2's S3 client falls back to the instance role (k3s pkg/etcd/s3).
+            doc.update({"etcd-s3": True, "etcd-s3-bucket": s3.bucket, "etcd-s3-region": s3.region,
+                        "etcd-s3-folder": s3.folder, "etcd-s3-endpoint": s3.endpoint,
+                        "etcd-snapshot-schedule-cron": s3.cron, "etcd-snapshot-retention": s3.retention})
+            if has_etcd_s3_retention(boot.install_version):
+                doc["etcd-s3-retention"] = s3.retention
+        if boot.cis_profile:
+            doc["audit-policy-file"] = AUDIT_POLICY_PATH
+            doc["pod-security-admission-config-file"] = PSA_CONFIG_PATH
         if boot.leader_migration:
             doc["kube-controller-manager-arg"] = ["enable-leader-migration=true"]
         else:
@@ -384,6 +506,12 @@ def rke2_boot_script(node: NodePlan, boot: Rke2Boot) -> str:
         "MARKER_PARAMETER": boot.marker_parameter,
         "MARKER_REQUEST": _get_request(boot.marker_parameter, False),
         "MANIFEST_PATH": (boot.manifest_path or "") if server else "",
+        "CIS": "yes" if boot.cis_profile else "no",
+        "CIS_SYSCTL_SOURCE": CIS_SYSCTL_SOURCE,
+        "KUBECONFIG_PARAMETER": (boot.kubeconfig_parameter or "") if node.is_first_server else "",
+        "KUBECONFIG_KEY": (boot.kubeconfig_key or "") if node.is_first_server else "",
+        "ADMIN_KUBECONFIG": "/etc/rancher/rke2/rke2.yaml",
+        "API_PORT": KUBE_API_PORT,
         "SYNC": SYNC_PATH,
         "WORK": "/var/lib/rke-aws",
     }
@@ -433,6 +561,11 @@ def rke2_user_data(node: NodePlan, boot: Rke2Boot) -> str:
         {"path": RKE2_CONFIG_PATH, "permissions": "0600", "content": rke2_config_yaml(rke2_config(node, boot))},
         {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke2_boot_script(node, boot)},
     ]
+    if node.pool.is_server and boot.cis_profile:
+        files += [
+            {"path": PSA_CONFIG_PATH, "permissions": "0600", "content": dump_yaml(PSA_CONFIG)},
+            {"path": AUDIT_POLICY_PATH, "permissions": "0600", "content": dump_yaml(AUDIT_POLICY)},
+        ]
     if node.pool.is_server and boot.manifest_path:
         files += [
             {"path": SYNC_PATH, "permissions": "0700", "content": manifest_sync_script(boot)},
@@ -488,6 +621,8 @@ def rke_cluster_config(
     ssh_key_path: Optional[str],
     leader_migration: bool,
     api_endpoint: Optional[str] = None,
+    etcd_s3: Optional[EtcdS3] = None,
+    mark_dedicated: bool = False,
 ) -> dict[str, Any]:
     """cluster.yml for `rke up`. `public_ips` maps node name to its public IP (absent: private only)."""
     doc: dict[str, Any] = {
@@ -501,6 +636,8 @@ def rke_cluster_config(
                 "hostname_override": n.name,
                 "user": ssh_user,
                 "role": list(n.roles),
+                # RKE taints these itself (controlplane NoSchedule, etcd NoExecute); the label places the add-on controller.
+                **({"labels": {DEDICATED_LABEL: "true"}} if mark_dedicated and not n.pool.is_worker and n.pool.is_controlplane else {}),
             }
             for n in nodes
         ],
@@ -510,12 +647,23 @@ def rke_cluster_config(
     if api_endpoint:
         # The API server's certificate must name the endpoint kubectl and nodes use.
         doc["authentication"] = {"strategy": "x509", "sans": [api_endpoint]}
+    services: dict[str, Any] = {}
+    if etcd_s3:
+        # No access_key/secret_key: RKE's backup container then uses the etcd nodes' instance role.
+        # snapshot: true is RKE's default; explicit because it, not backup_config.enabled, starts
+        # the rolling snapshot container (rke services/etcd.go).
+        services["etcd"] = {"snapshot": True, "backup_config": {
+            "enabled": True, "interval_hours": etcd_s3.interval_hours, "retention": etcd_s3.retention,
+            "s3backupconfig": {"bucket_name": etcd_s3.bucket, "region": etcd_s3.region, "folder": etcd_s3.folder,
+                               "endpoint": etcd_s3.endpoint}}}
     if leader_migration:
         # Migration phase: the in-tree provider keeps running, handing its controllers to the CCM.
         doc["cloud_provider"] = {"name": RKE_IN_TREE_PROVIDER}
-        doc["services"] = {"kube-controller": {"extra_args": {"enable-leader-migration": "true"}}}
+        services["kube-controller"] = {"extra_args": {"enable-leader-migration": "true"}}
     else:
         doc["cloud_provider"] = {"name": RKE_EXTERNAL_PROVIDER}
+    if services:
+        doc["services"] = services
     return doc
 
 

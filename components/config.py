@@ -70,6 +70,9 @@ TOP_LEVEL_KEYS = (
     "kubernetesVersion",
     "ccm",
     "controlPlane",
+    "etcdBackup",
+    "addons",
+    "hardening",
     "kubeconfig",
     "tags",
     "protectServers",
@@ -88,7 +91,7 @@ NETWORK_KEYS = (
 # "per distribution"); an empty value therefore means "use the program's default".
 EMPTY_MEANS_DEFAULT = ("clusterId", "kubernetesVersion", "kubeconfig")
 # Plain string keys arrive as the text the user wrote; only structured keys are JSON.
-STRING_KEYS = ("distribution", "clusterId", "kubernetesVersion", "kubeconfig")
+STRING_KEYS = ("distribution", "clusterId", "kubernetesVersion", "kubeconfig", "hardening")
 BYO_KEYS = ("vpcId", "publicSubnetIds", "privateSubnetIds")
 CIDR_KEYS = ("vpcCidr", "publicSubnetCidrs", "privateSubnetCidrs", "natGateways")
 ACCESS_KEYS = ("adminCidrs", "sshKeyName", "sshUser", "sshKeyPath", "ssm", "allowWorldAdmin")
@@ -96,6 +99,20 @@ POOL_KEYS = ("name", "roles", "count", "instanceType", "subnet", "rootVolumeGb",
              "imdsHopLimit", "imdsHopLimitReason")
 CCM_KEYS = ("chartVersion", "leaderMigration", "extraArgs", "install", "image")
 CONTROL_PLANE_KEYS = ("endpoint",)
+ETCD_BACKUP_KEYS = ("enabled", "bucket", "folder", "intervalHours", "retention", "expireDays", "kmsKeyArn")
+ADDONS_KEYS = ("ebsCsi",)
+HARDENING_MODES = ("none", "cis")
+# etcd snapshots every 6 hours, 28 kept (a week), objects expire after 30 days: RKE2's own
+# defaults are 12 h / 5 snapshots, too few to reach back past a bad weekend.
+DEFAULT_BACKUP_INTERVAL_HOURS = 6
+DEFAULT_BACKUP_RETENTION = 28
+DEFAULT_BACKUP_EXPIRE_DAYS = 30
+BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+FOLDER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$")
+# A key ARN, not an alias ARN: IAM grants on an alias ARN do not cover the key it points to.
+KMS_KEY_ARN_RE = re.compile(r"^arn:(aws|aws-us-gov|aws-cn):kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
+RKE1_EOL = ("RKE1 reached end of life on 2025-07-31 and rancher/rke is archived (last release v1.8.14); plan a "
+            "move to RKE2 (https://docs.rke2.io/install/migrate)")
 # dns: a Route 53 private zone whose name resolves to every server (no load balancer to pay for);
 # nlb: an internal Network Load Balancer on 9345 and 6443 behind the same name.
 ENDPOINT_MODES = ("dns", "nlb")
@@ -234,6 +251,23 @@ class CcmConfig:
 
 
 @dataclass(frozen=True)
+class EtcdBackupConfig:
+    enabled: bool = True
+    bucket: Optional[str] = None  # an existing bucket; None: one is created per cluster
+    folder: Optional[str] = None  # None: the cluster ID
+    interval_hours: int = DEFAULT_BACKUP_INTERVAL_HOURS
+    retention: int = DEFAULT_BACKUP_RETENTION
+    expire_days: int = DEFAULT_BACKUP_EXPIRE_DAYS
+    kms_key_arn: Optional[str] = None  # None: SSE-S3
+
+
+@dataclass(frozen=True)
+class AddonsConfig:
+    # None: on for a new stack, off for one deployed before the option existed (history.py).
+    ebs_csi: Optional[bool] = None
+
+
+@dataclass(frozen=True)
 class StackConfig:
     project: str
     stack: str
@@ -250,6 +284,9 @@ class StackConfig:
     protect_servers: bool = False
     warnings: tuple[str, ...] = ()
     endpoint: str = DEFAULT_ENDPOINT
+    etcd_backup: EtcdBackupConfig = field(default_factory=EtcdBackupConfig)
+    addons: AddonsConfig = field(default_factory=AddonsConfig)
+    hardening: str = "none"
 
     @property
     def cluster_tag_key(self) -> str:
@@ -509,6 +546,34 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
     )
 
 
+def _parse_etcd_backup(p: _Problems, raw: Any, region: Optional[str]) -> EtcdBackupConfig:
+    b = _expect_obj(p, "etcdBackup", raw)
+    _unknown_keys(p, "etcdBackup", b, ETCD_BACKUP_KEYS)
+    bucket = _str(p, "etcdBackup.bucket", b.get("bucket"), BUCKET_RE,
+                  "an S3 bucket name (3-63 lowercase letters, digits, dots and hyphens)")
+    if bucket is not None and "expireDays" in b:
+        p.add("etcdBackup.expireDays", f"applies to the bucket this program creates, but etcdBackup.bucket names "
+                                       f"'{bucket}'; set expiry on that bucket, or remove one of the keys")
+    kms = _str(p, "etcdBackup.kmsKeyArn", b.get("kmsKeyArn"), KMS_KEY_ARN_RE,
+               "a KMS key ARN (not an alias) like arn:aws:kms:us-west-2:111122223333:key/1234abcd-...")
+    if kms and region and REGION_RE.fullmatch(region) and kms.split(":")[3] != region:
+        # SSE-KMS takes a key of the bucket's region (the cluster's), in its partition.
+        p.add("etcdBackup.kmsKeyArn", f"'{kms}' is a key in {kms.split(':')[3]}, but the cluster and its snapshot "
+                                      f"bucket are in {region}; use a key of {region}")
+    return EtcdBackupConfig(
+        enabled=_bool(p, "etcdBackup.enabled", b.get("enabled"), True),
+        bucket=bucket,
+        folder=_str(p, "etcdBackup.folder", b.get("folder"), FOLDER_RE, "a key prefix like prod/etcd (no leading /)"),
+        interval_hours=_int(p, "etcdBackup.intervalHours", b.get("intervalHours", DEFAULT_BACKUP_INTERVAL_HOURS), 1, 24)
+        or DEFAULT_BACKUP_INTERVAL_HOURS,
+        retention=_int(p, "etcdBackup.retention", b.get("retention", DEFAULT_BACKUP_RETENTION), 1, 1000)
+        or DEFAULT_BACKUP_RETENTION,
+        expire_days=_int(p, "etcdBackup.expireDays", b.get("expireDays", DEFAULT_BACKUP_EXPIRE_DAYS), 1, 3650)
+        or DEFAULT_BACKUP_EXPIRE_DAYS,
+        kms_key_arn=kms,
+    )
+
+
 def _parse_access(p: _Problems, raw: Any, warnings: list[str]) -> AccessConfig:
     acc = _expect_obj(p, "access", raw)
     _unknown_keys(p, "access", acc, ACCESS_KEYS)
@@ -753,6 +818,25 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
 
     protect = _bool(p, "protectServers", values.get("protectServers"), False)
 
+    backup = _parse_etcd_backup(p, values.get("etcdBackup"), region)
+    addons_raw = _expect_obj(p, "addons", values.get("addons"))
+    _unknown_keys(p, "addons", addons_raw, ADDONS_KEYS)
+    addons = AddonsConfig(ebs_csi=_bool(p, "addons.ebsCsi", addons_raw.get("ebsCsi"), None) if "ebsCsi" in addons_raw else None)
+    hardening = values.get("hardening", "none")
+    if hardening not in HARDENING_MODES:
+        p.add("hardening", f"{_json(hardening)} is not a hardening profile; use none or cis")
+        hardening = "none"
+    elif hardening == "cis" and distribution == "rke":
+        p.add("hardening", "'cis' applies RKE2's CIS profile; RKE1 clusters are hardened through cluster.yml by hand")
+    if distribution == "rke":
+        warnings.append(f"{NAMESPACE}:distribution: rke: {RKE1_EOL}")
+        # RKE1 etcd nodes take the snapshots; etcd-only pools share the worker/etcd role.
+        etcd_only = [pool.name for pool in pools or () if pool.is_etcd and not pool.is_controlplane]
+        if backup.enabled and etcd_only:
+            warnings.append(f"{NAMESPACE}:etcdBackup: pools {', '.join(etcd_only)} run etcd without controlplane and use "
+                            "the worker/etcd role, so every worker node's role may read the etcd snapshots (every "
+                            "Secret of the cluster); put etcd with controlplane to keep snapshots off worker nodes")
+
     cp_raw = _expect_obj(p, "controlPlane", values.get("controlPlane"))
     _unknown_keys(p, "controlPlane", cp_raw, CONTROL_PLANE_KEYS)
     endpoint = cp_raw.get("endpoint", DEFAULT_ENDPOINT)
@@ -790,6 +874,9 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
         protect_servers=protect,
         warnings=tuple(warnings),
         endpoint=endpoint,
+        etcd_backup=backup,
+        addons=addons,
+        hardening=hardening,
     )
 
 

@@ -47,6 +47,9 @@ class Previous:
     # subnet key ("private-0") -> availability zone, from the `subnets` output
     subnet_zones: Mapping[str, str] = field(default_factory=dict)
     has_agent_token: bool = False
+    # addons.ebsCsi as last deployed; None for stacks from before the option existed
+    ebs_csi: Optional[bool] = None
+    hardening: Optional[str] = None  # None for stacks from before the option existed
 
     @classmethod
     def from_outputs(cls, outputs: Mapping[str, Any]) -> Optional["Previous"]:
@@ -76,6 +79,8 @@ class Previous:
             nodes=tuple(nodes),
             subnet_zones=zones,
             has_agent_token=bool(outputs.get("rke2AgentTokenParameter")),
+            ebs_csi=bool(outputs["ebsCsi"]) if outputs.get("ebsCsi") is not None else None,
+            hardening=outputs.get("hardening"),
         )
 
     def pool_nodes(self, pool: str) -> dict[int, PreviousNode]:

@@ -19,6 +19,7 @@ class ParameterAccess:
     read: Sequence[pulumi.Input[str]] = ()
     write: Sequence[pulumi.Input[str]] = ()
     read_path: Sequence[pulumi.Input[str]] = ()
+    encrypt_keys: Sequence[pulumi.Input[str]] = ()
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class NodeIamArgs:
     ec2_principal: str = "ec2.amazonaws.com"
     # role -> the parameters it reads/writes at boot (RKE2), and only these
     parameters: Mapping[str, ParameterAccess] = field(default_factory=dict)
+    # role -> further inline policies (suffix, JSON document): etcd snapshots, the EBS CSI controller
+    extra_policies: Mapping[str, Sequence[tuple[str, str]]] = field(default_factory=dict)
 
 
 class NodeIam(pulumi.ComponentResource):
@@ -61,13 +64,16 @@ class NodeIam(pulumi.ComponentResource):
             ))
             access = args.parameters.get(role)
             if access is not None:
-                arns = pulumi.Output.all(list(access.read), list(access.write), list(access.read_path))
+                arns = pulumi.Output.all(list(access.read), list(access.write), list(access.read_path),
+                                         list(access.encrypt_keys))
                 self.grants.append(aws.iam.RolePolicy(
                     f"{rname}-join-token",
                     role=r.id,
-                    policy=arns.apply(lambda a: iam_policy.parameter_policy(a[0], a[1], a[2])),
+                    policy=arns.apply(lambda a: iam_policy.parameter_policy(a[0], a[1], a[2], a[3])),
                     opts=child,
                 ))
+            for suffix, document in args.extra_policies.get(role, ()):
+                self.grants.append(aws.iam.RolePolicy(f"{rname}-{suffix}", role=r.id, policy=document, opts=child))
             if args.ssm:
                 aws.iam.RolePolicy(
                     f"{rname}-session-manager",

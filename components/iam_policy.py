@@ -444,19 +444,24 @@ def ec2_assume_role_policy(principal: str = "ec2.amazonaws.com") -> str:
     )
 
 
-def parameter_policy(read: list[str], write: list[str] = (), read_path: list[str] = ()) -> str:
+def parameter_policy(read: list[str], write: list[str] = (), read_path: list[str] = (),
+                     encrypt_keys: list[str] = ()) -> str:
     """The SSM parameters a node role uses at boot, and nothing else in Parameter Store: GetParameter
-    on `read` (its tokens, the init marker), PutParameter on `write` (the marker, first server),
-    GetParametersByPath on the manifest path (servers in manifest mode)."""
+    on `read` (its tokens, the init marker), PutParameter on `write` (the marker and the admin
+    kubeconfig, first server), GetParametersByPath on the manifest path (servers in manifest mode),
+    and encrypt-only use of `encrypt_keys` (the kubeconfig's key: the writer cannot read it back)."""
     statements = [{"Sid": "ReadOwnParameters", "Effect": "Allow", "Action": ["ssm:GetParameter"],
                    "Resource": sorted(read)}]
     if write:
-        statements.append({"Sid": "WriteInitMarker", "Effect": "Allow", "Action": ["ssm:PutParameter"],
+        statements.append({"Sid": "PublishOwnParameters", "Effect": "Allow", "Action": ["ssm:PutParameter"],
                            "Resource": sorted(write)})
     if read_path:
         # GetParametersByPath is authorised on the path itself; the parameters under it too.
         statements.append({"Sid": "ReadManifests", "Effect": "Allow", "Action": ["ssm:GetParametersByPath"],
                            "Resource": sorted({r for arn in read_path for r in (arn, f"{arn}/*")})})
+    if encrypt_keys:
+        statements.append({"Sid": "EncryptPublishedSecrets", "Effect": "Allow",
+                           "Action": ["kms:Encrypt", "kms:GenerateDataKey"], "Resource": sorted(encrypt_keys)})
     return json.dumps({"Version": "2012-10-17", "Statement": statements}, indent=2, sort_keys=True)
 
 
@@ -483,3 +488,39 @@ def session_manager_policy() -> str:
     return json.dumps({"Version": "2012-10-17", "Statement": [
         {"Sid": "SessionManager", "Effect": "Allow", "Action": list(SESSION_MANAGER_ACTIONS), "Resource": "*"}]},
         indent=2, sort_keys=True)
+
+
+# aws-ebs-csi-driver's controller (addons.ebsCsi), on the controlplane role. The shape of
+# AmazonEBSCSIDriverPolicyV2 (kubernetes-sigs/aws-ebs-csi-driver docs), scoped to this cluster: the
+# driver tags what it creates with kubernetes.io/cluster/<id>=owned (controller.k8sTagClusterId),
+# so creates need that request tag and changes, attachments and deletes that resource tag.
+EBS_CSI_READ_ACTIONS = (
+    "ec2:DescribeAvailabilityZones", "ec2:DescribeInstances", "ec2:DescribeInstanceTypes", "ec2:DescribeSnapshots",
+    "ec2:DescribeVolumes", "ec2:DescribeVolumesModifications", "ec2:DescribeVolumeStatus",
+)
+
+
+def ebs_csi_policy_document(cluster_id: str, partition: str = "aws") -> dict:
+    owned_request = {"StringEquals": {f"aws:RequestTag/{cluster_tag_key(cluster_id)}": OWNED}}
+    owned_resource = {"StringEquals": {f"aws:ResourceTag/{cluster_tag_key(cluster_id)}": OWNED}}
+    ec2 = f"arn:{partition}:ec2:*:*"
+    return {"Version": "2012-10-17", "Statement": [
+        {"Sid": "EbsRead", "Effect": "Allow", "Action": list(EBS_CSI_READ_ACTIONS), "Resource": "*"},
+        {"Sid": "EbsCreateOwned", "Effect": "Allow", "Action": ["ec2:CreateVolume", "ec2:CreateSnapshot"],
+         "Resource": [f"{ec2}:volume/*", f"{ec2}:snapshot/*"], "Condition": owned_request},
+        {"Sid": "EbsFromOwned", "Effect": "Allow", "Action": ["ec2:CreateVolume", "ec2:CreateSnapshot"],
+         "Resource": [f"{ec2}:volume/*", f"{ec2}:snapshot/*"], "Condition": owned_resource},
+        {"Sid": "EbsTagOnCreate", "Effect": "Allow", "Action": ["ec2:CreateTags"],
+         "Resource": [f"{ec2}:volume/*", f"{ec2}:snapshot/*"],
+         "Condition": {"StringEquals": {"ec2:CreateAction": ["CreateVolume", "CreateSnapshot"]}}},
+        {"Sid": "EbsManageOwned", "Effect": "Allow",
+         "Action": ["ec2:AttachVolume", "ec2:DetachVolume", "ec2:ModifyVolume", "ec2:DeleteVolume", "ec2:DeleteSnapshot"],
+         "Resource": [f"{ec2}:volume/*", f"{ec2}:snapshot/*"], "Condition": owned_resource},
+        # Attachments also authorise on the instance: only this cluster's nodes.
+        {"Sid": "EbsAttachToOwnNodes", "Effect": "Allow", "Action": ["ec2:AttachVolume", "ec2:DetachVolume"],
+         "Resource": f"{ec2}:instance/*", "Condition": owned_resource},
+    ]}
+
+
+def ebs_csi_policy_json(cluster_id: str, partition: str = "aws") -> str:
+    return json.dumps(ebs_csi_policy_document(cluster_id, partition), indent=2, sort_keys=True)

@@ -29,6 +29,11 @@ class ClusterPlan:
     previous: Optional[Previous] = None
     ccm_image: str = ""
     notes: tuple[str, ...] = ()  # what the user should know about this update (logged)
+    warnings: tuple[str, ...] = ()  # what may surprise the user (logged as warnings)
+    backup: Optional["BackupPlan"] = None
+    ebs_csi: bool = False
+    published_kubeconfig: Optional[str] = None  # RKE2: what the first server published (secret)
+    account_id: str = ""
 
     @property
     def server_ips(self) -> tuple[str, ...]:
@@ -38,6 +43,13 @@ class ClusterPlan:
     @property
     def first_deployment(self) -> bool:
         return self.previous is None
+
+
+@dataclass(frozen=True)
+class BackupPlan:
+    bucket: str
+    folder: str
+    created: bool  # this program creates (and tags) the bucket
 
 
 def _looked_up(key: str, what: str, fix: str, call: Callable[[], T]) -> T:
@@ -201,20 +213,128 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
                                    cfg.network.private_subnet_cidrs, previous.subnet_zones if previous else None)
         except ValueError as err:
             raise ConfigError([f"rke-aws:network.availabilityZones: {err}"]) from None
+    ebs_csi = _ebs_csi(cfg, previous)
+    if ebs_csi:
+        cfg = _with_controller_credentials(cfg)
     try:
         nodes = plan_nodes(cfg, subnets, previous)
     except CapacityError as exc:
         raise ConfigError(exc.problems) from None
     problems = _check_existing_network(cfg, subnets, found, nodes, previous) if found else []
     problems += quorum_problems(previous, [n.member(cfg.access.ssh_key_name) for n in nodes])
-    problems += upgrade_problems(cfg, previous, nodes)
+    kubeconfig, more = _published_kubeconfig(cfg, previous)
+    problems += upgrade_problems(cfg, previous, nodes, kubeconfig_published=kubeconfig is not None)
     if problems:
         raise ConfigError(problems)
     image, notes = ccm_image(cfg, previous)
-    return ClusterPlan(tuple(azs), tuple(subnets), tuple(nodes), _default_ami(cfg), previous, image, notes)
+    notes += _ebs_csi_notes(cfg, previous, ebs_csi)
+    account = _account(cfg)
+    return ClusterPlan(tuple(azs), tuple(subnets), tuple(nodes), _default_ami(cfg), previous, image, notes + more,
+                       warnings=_hardening_warnings(cfg, previous),
+                       backup=_backup(cfg, account), account_id=account,
+                       ebs_csi=ebs_csi,
+                       published_kubeconfig=kubeconfig)
 
 
-def upgrade_problems(cfg: StackConfig, previous: Optional[Previous], nodes: list[NodePlan]) -> list[str]:
+def _ebs_csi(cfg: StackConfig, previous: Optional[Previous]) -> bool:
+    """addons.ebsCsi; unset: on for a new stack that can host the controller, then whatever the stack
+    last deployed (an unset key must not flip running nodes' IMDS settings on the next update); a
+    cluster from before the option gains a storage driver only when asked."""
+    from . import addons
+
+    problem = addons.problem(cfg.node_pools)
+    if cfg.addons.ebs_csi is True and problem:
+        raise ConfigError([f"rke-aws:{problem}"])
+    if cfg.addons.ebs_csi is not None:
+        return cfg.addons.ebs_csi
+    if previous is None:
+        return problem is None
+    return bool(previous.ebs_csi)
+
+
+def _hardening_warnings(cfg: StackConfig, previous: Optional[Previous]) -> tuple[str, ...]:
+    """Node configuration is read at first boot only: a changed profile reaches new nodes only."""
+    before = previous.hardening if previous else None
+    if before is None or before == cfg.hardening or not previous.nodes:
+        return ()
+    return (f"rke-aws:hardening: {before} -> {cfg.hardening} applies to nodes as they first boot; the running "
+            f"{len(previous.nodes)} keep '{before}' until replaced (servers one at a time, then agents: README "
+            "'Replacing nodes deliberately'); until then the cluster mixes both",)
+
+
+def _ebs_csi_notes(cfg: StackConfig, previous: Optional[Previous], ebs_csi: bool) -> tuple[str, ...]:
+    """Turning the driver on for a running cluster: its controller's nodes carry the label only from
+    their next registration (RKE2 reads node-label at first boot only; RKE1 at the next `rke up`)."""
+    if not ebs_csi or previous is None or previous.ebs_csi:
+        return ()
+    from . import addons
+    from .bootstrap import DEDICATED_LABEL, DEDICATED_TAINT
+
+    pools = {p.name for p in cfg.node_pools if addons.dedicated(p)}
+    running = sorted(n.name for n in previous.nodes if n.pool in pools)
+    if not running:
+        return ()
+    if cfg.distribution == "rke":
+        return (f"addons.ebsCsi on for a running cluster: run `rke up` with the new rkeClusterYml, which labels "
+                f"{', '.join(running)} {DEDICATED_LABEL}=true for the driver's controller",)
+    key, _, effect = DEDICATED_TAINT.partition(":")
+    return (f"addons.ebsCsi on for a running cluster: running servers keep the labels they registered with; label "
+            f"them for the driver's controller: `kubectl label node {' '.join(running)} {DEDICATED_LABEL}=true` and "
+            f"`kubectl taint node {' '.join(running)} {key}:{effect}` (servers booted from now on carry both)",)
+
+
+def _with_controller_credentials(cfg: StackConfig) -> StackConfig:
+    """Dedicated control-plane pools host the EBS CSI controller, which reaches the node role from
+    the pod network: IMDS hop limit 2 there, with the reason on the instances (addons.py)."""
+    import dataclasses
+
+    from . import addons
+
+    pools = tuple(
+        dataclasses.replace(p, imds_hop_limit=2, imds_hop_limit_reason=p.imds_hop_limit_reason or addons.IMDS_REASON)
+        if addons.dedicated(p) else p for p in cfg.node_pools)
+    return dataclasses.replace(cfg, node_pools=pools)
+
+
+def _account(cfg: StackConfig) -> str:
+    return _looked_up("aws:region", "looking up the AWS account (for names that must be unique, key policies)",
+                      "check your AWS credentials", lambda: aws.get_caller_identity().account_id)
+
+
+def _backup(cfg: StackConfig, account: str) -> Optional[BackupPlan]:
+    b = cfg.etcd_backup
+    if not b.enabled:
+        return None
+    if b.bucket:
+        return BackupPlan(b.bucket, b.folder or cfg.cluster_id, created=False)
+    from .backups import bucket_name
+
+    return BackupPlan(bucket_name(cfg.cluster_id, account, cfg.region), b.folder or cfg.cluster_id, created=True)
+
+
+def _published_kubeconfig(cfg: StackConfig, previous: Optional[Previous]) -> tuple[Optional[str], tuple[str, ...]]:
+    """RKE2: the admin kubeconfig the first server published, when no kubeconfig is configured.
+
+    Only readable with decrypt rights on its key (the account's admins); a failed read is not an
+    error: the update proceeds as before the cluster existed, and says so.
+    """
+    if cfg.distribution != "rke2" or cfg.kubeconfig is not None or previous is None:
+        return None, ()
+    from .secrets import KUBECONFIG_PENDING, kubeconfig_parameter_name
+
+    name = kubeconfig_parameter_name(cfg.cluster_id)
+    try:
+        value = aws.ssm.get_parameter(name=name, with_decryption=True).value
+    except Exception as err:  # noqa: BLE001 - not published yet, or not readable by this user
+        return None, (f"no kubeconfig: not set, and {name} could not be read ({' '.join(str(err).split())[:200]}); "
+                      "things that need the cluster wait for the next `pulumi up`",)
+    if not value or value == KUBECONFIG_PENDING:
+        return None, (f"no kubeconfig yet: the first server has not published {name}; `pulumi up` again once it runs",)
+    return value, (f"using the admin kubeconfig the first server published ({name}); set kubeconfig to override it",)
+
+
+def upgrade_problems(cfg: StackConfig, previous: Optional[Previous], nodes: list[NodePlan],
+                     kubeconfig_published: bool = False) -> list[str]:
     """A version change must have a way to the running nodes, and come alone: a node added in the
     same update would boot the new version before the servers run it (a kubelet must not be newer
     than its kube-apiserver)."""
@@ -227,9 +347,10 @@ def upgrade_problems(cfg: StackConfig, previous: Optional[Previous], nodes: list
         problems.append(f"rke-aws:kubernetesVersion: changed from {previous.kubernetes_version} together with new nodes "
                         f"({', '.join(added)}), which would boot {cfg.kubernetes_version} before the servers are "
                         "upgraded; change the version in an update of its own, wait until every node runs it, then add nodes")
-    if cfg.distribution == "rke2" and cfg.ccm.install == "helm" and cfg.kubeconfig is None:
+    if cfg.distribution == "rke2" and cfg.ccm.install == "helm" and cfg.kubeconfig is None and not kubeconfig_published:
         problems.append(f"rke-aws:kubernetesVersion: changed from {previous.kubernetes_version}, but the upgrade Plans "
-                        "reach the cluster through its kubeconfig, which is not set; set it (`pulumi config set --secret "
+                        "reach the cluster through its kubeconfig, which is neither set nor published by the first "
+                        "server (or not readable with your credentials); set it (`pulumi config set --secret "
                         "kubeconfig < kubeconfig.yaml`) or use ccm.install: manifest")
     return problems
 

@@ -23,8 +23,13 @@ from . import tags
 
 TOKEN_LENGTH = 48  # RKE2 accepts any string; 48 alphanumerics is ~285 bits
 MARKER_PENDING = "pending"
+KUBECONFIG_PENDING = "pending"  # until the first server publishes the real one
 # Stacks deployed before the marker existed already run a cluster: its first server must join.
 MARKER_EXISTING = "initialized before rke-aws kept an init marker"
+
+
+def kubeconfig_parameter_name(cluster_id: str) -> str:
+    return f"/rke-aws/{cluster_id}/admin-kubeconfig"
 
 
 def token_parameter_name(cluster_id: str) -> str:
@@ -39,6 +44,18 @@ def marker_parameter_name(cluster_id: str) -> str:
     return f"/rke-aws/{cluster_id}/rke2-initialized"
 
 
+def kubeconfig_key_policy(partition: str, account_id: str) -> str:
+    """The account administers the key through IAM; nothing else. The controlplane role gets
+    kms:Encrypt from its own IAM policy (components/iam.py) and no role gets kms:Decrypt, so only
+    principals granted decrypt on this key (the account's admins) can read the kubeconfig."""
+    import json
+
+    return json.dumps({"Version": "2012-10-17", "Statement": [{
+        "Sid": "AccountAdministersThroughIam", "Effect": "Allow",
+        "Principal": {"AWS": f"arn:{partition}:iam::{account_id}:root"}, "Action": "kms:*", "Resource": "*"}]},
+        indent=2, sort_keys=True)
+
+
 @dataclass(frozen=True)
 class JoinTokenArgs:
     cluster_id: str
@@ -47,6 +64,10 @@ class JoinTokenArgs:
     agent_token: bool = True
     cluster_exists: bool = False
     extra_tags: Mapping[str, str] = field(default_factory=dict)
+    # Publish the admin kubeconfig (first server) to an SSM parameter under a key of its own.
+    publish_kubeconfig: bool = False
+    partition: str = "aws"
+    account_id: str = ""
 
 
 class JoinToken(pulumi.ComponentResource):
@@ -91,6 +112,38 @@ class JoinToken(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["insecureValue"]),
         )
         self.marker_arn = marker.arn
+        self.kubeconfig_parameter_name: Optional[str] = None
+        self.kubeconfig_parameter_arn: Optional[pulumi.Output[str]] = None
+        self.kubeconfig_key_arn: Optional[pulumi.Output[str]] = None
+        kubeconfig = None
+        if args.publish_kubeconfig:
+            kname = f"{name}-admin-kubeconfig"
+            key = aws.kms.Key(
+                kname,
+                description=f"Encrypts the admin kubeconfig of cluster {args.cluster_id} (rke-aws)",
+                enable_key_rotation=True,
+                deletion_window_in_days=7,
+                policy=kubeconfig_key_policy(args.partition, args.account_id),
+                tags=tags.named(kname, args.extra_tags),
+                opts=child,
+            )
+            aws.kms.Alias(kname, name=f"alias/rke-aws/{args.cluster_id}/admin-kubeconfig", target_key_id=key.key_id,
+                          opts=child)
+            self.kubeconfig_parameter_name = kubeconfig_parameter_name(args.cluster_id)
+            kubeconfig = aws.ssm.Parameter(
+                kname,
+                name=self.kubeconfig_parameter_name,
+                type="SecureString",
+                key_id=key.arn,
+                tier="Advanced",  # an admin kubeconfig with embedded certificates can pass 4 KB
+                value=KUBECONFIG_PENDING,
+                description=f"Admin kubeconfig of cluster {args.cluster_id}, written by its first server (rke-aws)",
+                tags=tags.named(kname, args.extra_tags),
+                # The first server overwrites it; pulumi must not put the placeholder back.
+                opts=pulumi.ResourceOptions(parent=self, ignore_changes=["value"]),
+            )
+            self.kubeconfig_parameter_arn = kubeconfig.arn
+            self.kubeconfig_key_arn = key.arn
         # Everything a node reads at boot exists before it boots.
-        self.parameters = [p for p in (server, marker, agent if args.agent_token else None) if p is not None]
+        self.parameters = [p for p in (server, marker, agent if args.agent_token else None, kubeconfig) if p is not None]
         self.register_outputs({"parameterName": self.parameter_name, "markerName": self.marker_name})

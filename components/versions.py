@@ -11,6 +11,12 @@ CCM_CHART_REPO = "https://kubernetes.github.io/cloud-provider-aws"
 CCM_CHART_NAME = "aws-cloud-controller-manager"
 CCM_CHART_VERSION = "0.0.11"
 
+# aws-ebs-csi-driver chart (driver v1.64.0), addons.ebsCsi; kubernetes-sigs/aws-ebs-csi-driver
+# charts/aws-ebs-csi-driver, newest version seen 2026-08. Values in components/addons.py.
+EBS_CSI_CHART_REPO = "https://kubernetes-sigs.github.io/aws-ebs-csi-driver"
+EBS_CSI_CHART_NAME = "aws-ebs-csi-driver"
+EBS_CSI_CHART_VERSION = "2.64.0"
+
 # The CCM image per Kubernetes minor. Kubernetes' version-skew policy: a cloud-controller-manager
 # must not be newer than kube-apiserver (it may be one minor older, during an upgrade), and
 # kubernetes/cloud-provider-aws publishes one release line per minor. Newest tag per line seen in

@@ -70,6 +70,7 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         # Bring-your-own details a test may set: VPC -> (dns support, dns hostnames); addresses in use.
         self.vpc_dns: dict[str, tuple[bool, bool]] = {}
         self.taken_ips: set[str] = set()
+        self.parameters: dict[str, str] = {}
         self.subnets: dict[str, dict[str, Any]] = {k: {"cidr": v["cidr"], "az": v["az"]} for k, v in self.existing.items()}
         self.used_ips: dict[str, str] = {}  # ip -> instance name
         self.resources: list[tuple[str, str, dict]] = []
@@ -131,6 +132,17 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         elif typ == "aws:ssm/parameter:Parameter":
             rid = inputs.get("name") or name
             state.update(arn=self._arn("ssm", f"parameter{rid}"))
+        elif typ == "aws:kms/key:Key":
+            h = _hex(seed, 32)
+            rid = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"  # KMS key ids are UUIDs
+            state.update(keyId=rid, arn=self._arn("kms", f"key/{rid}"))
+        elif typ == "aws:kms/alias:Alias":
+            rid = inputs.get("name") or name
+            state.update(arn=self._arn("kms", rid))
+        elif typ == "aws:s3/bucket:Bucket":
+            rid = inputs.get("bucket") or f"{name}-{_hex(seed, 7)}"
+            state.update(bucket=rid, arn=f"arn:aws:s3:::{rid}", region=self.region,
+                         bucketDomainName=f"{rid}.s3.amazonaws.com")
         else:
             prefix = {
                 "aws:ec2/internetGateway:InternetGateway": "igw-",
@@ -232,6 +244,14 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
                       "none": []}[route]
             return {"id": f"rtb-{_hex(sid)}", "routeTableId": f"rtb-{_hex(sid)}", "routes": routes, "subnetId": sid,
                     "vpcId": found["vpc"], "associations": []}
+        if tok == "aws:ssm/getParameter:getParameter":
+            # Parameters the account holds besides what the program creates (e.g. a published kubeconfig).
+            name = a.get("name")
+            if name not in self.parameters:
+                raise ValueError(f"ParameterNotFound: {name}")
+            return {"id": name, "name": name, "value": self.parameters[name], "type": "SecureString",
+                    "arn": self._arn("ssm", f"parameter{name}"), "version": 1, "insecureValue": "",
+                    "withDecryption": a.get("withDecryption", True)}
         if tok == "aws:ec2/getNetworkInterfaces:getNetworkInterfaces":
             values = {f["name"]: f["values"] for f in a.get("filters") or []}
             taken = [f"eni-{_hex(ip)}" for ip in values.get("addresses.private-ip-address", []) if ip in self.taken_ips]

@@ -53,16 +53,25 @@ ROOT_DEVICE = "/dev/sda1"  # Ubuntu images' root device
 # Set while an emulated account is active (unless already set): moto's ~5000 built-in AMIs cost
 # 0.1 s per region and include no Canonical Ubuntu 24.04.
 _MOTO_ENV = {"MOTO_EC2_LOAD_DEFAULT_AMIS": "false"}
-_BOTOCORE = None  # one botocore session per process: service models are loaded once
+_LOADER = None  # one botocore data loader per process: service models are parsed once
 
 
-def _botocore_session():
-    global _BOTOCORE
-    if _BOTOCORE is None:
-        import botocore.session
+def _new_session(region: str) -> "boto3.Session":
+    """A fresh boto3 session per emulated account, over a fresh botocore session that shares the
+    process's data loader. (Sharing the botocore session itself is wrong: every boto3.Session
+    registers its S3 class hooks on it again, and creating an S3 client then fails with "Cannot
+    inject class attribute upload_file"; its region would also leak between accounts.) Explicit fake
+    keys: nothing here ever reads the user's credentials."""
+    global _LOADER
+    import botocore.session
 
-        _BOTOCORE = botocore.session.Session()
-    return _BOTOCORE
+    core = botocore.session.Session()
+    if _LOADER is None:
+        _LOADER = core.get_component("data_loader")
+    else:
+        core.register_component("data_loader", _LOADER)
+    return boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing",
+                         aws_session_token="testing", region_name=region, botocore_session=core)
 
 
 class EmulatedAwsError(ValueError):
@@ -141,11 +150,7 @@ class MotoMocks(pulumi.runtime.Mocks):
             self._mock.start(reset=True)
             MotoMocks._active = self
         self._seed(f"{self.seed}:{self.region}")
-        # Explicit fake keys: nothing here ever reads the user's credentials. The botocore
-        # session is shared so service models are loaded once per process.
-        self._session = boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing",
-                                      aws_session_token="testing", region_name=self.region,
-                                      botocore_session=_botocore_session())
+        self._session = _new_session(self.region)
         self._clients = {}
         if self.refusal:
             return self  # an account in no region: every call is refused (see _require_active)
@@ -325,6 +330,11 @@ class MotoMocks(pulumi.runtime.Mocks):
                       if r.get("GatewayId") != "local"]
             return {"id": t["RouteTableId"], "routeTableId": t["RouteTableId"], "vpcId": t["VpcId"], "routes": routes,
                     "associations": []}
+        if tok == "aws:ssm/getParameter:getParameter":
+            param = self._client("ssm").get_parameter(Name=a["name"], WithDecryption=bool(a.get("withDecryption")))["Parameter"]
+            return {"id": param["Name"], "name": param["Name"], "value": param["Value"], "type": param["Type"],
+                    "arn": param["ARN"], "version": param["Version"], "insecureValue": "",
+                    "withDecryption": bool(a.get("withDecryption"))}
         if tok == "aws:ec2/getNetworkInterfaces:getNetworkInterfaces":
             enis = ec2.describe_network_interfaces(Filters=self._filters(a))["NetworkInterfaces"]
             return {"id": self.region, "ids": sorted(e["NetworkInterfaceId"] for e in enis)}
@@ -672,6 +682,86 @@ class MotoMocks(pulumi.runtime.Mocks):
         arn = ssm.get_parameter(Name=pname)["Parameter"]["ARN"]
         return pname, {"name": pname, "arn": arn, "version": out["Version"], "tier": out.get("Tier", "Standard")}
 
+    def _kms_key(self, name, i):
+        kwargs: dict[str, Any] = {"Description": i.get("description") or "",
+                                  "KeyUsage": i.get("keyUsage") or "ENCRYPT_DECRYPT"}
+        if i.get("policy"):
+            self._check_policy_partition(f"key {name}", i["policy"])
+            kwargs["Policy"] = i["policy"]
+        if i.get("tags"):
+            kwargs["Tags"] = [{"TagKey": k, "TagValue": str(v)} for k, v in sorted(i["tags"].items())]
+        kms = self._client("kms")
+        meta = kms.create_key(**kwargs)["KeyMetadata"]
+        if i.get("enableKeyRotation"):
+            kms.enable_key_rotation(KeyId=meta["KeyId"])
+        return meta["KeyId"], {"keyId": meta["KeyId"], "arn": self._in_partition(meta["Arn"])}
+
+    def _kms_alias(self, name, i):
+        if not str(i.get("name", "")).startswith("alias/"):
+            raise EmulatedAwsError(f"ValidationException: alias {name}: the name must start with alias/")
+        kms = self._client("kms")
+        kms.create_alias(AliasName=i["name"], TargetKeyId=i["targetKeyId"])
+        arn = next(a["AliasArn"] for a in kms.list_aliases()["Aliases"] if a["AliasName"] == i["name"])
+        return i["name"], {"arn": self._in_partition(arn), "targetKeyArn": None}
+
+    def _s3(self):
+        return self._client("s3")
+
+    def _bucket(self, name, i):
+        bucket = self._autoname(name, i.get("bucket"))
+        kwargs: dict[str, Any] = {"Bucket": bucket}
+        if self.region != "us-east-1":  # AWS refuses a LocationConstraint of us-east-1 and needs one elsewhere
+            kwargs["CreateBucketConfiguration"] = {"LocationConstraint": self.region}
+        if i.get("objectLockEnabled"):
+            kwargs["ObjectLockEnabledForBucket"] = True
+        self._s3().create_bucket(**kwargs)
+        if i.get("tags"):
+            self._s3().put_bucket_tagging(Bucket=bucket, Tagging={"TagSet": _tag_list(i["tags"])})
+        return bucket, {"bucket": bucket, "arn": f"arn:{self.partition}:s3:::{bucket}", "region": self.region}
+
+    def _bucket_versioning(self, name, i):
+        conf = i["versioningConfiguration"]
+        self._s3().put_bucket_versioning(Bucket=i["bucket"], VersioningConfiguration={"Status": conf["status"]})
+        return i["bucket"], {}
+
+    def _bucket_encryption(self, name, i):
+        rules = []
+        for rule in i["rules"]:
+            default = rule["applyServerSideEncryptionByDefault"]
+            by_default = {"SSEAlgorithm": default["sseAlgorithm"]}
+            if default.get("kmsMasterKeyId"):
+                by_default["KMSMasterKeyID"] = default["kmsMasterKeyId"]
+            rules.append({"ApplyServerSideEncryptionByDefault": by_default,
+                          "BucketKeyEnabled": bool(rule.get("bucketKeyEnabled"))})
+        self._s3().put_bucket_encryption(Bucket=i["bucket"], ServerSideEncryptionConfiguration={"Rules": rules})
+        return i["bucket"], {}
+
+    def _bucket_public_access(self, name, i):
+        keys = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
+        self._s3().put_public_access_block(Bucket=i["bucket"], PublicAccessBlockConfiguration={
+            k[0].upper() + k[1:]: bool(i.get(k)) for k in keys})
+        return i["bucket"], {}
+
+    def _bucket_policy(self, name, i):
+        self._check_policy_partition(f"bucket policy {name}", i["policy"])
+        self._s3().put_bucket_policy(Bucket=i["bucket"], Policy=i["policy"])
+        return i["bucket"], {}
+
+    def _bucket_lifecycle(self, name, i):
+        rules = []
+        for r in i["rules"]:
+            rule: dict[str, Any] = {"ID": r["id"], "Status": r["status"], "Filter": {"Prefix": (r.get("filter") or {}).get("prefix", "")}}
+            if r.get("expiration"):
+                rule["Expiration"] = {"Days": int(r["expiration"]["days"])}
+            if r.get("noncurrentVersionExpiration"):
+                rule["NoncurrentVersionExpiration"] = {"NoncurrentDays": int(r["noncurrentVersionExpiration"]["noncurrentDays"])}
+            if r.get("abortIncompleteMultipartUpload"):
+                rule["AbortIncompleteMultipartUpload"] = {
+                    "DaysAfterInitiation": int(r["abortIncompleteMultipartUpload"]["daysAfterInitiation"])}
+            rules.append(rule)
+        self._s3().put_bucket_lifecycle_configuration(Bucket=i["bucket"], LifecycleConfiguration={"Rules": rules})
+        return i["bucket"], {}
+
     def _zone(self, name, i):
         kwargs: dict[str, Any] = {"Name": i["name"], "CallerReference": f"{name}-{_hex(name, 8)}"}
         vpcs = i.get("vpcs") or []
@@ -760,6 +850,14 @@ class MotoMocks(pulumi.runtime.Mocks):
         "aws:iam/instanceProfile:InstanceProfile": _instance_profile,
         "aws:ssm/parameter:Parameter": _ssm_parameter,
         "aws:route53/zone:Zone": _zone,
+        "aws:kms/key:Key": _kms_key,
+        "aws:kms/alias:Alias": _kms_alias,
+        "aws:s3/bucket:Bucket": _bucket,
+        "aws:s3/bucketVersioning:BucketVersioning": _bucket_versioning,
+        "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": _bucket_encryption,
+        "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": _bucket_public_access,
+        "aws:s3/bucketPolicy:BucketPolicy": _bucket_policy,
+        "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": _bucket_lifecycle,
         "aws:route53/record:Record": _record,
         "aws:lb/loadBalancer:LoadBalancer": _load_balancer,
         "aws:lb/targetGroup:TargetGroup": _target_group,

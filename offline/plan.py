@@ -29,6 +29,7 @@ import yaml
 from pulumi import RunError
 
 from components import tags as tagsets
+from components import versions
 
 from . import harness
 from .review import MASK, _cloud_config, _parsed, review_inputs
@@ -80,17 +81,36 @@ def config_title(entry: dict[str, Any]) -> str:
     return f"{entry['node']}:{entry['file']}" if entry.get("node") else entry["file"]
 
 
-def ccm_section(run: harness.ProgramRun) -> dict[str, Any]:
-    """How the CCM gets installed: the Release (helm) or the HelmChart servers mirror (manifest)."""
-    out: dict[str, Any] = {"image": run.outputs.get("ccmImage"), "values": run.outputs.get("ccmValues")}
+def _chart_install(run: harness.ProgramRun, chart: str, manifest: str) -> dict[str, Any]:
+    """How one chart gets installed: its Release (helm) or the HelmChart servers mirror (manifest)."""
+    out: dict[str, Any] = {}
     for rel in run.of_type(RELEASE):
-        out["release"] = {k: rel.inputs.get(k) for k in ("name", "chart", "version", "namespace")}
-        out["release"]["repo"] = (rel.inputs.get("repositoryOpts") or {}).get("repo")
+        if rel.inputs.get("chart") == chart:
+            out["release"] = {k: rel.inputs.get(k) for k in ("name", "chart", "version", "namespace")}
+            out["release"]["repo"] = (rel.inputs.get("repositoryOpts") or {}).get("repo")
+            out["releaseValues"] = rel.inputs.get("values")
     for param in run.of_type("aws:ssm/parameter:Parameter"):
-        if param.inputs.get("name", "").endswith("/manifests/ccm.yaml"):
+        if param.inputs.get("name", "").endswith(f"/manifests/{manifest}"):
             out["helmChart"] = _parsed(param.inputs.get("insecureValue"))
-    if "release" not in out and "helmChart" not in out:
-        out["installedBy"] = "nothing yet: set kubeconfig (phase two)" if run.outputs.get("distribution") else None
+    if not out:
+        out["installedBy"] = ("nothing yet: the next `pulumi up` once a kubeconfig is set or published"
+                              if run.outputs.get("distribution") else None)
+    return out
+
+
+def ccm_section(run: harness.ProgramRun) -> dict[str, Any]:
+    out: dict[str, Any] = {"image": run.outputs.get("ccmImage"), "values": run.outputs.get("ccmValues")}
+    install = _chart_install(run, versions.CCM_CHART_NAME, "ccm.yaml")
+    install.pop("releaseValues", None)  # the same as `values`
+    return {**out, **install}
+
+
+def addons_section(run: harness.ProgramRun) -> dict[str, Any]:
+    """Add-ons (addons.*) and etcd snapshots: what is enabled and how it is installed."""
+    out: dict[str, Any] = {"ebsCsi": {"enabled": bool(run.outputs.get("ebsCsi"))}}
+    if out["ebsCsi"]["enabled"]:
+        out["ebsCsi"].update(_chart_install(run, versions.EBS_CSI_CHART_NAME, "ebs-csi.yaml"))
+    out["etcdSnapshots"] = run.outputs.get("etcdSnapshotLocation")
     return out
 
 
@@ -180,7 +200,8 @@ def summary(run: harness.ProgramRun) -> dict:
                                                            "availabilityZone") if k in lk.result}),
                 **({"failure": lk.failure} if lk.failure else {})} for lk in run.lookups]
     s = {"stack": run.stack, "resources": resource_entries(run), "nodes": nodes, "clusterTagged": cluster_tagged,
-         "lookups": lookups, "ccm": ccm_section(run), "configs": generated_configs(run), "outputs": outputs,
+         "lookups": lookups, "ccm": ccm_section(run), "addons": addons_section(run),
+         "configs": generated_configs(run), "outputs": outputs,
          "messages": [f"{lvl}: {m}" for lvl, m in run.logs]}
     return _scrub(s, _secret_values(run))
 
@@ -210,6 +231,8 @@ def render(s: dict) -> str:
                                   f"{json.dumps(lk.get('failure') or lk['result'], sort_keys=True)}" for lk in s["lookups"]]
     lines += ["", "CCM (image, how it is installed, values: null deletes a chart default):"]
     lines += [f"  {line}" for line in _yaml(s["ccm"]).rstrip("\n").splitlines()]
+    lines += ["", "Add-ons and etcd snapshots:"]
+    lines += [f"  {line}" for line in _yaml(s["addons"]).rstrip("\n").splitlines()]
     if s.get("configs"):
         lines += ["", "Generated configuration (secrets masked):"]
         for entry in s["configs"]:

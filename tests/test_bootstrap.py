@@ -26,6 +26,7 @@ from tests.conftest import STACKS, cloud_config, run_stack_cached, shellcheck
 STUBS = Path(__file__).resolve().parent / "stubs"
 SCHEMA = harness.ROOT.parent / "shared" / "reference" / "cloud-init" / "schema-cloud-config-v1.json"
 INSTANCE = "aws:ec2/instance:Instance"
+ADMIN_KUBECONFIG = "apiVersion: v1\nclusters:\n- cluster:\n    server: https://127.0.0.1:6443\n  name: default\n"
 
 
 def instances(run: harness.ProgramRun) -> dict[str, harness.Registration]:
@@ -47,7 +48,7 @@ class Booted:
 
 
 def boot(inst: harness.Registration, tmp_path: Path, parameters: dict[str, str], *, serving=(), denied=(),
-         ssm_host: str = "", script: str = bootstrap.BOOTSTRAP_PATH, budget: int = 1) -> Booted:
+         ssm_host: str = "", script: str = bootstrap.BOOTSTRAP_PATH, budget: int = 1, users=()) -> Booted:
     """Write the instance's cloud-init files under a scratch root and run `script` there."""
     root = tmp_path / "root"
     for f in cloud_config(inst).get("write_files") or []:
@@ -60,8 +61,15 @@ def boot(inst: harness.Registration, tmp_path: Path, parameters: dict[str, str],
     state_file = tmp_path / "state.json"
     state = {
         "parameters": dict(parameters), "serving": list(serving), "denied": list(denied), "ssm_host": ssm_host,
+        "users": list(users),  # what tests/stubs/getent finds
         "downloads": {
-            bootstrap.INSTALL_RKE2_URL: f'printf "%s %s" "$INSTALL_RKE2_TYPE" "$INSTALL_RKE2_VERSION" > {installed}\n',
+            # The stand-in install: records what it was asked for; RKE2 "writes" its admin kubeconfig.
+            bootstrap.INSTALL_RKE2_URL: (f'printf "%s %s" "$INSTALL_RKE2_TYPE" "$INSTALL_RKE2_VERSION" > {installed}\n'
+                                         f'mkdir -p "$RKE_AWS_ROOT/etc/rancher/rke2"\n'
+                                         f'printf "%s\\n" "{ADMIN_KUBECONFIG}" > "$RKE_AWS_ROOT/etc/rancher/rke2/rke2.yaml"\n'
+                                         # the tarball install ships the CIS kernel parameters file
+                                         f'mkdir -p "$RKE_AWS_ROOT/usr/local/share/rke2"\n'
+                                         f'printf "vm.panic_on_oom=0\\n" > "$RKE_AWS_ROOT{bootstrap.CIS_SYSCTL_SOURCE}"\n'),
             **{u: f"# downloaded from {u}\n" for u in _all_urls(parameters)},
         },
     }
@@ -122,6 +130,10 @@ def test_first_server_initialises_a_new_cluster_and_writes_the_marker(prod, tmp_
     marker = b.state["parameters"][prod.outputs["rke2InitMarkerParameter"]]
     assert marker.startswith(f"initialized by {first.inputs['tags']['Name']} at "), marker
     assert b.installed == f"server {prod.outputs['kubernetesVersion']}", b.installed
+    # The admin kubeconfig, pointed at the endpoint, encrypted with the cluster's own key.
+    (put,) = [p for p in b.state["puts"] if p["Name"] == prod.outputs["rke2KubeconfigParameter"]]
+    assert put["Type"] == "SecureString" and put["KeyId"] == f"alias/rke-aws/{prod.outputs['clusterId']}/admin-kubeconfig"
+    assert f"server: https://{prod.outputs['controlPlaneEndpoint']}:6443" in put["Value"], put["Value"]
     token = b.root / bootstrap.RKE2_TOKEN_PATH.lstrip("/")
     assert stat.S_IMODE(token.stat().st_mode) == 0o600 and token.read_text().startswith("token-of-")
     assert not list(b.root.rglob("*.tmp")), "a .tmp file was left behind"

@@ -26,7 +26,7 @@ NO_CP = "rke-aws:nodePools: no node has the controlplane role; add a pool with c
 NO_ETCD = "rke-aws:nodePools: no node has the etcd role; add a pool with etcd and count >= 1"
 NO_WORKER = "rke-aws:nodePools: no node can run workloads; add a pool with the worker role and count >= 1"
 BYO_KEYS = "vpcId, publicSubnetIds, privateSubnetIds"
-TOP_KEYS = "distribution, clusterId, network, access, nodePools, kubernetesVersion, ccm, controlPlane, kubeconfig, tags, protectServers"
+TOP_KEYS = "distribution, clusterId, network, access, nodePools, kubernetesVersion, ccm, controlPlane, etcdBackup, addons, hardening, kubeconfig, tags, protectServers"
 NAT_NONE = (
     "rke-aws:nodePools[{i}].subnet: 'private' needs a way out for the bootstrap downloads, but "
     "network.natGateways is none; use single or perAz, or subnet public"
@@ -338,6 +338,34 @@ INVALID = [
         "aws:region: 'useast1' is not an AWS region; write it like us-west-2"),
     row("kubeconfig-blank", put("kubeconfig", "   "),
         "rke-aws:kubeconfig: is blank; set it with `pulumi config set --secret kubeconfig < kubeconfig.yaml` or remove it"),
+    # --- etcd snapshots, add-ons, hardening ------------------------------------------------------
+    row("etcdBackup-list", put("etcdBackup", ["x"]),
+        'rke-aws:etcdBackup: ["x"] is not an object; expected a map of etcdBackup settings'),
+    row("etcdBackup-typo", put("etcdBackup", {"bukket": "x"}),
+        "rke-aws:etcdBackup.bukket: unknown key; allowed keys are enabled, bucket, folder, intervalHours, retention, "
+        "expireDays, kmsKeyArn"),
+    row("etcdBackup-bucket-name", put("etcdBackup", {"bucket": "My_Bucket"}),
+        "rke-aws:etcdBackup.bucket: 'My_Bucket' is not valid; expected an S3 bucket name (3-63 lowercase letters, "
+        "digits, dots and hyphens)"),
+    row("etcdBackup-expiry-on-foreign-bucket", put("etcdBackup", {"bucket": "my-bucket", "expireDays": 7}),
+        "rke-aws:etcdBackup.expireDays: applies to the bucket this program creates, but etcdBackup.bucket names "
+        "'my-bucket'; set expiry on that bucket, or remove one of the keys"),
+    row("etcdBackup-interval-zero", put("etcdBackup", {"intervalHours": 0}),
+        "rke-aws:etcdBackup.intervalHours: 0 is out of range; use an integer from 1 to 24"),
+    row("etcdBackup-folder-absolute", put("etcdBackup", {"folder": "/abs"}),
+        "rke-aws:etcdBackup.folder: '/abs' is not valid; expected a key prefix like prod/etcd (no leading /)"),
+    row("etcdBackup-kms-alias", put("etcdBackup", {"kmsKeyArn": "arn:aws:kms:us-east-1:123456789012:alias/etcd"}),
+        "rke-aws:etcdBackup.kmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:alias/etcd' is not valid; expected a KMS "
+        "key ARN (not an alias) like arn:aws:kms:us-west-2:111122223333:key/1234abcd-..."),
+    row("etcdBackup-kms-other-region", put("etcdBackup", {"kmsKeyArn": "arn:aws:kms:eu-west-1:123456789012:key/abc-1"}),
+        "rke-aws:etcdBackup.kmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/abc-1' is a key in eu-west-1, but the "
+        "cluster and its snapshot bucket are in us-east-1; use a key of us-east-1"),
+    row("addons-ebsCsi-string", put("addons", {"ebsCsi": "yes"}),
+        'rke-aws:addons.ebsCsi: "yes" is not a boolean; use true or false'),
+    row("addons-typo", put("addons", {"efs": True}),
+        "rke-aws:addons.efs: unknown key; allowed keys are ebsCsi"),
+    row("hardening-unknown", put("hardening", "stig"),
+        'rke-aws:hardening: "stig" is not a hardening profile; use none or cis'),
     # --- a pool rejected for one field must not make its roles look missing --------------------
     row("rootVolumeGb-on-only-server-pool", pool(0, rootVolumeGb=4),
         "rke-aws:nodePools[0].rootVolumeGb: 4 is out of range; use an integer from 8 to 16384"),
@@ -621,3 +649,13 @@ def test_bring_your_own_network_is_checked_before_anything(base_config, change, 
 def test_own_subnets_use_ip_name_hostnames(stack_run):
     for subnet in stack_run.of_type("aws:ec2/subnet:Subnet"):
         assert subnet.inputs["privateDnsHostnameTypeOnLaunch"] == "ip-name", subnet.urn
+
+
+def test_rke1_warns_of_its_end_of_life_and_refuses_the_rke2_cis_profile():
+    rke = harness.stack_config("rke-dev")
+    (eol,) = [w for w in parse(rke).warnings if "end of life" in w]
+    assert eol.startswith("rke-aws:distribution: rke: RKE1 reached end of life on 2025-07-31") and "RKE2" in eol, eol
+    assert not [w for w in parse(harness.stack_config("rke2-dev")).warnings if "end of life" in w]
+    set_key(rke, "hardening", "cis")
+    assert problems_of(rke) == [
+        "rke-aws:hardening: 'cis' applies RKE2's CIS profile; RKE1 clusters are hardened through cluster.yml by hand"]

@@ -137,8 +137,10 @@ def test_ccm_release_is_faked_as_deployed_once_kubeconfig_is_set():
     config["rke-aws:kubeconfig"] = "apiVersion: v1\nkind: Config\n"
     run, mocks = moto_mocks.build(config, "rke2-prod")
     mocks.stop()
-    (release,) = run.of_type("kubernetes:helm.sh/v3:Release")
-    assert release.state["status"]["status"] == "deployed", release.state
+    releases = run.of_type("kubernetes:helm.sh/v3:Release")
+    assert {r.inputs["chart"] for r in releases} == {"aws-cloud-controller-manager", "aws-ebs-csi-driver"}
+    for release in releases:
+        assert release.state["status"]["status"] == "deployed", release.state
     assert run.outputs["ccmReleaseStatus"] == "deployed", run.outputs.get("ccmReleaseStatus")
     for password in run.of_type("random:index/randomPassword:RandomPassword"):
         assert len(password.state["result"]) == 48 and password.state["result"].isalnum(), f"{password.name}: not 48 alphanumerics"

@@ -14,6 +14,7 @@ from components import bootstrap, config, node_plan
 from components.network_plan import plan_subnets
 from offline import harness
 from tests.conftest import cloud_config, set_key, written_file
+from tests.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS
 
 # Kubernetes 1.26 has no entry in versions.CCM_IMAGE_TAGS: leader migration names its CCM image.
 OLD_CCM_IMAGE = "registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.9"
@@ -76,8 +77,11 @@ def test_instance_settings(stack_run):
         inst = instances(stack_run)[node["name"]]
         pool = pools[node["pool"]]
         meta = inst.inputs["metadataOptions"]
-        # Hop limit 1 unless the pool says why pods need the node's credentials (domain.md section 6).
-        hop = pool.get("imdsHopLimit", 1)
+        # Hop limit 1 unless the pool says why pods need the node's credentials (domain.md section 6),
+        # or the pool hosts the EBS CSI controller (control plane without workloads).
+        hosts_ebs_controller = (stack_run.outputs["ebsCsi"] and "controlplane" in node["roles"]
+                                and "worker" not in node["roles"])
+        hop = 2 if hosts_ebs_controller else pool.get("imdsHopLimit", 1)
         assert meta["httpTokens"] == "required" and meta["httpPutResponseHopLimit"] == hop, inst.urn
         assert (inst.inputs["tags"].get("rke-aws/imds-hop-limit-reason") is not None) is (hop == 2), inst.urn
         root = inst.inputs["rootBlockDevice"]
@@ -176,7 +180,8 @@ def test_rke_leader_migration_keeps_in_tree_provider(base_config):
     run = harness.run_program(cfg, stack="migrate")
     doc = yaml.safe_load(run.outputs["rkeClusterYml"])
     assert doc["cloud_provider"] == {"name": "aws"}
-    assert doc["services"] == {"kube-controller": {"extra_args": {"enable-leader-migration": "true"}}}
+    services = {k: v for k, v in doc["services"].items() if k != "etcd"}  # etcd: snapshots (test_backups.py)
+    assert services == {"kube-controller": {"extra_args": {"enable-leader-migration": "true"}}}
     assert set(doc) <= bootstrap.RKE_CLUSTER_KEYS
     assert run.outputs["ccmImage"] == OLD_CCM_IMAGE
 
@@ -221,7 +226,7 @@ def test_rke2_configs(stack):
     for n in nodes:
         cfg = configs[n["name"]]
         is_server = n in servers
-        allowed = bootstrap.RKE2_SERVER_KEYS if is_server else bootstrap.RKE2_AGENT_KEYS
+        allowed = RKE2_SERVER_KEYS if is_server else RKE2_AGENT_KEYS  # from RKE2's sources, tests/rke2_keys.py
         assert set(cfg) <= allowed, f"{stack} {n['name']}: keys not valid for its type: {set(cfg) - allowed}"
         assert cfg["node-name"] == n["name"] and cfg["node-ip"] == n["privateIp"]
         assert cfg["cloud-provider-name"] == "external"
@@ -294,7 +299,16 @@ def test_node_roles_read_only_their_own_parameters(stack):
     assert not allowed(worker, "ssm:PutParameter") and not allowed(worker, "ssm:GetParametersByPath")
     assert allowed(cp, "ssm:GetParameter") == sorted(arn[run.outputs[k]] for k in (
         "rke2TokenParameter", "rke2AgentTokenParameter", "rke2InitMarkerParameter"))
-    assert allowed(cp, "ssm:PutParameter") == [arn[run.outputs["rke2InitMarkerParameter"]]]
+    # The first server writes the marker and publishes the admin kubeconfig; it may encrypt with the
+    # kubeconfig's key but never decrypt (no node reads the kubeconfig back).
+    assert allowed(cp, "ssm:PutParameter") == sorted(arn[run.outputs[k]] for k in (
+        "rke2InitMarkerParameter", "rke2KubeconfigParameter"))
+    (key,) = run.of_type("aws:kms/key:Key")
+    assert allowed(cp, "kms:Encrypt") == [key.state["arn"]], f"{cid}-controlplane-join-token"
+    for doc in (cp, worker):
+        actions = {a for st in doc["Statement"] for a in st["Action"]}
+        assert not any(a.startswith("kms:Decrypt") or a == "kms:*" for a in actions), doc
+    assert not allowed(worker, "kms:Encrypt")
     grant_urns = {g.urn for g in run.of_type("aws:iam/rolePolicy:RolePolicy") if g.name.endswith("-join-token")}
     param_urns = {p.urn for p in run.of_type("aws:ssm/parameter:Parameter")}
     for inst in run.of_type("aws:ec2/instance:Instance"):
@@ -401,3 +415,11 @@ def test_deployment_stops_when_ec2_names_a_node_differently():
 
     with pytest.raises(RunError, match=r"EC2 reports private DNS name ip-.*\.corp\.example"):
         harness.run_program(harness.stack_config("rke2-dev"), stack="rke2-dev", mocks=OtherDomain("us-east-1"))
+
+
+def test_the_programs_rke2_key_lists_agree_with_rke2():
+    """bootstrap.py's lists say where each key it writes belongs; RKE2 would skip a misplaced key
+    with only a log line."""
+    assert bootstrap.RKE2_SERVER_KEYS <= RKE2_SERVER_KEYS, bootstrap.RKE2_SERVER_KEYS - RKE2_SERVER_KEYS
+    assert bootstrap.RKE2_AGENT_KEYS <= RKE2_AGENT_KEYS, bootstrap.RKE2_AGENT_KEYS - RKE2_AGENT_KEYS
+    assert not bootstrap.RKE2_SERVER_ONLY_KEYS & RKE2_AGENT_KEYS, bootstrap.RKE2_SERVER_ONLY_KEYS & RKE2_AGENT_KEYS

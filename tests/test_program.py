@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from components import config
+from components import config, versions
 from offline import harness
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -19,7 +19,8 @@ COMPONENT_TYPES = {
     "rke-aws:nodes:Nodes",
 }
 OPTIONAL_COMPONENT_TYPES = {"rke-aws:secrets:JoinToken", "rke-aws:ccm:CloudControllerManager",
-                            "rke-aws:manifests:ServerManifests", "rke-aws:upgrades:SystemUpgrades"}
+                            "rke-aws:manifests:ServerManifests", "rke-aws:upgrades:SystemUpgrades",
+                            "rke-aws:backups:EtcdBackupBucket", "rke-aws:addons:EbsCsiDriver"}
 EXPECTED_OUTPUTS = {
     "clusterId", "distribution", "kubernetesVersion", "region", "vpcId", "subnetIds", "subnets", "securityGroupId",
     "instanceProfileNames", "instanceProfileArns", "nodes", "ccmValues", "ccmImage", "controlPlaneEndpoint",
@@ -64,7 +65,8 @@ def test_components_parent_their_children(stack_run):
 def test_release_registered_exactly_when_kubeconfig_is_set(stack_run):
     """Phase two: an encrypted kubeconfig in the stack file (text unknown offline) takes the same
     path as the real value; without one, only the hint."""
-    releases = stack_run.of_type("kubernetes:helm.sh/v3:Release")
+    releases = [r for r in stack_run.of_type("kubernetes:helm.sh/v3:Release")
+                if r.inputs.get("chart") == versions.CCM_CHART_NAME]
     helm = json.loads(stack_run.config.get("rke-aws:ccm", "{}")).get("install", "helm") == "helm"
     if "rke-aws:kubeconfig" in stack_run.config and helm:
         assert len(releases) == 1, f"{stack_run.stack}: kubeconfig set but {len(releases)} CCM releases"
@@ -116,7 +118,7 @@ def test_project_file_is_valid_for_pulumi():
 def test_project_file_declares_every_scalar_key_and_nothing_unknown():
     declared = set(yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"])
     assert declared <= set(config.TOP_LEVEL_KEYS), declared - set(config.TOP_LEVEL_KEYS)
-    structured = {"network", "access", "nodePools", "ccm", "controlPlane", "tags"}
+    structured = {"network", "access", "nodePools", "ccm", "controlPlane", "etcdBackup", "addons", "tags"}
     assert declared == set(config.TOP_LEVEL_KEYS) - structured
 
 
@@ -151,7 +153,8 @@ def test_readme_documents_every_config_key_and_output():
     readme = (ROOT / "README.md").read_text()
     table = readme[readme.index("## Configuration reference"):readme.index("## Outputs")]
     nested = {"network": config.NETWORK_KEYS, "access": config.ACCESS_KEYS,
-              "nodePools[i]": config.POOL_KEYS, "ccm": config.CCM_KEYS, "controlPlane": config.CONTROL_PLANE_KEYS}
+              "nodePools[i]": config.POOL_KEYS, "ccm": config.CCM_KEYS, "controlPlane": config.CONTROL_PLANE_KEYS,
+              "etcdBackup": config.ETCD_BACKUP_KEYS, "addons": config.ADDONS_KEYS}
     for key in config.TOP_LEVEL_KEYS:
         if key not in nested and key != "nodePools":
             assert f"`{key}`" in table, f"README configuration reference lacks {key}"

@@ -21,8 +21,10 @@ def test_kubeconfig_is_secret_in_the_provider_and_absent_from_outputs(stack):
     (provider,) = run.of_type("pulumi:providers:kubernetes")
     assert provider.inputs["kubeconfig"] == KUBECONFIG
     assert "kubeconfig" in provider.secret_inputs, f"{provider.urn}: kubeconfig is not secret"
-    (release,) = run.of_type("kubernetes:helm.sh/v3:Release")
-    assert release.provider.startswith(provider.urn), f"{release.urn} does not use the cluster's provider"
+    releases = run.of_type("kubernetes:helm.sh/v3:Release")
+    assert releases, stack
+    for release in releases:  # the CCM and, where enabled, the EBS CSI driver
+        assert release.provider.startswith(provider.urn), f"{release.urn} does not use the cluster's provider"
     everything = json.dumps(run.outputs, default=str)
     assert "kubeconfig-secret-marker" not in everything, f"{stack}: kubeconfig leaked into outputs"
     for reg in run.resources:

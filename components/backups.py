@@ -1,0 +1,116 @@
+"""etcd snapshots to S3: a bucket per cluster (or one you bring), and who may use it.
+
+The nodes that take snapshots (RKE2 servers; RKE1 etcd nodes) write them with their instance
+role, no static keys: RKE2's etcd S3 client (k3s pkg/etcd/s3) and RKE's backup container fall back
+to the instance profile when no access key is configured. The role may list, read, write and
+delete only under the cluster's folder of that bucket.
+
+The bucket this program creates: versioned, encrypted (SSE-S3, or SSE-KMS with `kmsKeyArn`), public
+access blocked, TLS-only bucket policy, objects expiring after `expireDays`, tagged with the cluster tag.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+import pulumi
+import pulumi_aws as aws
+
+from . import tags
+
+
+def bucket_name(cluster_id: str, account_id: str, region: str) -> str:
+    """Globally unique and known at preview: the cluster ID plus a digest of account and region."""
+    digest = hashlib.sha256(f"{account_id}:{region}:{cluster_id}".encode()).hexdigest()[:8]
+    return f"{cluster_id[:40].rstrip('-')}-etcd-{digest}"
+
+
+def bucket_arn(partition: str, bucket: str) -> str:
+    return f"arn:{partition}:s3:::{bucket}"
+
+
+def node_policy(partition: str, bucket: str, folder: str, kms_key_arn: Optional[str]) -> str:
+    """What a snapshotting node may do: objects under its folder of the bucket, nothing else.
+
+    ListBucket is not narrowed by `s3:prefix`: k3s checks the bucket with minio-go's BucketExists
+    (HeadBucket, authorised as s3:ListBucket with no prefix) before every snapshot and refuses to
+    upload when that fails; a prefix condition would make every snapshot fail. Listing shows object
+    names only; reading, writing and deleting stay inside the folder."""
+    arn = bucket_arn(partition, bucket)
+    statements = [
+        {"Sid": "FindBucketAndSnapshots", "Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": arn},
+        {"Sid": "LocateBucket", "Effect": "Allow", "Action": ["s3:GetBucketLocation"], "Resource": arn},
+        {"Sid": "Snapshots", "Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
+         "Resource": f"{arn}/{folder}/*"},
+    ]
+    if kms_key_arn:
+        statements.append({"Sid": "SnapshotKey", "Effect": "Allow", "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
+                           "Resource": kms_key_arn})
+    return json.dumps({"Version": "2012-10-17", "Statement": statements}, indent=2, sort_keys=True)
+
+
+def tls_only_policy(partition: str, bucket: str) -> str:
+    arn = bucket_arn(partition, bucket)
+    return json.dumps({"Version": "2012-10-17", "Statement": [
+        {"Sid": "DenyPlainHttp", "Effect": "Deny", "Principal": "*", "Action": "s3:*", "Resource": [arn, f"{arn}/*"],
+         "Condition": {"Bool": {"aws:SecureTransport": "false"}}}]}, indent=2, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class EtcdBackupBucketArgs:
+    cluster_id: str
+    bucket: str
+    partition: str
+    expire_days: int
+    kms_key_arn: Optional[str] = None
+    extra_tags: Mapping[str, str] = field(default_factory=dict)
+
+
+class EtcdBackupBucket(pulumi.ComponentResource):
+    def __init__(self, name: str, args: EtcdBackupBucketArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("rke-aws:backups:EtcdBackupBucket", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        bname = f"{name}-etcd-snapshots"
+        bucket = aws.s3.Bucket(
+            bname,
+            bucket=args.bucket,
+            # Snapshots are the way back after losing the control plane: the bucket outlives a destroy
+            # unless it is emptied by hand.
+            force_destroy=False,
+            tags=tags.cluster_owned(args.cluster_id, bname, args.extra_tags),
+            opts=child,
+        )
+        self.bucket = bucket
+        aws.s3.BucketVersioning(
+            f"{bname}-versioning", bucket=bucket.id,
+            versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"), opts=child)
+        sse = (aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
+            sse_algorithm="aws:kms", kms_master_key_id=args.kms_key_arn) if args.kms_key_arn else
+            aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(sse_algorithm="AES256"))
+        aws.s3.BucketServerSideEncryptionConfiguration(
+            f"{bname}-encryption", bucket=bucket.id,
+            rules=[aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
+                apply_server_side_encryption_by_default=sse, bucket_key_enabled=bool(args.kms_key_arn))],
+            opts=child)
+        block = aws.s3.BucketPublicAccessBlock(
+            f"{bname}-public-access", bucket=bucket.id, block_public_acls=True, block_public_policy=True,
+            ignore_public_acls=True, restrict_public_buckets=True, opts=child)
+        aws.s3.BucketPolicy(
+            f"{bname}-tls-only", bucket=bucket.id, policy=tls_only_policy(args.partition, args.bucket),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[block]))
+        aws.s3.BucketLifecycleConfiguration(
+            f"{bname}-expiry", bucket=bucket.id,
+            rules=[aws.s3.BucketLifecycleConfigurationRuleArgs(
+                id="expire-snapshots", status="Enabled",
+                filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=""),
+                expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(days=args.expire_days),
+                noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
+                    noncurrent_days=args.expire_days),
+                abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
+                    days_after_initiation=1),
+            )],
+            opts=child)
+        self.register_outputs({"bucket": args.bucket})

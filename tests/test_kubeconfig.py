@@ -1,0 +1,126 @@
+"""`make kubeconfig`: RKE2 reads the published SecureString into a 0600 file; RKE1 stores rke's
+kubeconfig as the stack's encrypted config through the CLI, the value on stdin only."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import textwrap
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from offline import kubeconfig
+
+KUBECONFIG = textwrap.dedent("""\
+    apiVersion: v1
+    kind: Config
+    clusters:
+    - name: default
+      cluster: {server: "https://api.rke2-dev.rke-aws.internal:6443", certificate-authority-data: Q0E=}
+    users:
+    - name: default
+      user: {client-certificate-data: Y2VydA==, client-key-data: a2V5LW1hcmtlcg==}
+    contexts:
+    - name: default
+      context: {cluster: default, user: default}
+    current-context: default
+""")
+PARAMETER = "/rke-aws/rke2-dev/admin-kubeconfig"  # stacks/Pulumi.rke2-dev.yaml: cluster rke2-dev in us-east-1
+
+
+@pytest.fixture
+def account(monkeypatch):
+    for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing",
+                 "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(k, v)
+    with mock_aws():
+        session = boto3.Session(region_name="us-east-1")
+        key = session.client("kms").create_key()["KeyMetadata"]["KeyId"]
+        yield session, key
+
+
+def _publish(session, key, value):
+    session.client("ssm").put_parameter(Name=PARAMETER, Value=value, Type="SecureString", KeyId=key,
+                                        Tier="Advanced", Overwrite=True)
+
+
+def test_rke2_writes_the_published_kubeconfig_readable_by_the_owner_only(account, tmp_path):
+    session, key = account
+    _publish(session, key, KUBECONFIG)
+    out = tmp_path / "kubeconfig-rke2-dev.yaml"
+    out.write_text("stale")
+    out.chmod(0o644)  # a file left from before must not keep wider rights
+    assert kubeconfig.main(["rke2-dev", "--output", str(out)], session=session) == 0
+    assert out.read_text() == KUBECONFIG
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600, oct(out.stat().st_mode)
+    assert [p.name for p in tmp_path.iterdir()] == [out.name], "a temporary file was left behind"
+
+
+def test_rke2_before_the_first_server_published_says_so_and_writes_nothing(account, tmp_path, capsys):
+    session, key = account
+    _publish(session, key, "pending")
+    out = tmp_path / "k.yaml"
+    assert kubeconfig.main(["rke2-dev", "--output", str(out)], session=session) == 1
+    err = capsys.readouterr().err
+    assert PARAMETER in err and "not initialised the cluster yet" in err, err
+    assert not out.exists()
+
+
+def test_rke2_unreadable_parameter_names_it(account, tmp_path, capsys):
+    session, _ = account
+    assert kubeconfig.main(["rke2-dev", "--output", str(tmp_path / "k.yaml")], session=session) == 1
+    err = capsys.readouterr().err
+    assert PARAMETER in err and "ParameterNotFound" in err and "kms:Decrypt" in err, err
+
+
+def test_a_value_that_is_no_kubeconfig_is_refused_without_echoing_it(account, tmp_path, capsys):
+    session, key = account
+    _publish(session, key, "token-marker-1234")
+    assert kubeconfig.main(["rke2-dev", "--output", str(tmp_path / "k.yaml")], session=session) == 1
+    err = capsys.readouterr().err
+    assert "is not a kubeconfig" in err and "token-marker-1234" not in err, err
+
+
+@pytest.fixture
+def fake_pulumi(tmp_path, monkeypatch):
+    """A `pulumi` on PATH that records its arguments, working directory and stdin."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    record = tmp_path / "pulumi-call.json"
+    script = bindir / "pulumi"
+    script.write_text(textwrap.dedent(f"""\
+        #!/usr/bin/env python3
+        import json, os, sys
+        json.dump({{"argv": sys.argv[1:], "cwd": os.getcwd(), "stdin": sys.stdin.read()}}, open({str(record)!r}, "w"))
+    """))
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    return record
+
+
+def test_rke1_stores_rkes_kubeconfig_as_the_stacks_secret_via_stdin(tmp_path, fake_pulumi, capsys):
+    source = tmp_path / "kube_config_cluster.yml"
+    source.write_text(KUBECONFIG)
+    assert kubeconfig.main(["rke-dev", "--from", str(source)]) == 0, capsys.readouterr().err
+    call = json.loads(fake_pulumi.read_text())
+    assert call["argv"] == ["config", "set", "--secret", "kubeconfig", "--stack", "rke-dev"]
+    assert call["stdin"] == KUBECONFIG
+    assert call["cwd"] == str(kubeconfig.ROOT), "pulumi must run in the project (Pulumi.yaml, stacks/)"
+    assert "a2V5LW1hcmtlcg==" not in capsys.readouterr().out
+
+
+def test_rke1_without_rkes_kubeconfig_says_where_it_comes_from(tmp_path, fake_pulumi, capsys):
+    assert kubeconfig.main(["rke-dev", "--from", str(tmp_path / "kube_config_cluster.yml")]) == 1
+    assert "rke up" in capsys.readouterr().err
+    assert not fake_pulumi.exists(), "pulumi was called without a kubeconfig"
+
+
+def test_rke1_without_the_cli_says_what_to_run(tmp_path, monkeypatch, capsys):
+    source = tmp_path / "kube_config_cluster.yml"
+    source.write_text(KUBECONFIG)
+    monkeypatch.setenv("PATH", str(tmp_path))  # no pulumi anywhere
+    assert kubeconfig.main(["rke-dev", "--from", str(source)]) == 1
+    assert "pulumi config set --secret kubeconfig --stack rke-dev" in capsys.readouterr().err
