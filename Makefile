@@ -10,7 +10,7 @@ BENCH_ARGS ?=
 BASE ?= origin/main
 DIFF_ARGS ?=
 
-.PHONY: setup test plan plan-json snapshots doctor bench diff kubeconfig
+.PHONY: setup test plan plan-json snapshots doctor bench diff kubeconfig schema
 
 setup:  ## install the pinned dependency set (uv.lock) into .venv
 	@$(TASKS) setup
@@ -38,3 +38,6 @@ diff:  ## offline per-resource diff of every stack between BASE (a git ref) and 
 
 kubeconfig:  ## write the cluster's admin kubeconfig to kubeconfig-$(STACK).yaml (mode 0600)
 	@$(TASKS) kubeconfig $(STACK)
+
+schema:  ## regenerate the stack-file JSON Schema, README's configuration reference and Pulumi.yaml's keys from the config model
+	@$(TASKS) schema --write

@@ -4,6 +4,11 @@
 string``, structured values JSON-encoded) and returns a `StackConfig`, or raises `ConfigError`
 listing every problem at once. `load()` is the only function that touches Pulumi's runtime.
 Nothing else in the program reads configuration.
+
+What one key can check alone (type, range, allowed values, pattern, unknown keys) is declared in
+config_model.py, with the defaults and descriptions; this module adds the rules that span keys
+(CIDRs inside the VPC, bring-your-own completeness, pool topology, versions per distribution,
+secrets) and builds the objects below.
 """
 
 from __future__ import annotations
@@ -14,129 +19,50 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
+from . import config_model as model
 from . import partition as partitions
 from . import tags as tagsets
 from . import versions
+from .config_model import (  # noqa: F401 - the defaults are part of this module's interface
+    DEFAULT_AZ_COUNT, DEFAULT_BACKUP_EXPIRE_DAYS, DEFAULT_BACKUP_INTERVAL_HOURS, DEFAULT_BACKUP_RETENTION,
+    DEFAULT_ENDPOINT, DEFAULT_IMDS_HOP_LIMIT, DEFAULT_KUBERNETES_VERSION, DEFAULT_ROOT_VOLUME_GB, DEFAULT_VPC_CIDR,
+    MAX_AZ_COUNT, MAX_CLUSTER_ID, MAX_POOL_BLOCKS, MAX_USER_TAGS,
+)
 
 NAMESPACE = "rke-aws"
-
-DISTRIBUTIONS = ("rke", "rke2")
 ROLES = ("controlplane", "etcd", "worker")
-NAT_MODES = ("none", "single", "perAz")
-SUBNET_TIERS = ("private", "public")
-CCM_INSTALL_MODES = ("helm", "manifest")
 
-# Three AZs survive the loss of one zone with etcd quorum intact.
-DEFAULT_AZ_COUNT = 3
-# AWS regions have at most six AZs that are not local zones.
-MAX_AZ_COUNT = 6
-# 65k addresses: room for the 16 subnet slots the layout in network_plan.py carves.
-DEFAULT_VPC_CIDR = "10.0.0.0/16"
-# One NAT gateway is the cheapest layout that still gives private nodes a way out.
-DEFAULT_NAT = "single"
-# Nodes reachable through Session Manager need no SSH port open anywhere.
-DEFAULT_SSM = True
-# Canonical's Ubuntu images log in as `ubuntu`; RKE's cluster.yml needs the SSH user.
-DEFAULT_SSH_USER = "ubuntu"
-# gp3 root volume: images, etcd data and container layers fit in 50 GiB for typical nodes.
-DEFAULT_ROOT_VOLUME_GB = 50
-# A general-purpose size that runs a control plane or a small worker.
-DEFAULT_INSTANCE_TYPE = "m6i.large"
-DEFAULT_SUBNET_TIER = "private"
-# The CCM chart version this program's Helm values are written against.
-DEFAULT_CCM_CHART_VERSION = versions.CCM_CHART_VERSION
-DEFAULT_CCM_INSTALL = "helm"
-DEFAULT_KUBERNETES_VERSION = {
-    "rke": versions.RKE_KUBERNETES_VERSION,
-    "rke2": versions.RKE2_VERSION,
-}
-# VPC sizes AWS allows are /16../28; the subnet layout needs four more bits, so /24 at most.
-MIN_VPC_PREFIX, MAX_VPC_PREFIX = 16, 24
-# AWS's EBS gp3 limits.
-MIN_ROOT_GB, MAX_ROOT_GB = 8, 16384
-# Pools are laid out in fixed address blocks per subnet (see node_plan.py).
-MAX_POOL_BLOCKS = 8
-# The in-tree AWS provider was removed in Kubernetes 1.27.
-IN_TREE_REMOVED_MINOR = 27
-
-RFC1918 = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
-
-TOP_LEVEL_KEYS = (
-    "distribution",
-    "clusterId",
-    "network",
-    "access",
-    "nodePools",
-    "kubernetesVersion",
-    "ccm",
-    "controlPlane",
-    "etcdBackup",
-    "addons",
-    "hardening",
-    "kubeconfig",
-    "tags",
-    "protectServers",
-)
-NETWORK_KEYS = (
-    "vpcCidr",
-    "availabilityZones",
-    "natGateways",
-    "publicSubnetCidrs",
-    "privateSubnetCidrs",
-    "vpcId",
-    "publicSubnetIds",
-    "privateSubnetIds",
-)
+TOP_LEVEL_KEYS = model.keys(model.StackConfiguration)
+NETWORK_KEYS = model.keys(model.Network)
+ACCESS_KEYS = model.keys(model.Access)
+POOL_KEYS = model.keys(model.NodePool)
+CCM_KEYS = model.keys(model.Ccm)
+CONTROL_PLANE_KEYS = model.keys(model.ControlPlane)
+ETCD_BACKUP_KEYS = model.keys(model.EtcdBackup)
+ADDONS_KEYS = model.keys(model.Addons)
+BYO_KEYS = ("vpcId", "publicSubnetIds", "privateSubnetIds")
+CIDR_KEYS = ("vpcCidr", "publicSubnetCidrs", "privateSubnetCidrs", "natGateways")
 # Pulumi.yaml declares these with default "" (its schema cannot express "the stack name" or
 # "per distribution"); an empty value therefore means "use the program's default".
 EMPTY_MEANS_DEFAULT = ("clusterId", "kubernetesVersion", "kubeconfig")
 # Plain string keys arrive as the text the user wrote; only structured keys are JSON.
 STRING_KEYS = ("distribution", "clusterId", "kubernetesVersion", "kubeconfig", "hardening")
-BYO_KEYS = ("vpcId", "publicSubnetIds", "privateSubnetIds")
-CIDR_KEYS = ("vpcCidr", "publicSubnetCidrs", "privateSubnetCidrs", "natGateways")
-ACCESS_KEYS = ("adminCidrs", "sshKeyName", "sshUser", "sshKeyPath", "ssm", "allowWorldAdmin")
-POOL_KEYS = ("name", "roles", "count", "instanceType", "subnet", "rootVolumeGb", "ami", "ipBlock",
-             "imdsHopLimit", "imdsHopLimitReason")
-CCM_KEYS = ("chartVersion", "leaderMigration", "extraArgs", "install", "image")
-CONTROL_PLANE_KEYS = ("endpoint",)
-ETCD_BACKUP_KEYS = ("enabled", "bucket", "folder", "intervalHours", "retention", "expireDays", "kmsKeyArn")
-ADDONS_KEYS = ("ebsCsi",)
-HARDENING_MODES = ("none", "cis")
-# etcd snapshots every 6 hours, 28 kept (a week), objects expire after 30 days: RKE2's own
-# defaults are 12 h / 5 snapshots, too few to reach back past a bad weekend.
-DEFAULT_BACKUP_INTERVAL_HOURS = 6
-DEFAULT_BACKUP_RETENTION = 28
-DEFAULT_BACKUP_EXPIRE_DAYS = 30
-BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-FOLDER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$")
-# A key ARN, not an alias ARN: IAM grants on an alias ARN do not cover the key it points to.
-KMS_KEY_ARN_RE = re.compile(r"^arn:(aws|aws-us-gov|aws-cn):kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
+
+# VPC sizes AWS allows are /16../28; the subnet layout needs four more bits, so /24 at most.
+MIN_VPC_PREFIX, MAX_VPC_PREFIX = 16, 24
+# The in-tree AWS provider was removed in Kubernetes 1.27.
+IN_TREE_REMOVED_MINOR = 27
+RFC1918 = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 RKE1_EOL = ("RKE1 reached end of life on 2025-07-31 and rancher/rke is archived (last release v1.8.14); plan a "
             "move to RKE2 (https://docs.rke2.io/install/migrate)")
-# dns: a Route 53 private zone whose name resolves to every server (no load balancer to pay for);
-# nlb: an internal Network Load Balancer on 9345 and 6443 behind the same name.
-ENDPOINT_MODES = ("dns", "nlb")
-DEFAULT_ENDPOINT = "dns"
-# IMDS hop limit: 1 keeps instance credentials away from pods on the pod network (the CCM runs on
-# the host network); 2 hands the node role to every pod on the node, so it needs a stated reason.
-DEFAULT_IMDS_HOP_LIMIT = 1
-IMAGE_RE = re.compile(r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*:[\w][\w.-]{0,127}$")
-
 FLAG_RE = re.compile(r"^--[a-z0-9][a-z0-9-]*(=\S.*)?$")
 # CCM flags this program sets itself (components/ccm_values.py); --v may be overridden.
 PROGRAM_FLAGS = ("--cloud-provider", "--configure-cloud-routes", "--use-service-account-credentials")
-# IAM role and instance profile names (64 characters at most) are "<clusterId>-controlplane-" plus
-# Pulumi's 7-character suffix: 64 - 21 leaves 43 for the cluster ID.
-MAX_CLUSTER_ID = 43
-CLUSTER_ID_RE = re.compile(rf"^[a-z][a-z0-9-]{{0,{MAX_CLUSTER_ID - 1}}}$")
-POOL_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}$")
-RKE_VERSION_RE = re.compile(r"^v1\.(\d+)\.\d+-rancher\d+-\d+$")
-RKE2_VERSION_RE = re.compile(r"^v1\.(\d+)\.\d+\+rke2r\d+$")
-AMI_RE = re.compile(r"^ami-[0-9a-f]{8,17}$")
-VPC_ID_RE = re.compile(r"^vpc-[0-9a-f]{8,17}$")
-SUBNET_ID_RE = re.compile(r"^subnet-[0-9a-f]{8,17}$")
-INSTANCE_TYPE_RE = re.compile(r"^[a-z][a-z0-9-]*\.[a-z0-9]+$")
-AZ_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$")
+CLUSTER_ID_RE = re.compile(model.CLUSTER_ID_PATTERN)
+RKE_VERSION_RE = re.compile(model.RKE_VERSION_PATTERN)
+RKE2_VERSION_RE = re.compile(model.RKE2_VERSION_PATTERN)
+SUBNET_ID_RE = re.compile(model.SUBNET_ID_PATTERN)
+AZ_RE = re.compile(model.AZ_PATTERN)
 REGION_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d$")
 # AWS tag keys may not start with aws:; the cluster and load-balancer role tags are ours to set.
 RESERVED_TAG_PREFIXES = ("aws:", tagsets.CLUSTER_TAG_PREFIX, "kubernetes.io/role/", "rke-aws/")
@@ -147,7 +73,7 @@ AWS_MAX_TAGS = 50
 # The tags a resource may carry from this program (the most on an instance).
 PROGRAM_TAG_KEYS = ("Name", "kubernetes.io/cluster/<id>", "rke-aws/pool", "rke-aws/roles",
                     "rke-aws/imds-hop-limit-reason", "kubernetes.io/role/*")
-MAX_USER_TAGS = AWS_MAX_TAGS - len(PROGRAM_TAG_KEYS)
+assert MAX_USER_TAGS == AWS_MAX_TAGS - len(PROGRAM_TAG_KEYS)
 
 
 class ConfigError(Exception):
@@ -316,6 +242,17 @@ class _Problems:
     def add(self, key: str, message: str) -> None:
         self.items.append(f"{NAMESPACE}:{key}: {message}")
 
+    def check(self, section: type[model.BaseModel], raw: Any, where: tuple) -> Any:
+        """The model's verdict on one key: the valid part of `raw`, its problems recorded."""
+        obj, problems = model.check(section, raw, where)
+        for key, message in problems:
+            self.add(key, message)
+        return obj
+
+
+def _missing(section: type[model.BaseModel], key: str) -> str:
+    return model._meta(section.model_fields[key], model.Msg).missing
+
 
 def _tag_key_problem(k: str) -> Optional[str]:
     if not k or not k.strip():
@@ -330,9 +267,7 @@ def _tag_key_problem(k: str) -> Optional[str]:
     return None
 
 
-def _tag_value_problem(v: Any) -> Optional[str]:
-    if not isinstance(v, str):
-        return f"{_json(v)} is not a string"
+def _tag_value_problem(v: str) -> Optional[str]:
     if len(v) > 256:
         return "is too long; AWS allows 128-char keys and 256-char values"
     if not TAG_CHARS_RE.fullmatch(v):
@@ -354,68 +289,6 @@ def _decode(raw: Optional[str]) -> Any:
         return raw
 
 
-def _unknown_keys(p: _Problems, key: str, obj: Mapping[str, Any], allowed: tuple[str, ...]) -> None:
-    for k in obj:
-        if k not in allowed:
-            p.add(f"{key}.{k}" if key else k, f"unknown key; allowed keys are {', '.join(allowed)}")
-
-
-def _expect_obj(p: _Problems, key: str, value: Any) -> dict:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        p.add(key, f"{_json(value)} is not an object; expected a map of {key} settings")
-        return {}
-    return value
-
-
-def _int(p: _Problems, key: str, value: Any, lo: int, hi: int) -> Optional[int]:
-    if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        p.add(key, f"{_json(value)} is not a whole number; use an integer from {lo} to {hi}")
-        return None
-    if not lo <= value <= hi:
-        p.add(key, f"{value} is out of range; use an integer from {lo} to {hi}")
-        return None
-    return value
-
-
-def _bool(p: _Problems, key: str, value: Any, default: bool) -> bool:
-    if value is None:
-        return default
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    p.add(key, f"{_json(value)} is not a boolean; use true or false")
-    return default
-
-
-def _str(p: _Problems, key: str, value: Any, pattern: Optional[re.Pattern] = None, what: str = "") -> Optional[str]:
-    if value is None:
-        return None
-    if value == "":
-        p.add(key, f"is empty; expected {what or 'a non-empty string'}")
-        return None
-    if not isinstance(value, str):
-        p.add(key, f"{_json(value)} is not a string; expected {what or 'a non-empty string'}")
-        return None
-    if pattern is not None and not pattern.fullmatch(value):
-        p.add(key, f"'{value}' is not valid; expected {what}")
-        return None
-    return value
-
-
-def _str_list(p: _Problems, key: str, value: Any, what: str) -> Optional[list]:
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        p.add(key, f"{_json(value)} is not a list of strings; expected a list of {what}")
-        return None
-    return value
-
-
 def _private_net(p: _Problems, key: str, value: str) -> Optional[ipaddress.IPv4Network]:
     try:
         net = ipaddress.IPv4Network(value, strict=True)
@@ -428,91 +301,83 @@ def _private_net(p: _Problems, key: str, value: str) -> Optional[ipaddress.IPv4N
     return net
 
 
+def _zones(p: _Problems, raw: Any) -> tuple[Optional[tuple[str, ...]], int]:
+    """network.availabilityZones: a count (looked up at plan time) or zone names; the model's
+    schema has both forms, the check is here (one key, two types)."""
+    key = "network.availabilityZones"
+    if raw is None:
+        return None, DEFAULT_AZ_COUNT
+    if not isinstance(raw, list):
+        n = model._numeric_string(raw)
+        if isinstance(n, bool) or not isinstance(n, int):
+            p.add(key, f"{_json(raw)} is not a whole number; use an integer from 1 to {MAX_AZ_COUNT}")
+        elif not 1 <= n <= MAX_AZ_COUNT:
+            p.add(key, f"{n} is out of range; use an integer from 1 to {MAX_AZ_COUNT}")
+        else:
+            return None, n
+        return None, DEFAULT_AZ_COUNT
+    if not all(isinstance(n, str) for n in raw):
+        p.add(key, f"{_json(raw)} is not a list of strings; expected a list of availability zone names like us-west-2a")
+        return None, DEFAULT_AZ_COUNT
+    for n in raw:
+        if not AZ_RE.fullmatch(n):
+            p.add(key, f"'{n}' is not an availability zone name; write it like us-west-2a")
+    if len(set(raw)) != len(raw):
+        p.add(key, f"{_json(raw)} lists a zone twice; each zone once")
+    if not 1 <= len(raw) <= MAX_AZ_COUNT:
+        p.add(key, f"{len(raw)} zones listed; list 1 to {MAX_AZ_COUNT}")
+    return tuple(raw), len(raw)
+
+
 def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
-    net = _expect_obj(p, "network", raw)
-    _unknown_keys(p, "network", net, NETWORK_KEYS)
+    net = p.check(model.Network, raw, ("network",))
+    given = net.model_fields_set
+    az_names, az_count = _zones(p, net.availabilityZones)
 
-    azs_raw = net.get("availabilityZones", DEFAULT_AZ_COUNT)
-    az_names: Optional[tuple[str, ...]] = None
-    az_count = DEFAULT_AZ_COUNT
-    if isinstance(azs_raw, list):
-        names = _str_list(p, "network.availabilityZones", azs_raw, "availability zone names like us-west-2a")
-        if names is not None:
-            bad = [n for n in names if not AZ_RE.fullmatch(n)]
-            for n in bad:
-                p.add("network.availabilityZones", f"'{n}' is not an availability zone name; write it like us-west-2a")
-            if len(set(names)) != len(names):
-                p.add("network.availabilityZones", f"{_json(names)} lists a zone twice; each zone once")
-            if not 1 <= len(names) <= MAX_AZ_COUNT:
-                p.add("network.availabilityZones", f"{len(names)} zones listed; list 1 to {MAX_AZ_COUNT}")
-            az_names = tuple(names)
-            az_count = len(names)
-    else:
-        n = _int(p, "network.availabilityZones", azs_raw, 1, MAX_AZ_COUNT)
-        az_count = n if n is not None else DEFAULT_AZ_COUNT
-
-    byo_given = [k for k in BYO_KEYS if k in net]
+    byo_given = [k for k in BYO_KEYS if k in given]
     if byo_given:
-        mixed = [k for k in CIDR_KEYS if k in net]
-        for k in mixed:
-            p.add(f"network.{k}", f"cannot be combined with bring-your-own network ({', '.join(byo_given)}); remove {k} or the IDs")
+        for k in CIDR_KEYS:
+            if k in given:
+                p.add(f"network.{k}", f"cannot be combined with bring-your-own network ({', '.join(byo_given)}); remove {k} or the IDs")
         for k in BYO_KEYS:
-            if k not in net:
+            if k not in given and not (isinstance(raw, dict) and k in raw):
                 p.add(f"network.{k}", f"missing; bring-your-own network needs all of {', '.join(BYO_KEYS)}")
-        vpc_id = _str(p, "network.vpcId", net.get("vpcId"), VPC_ID_RE, "a VPC ID like vpc-0123456789abcdef0")
-        ids: dict[str, Optional[tuple[str, ...]]] = {}
-        for k in ("publicSubnetIds", "privateSubnetIds"):
-            lst = _str_list(p, f"network.{k}", net.get(k), "subnet IDs like subnet-0123456789abcdef0") or []
+        ids = {k: tuple(getattr(net, k) or ()) for k in ("publicSubnetIds", "privateSubnetIds")}
+        for k, lst in ids.items():
             for s in lst:
                 if not SUBNET_ID_RE.fullmatch(s):
                     p.add(f"network.{k}", f"'{s}' is not a subnet ID; write it like subnet-0123456789abcdef0")
-            ids[k] = tuple(lst)
         # The zones are the subnets' (looked up at plan time); availabilityZones, when given, must agree.
-        zones_given = "availabilityZones" in net
-        if not zones_given and ids["publicSubnetIds"] and ids["privateSubnetIds"] is not None:
+        zones_given = net.availabilityZones is not None
+        if not zones_given and ids["publicSubnetIds"] and "privateSubnetIds" in given:
             az_count = len(ids["privateSubnetIds"]) or az_count
         for k in ("publicSubnetIds", "privateSubnetIds"):
-            if k in net and len(ids[k]) != az_count:
+            if k in given and len(ids[k]) != az_count:
                 source = "availability zone(s)" if zones_given else "private subnet(s), one per zone"
                 p.add(f"network.{k}", f"{len(ids[k])} subnet(s) for {az_count} {source}; give one per zone, in zone order")
         seen_ids: dict[str, str] = {}
-        for k in ("publicSubnetIds", "privateSubnetIds"):
-            for i, s in enumerate(ids[k] or ()):
+        for k, lst in ids.items():
+            for i, s in enumerate(lst):
                 here = f"network.{k}[{i}]"
                 if s in seen_ids:
                     p.add(here, f"'{s}' is already listed as {seen_ids[s]}; each subnet is either public or private, once")
                 else:
                     seen_ids[s] = here
         return NetworkConfig(
-            vpc_cidr=None,
-            availability_zones=az_names,
-            az_count=az_count,
-            nat_gateways="none",
-            public_subnet_cidrs=None,
-            private_subnet_cidrs=None,
+            vpc_cidr=None, availability_zones=az_names, az_count=az_count, nat_gateways="none",
+            public_subnet_cidrs=None, private_subnet_cidrs=None,
             # Keep bring-your-own mode even when vpcId was rejected, so no CIDR-mode errors follow.
-            vpc_id=vpc_id or "",
-            public_subnet_ids=ids["publicSubnetIds"],
-            private_subnet_ids=ids["privateSubnetIds"],
+            vpc_id=net.vpcId or "", public_subnet_ids=ids["publicSubnetIds"], private_subnet_ids=ids["privateSubnetIds"],
         )
 
-    vpc_cidr = net.get("vpcCidr", DEFAULT_VPC_CIDR)
-    vpc_net = None
-    if _str(p, "network.vpcCidr", vpc_cidr, what="an IPv4 CIDR like 10.0.0.0/16") is not None:
-        vpc_net = _private_net(p, "network.vpcCidr", vpc_cidr)
-        if vpc_net is not None and not MIN_VPC_PREFIX <= vpc_net.prefixlen <= MAX_VPC_PREFIX:
-            p.add("network.vpcCidr", f"'{vpc_cidr}' has prefix /{vpc_net.prefixlen}; use /{MIN_VPC_PREFIX} to /{MAX_VPC_PREFIX}")
-            vpc_net = None
-
-    nat = net.get("natGateways", DEFAULT_NAT)
-    if nat not in NAT_MODES:
-        p.add("network.natGateways", f"{_json(nat)} is not a NAT layout; use {', '.join(NAT_MODES)}")
-        nat = DEFAULT_NAT
-
+    vpc_net = _private_net(p, "network.vpcCidr", net.vpcCidr)
+    if vpc_net is not None and not MIN_VPC_PREFIX <= vpc_net.prefixlen <= MAX_VPC_PREFIX:
+        p.add("network.vpcCidr", f"'{net.vpcCidr}' has prefix /{vpc_net.prefixlen}; use /{MIN_VPC_PREFIX} to /{MAX_VPC_PREFIX}")
+        vpc_net = None
     subnet_cidrs: dict[str, Optional[tuple[str, ...]]] = {}
     seen: list[tuple[str, ipaddress.IPv4Network]] = []
     for k in ("publicSubnetCidrs", "privateSubnetCidrs"):
-        lst = _str_list(p, f"network.{k}", net.get(k), "IPv4 CIDRs")
+        lst = getattr(net, k)
         if lst is None:
             subnet_cidrs[k] = None
             continue
@@ -523,7 +388,7 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
             if sub is None:
                 continue
             if vpc_net is not None and not sub.subnet_of(vpc_net):
-                p.add(f"network.{k}[{i}]", f"'{c}' is outside the VPC {vpc_cidr}; use a block inside it")
+                p.add(f"network.{k}[{i}]", f"'{c}' is outside the VPC {net.vpcCidr}; use a block inside it")
             if sub.prefixlen > 28:
                 p.add(f"network.{k}[{i}]", f"'{c}' is smaller than /28; AWS subnets are /16 to /28")
             for other_key, other in seen:
@@ -531,56 +396,34 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
                     p.add(f"network.{k}[{i}]", f"'{c}' overlaps {other_key} ({other}); subnets must not overlap")
             seen.append((f"network.{k}[{i}]", sub))
         subnet_cidrs[k] = tuple(lst)
-
-    given = [k for k in ("publicSubnetCidrs", "privateSubnetCidrs") if k in net]
-    if len(given) == 1:
-        other = "privateSubnetCidrs" if given[0] == "publicSubnetCidrs" else "publicSubnetCidrs"
-        p.add(f"network.{other}", f"missing; network.{given[0]} is set, and derived {other} could overlap it: give both lists or neither")
+    cidrs_given = [k for k in ("publicSubnetCidrs", "privateSubnetCidrs") if isinstance(raw, dict) and k in raw]
+    if len(cidrs_given) == 1:
+        other = "privateSubnetCidrs" if cidrs_given[0] == "publicSubnetCidrs" else "publicSubnetCidrs"
+        p.add(f"network.{other}", f"missing; network.{cidrs_given[0]} is set, and derived {other} could overlap it: give both lists or neither")
     return NetworkConfig(
-        vpc_cidr=vpc_cidr if isinstance(vpc_cidr, str) else DEFAULT_VPC_CIDR,
-        availability_zones=az_names,
-        az_count=az_count,
-        nat_gateways=nat,
-        public_subnet_cidrs=subnet_cidrs["publicSubnetCidrs"],
-        private_subnet_cidrs=subnet_cidrs["privateSubnetCidrs"],
+        vpc_cidr=net.vpcCidr, availability_zones=az_names, az_count=az_count, nat_gateways=net.natGateways,
+        public_subnet_cidrs=subnet_cidrs["publicSubnetCidrs"], private_subnet_cidrs=subnet_cidrs["privateSubnetCidrs"],
     )
 
 
 def _parse_etcd_backup(p: _Problems, raw: Any, region: Optional[str]) -> EtcdBackupConfig:
-    b = _expect_obj(p, "etcdBackup", raw)
-    _unknown_keys(p, "etcdBackup", b, ETCD_BACKUP_KEYS)
-    bucket = _str(p, "etcdBackup.bucket", b.get("bucket"), BUCKET_RE,
-                  "an S3 bucket name (3-63 lowercase letters, digits, dots and hyphens)")
-    if bucket is not None and "expireDays" in b:
+    b = p.check(model.EtcdBackup, raw, ("etcdBackup",))
+    if b.bucket is not None and isinstance(raw, dict) and "expireDays" in raw:
         p.add("etcdBackup.expireDays", f"applies to the bucket this program creates, but etcdBackup.bucket names "
-                                       f"'{bucket}'; set expiry on that bucket, or remove one of the keys")
-    kms = _str(p, "etcdBackup.kmsKeyArn", b.get("kmsKeyArn"), KMS_KEY_ARN_RE,
-               "a KMS key ARN (not an alias) like arn:aws:kms:us-west-2:111122223333:key/1234abcd-...")
+                                       f"'{b.bucket}'; set expiry on that bucket, or remove one of the keys")
+    kms = b.kmsKeyArn
     if kms and region and REGION_RE.fullmatch(region) and kms.split(":")[3] != region:
         # SSE-KMS takes a key of the bucket's region (the cluster's), in its partition.
         p.add("etcdBackup.kmsKeyArn", f"'{kms}' is a key in {kms.split(':')[3]}, but the cluster and its snapshot "
                                       f"bucket are in {region}; use a key of {region}")
-    return EtcdBackupConfig(
-        enabled=_bool(p, "etcdBackup.enabled", b.get("enabled"), True),
-        bucket=bucket,
-        folder=_str(p, "etcdBackup.folder", b.get("folder"), FOLDER_RE, "a key prefix like prod/etcd (no leading /)"),
-        interval_hours=_int(p, "etcdBackup.intervalHours", b.get("intervalHours", DEFAULT_BACKUP_INTERVAL_HOURS), 1, 24)
-        or DEFAULT_BACKUP_INTERVAL_HOURS,
-        retention=_int(p, "etcdBackup.retention", b.get("retention", DEFAULT_BACKUP_RETENTION), 1, 1000)
-        or DEFAULT_BACKUP_RETENTION,
-        expire_days=_int(p, "etcdBackup.expireDays", b.get("expireDays", DEFAULT_BACKUP_EXPIRE_DAYS), 1, 3650)
-        or DEFAULT_BACKUP_EXPIRE_DAYS,
-        kms_key_arn=kms,
-    )
+    return EtcdBackupConfig(enabled=b.enabled, bucket=b.bucket, folder=b.folder, interval_hours=b.intervalHours,
+                            retention=b.retention, expire_days=b.expireDays, kms_key_arn=kms)
 
 
 def _parse_access(p: _Problems, raw: Any, warnings: list[str]) -> AccessConfig:
-    acc = _expect_obj(p, "access", raw)
-    _unknown_keys(p, "access", acc, ACCESS_KEYS)
-    admin = _str_list(p, "access.adminCidrs", acc.get("adminCidrs", []), "IPv4 CIDRs like 203.0.113.0/24") or []
-    allow_world = _bool(p, "access.allowWorldAdmin", acc.get("allowWorldAdmin"), False)
+    acc = p.check(model.Access, raw, ("access",))
     seen: dict[str, int] = {}
-    for i, c in enumerate(admin):
+    for i, c in enumerate(acc.adminCidrs):
         key = f"access.adminCidrs[{i}]"
         try:
             net = ipaddress.IPv4Network(c, strict=True)
@@ -591,26 +434,20 @@ def _parse_access(p: _Problems, raw: Any, warnings: list[str]) -> AccessConfig:
             p.add(key, f"'{c}' is not in canonical form; write {net}")
         elif c in seen:
             p.add(key, f"'{c}' is already listed as access.adminCidrs[{seen[c]}]; list each CIDR once")
-        elif net.prefixlen == 0 and not allow_world:
+        elif net.prefixlen == 0 and not acc.allowWorldAdmin:
             p.add(key, f"'{c}' opens SSH (22) and the Kubernetes API (6443) to the whole internet; list your "
                        "networks, or set access.allowWorldAdmin true if that is really meant")
         elif net.prefixlen == 0:
             warnings.append(f"{NAMESPACE}:{key}: '{c}' opens SSH (22) and the Kubernetes API (6443) to the whole "
                             "internet (access.allowWorldAdmin is true)")
         seen.setdefault(c, i)
-    return AccessConfig(
-        admin_cidrs=tuple(admin),
-        ssh_key_name=_str(p, "access.sshKeyName", acc.get("sshKeyName"), what="an EC2 key pair name"),
-        ssh_user=_str(p, "access.sshUser", acc.get("sshUser", DEFAULT_SSH_USER), what="a login user name") or DEFAULT_SSH_USER,
-        ssh_key_path=_str(p, "access.sshKeyPath", acc.get("sshKeyPath"), what="a path to the private key for rke up"),
-        ssm=_bool(p, "access.ssm", acc.get("ssm"), DEFAULT_SSM),
-        allow_world_admin=allow_world,
-    )
+    return AccessConfig(admin_cidrs=tuple(acc.adminCidrs), ssh_key_name=acc.sshKeyName, ssh_user=acc.sshUser,
+                        ssh_key_path=acc.sshKeyPath, ssm=acc.ssm, allow_world_admin=acc.allowWorldAdmin)
 
 
 def _parse_pools(p: _Problems, raw: Any, distribution: Optional[str], warnings: list[str]) -> tuple[NodePool, ...]:
     if raw is None:
-        p.add("nodePools", "missing; list at least one pool with controlplane, one with etcd and one with worker")
+        p.add("nodePools", _missing(model.StackConfiguration, "nodePools"))
         return ()
     if not isinstance(raw, list) or not raw:
         p.add("nodePools", f"{_json(raw)} is not a non-empty list of pools; each pool is {{name, roles, count, ...}}")
@@ -623,45 +460,25 @@ def _parse_pools(p: _Problems, raw: Any, distribution: Optional[str], warnings: 
         if not isinstance(item, dict):
             p.add(key, f"{_json(item)} is not a pool object; write {{name, roles, count, instanceType, ...}}")
             continue
-        _unknown_keys(p, key, item, POOL_KEYS)
-        name = _str(p, f"{key}.name", item.get("name"), POOL_NAME_RE, "1-31 chars of a-z, 0-9 and -, starting with a letter")
-        if "name" not in item:
-            p.add(f"{key}.name", "missing; every pool needs a name")
-        if name is not None:
-            if name in names:
-                p.add(f"{key}.name", f"'{name}' is already used by nodePools[{names[name]}]; pool names are unique")
-            names[name] = i
-        roles_raw = item.get("roles")
-        roles: list[str] = []
-        if roles_raw is None:
-            p.add(f"{key}.roles", "missing; list the pool's roles from controlplane, etcd and worker")
-        elif not isinstance(roles_raw, list) or not roles_raw:
-            p.add(f"{key}.roles", f"{_json(roles_raw)} is not a non-empty list; use a list of controlplane, etcd or worker")
-        else:
-            for r in roles_raw:
-                if r not in ROLES:
-                    p.add(f"{key}.roles", f"{_json(r) if not isinstance(r, str) else repr(r)} is not a role; use controlplane, etcd or worker")
-                elif r in roles:
-                    p.add(f"{key}.roles", f"'{r}' is listed twice; list each role once")
-                else:
-                    roles.append(r)
-        count = _int(p, f"{key}.count", item.get("count"), 0, 500) if "count" in item else None
-        if "count" not in item:
-            p.add(f"{key}.count", "missing; give the number of nodes (0 to 500)")
-        itype = _str(p, f"{key}.instanceType", item.get("instanceType", DEFAULT_INSTANCE_TYPE), INSTANCE_TYPE_RE, "an EC2 instance type like m6i.large")
-        tier = item.get("subnet", DEFAULT_SUBNET_TIER)
-        if tier not in SUBNET_TIERS:
-            p.add(f"{key}.subnet", f"{_json(tier)} is not a subnet tier; use private or public")
-        root = _int(p, f"{key}.rootVolumeGb", item.get("rootVolumeGb", DEFAULT_ROOT_VOLUME_GB), MIN_ROOT_GB, MAX_ROOT_GB)
-        ami = _str(p, f"{key}.ami", item.get("ami"), AMI_RE, "an AMI ID like ami-0123456789abcdef0")
-        block = _int(p, f"{key}.ipBlock", item["ipBlock"], 0, MAX_POOL_BLOCKS - 1) if "ipBlock" in item else None
-        if block is not None:
-            if block in blocks:
-                p.add(f"{key}.ipBlock", f"{block} is already used by pool '{blocks[block]}'; give each pool its own ipBlock (0 to {MAX_POOL_BLOCKS - 1})")
-            blocks[block] = name or key
-        hop = _int(p, f"{key}.imdsHopLimit", item.get("imdsHopLimit", DEFAULT_IMDS_HOP_LIMIT), 1, 2)
-        reason = item.get("imdsHopLimitReason")
-        if hop == 2 and not (isinstance(reason, str) and reason.strip()):
+        pool = p.check(model.NodePool, item, ("nodePools", i))
+        for required in ("name", "roles", "count"):
+            if required not in item:
+                p.add(f"{key}.{required}", _missing(model.NodePool, required))
+        if pool.name is not None:
+            if pool.name in names:
+                p.add(f"{key}.name", f"'{pool.name}' is already used by nodePools[{names[pool.name]}]; pool names are unique")
+            names[pool.name] = i
+        raw_roles = item.get("roles") if isinstance(item.get("roles"), list) else []
+        for r in {r for r in raw_roles if isinstance(r, str) and raw_roles.count(r) > 1 and r in ROLES}:
+            p.add(f"{key}.roles", f"'{r}' is listed twice; list each role once")
+        roles = tuple(r for r in ROLES if r in (pool.roles or ()))
+        if pool.ipBlock is not None:
+            if pool.ipBlock in blocks:
+                p.add(f"{key}.ipBlock", f"{pool.ipBlock} is already used by pool '{blocks[pool.ipBlock]}'; give each "
+                                        f"pool its own ipBlock (0 to {MAX_POOL_BLOCKS - 1})")
+            blocks[pool.ipBlock] = pool.name or key
+        hop, reason = pool.imdsHopLimit, pool.imdsHopLimitReason
+        if hop == 2 and not (reason and reason.strip()):
             p.add(f"{key}.imdsHopLimitReason", "missing; imdsHopLimit 2 lets every pod on the pool's nodes take the "
                                                "node role's credentials: state why in imdsHopLimitReason, or keep 1")
         elif reason is not None and hop != 2:
@@ -673,15 +490,13 @@ def _parse_pools(p: _Problems, raw: Any, distribution: Optional[str], warnings: 
             else:
                 warnings.append(f"{NAMESPACE}:{key}.imdsHopLimit: 2: pods on the pool's nodes can read the node "
                                 f"role's credentials from IMDS (reason given: {reason.strip()})")
-        ordered = tuple(r for r in ROLES if r in roles)
         if distribution == "rke2" and roles and ("controlplane" in roles) != ("etcd" in roles):
-            p.add(
-                f"{key}.roles",
-                f"{_json(list(ordered))} is not an RKE2 node type; an RKE2 server runs both controlplane and etcd: use [controlplane, etcd] (optionally with worker) or [worker]",
-            )
-        if name is not None and roles and count is not None and itype and tier in SUBNET_TIERS and root and hop:
-            pools.append(NodePool(name, ordered, count, itype, tier, root, ami, block, hop,
-                                  reason.strip() if hop == 2 and isinstance(reason, str) else None))
+            p.add(f"{key}.roles", f"{_json(list(roles))} is not an RKE2 node type; an RKE2 server runs both controlplane "
+                                  "and etcd: use [controlplane, etcd] (optionally with worker) or [worker]")
+        complete = set(item) <= set(pool.model_fields_set) and pool.roles and pool.name and pool.count is not None
+        if complete and len(set(pool.roles)) == len(pool.roles):
+            pools.append(NodePool(pool.name, roles, pool.count, pool.instanceType, pool.subnet, pool.rootVolumeGb,
+                                  pool.ami, pool.ipBlock, hop, reason.strip() if hop == 2 and reason else None))
     return tuple(pools)
 
 
@@ -700,6 +515,49 @@ def _check_topology(p: _Problems, pools: tuple[NodePool, ...], warnings: list[st
         )
     if members(lambda pl: pl.is_worker) == 0:
         p.add("nodePools", "no node can run workloads; add a pool with the worker role and count >= 1")
+
+
+def _parse_ccm(p: _Problems, raw: Any, distribution: Optional[str], kver: Optional[str]) -> CcmConfig:
+    ccm = p.check(model.Ccm, raw, ("ccm",))
+    for i, a in enumerate(ccm.extraArgs):
+        if not FLAG_RE.fullmatch(a):
+            p.add(f"ccm.extraArgs[{i}]", f"'{a}' is not a flag; write each flag as one --name=value entry")
+        elif a.split("=")[0] in PROGRAM_FLAGS:
+            p.add(f"ccm.extraArgs[{i}]", f"'{a}' is set by this program; remove it")
+        elif a.split("=")[0] == "--enable-leader-migration" and ccm.leaderMigration:
+            p.add(f"ccm.extraArgs[{i}]", f"'{a}' is already set by ccm.leaderMigration; remove it")
+    minor = kubernetes_minor(distribution, kver) if (distribution and kver) else None
+    if minor is not None and ccm.image is None and minor not in versions.CCM_IMAGE_TAGS:
+        known = ", ".join(f"1.{m}" for m in sorted(versions.CCM_IMAGE_TAGS))
+        p.add("kubernetesVersion", f"{kver}: no aws-cloud-controller-manager release is known for Kubernetes 1.{minor} "
+                                   f"(a CCM must not be newer than the cluster); use a minor with one ({known}) "
+                                   "or set ccm.image to a cloud-controller-manager image for 1." + str(minor))
+    if ccm.install == "manifest" and distribution == "rke":
+        p.add("ccm.install", "'manifest' needs RKE2's manifests directory; with rke use helm")
+    if ccm.leaderMigration and minor is not None and minor >= IN_TREE_REMOVED_MINOR:
+        p.add("ccm.leaderMigration",
+              f"true needs the in-tree aws provider, which Kubernetes {kver} (>= 1.{IN_TREE_REMOVED_MINOR}) no longer "
+              "has; migrate on 1.26 or earlier, or set leaderMigration false")
+    return CcmConfig(ccm.chartVersion, ccm.leaderMigration, tuple(ccm.extraArgs), ccm.install, ccm.image)
+
+
+def _parse_tags(p: _Problems, raw: Any) -> dict[str, str]:
+    if raw is None:
+        return {}
+    checked = p.check(model.StackConfiguration, {"tags": raw}, ()).tags or {}
+    tags: dict[str, str] = {}
+    for k, v in (raw if isinstance(raw, dict) else {}).items():
+        key_problem = _tag_key_problem(k)
+        if key_problem:
+            p.add(f"tags.{k}", key_problem)
+        elif isinstance(v, str) and _tag_value_problem(v):
+            p.add(f"tags.{k}", f"value {_tag_value_problem(v)}")
+        elif k in checked:
+            tags[k] = v
+    if isinstance(raw, dict) and len(raw) > MAX_USER_TAGS:
+        p.add("tags", f"{len(raw)} tags; AWS allows {AWS_MAX_TAGS} per resource and this program sets up to "
+                      f"{len(PROGRAM_TAG_KEYS)} itself ({', '.join(PROGRAM_TAG_KEYS)}): use at most {MAX_USER_TAGS}")
+    return tags
 
 
 def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[str],
@@ -729,17 +587,20 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
     elif not REGION_RE.fullmatch(region):
         p.items.append(f"aws:region: '{region}' is not an AWS region; write it like us-west-2")
 
-    distribution = values.get("distribution")
-    if distribution is None:
-        p.add("distribution", "missing; set rke or rke2")
-    elif distribution not in DISTRIBUTIONS:
-        p.add("distribution", f"{_json(distribution)} is not a distribution; use rke or rke2")
-        distribution = None
-
-    cluster_id = values.get("clusterId", stack)
-    if not isinstance(cluster_id, str) or not CLUSTER_ID_RE.fullmatch(cluster_id):
-        source = "" if "clusterId" in values else " (defaulted from the stack name; set clusterId)"
-        p.add("clusterId", f"{_json(cluster_id)} is not a cluster ID{source}; use 1-{MAX_CLUSTER_ID} chars of a-z, 0-9 and -, starting with a letter")
+    # The scalar keys, through the model; the structured ones below, section by section.
+    scalars = {k: v for k, v in values.items() if k not in (*model.SECTIONS, "nodePools", "tags")}
+    top = p.check(model.StackConfiguration, scalars, ())
+    distribution = top.distribution
+    if "distribution" not in values:
+        p.add("distribution", _missing(model.StackConfiguration, "distribution"))
+    if "clusterId" in values:
+        cluster_id = top.clusterId
+    elif CLUSTER_ID_RE.fullmatch(stack):
+        cluster_id = stack
+    else:
+        cluster_id = None
+        p.add("clusterId", f"{_json(stack)} is not a cluster ID (defaulted from the stack name; set clusterId); use "
+                           f"1-{MAX_CLUSTER_ID} chars of a-z, 0-9 and -, starting with a letter")
 
     network = _parse_network(p, values.get("network"))
     if network.availability_zones and region and REGION_RE.fullmatch(region):
@@ -756,95 +617,34 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
         if not network.bring_your_own and network.nat_gateways == "none":
             for i, pool in enumerate(pools):
                 if pool.subnet == "private" and pool.count:
-                    p.add(f"nodePools[{i}].subnet", "'private' needs a way out for the bootstrap downloads, but network.natGateways is none; use single or perAz, or subnet public")
+                    p.add(f"nodePools[{i}].subnet", "'private' needs a way out for the bootstrap downloads, but "
+                                                    "network.natGateways is none; use single or perAz, or subnet public")
 
-    kver = values.get("kubernetesVersion")
+    kver = top.kubernetesVersion
     if kver is None and distribution:
         kver = DEFAULT_KUBERNETES_VERSION[distribution]
-    if distribution and kver is not None:
-        if not isinstance(kver, str) or kubernetes_minor(distribution, kver) is None:
-            form = "v1.32.5-rancher1-1" if distribution == "rke" else "v1.33.5+rke2r1"
-            p.add("kubernetesVersion", f"{_json(kver)} is not an {distribution.upper()} Kubernetes version; write it like {form}")
-            kver = None
+    if distribution and kver is not None and kubernetes_minor(distribution, kver) is None:
+        form = "v1.32.5-rancher1-1" if distribution == "rke" else "v1.33.5+rke2r1"
+        p.add("kubernetesVersion", f"{_json(kver)} is not an {distribution.upper()} Kubernetes version; write it like {form}")
+        kver = None
 
-    ccm_raw = _expect_obj(p, "ccm", values.get("ccm"))
-    _unknown_keys(p, "ccm", ccm_raw, CCM_KEYS)
-    chart = _str(p, "ccm.chartVersion", ccm_raw.get("chartVersion", DEFAULT_CCM_CHART_VERSION), re.compile(r"^\d+\.\d+\.\d+$"), "a chart version like 0.0.11")
-    migration = _bool(p, "ccm.leaderMigration", ccm_raw.get("leaderMigration"), False)
-    extra = _str_list(p, "ccm.extraArgs", ccm_raw.get("extraArgs", []), "flags like --v=4") or []
-    for i, a in enumerate(extra):
-        if not FLAG_RE.fullmatch(a):
-            p.add(f"ccm.extraArgs[{i}]", f"'{a}' is not a flag; write each flag as one --name=value entry")
-        elif a.split("=")[0] in PROGRAM_FLAGS:
-            p.add(f"ccm.extraArgs[{i}]", f"'{a}' is set by this program; remove it")
-        elif a.split("=")[0] == "--enable-leader-migration" and migration:
-            p.add(f"ccm.extraArgs[{i}]", f"'{a}' is already set by ccm.leaderMigration; remove it")
-    image = _str(p, "ccm.image", ccm_raw.get("image"), IMAGE_RE,
-                 "an image reference with a tag, like registry.k8s.io/provider-aws/cloud-controller-manager:v1.33.4")
-    minor = kubernetes_minor(distribution, kver) if (distribution and kver) else None
-    if minor is not None and image is None and minor not in versions.CCM_IMAGE_TAGS:
-        known = ", ".join(f"1.{m}" for m in sorted(versions.CCM_IMAGE_TAGS))
-        p.add("kubernetesVersion", f"{kver}: no aws-cloud-controller-manager release is known for Kubernetes 1.{minor} "
-                                   f"(a CCM must not be newer than the cluster); use a minor with one ({known}) "
-                                   "or set ccm.image to a cloud-controller-manager image for 1." + str(minor))
-    install = ccm_raw.get("install", DEFAULT_CCM_INSTALL)
-    if install not in CCM_INSTALL_MODES:
-        p.add("ccm.install", f"{_json(install)} is not an install mode; use helm or manifest")
-    elif install == "manifest" and distribution == "rke":
-        p.add("ccm.install", "'manifest' needs RKE2's manifests directory; with rke use helm")
-    if migration and kver and distribution:
-        minor = kubernetes_minor(distribution, kver)
-        if minor is not None and minor >= IN_TREE_REMOVED_MINOR:
-            p.add(
-                "ccm.leaderMigration",
-                f"true needs the in-tree aws provider, which Kubernetes {kver} (>= 1.{IN_TREE_REMOVED_MINOR}) no longer has; migrate on 1.26 or earlier, or set leaderMigration false",
-            )
-
-    tags_raw = _expect_obj(p, "tags", values.get("tags"))
-    tags: dict[str, str] = {}
-    for k, v in tags_raw.items():
-        key_problem = _tag_key_problem(k)
-        if key_problem:
-            p.add(f"tags.{k}", key_problem)
-        elif not isinstance(v, str):
-            p.add(f"tags.{k}", f"{_json(v)} is not a string; tag values are strings")
-        elif _tag_value_problem(v):
-            p.add(f"tags.{k}", f"value {_tag_value_problem(v)}")
-        else:
-            tags[k] = v
-    if len(tags_raw) > MAX_USER_TAGS:
-        p.add("tags", f"{len(tags_raw)} tags; AWS allows {AWS_MAX_TAGS} per resource and this program sets up to "
-                      f"{len(PROGRAM_TAG_KEYS)} itself ({', '.join(PROGRAM_TAG_KEYS)}): use at most {MAX_USER_TAGS}")
-
-    protect = _bool(p, "protectServers", values.get("protectServers"), False)
-
+    ccm = _parse_ccm(p, values.get("ccm"), distribution, kver)
+    tags = _parse_tags(p, values.get("tags"))
     backup = _parse_etcd_backup(p, values.get("etcdBackup"), region)
-    addons_raw = _expect_obj(p, "addons", values.get("addons"))
-    _unknown_keys(p, "addons", addons_raw, ADDONS_KEYS)
-    addons = AddonsConfig(ebs_csi=_bool(p, "addons.ebsCsi", addons_raw.get("ebsCsi"), None) if "ebsCsi" in addons_raw else None)
-    hardening = values.get("hardening", "none")
-    if hardening not in HARDENING_MODES:
-        p.add("hardening", f"{_json(hardening)} is not a hardening profile; use none or cis")
-        hardening = "none"
-    elif hardening == "cis" and distribution == "rke":
+    addons = p.check(model.Addons, values.get("addons"), ("addons",))
+    endpoint = p.check(model.ControlPlane, values.get("controlPlane"), ("controlPlane",)).endpoint
+    if top.hardening == "cis" and distribution == "rke":
         p.add("hardening", "'cis' applies RKE2's CIS profile; RKE1 clusters are hardened through cluster.yml by hand")
     if distribution == "rke":
         warnings.append(f"{NAMESPACE}:distribution: rke: {RKE1_EOL}")
         # RKE1 etcd nodes take the snapshots; etcd-only pools share the worker/etcd role.
-        etcd_only = [pool.name for pool in pools or () if pool.is_etcd and not pool.is_controlplane]
+        etcd_only = [pool.name for pool in pools if pool.is_etcd and not pool.is_controlplane]
         if backup.enabled and etcd_only:
             warnings.append(f"{NAMESPACE}:etcdBackup: pools {', '.join(etcd_only)} run etcd without controlplane and use "
                             "the worker/etcd role, so every worker node's role may read the etcd snapshots (every "
                             "Secret of the cluster); put etcd with controlplane to keep snapshots off worker nodes")
 
-    cp_raw = _expect_obj(p, "controlPlane", values.get("controlPlane"))
-    _unknown_keys(p, "controlPlane", cp_raw, CONTROL_PLANE_KEYS)
-    endpoint = cp_raw.get("endpoint", DEFAULT_ENDPOINT)
-    if endpoint not in ENDPOINT_MODES:
-        p.add("controlPlane.endpoint", f"{_json(endpoint)} is not an endpoint kind; use dns or nlb")
-        endpoint = DEFAULT_ENDPOINT
-
-    kubeconfig = values.get("kubeconfig")
+    kubeconfig = top.kubeconfig
     if kubeconfig is not None and not kubeconfig.strip():
         p.add("kubeconfig", "is blank; set it with `pulumi config set --secret kubeconfig < kubeconfig.yaml` or remove it")
         kubeconfig = None
@@ -857,26 +657,13 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
 
     if p.items:
         raise ConfigError(p.items)
-    assert distribution and kver and chart and isinstance(cluster_id, str) and region
+    assert distribution and kver and cluster_id and region
     return StackConfig(
-        project=project,
-        stack=stack,
-        region=region,
-        distribution=distribution,
-        cluster_id=cluster_id,
-        network=network,
-        access=access,
-        node_pools=pools,
-        kubernetes_version=kver,
-        ccm=CcmConfig(chart, migration, tuple(extra), install, image),
-        kubeconfig=Secret(kubeconfig) if kubeconfig else None,
-        tags=tags,
-        protect_servers=protect,
-        warnings=tuple(warnings),
-        endpoint=endpoint,
-        etcd_backup=backup,
-        addons=addons,
-        hardening=hardening,
+        project=project, stack=stack, region=region, distribution=distribution, cluster_id=cluster_id,
+        network=network, access=access, node_pools=pools, kubernetes_version=kver, ccm=ccm,
+        kubeconfig=Secret(kubeconfig) if kubeconfig else None, tags=tags, protect_servers=top.protectServers,
+        warnings=tuple(warnings), endpoint=endpoint, etcd_backup=backup,
+        addons=AddonsConfig(ebs_csi=addons.ebsCsi), hardening=top.hardening,
     )
 
 

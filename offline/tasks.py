@@ -7,6 +7,8 @@
     python3 -m offline.tasks doctor <stack> [...]   # check an AWS account for what the CCM needs
     python3 -m offline.tasks bench [...]            # offline performance bench
     python3 -m offline.tasks diff [--base REF] [...] # offline per-resource diff against a git ref
+    python3 -m offline.tasks kubeconfig <stack>     # the cluster's admin kubeconfig (README "The kubeconfig")
+    python3 -m offline.tasks schema [--write]       # check / regenerate what comes from the config model
 
 Everything but the bootstrap runs inside the uv-managed virtualenv `.venv`. uv itself is taken from
 PATH when present; otherwise it is installed once into `.tools/` (a private venv) from PyPI, because
@@ -40,6 +42,7 @@ IN_VENV = {
     "bench": ["python", "-m", "bench"],
     "diff": ["python", "-m", "offline.diff"],
     "kubeconfig": ["python", "-m", "offline.kubeconfig"],
+    "schema": ["python", "-m", "offline.schema"],
 }
 TASKS = ("setup", *IN_VENV)
 

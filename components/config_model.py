@@ -1,0 +1,462 @@
+"""The stack configuration as one typed model: keys, types, defaults and why, allowed values,
+ranges, patterns and descriptions, in one place.
+
+The model checks what one key can check alone (its type, range, allowed values, pattern, unknown
+keys); config.py keeps the rules that need several keys or a look-up, and turns the result into
+the frozen objects components receive. From the model come the JSON Schema editors use for stack
+files (schema/stack-config.schema.json), the README's configuration reference and the keys
+Pulumi.yaml declares (offline/schema.py writes them; tests fail when one drifts).
+
+Messages keep the program's style, `rke-aws:<key path>: <value> <what is wrong>; <what is allowed>`:
+`Msg` beside a field says how its value is described.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import typing
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Optional
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, StringConstraints, ValidationError
+from pydantic.json_schema import WithJsonSchema
+
+from . import versions
+
+# ---- defaults, each with its reason -----------------------------------------------------------
+
+# Three AZs survive the loss of one zone with etcd quorum intact.
+DEFAULT_AZ_COUNT = 3
+# AWS regions have at most six AZs that are not local zones.
+MAX_AZ_COUNT = 6
+# 65k addresses: room for the 16 subnet slots the layout in network_plan.py carves.
+DEFAULT_VPC_CIDR = "10.0.0.0/16"
+# One NAT gateway is the cheapest layout that still gives private nodes a way out.
+DEFAULT_NAT = "single"
+# Nodes reachable through Session Manager need no SSH port open anywhere.
+DEFAULT_SSM = True
+# Canonical's Ubuntu images log in as `ubuntu`; RKE's cluster.yml needs the SSH user.
+DEFAULT_SSH_USER = "ubuntu"
+# gp3 root volume: images, etcd data and container layers fit in 50 GiB for typical nodes.
+DEFAULT_ROOT_VOLUME_GB = 50
+# A general-purpose size that runs a control plane or a small worker.
+DEFAULT_INSTANCE_TYPE = "m6i.large"
+# Nodes stay off the internet unless a pool asks for public addresses.
+DEFAULT_SUBNET_TIER = "private"
+# The CCM chart version this program's Helm values are written against.
+DEFAULT_CCM_CHART_VERSION = versions.CCM_CHART_VERSION
+# A Helm release tracked in the stack; manifest mode is the RKE2 alternative without a kubeconfig.
+DEFAULT_CCM_INSTALL = "helm"
+DEFAULT_KUBERNETES_VERSION = {"rke": versions.RKE_KUBERNETES_VERSION, "rke2": versions.RKE2_VERSION}
+# AWS's EBS gp3 limits.
+MIN_ROOT_GB, MAX_ROOT_GB = 8, 16384
+# Pools are laid out in fixed address blocks per subnet (see node_plan.py).
+MAX_POOL_BLOCKS = 8
+# IMDS hop limit: 1 keeps instance credentials away from pods on the pod network (the CCM runs on
+# the host network); 2 hands the node role to every pod on the node, so it needs a stated reason.
+DEFAULT_IMDS_HOP_LIMIT = 1
+# dns: a Route 53 private zone whose name resolves to every server (no load balancer to pay for);
+# nlb: an internal Network Load Balancer on 9345 and 6443 behind the same name.
+DEFAULT_ENDPOINT = "dns"
+# etcd snapshots every 6 hours, 28 kept (a week), objects expire after 30 days: RKE2's own
+# defaults are 12 h / 5 snapshots, too few to reach back past a bad weekend.
+DEFAULT_BACKUP_INTERVAL_HOURS = 6
+DEFAULT_BACKUP_RETENTION = 28
+DEFAULT_BACKUP_EXPIRE_DAYS = 30
+# IAM role and instance profile names (64 characters at most) are "<clusterId>-controlplane-" plus
+# Pulumi's 7-character suffix: 64 - 21 leaves 43 for the cluster ID.
+MAX_CLUSTER_ID = 43
+# AWS allows 50 tags per resource; this program sets up to 6 itself (config.PROGRAM_TAG_KEYS).
+MAX_USER_TAGS = 44
+
+# Patterns match whole strings (`$` in the validator's regex engine is the end of the text).
+CLUSTER_ID_PATTERN = rf"^[a-z][a-z0-9-]{{0,{MAX_CLUSTER_ID - 1}}}$"
+POOL_NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
+RKE_VERSION_PATTERN = r"^v1\.(\d+)\.\d+-rancher\d+-\d+$"
+RKE2_VERSION_PATTERN = r"^v1\.(\d+)\.\d+\+rke2r\d+$"
+AMI_PATTERN = r"^ami-[0-9a-f]{8,17}$"
+VPC_ID_PATTERN = r"^vpc-[0-9a-f]{8,17}$"
+SUBNET_ID_PATTERN = r"^subnet-[0-9a-f]{8,17}$"
+INSTANCE_TYPE_PATTERN = r"^[a-z][a-z0-9-]*\.[a-z0-9]+$"
+AZ_PATTERN = r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$"
+CHART_VERSION_PATTERN = r"^\d+\.\d+\.\d+$"
+IMAGE_PATTERN = r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*:[\w][\w.-]{0,127}$"
+BUCKET_PATTERN = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
+FOLDER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$"
+# A key ARN, not an alias ARN: IAM grants on an alias ARN do not cover the key it points to.
+KMS_KEY_ARN_PATTERN = r"^arn:(aws|aws-us-gov|aws-cn):kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$"
+
+
+@dataclass(frozen=True)
+class Msg:
+    """How a field's problems read, and how the reference shows it."""
+
+    what: str = ""  # what a valid value is: "an EC2 key pair name"
+    kind: str = ""  # for allowed values: "a NAT layout" -> '"x" is not a NAT layout; use ...'
+    allowed: str = ""  # the allowed values as the message lists them (default: "a or b")
+    pattern: str = ""  # message for a value the pattern refuses ({json}, {value})
+    type: str = ""  # message for a value of the wrong type ({json})
+    item: str = ""  # message for a bad item of a list or map ({json}, {repr})
+    missing: str = ""  # message when a required key is absent
+    default: str = ""  # the default as the reference shows it, when it is not a plain value
+    reason: str = ""  # why the default
+    type_name: str = ""  # the type as the reference shows it
+    declare: bool = False  # declared in Pulumi.yaml (scalar top-level keys)
+
+
+@dataclass(frozen=True)
+class Range:
+    lo: int
+    hi: int
+
+
+def _numeric_string(value: Any) -> Any:
+    # `pulumi config set --path a.b 3` stores the text "3".
+    if isinstance(value, str) and re.fullmatch(r"-?\d+", value.strip()):
+        return int(value)
+    return value
+
+
+def _boolean_string(value: Any) -> Any:
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    return value
+
+
+def Int(lo: int, hi: int) -> Any:
+    # Constraints before the string conversion: they land on the integer (and in the schema as minimum/maximum).
+    return Annotated[int, Strict(), Field(ge=lo, le=hi), BeforeValidator(_numeric_string), Range(lo, hi)]
+
+
+Bool = Annotated[bool, Strict(), BeforeValidator(_boolean_string)]
+
+
+def Str(pattern: Optional[str] = None) -> Any:
+    return Annotated[str, Strict(), StringConstraints(min_length=1, pattern=pattern)]
+
+
+def Text(pattern: str) -> Any:
+    """A string checked by config.py (its message depends on other keys); the schema still says the form."""
+    return Annotated[str, Strict(), WithJsonSchema({"type": "string", "pattern": pattern})]
+
+
+class _Section(BaseModel):
+    """Every key is optional: a field's default (often None, "not set") is not validated, a value
+    given must have the field's type. Whether a key is required is config.py's rule (its message
+    names what to set)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Network(_Section):
+    """network: a VPC this program creates (CIDR keys), or yours (ID keys)."""
+
+    vpcCidr: Annotated[Str(), Msg(what="an IPv4 CIDR like 10.0.0.0/16", reason="room for the 16 subnet slots the layout carves", type_name="CIDR")] = Field(
+        DEFAULT_VPC_CIDR, description="VPC CIDR: RFC 1918, /16 to /24.")
+    availabilityZones: Annotated[Any, WithJsonSchema({"anyOf": [
+        {"type": "integer", "minimum": 1, "maximum": MAX_AZ_COUNT},
+        {"type": "array", "items": {"type": "string", "pattern": AZ_PATTERN}, "minItems": 1, "maxItems": MAX_AZ_COUNT}]}),
+        Msg(default=f"`{DEFAULT_AZ_COUNT}` (bring-your-own: the subnets' zones)", type_name="int or list",
+            reason="three zones survive the loss of one with etcd quorum intact")] = Field(
+        None, description=f"Number of zones (1-{MAX_AZ_COUNT}, looked up) or explicit zone names.")
+    natGateways: Annotated[Literal["none", "single", "perAz"], Msg(kind="a NAT layout", allowed="none, single, perAz", reason="the cheapest layout that still gives private nodes a way out")] = Field(
+        DEFAULT_NAT, description="NAT layout for private subnets (none only with public pools).")
+    publicSubnetCidrs: Annotated[list[Annotated[str, Strict()]], Msg(what="IPv4 CIDRs", default="derived", type_name="list of CIDRs")] = Field(
+        None, description="One public subnet per zone, inside the VPC, non-overlapping (give both lists or neither).")
+    privateSubnetCidrs: Annotated[list[Annotated[str, Strict()]], Msg(what="IPv4 CIDRs", default="derived", type_name="list of CIDRs")] = Field(
+        None, description="One private subnet per zone, inside the VPC, non-overlapping (give both lists or neither).")
+    vpcId: Annotated[Str(VPC_ID_PATTERN), Msg(what="a VPC ID like vpc-0123456789abcdef0", type_name="VPC ID")] = Field(
+        None, description="Bring-your-own VPC (with publicSubnetIds and privateSubnetIds; excludes the CIDR keys and natGateways).")
+    publicSubnetIds: Annotated[list[Text(SUBNET_ID_PATTERN)], Msg(what="subnet IDs like subnet-0123456789abcdef0", type_name="list of subnet IDs")] = Field(
+        None, description="Bring-your-own public subnets, one per zone, in zone order.")
+    privateSubnetIds: Annotated[list[Text(SUBNET_ID_PATTERN)], Msg(what="subnet IDs like subnet-0123456789abcdef0", type_name="list of subnet IDs")] = Field(
+        None, description="Bring-your-own private subnets, one per zone, in zone order.")
+
+
+class Access(_Section):
+    """access: how people reach the nodes."""
+
+    adminCidrs: Annotated[list[Annotated[str, Strict()]], Msg(what="IPv4 CIDRs like 203.0.113.0/24", type_name="list of CIDRs")] = Field(
+        [], description="Sources allowed to reach SSH (22) and the API (6443); canonical, unique.")
+    sshKeyName: Annotated[Str(), Msg(what="an EC2 key pair name")] = Field(
+        None, description="EC2 key pair for the nodes (changing it replaces every node: refused by the quorum guard).")
+    sshUser: Annotated[Str(), Msg(what="a login user name", reason="Canonical's Ubuntu images log in as ubuntu")] = Field(
+        DEFAULT_SSH_USER, description="Login user written into cluster.yml.")
+    sshKeyPath: Annotated[Str(), Msg(what="a path to the private key for rke up")] = Field(
+        None, description="Private key path written into cluster.yml (ssh_key_path).")
+    ssm: Annotated[Bool, Msg(reason="nodes reachable through Session Manager need no SSH port open")] = Field(
+        DEFAULT_SSM, description="Session Manager on the nodes (an inline policy with the agent's actions only).")
+    allowWorldAdmin: Annotated[Bool, Msg()] = Field(
+        False, description="Allow 0.0.0.0/0 in adminCidrs (warned).")
+
+
+Role = Literal["controlplane", "etcd", "worker"]
+
+
+class NodePool(_Section):
+    """nodePools[i]: a group of identical nodes."""
+
+    name: Annotated[Str(POOL_NAME_PATTERN), Msg(what="1-31 chars of a-z, 0-9 and -, starting with a letter", missing="missing; every pool needs a name")] = Field(
+        None, description="Pool name (a-z0-9-, unique).")
+    roles: Annotated[Annotated[list[Role], Field(min_length=1)], Msg(
+        kind="a role", item="{repr} is not a role; use controlplane, etcd or worker",
+        type="{json} is not a non-empty list; use a list of controlplane, etcd or worker",
+        missing="missing; list the pool's roles from controlplane, etcd and worker", type_name="list")] = Field(
+        None, description="Subset of controlplane, etcd, worker; RKE2 servers need both controlplane and etcd.")
+    count: Annotated[Int(0, 500), Msg(missing="missing; give the number of nodes (0 to 500)")] = Field(
+        None, description="Number of nodes, 0-500.")
+    instanceType: Annotated[Str(INSTANCE_TYPE_PATTERN), Msg(what="an EC2 instance type like m6i.large", reason="a general-purpose size that runs a control plane or a small worker")] = Field(
+        DEFAULT_INSTANCE_TYPE, description="EC2 instance type.")
+    subnet: Annotated[Literal["private", "public"], Msg(kind="a subnet tier", reason="nodes stay off the internet unless asked")] = Field(
+        DEFAULT_SUBNET_TIER, description="Subnet tier; public nodes get a public IP.")
+    rootVolumeGb: Annotated[Int(MIN_ROOT_GB, MAX_ROOT_GB), Msg(reason="images, etcd data and container layers fit for typical nodes")] = Field(
+        DEFAULT_ROOT_VOLUME_GB, description=f"Encrypted gp3 root volume size ({MIN_ROOT_GB}-{MAX_ROOT_GB}).")
+    ami: Annotated[Str(AMI_PATTERN), Msg(what="an AMI ID like ami-0123456789abcdef0", default="latest Ubuntu 24.04 LTS (Canonical, per partition)", type_name="AMI ID")] = Field(
+        None, description="Node image.")
+    ipBlock: Annotated[Int(0, MAX_POOL_BLOCKS - 1), Msg(default="lowest free block")] = Field(
+        None, description=f"Address block 0-{MAX_POOL_BLOCKS - 1} (see \"Node names and addresses\").")
+    imdsHopLimit: Annotated[Int(1, 2), Msg(reason="keeps the node role's credentials away from pods on the pod network")] = Field(
+        DEFAULT_IMDS_HOP_LIMIT, description="IMDS hop limit; 2 lets every pod take the node role's credentials.")
+    imdsHopLimitReason: Annotated[Annotated[str, Strict()], Msg(what="why pods need the node role")] = Field(
+        None, description="Required with imdsHopLimit 2; becomes an instance tag.")
+
+
+class Ccm(_Section):
+    """ccm: the aws-cloud-controller-manager."""
+
+    chartVersion: Annotated[Str(CHART_VERSION_PATTERN), Msg(what="a chart version like 0.0.11", reason="the version this program's Helm values are written against")] = Field(
+        DEFAULT_CCM_CHART_VERSION, description="aws-cloud-controller-manager chart version.")
+    leaderMigration: Annotated[Bool, Msg()] = Field(
+        False, description="In-tree to out-of-tree migration phase (Kubernetes 1.26 and older only).")
+    extraArgs: Annotated[list[Annotated[str, Strict()]], Msg(what="flags like --v=4", type_name="list")] = Field(
+        [], description="Extra CCM flags (not --cloud-provider / --configure-cloud-routes).")
+    install: Annotated[Literal["helm", "manifest"], Msg(kind="an install mode", reason="a Helm release the stack tracks")] = Field(
+        DEFAULT_CCM_INSTALL, description="manifest: RKE2 manifests mirrored from SSM instead of a Release.")
+    image: Annotated[Str(IMAGE_PATTERN), Msg(
+        what="an image reference with a tag, like registry.k8s.io/provider-aws/cloud-controller-manager:v1.33.4",
+        default="by minor", type_name="image ref")] = Field(
+        None, description="CCM image repository:tag instead of versions.CCM_IMAGE_TAGS.")
+
+
+class ControlPlane(_Section):
+    """controlPlane: how nodes and clients reach the servers."""
+
+    endpoint: Annotated[Literal["dns", "nlb"], Msg(kind="an endpoint kind", reason="a Route 53 name over the servers costs no load balancer")] = Field(
+        DEFAULT_ENDPOINT, description="The control-plane endpoint: Route 53 name over the servers, or an internal NLB.")
+
+
+class EtcdBackup(_Section):
+    """etcdBackup: etcd snapshots to S3."""
+
+    enabled: Annotated[Bool, Msg(reason="snapshots are the way back after losing the control plane")] = Field(
+        True, description="etcd snapshots to S3.")
+    bucket: Annotated[Str(BUCKET_PATTERN), Msg(what="an S3 bucket name (3-63 lowercase letters, digits, dots and hyphens)", default="created per cluster", type_name="bucket name")] = Field(
+        None, description="An existing bucket to write to instead (then no bucket is created).")
+    folder: Annotated[Str(FOLDER_PATTERN), Msg(what="a key prefix like prod/etcd (no leading /)", default="`clusterId`", type_name="key prefix")] = Field(
+        None, description="Folder in the bucket; the node role may touch nothing outside it.")
+    intervalHours: Annotated[Int(1, 24), Msg(reason="RKE2's own 12 h reaches back too little")] = Field(
+        DEFAULT_BACKUP_INTERVAL_HOURS, description="Hours between snapshots (RKE2 cron 0 */N * * *, RKE1 interval_hours).")
+    retention: Annotated[Int(1, 1000), Msg(reason="a week at the default interval; RKE2's own default keeps 5")] = Field(
+        DEFAULT_BACKUP_RETENTION, description="Snapshots kept.")
+    expireDays: Annotated[Int(1, 3650), Msg(reason="old snapshots hold old Secrets")] = Field(
+        DEFAULT_BACKUP_EXPIRE_DAYS, description="The created bucket expires objects and old versions after this (not with bucket).")
+    kmsKeyArn: Annotated[Str(KMS_KEY_ARN_PATTERN), Msg(
+        what="a KMS key ARN (not an alias) like arn:aws:kms:us-west-2:111122223333:key/1234abcd-...",
+        default="SSE-S3", type_name="KMS key ARN")] = Field(
+        None, description="SSE-KMS with this key (a key of the cluster's region).")
+
+
+class Addons(_Section):
+    """addons: what else is installed into the cluster."""
+
+    ebsCsi: Annotated[Bool, Msg(default="on for a new stack with a dedicated control-plane pool; then as last deployed")] = Field(
+        None, description="aws-ebs-csi-driver with a default gp3 StorageClass.")
+
+
+class StackConfiguration(_Section):
+    """Keys in the rke-aws namespace (`pulumi config set rke-aws:<key>`)."""
+
+    distribution: Annotated[Literal["rke", "rke2"], Msg(kind="a distribution", missing="missing; set rke or rke2", default="required", declare=True)] = Field(
+        None, description="Kubernetes distribution: rke (RKE1) or rke2; cannot change on a running stack.")
+    clusterId: Annotated[Str(CLUSTER_ID_PATTERN), Msg(
+        pattern=f"{{json}} is not a cluster ID; use 1-{MAX_CLUSTER_ID} chars of a-z, 0-9 and -, starting with a letter",
+        default="stack name", declare=True, type_name="string")] = Field(
+        None, description=f"`<CLUSTERID>` of the `kubernetes.io/cluster/<CLUSTERID>` tag; 1-{MAX_CLUSTER_ID} chars of a-z0-9-, starting with a letter.")
+    network: Annotated[Network, Msg()] = Field(None, description=Network.__doc__)
+    access: Annotated[Access, Msg()] = Field(None, description=Access.__doc__)
+    nodePools: Annotated[list[NodePool], Msg(
+        type='{json} is not a non-empty list of pools; each pool is {{name, roles, count, ...}}',
+        missing="missing; list at least one pool with controlplane, one with etcd and one with worker", default="required")] = Field(
+        None, description="The node pools.")
+    kubernetesVersion: Annotated[Text(f"{RKE_VERSION_PATTERN[:-1]}|{RKE2_VERSION_PATTERN[1:]}"), Msg(
+        default=f"RKE `{versions.RKE_KUBERNETES_VERSION}`, RKE2 `{versions.RKE2_VERSION}`", declare=True, type_name="string")] = Field(
+        None, description="RKE: v1.X.Y-rancherN-N; RKE2: v1.X.Y+rke2rN; one minor up at a time (components/versions.py).")
+    ccm: Annotated[Ccm, Msg()] = Field(None, description=Ccm.__doc__)
+    controlPlane: Annotated[ControlPlane, Msg()] = Field(None, description=ControlPlane.__doc__)
+    etcdBackup: Annotated[EtcdBackup, Msg()] = Field(None, description=EtcdBackup.__doc__)
+    addons: Annotated[Addons, Msg()] = Field(None, description=Addons.__doc__)
+    hardening: Annotated[Literal["none", "cis"], Msg(kind="a hardening profile", declare=True, reason="the CIS profile enforces Pod Security restricted, which many workloads fail")] = Field(
+        "none", description="RKE2's CIS profile with its host preparation, audit policy and Pod Security restricted (RKE2 only).")
+    kubeconfig: Annotated[Annotated[str, Strict()], Msg(default="unset", declare=True, type_name="encrypted string")] = Field(
+        None, description="kubeconfig of the running cluster (pulumi config set --secret, or make kubeconfig for RKE1); RKE2 uses the one its first server published when unset.")
+    tags: Annotated[dict[str, Annotated[str, Strict()]], Msg(
+        item="{json} is not a string; tag values are strings", type_name="map", default="`{}`")] = Field(
+        None, json_schema_extra={"maxProperties": MAX_USER_TAGS},  # config.py says why, with the count
+        description=f"Extra tags on every taggable resource (at most {MAX_USER_TAGS}; not Name, aws:*, kubernetes.io/*, rke-aws/*).")
+    protectServers: Annotated[Bool, Msg(declare=True, reason="replacing servers deliberately stays one command")] = Field(
+        False, description="Protect controlplane/etcd instances from deletion and replacement (pulumi protect).")
+
+
+SECTIONS: dict[str, type[_Section]] = {
+    "network": Network, "access": Access, "ccm": Ccm, "controlPlane": ControlPlane,
+    "etcdBackup": EtcdBackup, "addons": Addons,
+}
+
+
+def keys(model: type[BaseModel]) -> tuple[str, ...]:
+    return tuple(model.model_fields)
+
+
+# ---- checking values against the model --------------------------------------------------------
+
+def _json(value: Any) -> str:
+    return json.dumps(value)
+
+
+def _meta(info: Any, cls: type) -> Any:
+    for m in getattr(info, "metadata", ()):
+        if isinstance(m, cls):
+            return m
+    return _find(info.annotation, cls) if hasattr(info, "annotation") else None
+
+
+def _find(annotation: Any, cls: type) -> Any:
+    """The first `cls` object in an annotation's Annotated metadata, searched depth-first."""
+    for m in getattr(annotation, "__metadata__", ()):
+        if isinstance(m, cls):
+            return m
+    for arg in typing.get_args(annotation):
+        found = _find(arg, cls)
+        if found is not None:
+            return found
+    return None
+
+
+def _submodel(annotation: Any) -> Optional[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _submodel(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def path_text(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def _at(value: Any, loc: tuple) -> Any:
+    for part in loc:
+        try:
+            value = value[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value
+
+
+def _message(model: type[BaseModel], err: dict, raw: Any, where: tuple) -> tuple[tuple, str]:
+    """(key path, message) of one pydantic error, in the program's words."""
+    loc, kind, value = tuple(err["loc"]), err["type"], err.get("input")
+    # Walk to the field: (info, its model, the index where the field's own value starts).
+    cls, info, depth, owner = model, None, 0, model
+    for i, part in enumerate(loc):
+        if isinstance(part, str) and cls is not None and part in cls.model_fields:
+            owner, info, depth = cls, cls.model_fields[part], i + 1
+            cls = _submodel(info.annotation)
+        elif isinstance(part, str) and cls is not None and kind == "extra_forbidden" and i == len(loc) - 1:
+            return loc, f"unknown key; allowed keys are {', '.join(cls.model_fields)}"
+        elif isinstance(part, str):
+            cls = None  # a map key
+        # a list index (of a list of models, `cls` stays the item model)
+    if kind in ("model_type", "dict_type", "model_attributes_type") and (info is None or depth == len(loc)):
+        msg = _meta(info, Msg) if info is not None else None
+        name = path_text(where + loc)
+        return loc, (msg.type.format(json=_json(value)) if msg and msg.type
+                     else f"{_json(value)} is not an object; expected a map of {name} settings")
+    msg: Msg = _meta(info, Msg) or Msg()
+    field_loc, inner = loc[:depth], loc[depth:]
+    if inner:  # an item of a list (reported at the list) or a map (at its key)
+        container = _at(raw, field_loc)
+        if isinstance(inner[0], str):
+            field_loc = field_loc + inner[:1]
+        if kind.endswith("_type") and not msg.item:
+            return field_loc, _type_message(msg, container, list_of=True)
+        if msg.item:
+            return field_loc, msg.item.format(json=_json(value), repr=repr(value) if isinstance(value, str) else _json(value))
+    rng = _meta(info, Range) if info is not None else None
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return loc, f"{_json(value)} is not a whole number; use an integer from {rng.lo} to {rng.hi}"
+    if kind in ("greater_than_equal", "less_than_equal"):
+        return loc, f"{value} is out of range; use an integer from {rng.lo} to {rng.hi}"
+    if kind in ("bool_type", "bool_parsing"):
+        return loc, f"{_json(value)} is not a boolean; use true or false"
+    if kind == "literal_error":
+        allowed = msg.allowed or " or ".join(str(a) for a in typing.get_args(_find_literal(info.annotation)))
+        return loc, f"{_json(value)} is not {msg.kind}; use {allowed}"
+    if kind == "string_too_short":
+        return loc, f"is empty; expected {msg.what or 'a non-empty string'}"
+    if kind == "string_pattern_mismatch":
+        return loc, (msg.pattern.format(json=_json(value), value=value) if msg.pattern
+                     else f"'{value}' is not valid; expected {msg.what}")
+    if kind in ("list_type", "too_short", "string_type", "dict_type") or kind.endswith("_type"):
+        return loc, _type_message(msg, value)
+    return loc, f"{_json(value)} is not valid ({err.get('msg')}); expected {msg.what or 'another value'}"
+
+
+def _find_literal(annotation: Any) -> Any:
+    if typing.get_origin(annotation) is Literal:
+        return annotation
+    for arg in typing.get_args(annotation):
+        found = _find_literal(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _type_message(msg: Msg, value: Any, list_of: bool = False) -> str:
+    if msg.type:
+        return msg.type.format(json=_json(value))
+    if list_of or isinstance(value, list) or msg.type_name.startswith("list"):
+        return f"{_json(value)} is not a list of strings; expected a list of {msg.what}"
+    return f"{_json(value)} is not a string; expected {msg.what or 'a non-empty string'}"
+
+
+def check(model: type[_Section], raw: Any, where: tuple = ()) -> tuple[Any, list[tuple[str, str]]]:
+    """Validate `raw` against `model`: (the validated object, or what of it is valid; problems).
+
+    A field with a problem is left out and validation repeated, so the caller gets every valid
+    field (the defaults for the others) and can still judge the rules that span several keys.
+    """
+    if raw is None:
+        return model(), []
+    problems: list[tuple[str, str]] = []
+    current = raw
+    for _ in range(len(model.model_fields) + 2):
+        try:
+            return model.model_validate(current), problems
+        except ValidationError as exc:
+            errors = exc.errors()
+            drop: set = set()
+            for err in errors:
+                loc, text = _message(model, err, current, where)
+                problems.append((path_text(where + loc), text))
+                if not err["loc"] or not isinstance(current, dict):
+                    return model(), problems
+                drop.add(err["loc"][0])
+            current = {k: v for k, v in current.items() if k not in drop}
+    raise AssertionError(f"{model.__name__}: validation did not settle")  # pragma: no cover
