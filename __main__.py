@@ -4,7 +4,7 @@ import gc
 
 import pulumi
 
-from components import addons, backups, bootstrap, ccm_values, config, history, iam_policy, plan, upgrades
+from components import addons, backups, bootstrap, ccm_values, config, history, plan, secrets, upgrades
 from components.backups import EtcdBackupBucket, EtcdBackupBucketArgs
 from components.ccm import CloudControllerManager, CloudControllerManagerArgs
 from components.endpoint import KUBE_API_PORT, ControlPlaneEndpoint, ControlPlaneEndpointArgs
@@ -63,10 +63,7 @@ if cluster.backup:
             cluster_id=cfg.cluster_id, bucket=cluster.backup.bucket, partition=cfg.partition.name,
             expire_days=cfg.etcd_backup.expire_days, kms_key_arn=cfg.etcd_backup.kms_key_arn, extra_tags=cfg.tags))
         boot_dependencies.append(bucket.bucket)
-    etcd_s3 = bootstrap.EtcdS3(
-        bucket=cluster.backup.bucket, region=cfg.region, folder=cluster.backup.folder,
-        endpoint=cfg.partition.endpoint("s3", cfg.region),
-        interval_hours=cfg.etcd_backup.interval_hours, retention=cfg.etcd_backup.retention)
+    etcd_s3 = cluster.backup.etcd_s3
     # The nodes that take snapshots: RKE2 servers; RKE1 etcd nodes (their pool's role).
     snapshot_roles = {n.iam_role for n in cluster.nodes if n.pool.is_etcd} or {"controlplane"}
     policy = backups.node_policy(cfg.partition.name, cluster.backup.bucket, cluster.backup.folder,
@@ -74,10 +71,13 @@ if cluster.backup:
     for role in sorted(snapshot_roles):
         extra_policies.setdefault(role, []).append(("etcd-snapshots", policy))
 
-ebs_values = addons.values(cfg.distribution, cfg.cluster_id, cfg.region) if cluster.ebs_csi else None
+ebs_values = None
+ebs_credentials = None
 if cluster.ebs_csi:
-    extra_policies.setdefault("controlplane", []).append(
-        ("ebs-csi", iam_policy.ebs_csi_policy_json(cfg.cluster_id, cfg.partition.name)))
+    ebs_values = addons.values(cfg.distribution, cfg.node_pools, cfg.cluster_id, cfg.region)
+    # Its own IAM user: the node roles stay out of reach of pods (hop limit 1; addons.py).
+    ebs_credentials = addons.EbsCsiCredentials(name, addons.EbsCsiCredentialsArgs(
+        cluster_id=cfg.cluster_id, partition=cfg.partition.name, extra_tags=cfg.tags))
 
 join_token = None
 manifests = None
@@ -88,7 +88,8 @@ if rke2:
         # Clusters created before agent tokens keep one token (see secrets.py).
         agent_token=cluster.first_deployment or previous.has_agent_token,
         cluster_exists=bool(previous and previous.etcd_members),
-        publish_kubeconfig=True,
+        # New clusters only: a running cluster's first server never re-reads its user data.
+        publish_kubeconfig=cluster.first_deployment or previous.has_kubeconfig_parameter,
         partition=cfg.partition.name,
         account_id=cluster.account_id,
         extra_tags=cfg.tags,
@@ -100,6 +101,8 @@ if rke2:
             files={"ccm.yaml": ccm_values.helm_chart_manifest(values, cfg.ccm.chart_version),
                    **upgrades.upgrade_manifests(cfg.kubernetes_version),
                    **({"ebs-csi.yaml": addons.helm_chart_manifest(ebs_values)} if ebs_values else {})},
+            secret_files={"ebs-csi-credentials.yaml": pulumi.Output.all(ebs_credentials.key_id, ebs_credentials.secret)
+                          .apply(lambda k: addons.credentials_secret_manifest(*k))} if ebs_credentials else {},
             extra_tags=cfg.tags,
         ))
         boot_dependencies += manifests.parameters
@@ -111,9 +114,9 @@ if rke2:
         "controlplane": ParameterAccess(
             read=[join_token.parameter_arn, join_token.marker_arn] + ([agent_arn] if agent_arn is not None else []),
             # The init marker and the admin kubeconfig (written, never read back).
-            write=[join_token.marker_arn, join_token.kubeconfig_parameter_arn],
+            write=[a for a in (join_token.marker_arn, join_token.kubeconfig_parameter_arn) if a is not None],
             read_path=[path_arn] if path_arn is not None else [],
-            encrypt_keys=[join_token.kubeconfig_key_arn],
+            encrypt_keys=[join_token.kubeconfig_key_arn] if join_token.kubeconfig_key_arn is not None else [],
         ),
         # Agents: the agent token only (the server token where the cluster has just one).
         "worker": ParameterAccess(read=[agent_arn if agent_arn is not None else join_token.parameter_arn]),
@@ -139,8 +142,7 @@ if rke2:
         etcd_s3=etcd_s3,
         cis_profile=bootstrap.cis_profile(cfg.kubernetes_version) if cfg.hardening == "cis" else None,
         kubeconfig_parameter=join_token.kubeconfig_parameter_name,
-        kubeconfig_key=f"alias/rke-aws/{cfg.cluster_id}/admin-kubeconfig",
-        mark_dedicated=cluster.ebs_csi,
+        kubeconfig_key=secrets.kubeconfig_key_alias(cfg.cluster_id) if join_token.kubeconfig_parameter_name else None,
     )
 
 nodes = Nodes(name, NodesArgs(
@@ -161,7 +163,6 @@ nodes = Nodes(name, NodesArgs(
     ssh_key_path=cfg.access.ssh_key_path,
     api_endpoint=endpoint.name,
     etcd_s3=etcd_s3,
-    mark_dedicated=cluster.ebs_csi,
     protect_servers=cfg.protect_servers,
     extra_tags=cfg.tags,
 ))
@@ -175,7 +176,8 @@ else:
     if join_token.agent_parameter_name:
         pulumi.export("rke2AgentTokenParameter", join_token.agent_parameter_name)
     pulumi.export("rke2InitMarkerParameter", join_token.marker_name)
-    pulumi.export("rke2KubeconfigParameter", join_token.kubeconfig_parameter_name)
+    if join_token.kubeconfig_parameter_name:
+        pulumi.export("rke2KubeconfigParameter", join_token.kubeconfig_parameter_name)
     if manifests:
         pulumi.export("rke2ManifestPath", manifests.path)
 
@@ -185,10 +187,16 @@ if kubeconfig is not None and not manifest_install:
     ccm = CloudControllerManager(name, CloudControllerManagerArgs(
         kubeconfig=pulumi.Output.secret(kubeconfig), chart_version=cfg.ccm.chart_version, values=values))
     pulumi.export("ccmReleaseStatus", ccm.status.apply(lambda s: s.status if s else None))
+    in_cluster = ["aws-cloud-controller-manager"]
     if rke2:
         upgrades.SystemUpgrades(name, upgrades.SystemUpgradesArgs(provider=ccm.provider, version=cfg.kubernetes_version))
+        in_cluster.append("system-upgrade-controller")
     if ebs_values:
-        addons.EbsCsiDriver(name, addons.EbsCsiDriverArgs(provider=ccm.provider, values=ebs_values))
+        addons.EbsCsiDriver(name, addons.EbsCsiDriverArgs(provider=ccm.provider, values=ebs_values,
+                                                          credentials=ebs_credentials))
+        in_cluster.append("aws-ebs-csi-driver")
+    # The next update refuses to run without a kubeconfig while this is set (plan.kubeconfig_problems).
+    pulumi.export("installedInCluster", in_cluster)
 elif not manifest_install:
     pulumi.log.info(
         "aws-cloud-controller-manager not installed yet: once the first server has published the admin "

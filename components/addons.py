@@ -1,35 +1,40 @@
-"""aws-ebs-csi-driver (`addons.ebsCsi`): the chart's values, its RKE2 HelmChart, its Release.
+"""aws-ebs-csi-driver (`addons.ebsCsi`): its credentials, the chart's values, its RKE2 HelmChart, its Release.
 
-Placement, given IMDS hop limit 1 everywhere else (domain.md section 6):
+Credentials, given IMDS hop limit 1 on every node (domain.md section 6):
 - the node plugin runs on every node (the chart's `tolerateAllTaints`) on the host network, so it
   reads instance metadata at hop limit 1 and needs no AWS credentials;
-- the controller needs the controlplane role's credentials but the chart cannot put it on the host
-  network (its schema rejects controller.hostNetwork). It therefore runs only on *dedicated*
-  control-plane nodes (pools without the worker role), labelled `rke-aws/dedicated-control-plane`,
-  which get hop limit 2 (with the reason tag) and are tainted so workloads stay off: RKE1 taints
-  them itself; RKE2 servers get `CriticalAddonsOnly=true:NoExecute` (bootstrap.py).
+- the controller calls EC2 from the pod network, where hop limit 1 keeps it from the node role,
+  and the chart cannot put it on the host network (its schema rejects controller.hostNetwork).
+  Raising the hop limit would hand the node role (the server join token, the etcd snapshots) to
+  every pod on those nodes, monitoring DaemonSets included. So the controller gets its own IAM
+  user, allowed nothing but EBS on volumes tagged for this cluster, whose access key reaches it
+  through the Secret the chart reads (`awsAccessSecret`): a Kubernetes Secret (helm mode) or a
+  SecureString manifest the servers mirror (manifest mode). Rotate it with
+  `pulumi up --replace <AccessKey URN>`, then restart the controller (README).
 
-Helm merges maps and replaces lists (domain.md section 4): the tolerations below are the whole list.
-Kubernetes applies the first toleration matching a taint, so the etcd NoExecute toleration (no
-tolerationSeconds) comes before the chart's catch-all NoExecute (300 s) one.
+Placement: the controller runs on control-plane nodes like the CCM (ccm_values.node_selector).
+Helm merges maps and replaces lists (domain.md section 4): the tolerations below are the whole
+list. Kubernetes applies the first toleration matching a taint, so the etcd NoExecute toleration
+(no tolerationSeconds) comes before the chart's catch-all NoExecute (300 s) one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Optional
 
 import pulumi
+import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from . import versions
-from .bootstrap import DEDICATED_LABEL, dump_yaml
-from .ccm_values import RKE_CONTROLPLANE_TAINT, RKE_ETCD_TAINT
+from . import iam_policy, tags, versions
+from .bootstrap import dump_yaml
+from .ccm_values import RKE2_CONTROL_PLANE_LABEL, RKE_CONTROLPLANE_TAINT, RKE_ETCD_TAINT, node_selector
 from .config import NodePool
 
 NAMESPACE = "kube-system"
-RKE2_DEDICATED_TAINT = {"key": "CriticalAddonsOnly", "value": "true", "effect": "NoExecute"}
-IMDS_REASON = "aws-ebs-csi-driver controller: on the pod network, uses the node role (addons.ebsCsi)"
+# The Secret the chart's controller reads AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY from.
+CREDENTIALS_SECRET = {"name": "aws-ebs-csi-driver-credentials", "keyId": "key_id", "accessKey": "access_key"}
 # The chart's own controller tolerations (values.yaml), kept because a list replaces them.
 CHART_CONTROLLER_TOLERATIONS = [
     {"key": "CriticalAddonsOnly", "operator": "Exists"},
@@ -45,27 +50,27 @@ DEFAULT_STORAGE_CLASS = {
 }
 
 
-def dedicated(pool: NodePool) -> bool:
-    """A control-plane pool that runs no workloads: where the controller may hold node credentials."""
-    return pool.is_controlplane and not pool.is_worker
-
-
-def controller_tolerations(distribution: str) -> list[dict[str, Any]]:
+def controller_tolerations(distribution: str, pools: Iterable[NodePool]) -> list[dict[str, Any]]:
+    """The control-plane taints of the distribution, then the chart's defaults."""
     tols: list[dict[str, Any]] = []
     if distribution == "rke":
-        tols += [dict(RKE_CONTROLPLANE_TAINT), dict(RKE_ETCD_TAINT)]
+        tols.append(dict(RKE_CONTROLPLANE_TAINT))
+        # Controlplane nodes that are also etcd (and not worker) carry the etcd NoExecute taint.
+        if any(p.is_controlplane and p.is_etcd and not p.is_worker for p in pools):
+            tols.append(dict(RKE_ETCD_TAINT))
     else:
-        tols.append(dict(RKE2_DEDICATED_TAINT))
+        tols.append({"key": RKE2_CONTROL_PLANE_LABEL, "operator": "Exists", "effect": "NoSchedule"})
     return tols + [dict(t) for t in CHART_CONTROLLER_TOLERATIONS]
 
 
-def values(distribution: str, cluster_id: str, region: str) -> dict[str, Any]:
+def values(distribution: str, pools: Iterable[NodePool], cluster_id: str, region: str) -> dict[str, Any]:
     return {
+        "awsAccessSecret": dict(CREDENTIALS_SECRET),
         "controller": {
             "region": region,  # no metadata look-up for the region
             "k8sTagClusterId": cluster_id,  # volumes carry kubernetes.io/cluster/<id>: the IAM policy's scope
-            "nodeSelector": {DEDICATED_LABEL: "true"},
-            "tolerations": controller_tolerations(distribution),
+            "nodeSelector": node_selector(distribution),
+            "tolerations": controller_tolerations(distribution, list(pools)),
         },
         "node": {"hostNetwork": True, "tolerateAllTaints": True},
         "storageClasses": [dict(DEFAULT_STORAGE_CLASS)],
@@ -77,7 +82,7 @@ def helm_chart_manifest(vals: dict[str, Any]) -> str:
     return dump_yaml({
         "apiVersion": "helm.cattle.io/v1",
         "kind": "HelmChart",
-        "metadata": {"name": versions.EBS_CSI_CHART_NAME, "namespace": "kube-system"},
+        "metadata": {"name": versions.EBS_CSI_CHART_NAME, "namespace": NAMESPACE},
         "spec": {
             "chart": versions.EBS_CSI_CHART_NAME,
             "repo": versions.EBS_CSI_CHART_REPO,
@@ -88,22 +93,61 @@ def helm_chart_manifest(vals: dict[str, Any]) -> str:
     })
 
 
-def problem(pools: Iterable[NodePool]) -> Optional[str]:
-    if not any(dedicated(p) and p.count for p in pools):
-        return ("addons.ebsCsi: true needs a control-plane pool without the worker role (the driver's controller "
-                "runs there with the node role's credentials); add one, or set addons.ebsCsi false")
-    return None
+def credentials_secret_manifest(key_id: str, secret: str) -> str:
+    """The Secret the controller reads, as a manifest (manifest mode: a SecureString the servers mirror)."""
+    return dump_yaml({
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "Opaque",
+        "metadata": {"name": CREDENTIALS_SECRET["name"], "namespace": NAMESPACE},
+        "stringData": {CREDENTIALS_SECRET["keyId"]: key_id, CREDENTIALS_SECRET["accessKey"]: secret},
+    })
+
+
+@dataclass(frozen=True)
+class EbsCsiCredentialsArgs:
+    cluster_id: str
+    partition: str
+    extra_tags: Mapping[str, str] = field(default_factory=dict)
+
+
+class EbsCsiCredentials(pulumi.ComponentResource):
+    """An IAM user for the driver's controller: EBS on this cluster's volumes and nothing else."""
+
+    def __init__(self, name: str, args: EbsCsiCredentialsArgs, opts: Optional[pulumi.ResourceOptions] = None):
+        super().__init__("rke-aws:addons:EbsCsiCredentials", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        uname = f"{name}-ebs-csi"
+        user = aws.iam.User(uname, name=f"{args.cluster_id}-ebs-csi", path="/rke-aws/",
+                            tags=tags.cluster_owned(args.cluster_id, uname, args.extra_tags), opts=child)
+        aws.iam.UserPolicy(uname, user=user.name,
+                           policy=iam_policy.ebs_csi_policy_json(args.cluster_id, args.partition), opts=child)
+        key = aws.iam.AccessKey(uname, user=user.name, opts=child)
+        self.user_name = user.name
+        self.key_id = key.id
+        self.secret = pulumi.Output.secret(key.secret)
+        self.register_outputs({"userName": user.name})
 
 
 @dataclass(frozen=True)
 class EbsCsiDriverArgs:
     provider: k8s.Provider
     values: dict[str, Any]
+    credentials: EbsCsiCredentials
 
 
 class EbsCsiDriver(pulumi.ComponentResource):
     def __init__(self, name: str, args: EbsCsiDriverArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("rke-aws:addons:EbsCsiDriver", name, None, opts)
+        in_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
+        secret = k8s.core.v1.Secret(
+            f"{name}-ebs-csi-credentials",
+            metadata=k8s.meta.v1.ObjectMetaArgs(name=CREDENTIALS_SECRET["name"], namespace=NAMESPACE),
+            type="Opaque",
+            string_data={CREDENTIALS_SECRET["keyId"]: args.credentials.key_id,
+                         CREDENTIALS_SECRET["accessKey"]: args.credentials.secret},
+            opts=in_cluster,
+        )
         self.release = k8s.helm.v3.Release(
             f"{name}-ebs-csi",
             name=versions.EBS_CSI_CHART_NAME,
@@ -112,6 +156,7 @@ class EbsCsiDriver(pulumi.ComponentResource):
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.EBS_CSI_CHART_REPO),
             namespace=NAMESPACE,
             values=args.values,
-            opts=pulumi.ResourceOptions(parent=self, provider=args.provider),
+            # The controller reads the Secret when it starts.
+            opts=pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[secret]),
         )
         self.register_outputs({"status": self.release.status})

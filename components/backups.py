@@ -6,7 +6,8 @@ to the instance profile when no access key is configured. The role may list, rea
 delete only under the cluster's folder of that bucket.
 
 The bucket this program creates: versioned, encrypted (SSE-S3, or SSE-KMS with `kmsKeyArn`), public
-access blocked, TLS-only bucket policy, objects expiring after `expireDays`, tagged with the cluster tag.
+access blocked, TLS-only bucket policy, old versions expiring after `expireDays`, tagged with the
+cluster tag, and left in the account by `pulumi destroy`.
 """
 
 from __future__ import annotations
@@ -72,45 +73,54 @@ class EtcdBackupBucketArgs:
 class EtcdBackupBucket(pulumi.ComponentResource):
     def __init__(self, name: str, args: EtcdBackupBucketArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("rke-aws:backups:EtcdBackupBucket", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
         bname = f"{name}-etcd-snapshots"
+        # Snapshots are the way back after losing the control plane: `pulumi destroy` leaves the
+        # bucket and its settings in the account (retain_on_delete) instead of failing on a bucket
+        # that is not empty. S3 refuses concurrent changes to one bucket's configuration
+        # (409 OperationAborted), so each setting waits for the one before.
+        previous: list[pulumi.Resource] = []
+
+        def then() -> pulumi.ResourceOptions:
+            return pulumi.ResourceOptions(parent=self, retain_on_delete=True, depends_on=list(previous))
+
         bucket = aws.s3.Bucket(
             bname,
             bucket=args.bucket,
-            # Snapshots are the way back after losing the control plane: the bucket outlives a destroy
-            # unless it is emptied by hand.
             force_destroy=False,
             tags=tags.cluster_owned(args.cluster_id, bname, args.extra_tags),
-            opts=child,
+            opts=then(),
         )
         self.bucket = bucket
-        aws.s3.BucketVersioning(
+        previous.append(bucket)
+        previous.append(aws.s3.BucketPublicAccessBlock(
+            f"{bname}-public-access", bucket=bucket.id, block_public_acls=True, block_public_policy=True,
+            ignore_public_acls=True, restrict_public_buckets=True, opts=then()))
+        previous.append(aws.s3.BucketVersioning(
             f"{bname}-versioning", bucket=bucket.id,
-            versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"), opts=child)
+            versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"), opts=then()))
         sse = (aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
             sse_algorithm="aws:kms", kms_master_key_id=args.kms_key_arn) if args.kms_key_arn else
             aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(sse_algorithm="AES256"))
-        aws.s3.BucketServerSideEncryptionConfiguration(
+        previous.append(aws.s3.BucketServerSideEncryptionConfiguration(
             f"{bname}-encryption", bucket=bucket.id,
             rules=[aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
                 apply_server_side_encryption_by_default=sse, bucket_key_enabled=bool(args.kms_key_arn))],
-            opts=child)
-        block = aws.s3.BucketPublicAccessBlock(
-            f"{bname}-public-access", bucket=bucket.id, block_public_acls=True, block_public_policy=True,
-            ignore_public_acls=True, restrict_public_buckets=True, opts=child)
-        aws.s3.BucketPolicy(
-            f"{bname}-tls-only", bucket=bucket.id, policy=tls_only_policy(args.partition, args.bucket),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[block]))
+            opts=then()))
+        previous.append(aws.s3.BucketPolicy(
+            f"{bname}-tls-only", bucket=bucket.id, policy=tls_only_policy(args.partition, args.bucket), opts=then()))
+        # Current snapshots are pruned by count by RKE2 / RKE (etcdBackup.retention), never by age:
+        # a cluster that stops snapshotting keeps its last ones. What they prune or replace stays
+        # as an old version for expireDays.
         aws.s3.BucketLifecycleConfiguration(
             f"{bname}-expiry", bucket=bucket.id,
             rules=[aws.s3.BucketLifecycleConfigurationRuleArgs(
-                id="expire-snapshots", status="Enabled",
+                id="expire-old-versions", status="Enabled",
                 filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=""),
-                expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(days=args.expire_days),
+                expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(expired_object_delete_marker=True),
                 noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
                     noncurrent_days=args.expire_days),
                 abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
                     days_after_initiation=1),
             )],
-            opts=child)
+            opts=then())
         self.register_outputs({"bucket": args.bucket})

@@ -49,9 +49,6 @@ RKE2_SERVER_ONLY_KEYS = frozenset({
 RKE2_SERVER_KEYS = RKE2_COMMON_KEYS | RKE2_SERVER_ONLY_KEYS
 RKE2_AGENT_KEYS = RKE2_COMMON_KEYS
 RKE2_SUPERVISOR_PORT = 9345
-# Control-plane pools without the worker role, when an add-on controller runs there (addons.py).
-DEDICATED_LABEL = "rke-aws/dedicated-control-plane"
-DEDICATED_TAINT = "CriticalAddonsOnly=true:NoExecute"
 KUBE_API_PORT = 6443
 RKE2_CONFIG_PATH = "/etc/rancher/rke2/config.yaml"
 RKE2_TOKEN_PATH = "/etc/rancher/rke2/join-token"
@@ -253,7 +250,18 @@ if [ "$CIS" = yes ]; then
   # The kernel parameters the CIS profile checks (protect-kernel-defaults is forced on), from the
   # file the tarball install ships.
   mkdir -p "$ROOT/etc/sysctl.d"
-  cp -f "$ROOT$CIS_SYSCTL_SOURCE" "$ROOT/etc/sysctl.d/60-rke2-cis.conf"
+  copied=no
+  for source in $CIS_SYSCTL_SOURCES; do
+    if [ -f "$ROOT$source" ]; then
+      cp -f "$ROOT$source" "$ROOT/etc/sysctl.d/60-rke2-cis.conf"
+      copied=yes
+      break
+    fi
+  done
+  if [ "$copied" = no ]; then
+    log "no rke2-cis-sysctl.conf in $CIS_SYSCTL_SOURCES: the CIS profile will refuse to start the kubelet"
+    exit 1
+  fi
   systemctl restart systemd-sysctl
 fi
 systemctl enable --now "rke2-$KIND.service"
@@ -262,8 +270,12 @@ if [ "$MODE" = init ]; then
   retry mark_initialised
   log "cluster initialised; marker written"
   if [ -n "$KUBECONFIG_PARAMETER" ]; then
-    retry publish_kubeconfig
-    log "admin kubeconfig published to $KUBECONFIG_PARAMETER"
+    # The cluster runs either way: a failed publish only means setting kubeconfig by hand.
+    if retry publish_kubeconfig; then
+      log "admin kubeconfig published to $KUBECONFIG_PARAMETER"
+    else
+      log "admin kubeconfig NOT published to $KUBECONFIG_PARAMETER; set the stack's kubeconfig from $ADMIN_KUBECONFIG"
+    fi
   fi
 fi
 if [ "$KIND" = server ] && [ -n "$MANIFEST_PATH" ]; then
@@ -297,7 +309,8 @@ for name, value in sorted(wanted.items()):
     path = os.path.join(directory, name)
     old = open(path).read() if os.path.exists(path) else None
     if old != value:
-        with open(path + ".tmp", "w") as f:
+        fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # some hold credentials
+        with os.fdopen(fd, "w") as f:
             f.write(value)
         os.replace(path + ".tmp", path)
 ' "$ROOT$MANIFESTS" "$PREFIX" > "$downloads"
@@ -359,8 +372,6 @@ class Rke2Boot:
     cis_profile: Optional[str] = None  # RKE2's CIS profile name for the installed version, or None
     kubeconfig_parameter: Optional[str] = None  # where the initialising server publishes the admin kubeconfig
     kubeconfig_key: Optional[str] = None  # the KMS key it is encrypted with
-    # Dedicated servers (no worker role) host add-on controllers: labelled, and tainted against workloads.
-    mark_dedicated: bool = False
 
 
 @dataclass(frozen=True)
@@ -381,8 +392,14 @@ class EtcdS3:
 # exemptions): system-upgrade-controller's upgrade jobs must run privileged in their namespace.
 PSA_CONFIG_PATH = "/etc/rancher/rke2/rke-aws-pss.yaml"
 AUDIT_POLICY_PATH = "/etc/rancher/rke2/audit-policy.yaml"
-CIS_SYSCTL_SOURCE = "/usr/local/share/rke2/rke2-cis-sysctl.conf"  # tarball installs (Ubuntu)
-PSA_EXEMPT_NAMESPACES = ("kube-system", "cis-operator-system", "tigera-operator", "system-upgrade")
+# Where RKE2's install puts its CIS kernel parameters file: the tarball install under /usr/local
+# (Ubuntu), or /opt/rke2 when /usr/local is read-only; RPM installs under /usr.
+CIS_SYSCTL_SOURCES = ("/usr/local/share/rke2/rke2-cis-sysctl.conf", "/opt/rke2/share/rke2/rke2-cis-sysctl.conf",
+                      "/usr/share/rke2/rke2-cis-sysctl.conf")
+# RKE2's own restricted configuration exempts kube-system, cis-operator-system,
+# compliance-operator-system (Rancher 2.12+) and tigera-operator (rancher/rke2 pkg/rke2/psa.go).
+PSA_EXEMPT_NAMESPACES = ("kube-system", "cis-operator-system", "compliance-operator-system", "tigera-operator",
+                         "system-upgrade")
 PSA_CONFIG = {
     "apiVersion": "apiserver.config.k8s.io/v1",
     "kind": "AdmissionConfiguration",
@@ -435,6 +452,17 @@ def _get_request(name: str, decrypt: bool) -> str:
     return json.dumps({"Name": name, "WithDecryption": decrypt})
 
 
+def etcd_s3_keys(s3: EtcdS3, version: str) -> dict[str, Any]:
+    """A server's config.yaml keys for snapshots to S3. No access keys: RKE2's S3 client falls
+    back to the instance role (k3s pkg/etcd/s3)."""
+    keys: dict[str, Any] = {"etcd-s3": True, "etcd-s3-bucket": s3.bucket, "etcd-s3-region": s3.region,
+                            "etcd-s3-folder": s3.folder, "etcd-s3-endpoint": s3.endpoint,
+                            "etcd-snapshot-schedule-cron": s3.cron, "etcd-snapshot-retention": s3.retention}
+    if has_etcd_s3_retention(version):
+        keys["etcd-s3-retention"] = s3.retention
+    return keys
+
+
 def rke2_config(node: NodePlan, boot: Rke2Boot) -> dict[str, Any]:
     """/etc/rancher/rke2/config.yaml of one node; only keys valid for its type (server or agent).
 
@@ -458,19 +486,10 @@ def rke2_config(node: NodePlan, boot: Rke2Boot) -> dict[str, Any]:
     doc["cloud-provider-name"] = "aws" if boot.leader_migration else "external"
     if boot.cis_profile:
         doc["profile"] = boot.cis_profile
-    if boot.mark_dedicated and server and not node.pool.is_worker:
-        doc["node-label"] = [f"{DEDICATED_LABEL}=true"]
-        doc["node-taint"] = [DEDICATED_TAINT]
     if server:
         doc["tls-san"] = [boot.endpoint, node.name, node.private_ip]
         if boot.etcd_s3:
-            s3 = boot.etcd_s3
-            # No access keys: RKE2's S3 client falls back to the instance role (k3s pkg/etcd/s3).
-            doc.update({"etcd-s3": True, "etcd-s3-bucket": s3.bucket, "etcd-s3-region": s3.region,
-                        "etcd-s3-folder": s3.folder, "etcd-s3-endpoint": s3.endpoint,
-                        "etcd-snapshot-schedule-cron": s3.cron, "etcd-snapshot-retention": s3.retention})
-            if has_etcd_s3_retention(boot.install_version):
-                doc["etcd-s3-retention"] = s3.retention
+            doc.update(etcd_s3_keys(boot.etcd_s3, boot.install_version))
         if boot.cis_profile:
             doc["audit-policy-file"] = AUDIT_POLICY_PATH
             doc["pod-security-admission-config-file"] = PSA_CONFIG_PATH
@@ -507,7 +526,7 @@ def rke2_boot_script(node: NodePlan, boot: Rke2Boot) -> str:
         "MARKER_REQUEST": _get_request(boot.marker_parameter, False),
         "MANIFEST_PATH": (boot.manifest_path or "") if server else "",
         "CIS": "yes" if boot.cis_profile else "no",
-        "CIS_SYSCTL_SOURCE": CIS_SYSCTL_SOURCE,
+        "CIS_SYSCTL_SOURCES": " ".join(CIS_SYSCTL_SOURCES),
         "KUBECONFIG_PARAMETER": (boot.kubeconfig_parameter or "") if node.is_first_server else "",
         "KUBECONFIG_KEY": (boot.kubeconfig_key or "") if node.is_first_server else "",
         "ADMIN_KUBECONFIG": "/etc/rancher/rke2/rke2.yaml",
@@ -526,7 +545,9 @@ def manifest_sync_script(boot: Rke2Boot) -> str:
         "IMDS": IMDS_URL,
         "MANIFESTS": RKE2_MANIFESTS_DIR,
         "PREFIX": MANIFEST_PREFIX,
-        "MANIFEST_REQUEST": json.dumps({"Path": boot.manifest_path, "Recursive": False, "MaxResults": 10}),
+        # WithDecryption: a manifest holding a credential is a SecureString (manifests.py).
+        "MANIFEST_REQUEST": json.dumps({"Path": boot.manifest_path, "Recursive": False, "MaxResults": 10,
+                                        "WithDecryption": True}),
     }
     return _script("Mirror this cluster's manifests from SSM into RKE2's manifests directory", settings,
                    _RETRY_SH, _SSM_SH, _SYNC_SH)
@@ -622,7 +643,6 @@ def rke_cluster_config(
     leader_migration: bool,
     api_endpoint: Optional[str] = None,
     etcd_s3: Optional[EtcdS3] = None,
-    mark_dedicated: bool = False,
 ) -> dict[str, Any]:
     """cluster.yml for `rke up`. `public_ips` maps node name to its public IP (absent: private only)."""
     doc: dict[str, Any] = {
@@ -636,8 +656,6 @@ def rke_cluster_config(
                 "hostname_override": n.name,
                 "user": ssh_user,
                 "role": list(n.roles),
-                # RKE taints these itself (controlplane NoSchedule, etcd NoExecute); the label places the add-on controller.
-                **({"labels": {DEDICATED_LABEL: "true"}} if mark_dedicated and not n.pool.is_worker and n.pool.is_controlplane else {}),
             }
             for n in nodes
         ],

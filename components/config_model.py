@@ -19,6 +19,7 @@ import typing
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Optional
 
+from pydantic_core import PydanticCustomError
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, StringConstraints, ValidationError
 from pydantic.json_schema import WithJsonSchema
 
@@ -83,7 +84,8 @@ AZ_PATTERN = r"^[a-z]{2}(-[a-z]+)+-\d[a-z]$"
 CHART_VERSION_PATTERN = r"^\d+\.\d+\.\d+$"
 IMAGE_PATTERN = r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*:[\w][\w.-]{0,127}$"
 BUCKET_PATTERN = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
-FOLDER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$"
+# k3s joins folder and name with path.Join: "a/" or "a//b" would not match the role's grant.
+FOLDER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9._-]+)*$"
 # A key ARN, not an alias ARN: IAM grants on an alias ARN do not cover the key it points to.
 KMS_KEY_ARN_PATTERN = r"^arn:(aws|aws-us-gov|aws-cn):kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$"
 
@@ -130,6 +132,16 @@ def Int(lo: int, hi: int) -> Any:
 
 
 Bool = Annotated[bool, Strict(), BeforeValidator(_boolean_string)]
+
+
+def _whole_hours(value: Any) -> Any:
+    if isinstance(value, bool):  # True == 1 would pass as one hour
+        raise PydanticCustomError("literal_error", "a boolean is not a number of hours")
+    return _numeric_string(value)
+
+
+# Snapshot intervals a cron `0 */N * * *` spaces evenly over a day.
+Hours = Annotated[Literal[1, 2, 3, 4, 6, 8, 12, 24], BeforeValidator(_whole_hours)]
 
 
 def Str(pattern: Optional[str] = None) -> Any:
@@ -253,14 +265,15 @@ class EtcdBackup(_Section):
         True, description="etcd snapshots to S3.")
     bucket: Annotated[Str(BUCKET_PATTERN), Msg(what="an S3 bucket name (3-63 lowercase letters, digits, dots and hyphens)", default="created per cluster", type_name="bucket name")] = Field(
         None, description="An existing bucket to write to instead (then no bucket is created).")
-    folder: Annotated[Str(FOLDER_PATTERN), Msg(what="a key prefix like prod/etcd (no leading /)", default="`clusterId`", type_name="key prefix")] = Field(
+    folder: Annotated[Str(FOLDER_PATTERN), Msg(what="a key prefix like prod/etcd (no leading, trailing or double /)", default="`clusterId`", type_name="key prefix")] = Field(
         None, description="Folder in the bucket; the node role may touch nothing outside it.")
-    intervalHours: Annotated[Int(1, 24), Msg(reason="RKE2's own 12 h reaches back too little")] = Field(
+    intervalHours: Annotated[Hours, Msg(kind="an interval that divides a day", allowed="1, 2, 3, 4, 6, 8, 12 or 24",
+                                        type_name="int", reason="RKE2's own 12 h reaches back too little")] = Field(
         DEFAULT_BACKUP_INTERVAL_HOURS, description="Hours between snapshots (RKE2 cron 0 */N * * *, RKE1 interval_hours).")
     retention: Annotated[Int(1, 1000), Msg(reason="a week at the default interval; RKE2's own default keeps 5")] = Field(
         DEFAULT_BACKUP_RETENTION, description="Snapshots kept.")
     expireDays: Annotated[Int(1, 3650), Msg(reason="old snapshots hold old Secrets")] = Field(
-        DEFAULT_BACKUP_EXPIRE_DAYS, description="The created bucket expires objects and old versions after this (not with bucket).")
+        DEFAULT_BACKUP_EXPIRE_DAYS, description="Days the created bucket keeps old versions (pruned or replaced snapshots); current ones are pruned by count (not with bucket).")
     kmsKeyArn: Annotated[Str(KMS_KEY_ARN_PATTERN), Msg(
         what="a KMS key ARN (not an alias) like arn:aws:kms:us-west-2:111122223333:key/1234abcd-...",
         default="SSE-S3", type_name="KMS key ARN")] = Field(
@@ -270,8 +283,8 @@ class EtcdBackup(_Section):
 class Addons(_Section):
     """addons: what else is installed into the cluster."""
 
-    ebsCsi: Annotated[Bool, Msg(default="on for a new stack with a dedicated control-plane pool; then as last deployed")] = Field(
-        None, description="aws-ebs-csi-driver with a default gp3 StorageClass.")
+    ebsCsi: Annotated[Bool, Msg(default="on for a new stack; then as last deployed")] = Field(
+        None, description="aws-ebs-csi-driver with a default gp3 StorageClass; its controller uses an IAM user of its own.")
 
 
 class StackConfiguration(_Section):

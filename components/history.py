@@ -50,6 +50,11 @@ class Previous:
     # addons.ebsCsi as last deployed; None for stacks from before the option existed
     ebs_csi: Optional[bool] = None
     hardening: Optional[str] = None  # None for stacks from before the option existed
+    has_kubeconfig_parameter: bool = False  # RKE2: its first server publishes the admin kubeconfig
+    # the CCM Release (and with it what needs the cluster) was installed through a kubeconfig
+    has_cluster_releases: bool = False
+    installed_in_cluster: tuple[str, ...] = ()
+    has_snapshots: bool = False  # etcdSnapshotLocation: nodes were configured to snapshot to S3
 
     @classmethod
     def from_outputs(cls, outputs: Mapping[str, Any]) -> Optional["Previous"]:
@@ -81,6 +86,11 @@ class Previous:
             has_agent_token=bool(outputs.get("rke2AgentTokenParameter")),
             ebs_csi=bool(outputs["ebsCsi"]) if outputs.get("ebsCsi") is not None else None,
             hardening=outputs.get("hardening"),
+            has_kubeconfig_parameter=bool(outputs.get("rke2KubeconfigParameter")),
+            # ccmReleaseStatus: stacks deployed before installedInCluster existed
+            has_cluster_releases=bool(outputs.get("installedInCluster")) or outputs.get("ccmReleaseStatus") is not None,
+            has_snapshots=bool(outputs.get("etcdSnapshotLocation")),
+            installed_in_cluster=tuple(outputs.get("installedInCluster") or ()),
         )
 
     def pool_nodes(self, pool: str) -> dict[int, PreviousNode]:

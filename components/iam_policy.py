@@ -490,32 +490,39 @@ def session_manager_policy() -> str:
         indent=2, sort_keys=True)
 
 
-# aws-ebs-csi-driver's controller (addons.ebsCsi), on the controlplane role. The shape of
-# AmazonEBSCSIDriverPolicyV2 (kubernetes-sigs/aws-ebs-csi-driver docs), scoped to this cluster: the
+# aws-ebs-csi-driver's controller (addons.ebsCsi), on its own IAM user (addons.py). The calls of
+# AmazonEBSCSIDriverPolicyV2 (kubernetes-sigs/aws-ebs-csi-driver docs) scoped to this cluster: the
 # driver tags what it creates with kubernetes.io/cluster/<id>=owned (controller.k8sTagClusterId),
-# so creates need that request tag and changes, attachments and deletes that resource tag.
+# so creates and copies need that request tag, and changes, attachments and deletes that resource
+# tag; tags change on this cluster's volumes and snapshots only, never the cluster tag itself.
 EBS_CSI_READ_ACTIONS = (
     "ec2:DescribeAvailabilityZones", "ec2:DescribeInstances", "ec2:DescribeInstanceTypes", "ec2:DescribeSnapshots",
     "ec2:DescribeVolumes", "ec2:DescribeVolumesModifications", "ec2:DescribeVolumeStatus",
 )
+EBS_CSI_CREATE_ACTIONS = ("ec2:CreateVolume", "ec2:CreateSnapshot", "ec2:CopyVolumes")
+EBS_CSI_MANAGE_ACTIONS = ("ec2:AttachVolume", "ec2:DetachVolume", "ec2:ModifyVolume", "ec2:DeleteVolume",
+                          "ec2:DeleteSnapshot", "ec2:EnableFastSnapshotRestores", "ec2:LockSnapshot")
 
 
 def ebs_csi_policy_document(cluster_id: str, partition: str = "aws") -> dict:
     owned_request = {"StringEquals": {f"aws:RequestTag/{cluster_tag_key(cluster_id)}": OWNED}}
     owned_resource = {"StringEquals": {f"aws:ResourceTag/{cluster_tag_key(cluster_id)}": OWNED}}
     ec2 = f"arn:{partition}:ec2:*:*"
+    ebs = [f"{ec2}:volume/*", f"{ec2}:snapshot/*"]
     return {"Version": "2012-10-17", "Statement": [
         {"Sid": "EbsRead", "Effect": "Allow", "Action": list(EBS_CSI_READ_ACTIONS), "Resource": "*"},
-        {"Sid": "EbsCreateOwned", "Effect": "Allow", "Action": ["ec2:CreateVolume", "ec2:CreateSnapshot"],
-         "Resource": [f"{ec2}:volume/*", f"{ec2}:snapshot/*"], "Condition": owned_request},
-        {"Sid": "EbsFromOwned", "Effect": "Allow", "Action": ["ec2:CreateVolume", "ec2:CreateSnapshot"],
-         "Resource": [f"{ec2}:volume/*", f"{ec2}:snapshot/*"], "Condition": owned_resource},
-        {"Sid": "EbsTagOnCreate", "Effect": "Allow", "Action": ["ec2:CreateTags"],
-         "Resource": [f"{ec2}:volume/*", f"{ec2}:snapshot/*"],
-         "Condition": {"StringEquals": {"ec2:CreateAction": ["CreateVolume", "CreateSnapshot"]}}},
-        {"Sid": "EbsManageOwned", "Effect": "Allow",
-         "Action": ["ec2:AttachVolume", "ec2:DetachVolume", "ec2:ModifyVolume", "ec2:DeleteVolume", "ec2:DeleteSnapshot"],
-         "Resource": [f"{ec2}:volume/*", f"{ec2}:snapshot/*"], "Condition": owned_resource},
+        {"Sid": "EbsCreateOwned", "Effect": "Allow", "Action": list(EBS_CSI_CREATE_ACTIONS), "Resource": ebs,
+         "Condition": owned_request},
+        {"Sid": "EbsFromOwned", "Effect": "Allow", "Action": list(EBS_CSI_CREATE_ACTIONS), "Resource": ebs,
+         "Condition": owned_resource},
+        {"Sid": "EbsTagOnCreate", "Effect": "Allow", "Action": ["ec2:CreateTags"], "Resource": ebs,
+         "Condition": {"StringEquals": {"ec2:CreateAction": [a.split(":")[1] for a in EBS_CSI_CREATE_ACTIONS]}}},
+        {"Sid": "EbsManageOwned", "Effect": "Allow", "Action": list(EBS_CSI_MANAGE_ACTIONS), "Resource": ebs,
+         "Condition": owned_resource},
+        # VolumeAttributesClass tag changes: on this cluster's volumes, never the cluster tag.
+        {"Sid": "EbsRetagOwned", "Effect": "Allow", "Action": ["ec2:CreateTags", "ec2:DeleteTags"], "Resource": ebs,
+         "Condition": {**owned_resource,
+                       "ForAllValues:StringNotEquals": {"aws:TagKeys": [cluster_tag_key(cluster_id)]}}},
         # Attachments also authorise on the instance: only this cluster's nodes.
         {"Sid": "EbsAttachToOwnNodes", "Effect": "Allow", "Action": ["ec2:AttachVolume", "ec2:DetachVolume"],
          "Resource": f"{ec2}:instance/*", "Condition": owned_resource},

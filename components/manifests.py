@@ -33,6 +33,8 @@ def tier_for(value: str) -> str:
 class ServerManifestsArgs:
     cluster_id: str
     files: Mapping[str, str]  # file name -> content (".url": address of a manifest to download)
+    # file name -> content holding a credential: a SecureString (default aws/ssm key), shown masked
+    secret_files: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
     extra_tags: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -50,6 +52,18 @@ class ServerManifests(pulumi.ComponentResource):
                 tier=tier_for(content),
                 insecure_value=content,  # no secrets; `value` would hide the manifest in every preview
                 description=f"RKE2 manifest {fname} of cluster {args.cluster_id}, mirrored by its servers (rke-aws)",
+                tags=tags.named(pname, args.extra_tags),
+                opts=pulumi.ResourceOptions(parent=self),
+            ))
+        for fname, content in sorted(args.secret_files.items()):
+            pname = f"{name}-manifest-{fname.rsplit('.', 1)[0]}"
+            self.parameters.append(aws.ssm.Parameter(
+                pname,
+                name=f"{self.path}/{fname}",
+                type="SecureString",
+                value=content,
+                description=f"RKE2 manifest {fname} of cluster {args.cluster_id} (holds a credential), mirrored by its "
+                            "servers (rke-aws)",
                 tags=tags.named(pname, args.extra_tags),
                 opts=pulumi.ResourceOptions(parent=self),
             ))

@@ -44,7 +44,6 @@ class NodesArgs:
     ssh_key_path: Optional[str] = None
     api_endpoint: Optional[str] = None  # RKE1: in cluster.yml's authentication.sans
     etcd_s3: Optional[bootstrap.EtcdS3] = None  # RKE1: cluster.yml's etcd backup_config
-    mark_dedicated: bool = False  # RKE1: label dedicated control-plane nodes for add-on controllers
     protect_servers: bool = False
     extra_tags: Mapping[str, str] = field(default_factory=dict)
 
@@ -140,7 +139,7 @@ class Nodes(pulumi.ComponentResource):
         return ips.apply(lambda known: bootstrap.rke_cluster_yml(
             args.nodes, known, cluster_id=args.cluster_id, kubernetes_version=args.kubernetes_version,
             ssh_user=args.ssh_user, ssh_key_path=args.ssh_key_path, leader_migration=args.leader_migration,
-            api_endpoint=args.api_endpoint, etcd_s3=args.etcd_s3, mark_dedicated=args.mark_dedicated))
+            api_endpoint=args.api_endpoint, etcd_s3=args.etcd_s3))
 
     @staticmethod
     def _user_data(node: NodePlan, args: NodesArgs) -> str:

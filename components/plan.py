@@ -6,6 +6,8 @@ ordinary values at preview time and every node name is known in `pulumi preview`
 
 from __future__ import annotations
 
+import json
+
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, TypeVar
 
@@ -50,6 +52,7 @@ class BackupPlan:
     bucket: str
     folder: str
     created: bool  # this program creates (and tags) the bucket
+    etcd_s3: Any = None  # bootstrap.EtcdS3: what the snapshotting nodes are configured with
 
 
 def _looked_up(key: str, what: str, fix: str, call: Callable[[], T]) -> T:
@@ -214,8 +217,6 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
         except ValueError as err:
             raise ConfigError([f"rke-aws:network.availabilityZones: {err}"]) from None
     ebs_csi = _ebs_csi(cfg, previous)
-    if ebs_csi:
-        cfg = _with_controller_credentials(cfg)
     try:
         nodes = plan_nodes(cfg, subnets, previous)
     except CapacityError as exc:
@@ -224,31 +225,26 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
     problems += quorum_problems(previous, [n.member(cfg.access.ssh_key_name) for n in nodes])
     kubeconfig, more = _published_kubeconfig(cfg, previous)
     problems += upgrade_problems(cfg, previous, nodes, kubeconfig_published=kubeconfig is not None)
+    problems += kubeconfig_problems(cfg, previous, kubeconfig is not None or cfg.kubeconfig is not None)
     if problems:
         raise ConfigError(problems)
     image, notes = ccm_image(cfg, previous)
-    notes += _ebs_csi_notes(cfg, previous, ebs_csi)
     account = _account(cfg)
+    backup = _backup(cfg, account)
     return ClusterPlan(tuple(azs), tuple(subnets), tuple(nodes), _default_ami(cfg), previous, image, notes + more,
-                       warnings=_hardening_warnings(cfg, previous),
-                       backup=_backup(cfg, account), account_id=account,
+                       warnings=_hardening_warnings(cfg, previous) + _snapshot_warnings(cfg, previous, backup),
+                       backup=backup, account_id=account,
                        ebs_csi=ebs_csi,
                        published_kubeconfig=kubeconfig)
 
 
 def _ebs_csi(cfg: StackConfig, previous: Optional[Previous]) -> bool:
-    """addons.ebsCsi; unset: on for a new stack that can host the controller, then whatever the stack
-    last deployed (an unset key must not flip running nodes' IMDS settings on the next update); a
-    cluster from before the option gains a storage driver only when asked."""
-    from . import addons
-
-    problem = addons.problem(cfg.node_pools)
-    if cfg.addons.ebs_csi is True and problem:
-        raise ConfigError([f"rke-aws:{problem}"])
+    """addons.ebsCsi; unset: on for a new stack, then whatever the stack last deployed; a cluster
+    from before the option gains a storage driver only when asked."""
     if cfg.addons.ebs_csi is not None:
         return cfg.addons.ebs_csi
     if previous is None:
-        return problem is None
+        return True
     return bool(previous.ebs_csi)
 
 
@@ -262,40 +258,6 @@ def _hardening_warnings(cfg: StackConfig, previous: Optional[Previous]) -> tuple
             "'Replacing nodes deliberately'); until then the cluster mixes both",)
 
 
-def _ebs_csi_notes(cfg: StackConfig, previous: Optional[Previous], ebs_csi: bool) -> tuple[str, ...]:
-    """Turning the driver on for a running cluster: its controller's nodes carry the label only from
-    their next registration (RKE2 reads node-label at first boot only; RKE1 at the next `rke up`)."""
-    if not ebs_csi or previous is None or previous.ebs_csi:
-        return ()
-    from . import addons
-    from .bootstrap import DEDICATED_LABEL, DEDICATED_TAINT
-
-    pools = {p.name for p in cfg.node_pools if addons.dedicated(p)}
-    running = sorted(n.name for n in previous.nodes if n.pool in pools)
-    if not running:
-        return ()
-    if cfg.distribution == "rke":
-        return (f"addons.ebsCsi on for a running cluster: run `rke up` with the new rkeClusterYml, which labels "
-                f"{', '.join(running)} {DEDICATED_LABEL}=true for the driver's controller",)
-    key, _, effect = DEDICATED_TAINT.partition(":")
-    return (f"addons.ebsCsi on for a running cluster: running servers keep the labels they registered with; label "
-            f"them for the driver's controller: `kubectl label node {' '.join(running)} {DEDICATED_LABEL}=true` and "
-            f"`kubectl taint node {' '.join(running)} {key}:{effect}` (servers booted from now on carry both)",)
-
-
-def _with_controller_credentials(cfg: StackConfig) -> StackConfig:
-    """Dedicated control-plane pools host the EBS CSI controller, which reaches the node role from
-    the pod network: IMDS hop limit 2 there, with the reason on the instances (addons.py)."""
-    import dataclasses
-
-    from . import addons
-
-    pools = tuple(
-        dataclasses.replace(p, imds_hop_limit=2, imds_hop_limit_reason=p.imds_hop_limit_reason or addons.IMDS_REASON)
-        if addons.dedicated(p) else p for p in cfg.node_pools)
-    return dataclasses.replace(cfg, node_pools=pools)
-
-
 def _account(cfg: StackConfig) -> str:
     return _looked_up("aws:region", "looking up the AWS account (for names that must be unique, key policies)",
                       "check your AWS credentials", lambda: aws.get_caller_identity().account_id)
@@ -305,22 +267,46 @@ def _backup(cfg: StackConfig, account: str) -> Optional[BackupPlan]:
     b = cfg.etcd_backup
     if not b.enabled:
         return None
-    if b.bucket:
-        return BackupPlan(b.bucket, b.folder or cfg.cluster_id, created=False)
     from .backups import bucket_name
+    from .bootstrap import EtcdS3
 
-    return BackupPlan(bucket_name(cfg.cluster_id, account, cfg.region), b.folder or cfg.cluster_id, created=True)
+    bucket = b.bucket or bucket_name(cfg.cluster_id, account, cfg.region)
+    folder = b.folder or cfg.cluster_id
+    return BackupPlan(bucket, folder, created=not b.bucket, etcd_s3=EtcdS3(
+        bucket=bucket, region=cfg.region, folder=folder, endpoint=cfg.partition.endpoint("s3", cfg.region),
+        interval_hours=b.interval_hours, retention=b.retention))
+
+
+def _snapshot_warnings(cfg: StackConfig, previous: Optional[Previous], backup: Optional[BackupPlan]) -> tuple[str, ...]:
+    """Snapshots turned on for a running cluster: its nodes read their configuration at first boot
+    only, so they need the keys by hand (RKE2) or the next `rke up` (RKE1)."""
+    if backup is None or previous is None or previous.has_snapshots or not previous.nodes:
+        return ()
+    if cfg.distribution == "rke":
+        return (f"rke-aws:etcdBackup: the running cluster takes no S3 snapshots until `rke up` runs with the new "
+                f"rkeClusterYml (services.etcd.backup_config, to s3://{backup.bucket}/{backup.folder})",)
+    from .bootstrap import etcd_s3_keys
+
+    keys = etcd_s3_keys(backup.etcd_s3, cfg.kubernetes_version)
+    lines = "; ".join(f"{k}: {json.dumps(v)}" for k, v in keys.items())
+    return (f"rke-aws:etcdBackup: the running servers read /etc/rancher/rke2/config.yaml at first boot only and take "
+            f"no S3 snapshots yet: on each server add {lines} to it and `systemctl restart rke2-server`, one server "
+            "at a time (servers booted from now on have them)",)
 
 
 def _published_kubeconfig(cfg: StackConfig, previous: Optional[Previous]) -> tuple[Optional[str], tuple[str, ...]]:
     """RKE2: the admin kubeconfig the first server published, when no kubeconfig is configured.
 
-    Only readable with decrypt rights on its key (the account's admins); a failed read is not an
-    error: the update proceeds as before the cluster existed, and says so.
+    Readable only with kms:Decrypt on its key. Not published yet, or not readable with these
+    credentials: the update goes on without the cluster, and says so (kubeconfig_problems refuses
+    it when that would uninstall what the last update installed). A published copy that is not
+    what RKE2 writes (every server may overwrite the parameter) is refused outright.
     """
-    if cfg.distribution != "rke2" or cfg.kubeconfig is not None or previous is None:
+    if (cfg.distribution != "rke2" or cfg.kubeconfig is not None or previous is None
+            or not previous.has_kubeconfig_parameter):
         return None, ()
-    from .secrets import KUBECONFIG_PENDING, kubeconfig_parameter_name
+    from .endpoint import KUBE_API_PORT, endpoint_name
+    from .secrets import KUBECONFIG_PENDING, kubeconfig_parameter_name, published_kubeconfig_problem
 
     name = kubeconfig_parameter_name(cfg.cluster_id)
     try:
@@ -330,7 +316,26 @@ def _published_kubeconfig(cfg: StackConfig, previous: Optional[Previous]) -> tup
                       "things that need the cluster wait for the next `pulumi up`",)
     if not value or value == KUBECONFIG_PENDING:
         return None, (f"no kubeconfig yet: the first server has not published {name}; `pulumi up` again once it runs",)
+    problem = published_kubeconfig_problem(value, f"https://{endpoint_name(cfg.cluster_id)}:{KUBE_API_PORT}")
+    if problem:
+        raise ConfigError([f"rke-aws:kubeconfig: not set, and the kubeconfig published in {name} is refused: "
+                           f"{problem}. Someone with write access to it (a server's role) changed it; check the "
+                           "servers, then set kubeconfig explicitly or delete the parameter's value"])
     return value, (f"using the admin kubeconfig the first server published ({name}); set kubeconfig to override it",)
+
+
+def kubeconfig_problems(cfg: StackConfig, previous: Optional[Previous], available: bool) -> list[str]:
+    """Without a kubeconfig the program registers nothing in the cluster, and Pulumi would delete
+    what the last update installed there (the CCM, the upgrade Plans, the EBS CSI driver): refuse."""
+    if available or previous is None or not previous.has_cluster_releases or cfg.ccm.install != "helm":
+        return []
+    how = ("let these credentials read the published kubeconfig (ssm:GetParameter on "
+           f"/rke-aws/{cfg.cluster_id}/admin-kubeconfig and kms:Decrypt on its key) or set it"
+           if cfg.distribution == "rke2" and previous.has_kubeconfig_parameter else "set it")
+    what = ", ".join(previous.installed_in_cluster) or "the CCM"
+    return [f"rke-aws:kubeconfig: the last update installed {what} in the cluster through a "
+            f"kubeconfig, but none is available now; without one this update would uninstall them from the "
+            f"running cluster. {how[0].upper() + how[1:]} (`pulumi config set --secret kubeconfig < kubeconfig.yaml`)"]
 
 
 def upgrade_problems(cfg: StackConfig, previous: Optional[Previous], nodes: list[NodePlan],

@@ -44,10 +44,47 @@ def marker_parameter_name(cluster_id: str) -> str:
     return f"/rke-aws/{cluster_id}/rke2-initialized"
 
 
+def kubeconfig_key_alias(cluster_id: str) -> str:
+    """The key the published kubeconfig is encrypted with, as both Pulumi and the first server name it."""
+    return f"alias/rke-aws/{cluster_id}/admin-kubeconfig"
+
+
+# What an admin kubeconfig from RKE2 holds (k3s writeKubeConfig: one cluster, one client
+# certificate). Anything else in a published copy was put there by someone else: `exec` and
+# `auth-provider` run commands on the machine that uses it, file paths read its files.
+KUBECONFIG_CLUSTER_KEYS = frozenset({"server", "certificate-authority-data"})
+KUBECONFIG_USER_KEYS = frozenset({"client-certificate-data", "client-key-data"})
+
+
+def published_kubeconfig_problem(text: str, api_url: str) -> Optional[str]:
+    """Why a published kubeconfig must not be used, or None: it must be exactly what RKE2 writes,
+    pointed at this cluster's endpoint. Every server may overwrite the parameter (the first one
+    publishes it), so its content is checked before anything runs with it."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return "it is not YAML"
+    if not isinstance(doc, dict) or doc.get("kind") != "Config":
+        return "it is not a kubeconfig"
+    clusters = [c.get("cluster") or {} for c in doc.get("clusters") or [] if isinstance(c, dict)]
+    users = [u.get("user") or {} for u in doc.get("users") or [] if isinstance(u, dict)]
+    if len(clusters) != 1 or len(users) != 1:
+        return f"it names {len(clusters)} clusters and {len(users)} users, RKE2 writes one of each"
+    extra = sorted(set(clusters[0]) - KUBECONFIG_CLUSTER_KEYS) + sorted(set(users[0]) - KUBECONFIG_USER_KEYS)
+    if extra:
+        return f"it carries {', '.join(extra)}, which RKE2 never writes (exec and auth-provider run commands)"
+    if clusters[0].get("server") != api_url:
+        return f"its server is {clusters[0].get('server')!r}, not this cluster's {api_url}"
+    return None
+
+
 def kubeconfig_key_policy(partition: str, account_id: str) -> str:
     """The account administers the key through IAM; nothing else. The controlplane role gets
     kms:Encrypt from its own IAM policy (components/iam.py) and no role gets kms:Decrypt, so only
-    principals granted decrypt on this key (the account's admins) can read the kubeconfig."""
+    principals whose IAM policies allow kms:Decrypt on this key (or on every key) can read the
+    kubeconfig."""
     import json
 
     return json.dumps({"Version": "2012-10-17", "Statement": [{
@@ -108,13 +145,15 @@ class JoinToken(pulumi.ComponentResource):
             insecure_value=MARKER_EXISTING if args.cluster_exists else MARKER_PENDING,
             description=f"Whether cluster {args.cluster_id} was initialised; written by its first server (rke-aws)",
             tags=tags.named(f"{name}-rke2-initialized", args.extra_tags),
-            # The first server overwrites the value once it has initialised the cluster.
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["insecureValue"]),
+            # The first server overwrites the value once it has initialised the cluster; an update
+            # of the parameter would send `pending` again, so only tags may change.
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["insecureValue", "description"]),
         )
         self.marker_arn = marker.arn
         self.kubeconfig_parameter_name: Optional[str] = None
         self.kubeconfig_parameter_arn: Optional[pulumi.Output[str]] = None
         self.kubeconfig_key_arn: Optional[pulumi.Output[str]] = None
+        self.kubeconfig_key_alias: Optional[aws.kms.Alias] = None
         kubeconfig = None
         if args.publish_kubeconfig:
             kname = f"{name}-admin-kubeconfig"
@@ -127,23 +166,27 @@ class JoinToken(pulumi.ComponentResource):
                 tags=tags.named(kname, args.extra_tags),
                 opts=child,
             )
-            aws.kms.Alias(kname, name=f"alias/rke-aws/{args.cluster_id}/admin-kubeconfig", target_key_id=key.key_id,
-                          opts=child)
+            alias = aws.kms.Alias(kname, name=kubeconfig_key_alias(args.cluster_id), target_key_id=key.key_id,
+                                  opts=child)
             self.kubeconfig_parameter_name = kubeconfig_parameter_name(args.cluster_id)
             kubeconfig = aws.ssm.Parameter(
                 kname,
                 name=self.kubeconfig_parameter_name,
                 type="SecureString",
-                key_id=key.arn,
+                key_id=alias.name,  # as the first server names it when it overwrites the parameter
                 tier="Advanced",  # an admin kubeconfig with embedded certificates can pass 4 KB
                 value=KUBECONFIG_PENDING,
                 description=f"Admin kubeconfig of cluster {args.cluster_id}, written by its first server (rke-aws)",
                 tags=tags.named(kname, args.extra_tags),
-                # The first server overwrites it; pulumi must not put the placeholder back.
-                opts=pulumi.ResourceOptions(parent=self, ignore_changes=["value"]),
+                # The first server overwrites the value. Any update of the parameter would send the
+                # placeholder again (the provider puts value and attributes together), so nothing
+                # but tags (a separate call) may ever change it.
+                opts=pulumi.ResourceOptions(parent=self, ignore_changes=["value", "description", "keyId", "tier"]),
             )
+            self.kubeconfig_key_alias = alias
             self.kubeconfig_parameter_arn = kubeconfig.arn
             self.kubeconfig_key_arn = key.arn
         # Everything a node reads at boot exists before it boots.
-        self.parameters = [p for p in (server, marker, agent if args.agent_token else None, kubeconfig) if p is not None]
+        self.parameters = [p for p in (server, marker, agent if args.agent_token else None, kubeconfig,
+                                       self.kubeconfig_key_alias) if p is not None]
         self.register_outputs({"parameterName": self.parameter_name, "markerName": self.marker_name})

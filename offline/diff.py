@@ -60,6 +60,11 @@ REPLACE_ON: dict[str, frozenset[str]] = {
     "aws:iam/rolePolicy:RolePolicy": frozenset({"role", "name", "namePrefix"}),
     "aws:iam/rolePolicyAttachment:RolePolicyAttachment": frozenset({"role", "policyArn"}),
     "aws:iam/instanceProfile:InstanceProfile": frozenset({"name", "namePrefix", "path"}),
+    "aws:iam/user:User": frozenset(),  # name and path change in place
+    "aws:iam/userPolicy:UserPolicy": frozenset({"user", "name", "namePrefix"}),
+    "aws:iam/accessKey:AccessKey": frozenset({"user", "pgpKey"}),
+    # a changed name or namespace replaces (metadata is compared whole here); type is immutable
+    "kubernetes:core/v1:Secret": frozenset({"metadata", "type"}),
     "aws:ssm/parameter:Parameter": frozenset({"name"}),
     "aws:route53/zone:Zone": frozenset({"name", "delegationSetId"}),
     "aws:route53/record:Record": frozenset({"zoneId", "name", "type", "setIdentifier"}),

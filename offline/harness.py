@@ -49,6 +49,7 @@ class Registration:
     custom: bool
     secret_inputs: set[str] = field(default_factory=set)
     id: str = ""  # the physical ID the mocks answered (custom resources)
+    retain_on_delete: bool = False
 
 
 @dataclass
@@ -158,6 +159,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 custom=bool(request.custom),
                 secret_inputs={k for k, v in raw_inputs.items() if _has_secret(v)},
                 id=response.id or "",
+                retain_on_delete=bool(request.retainOnDelete),
             )
         )
         return response

@@ -26,7 +26,8 @@ from typing import Any, Optional
 import yaml
 
 from components import config as cfgmod
-from components.secrets import KUBECONFIG_PENDING, kubeconfig_parameter_name
+from components.endpoint import KUBE_API_PORT, endpoint_name
+from components.secrets import KUBECONFIG_PENDING, kubeconfig_parameter_name, published_kubeconfig_problem
 
 from . import harness
 
@@ -80,7 +81,9 @@ def read_published(cluster_id: str, region: str, session: Any) -> str:
     if value == KUBECONFIG_PENDING:
         raise KubeconfigError(f"{name} is still '{KUBECONFIG_PENDING}': the first server has not initialised the "
                               "cluster yet (its boot log: /var/log/cloud-init-output.log); try again in a few minutes")
-    check_kubeconfig(value, name)
+    problem = published_kubeconfig_problem(value, f"https://{endpoint_name(cluster_id)}:{KUBE_API_PORT}")
+    if problem:  # every server may overwrite the parameter: use only what RKE2 writes
+        raise KubeconfigError(f"{name} is refused: {problem}; check the cluster's servers")
     return value
 
 

@@ -132,6 +132,13 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         elif typ == "aws:ssm/parameter:Parameter":
             rid = inputs.get("name") or name
             state.update(arn=self._arn("ssm", f"parameter{rid}"))
+        elif typ == "aws:iam/user:User":
+            rid = inputs.get("name") or f"{name}-{_hex(seed, 7)}"
+            state.update(name=rid, arn=self._arn("iam", f"user{inputs.get('path', '/')}{rid}", region=False),
+                         uniqueId=f"AIDA{_hex(seed, 16).upper()}")
+        elif typ == "aws:iam/accessKey:AccessKey":
+            rid = f"AKIA{_hex(seed, 16).upper()}"
+            state.update(secret=_hex(seed + "secret", 40), status="Active")
         elif typ == "aws:kms/key:Key":
             h = _hex(seed, 32)
             rid = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"  # KMS key ids are UUIDs

@@ -682,6 +682,24 @@ class MotoMocks(pulumi.runtime.Mocks):
         arn = ssm.get_parameter(Name=pname)["Parameter"]["ARN"]
         return pname, {"name": pname, "arn": arn, "version": out["Version"], "tier": out.get("Tier", "Standard")}
 
+    def _user(self, name, i):
+        uname = self._autoname(name, i.get("name"))
+        kwargs: dict[str, Any] = {"UserName": uname, "Path": i.get("path") or "/"}
+        if i.get("tags"):
+            kwargs["Tags"] = _tag_list(i["tags"])
+        user = self._iam().create_user(**kwargs)["User"]
+        return uname, {"name": uname, "arn": self._in_partition(user["Arn"]), "uniqueId": user["UserId"]}
+
+    def _user_policy(self, name, i):
+        pname = self._autoname(name, i.get("name"))
+        self._check_policy_partition(f"user policy {name}", i["policy"])
+        self._iam().put_user_policy(UserName=i["user"], PolicyName=pname, PolicyDocument=i["policy"])
+        return f"{i['user']}:{pname}", {"name": pname}
+
+    def _access_key(self, name, i):
+        key = self._iam().create_access_key(UserName=i["user"])["AccessKey"]
+        return key["AccessKeyId"], {"secret": key["SecretAccessKey"], "status": key["Status"]}
+
     def _kms_key(self, name, i):
         kwargs: dict[str, Any] = {"Description": i.get("description") or "",
                                   "KeyUsage": i.get("keyUsage") or "ENCRYPT_DECRYPT"}
@@ -751,8 +769,11 @@ class MotoMocks(pulumi.runtime.Mocks):
         rules = []
         for r in i["rules"]:
             rule: dict[str, Any] = {"ID": r["id"], "Status": r["status"], "Filter": {"Prefix": (r.get("filter") or {}).get("prefix", "")}}
-            if r.get("expiration"):
-                rule["Expiration"] = {"Days": int(r["expiration"]["days"])}
+            exp = r.get("expiration") or {}
+            if exp.get("days") is not None:
+                rule["Expiration"] = {"Days": int(exp["days"])}
+            elif exp.get("expiredObjectDeleteMarker") is not None:
+                rule["Expiration"] = {"ExpiredObjectDeleteMarker": bool(exp["expiredObjectDeleteMarker"])}
             if r.get("noncurrentVersionExpiration"):
                 rule["NoncurrentVersionExpiration"] = {"NoncurrentDays": int(r["noncurrentVersionExpiration"]["noncurrentDays"])}
             if r.get("abortIncompleteMultipartUpload"):
@@ -850,6 +871,9 @@ class MotoMocks(pulumi.runtime.Mocks):
         "aws:iam/instanceProfile:InstanceProfile": _instance_profile,
         "aws:ssm/parameter:Parameter": _ssm_parameter,
         "aws:route53/zone:Zone": _zone,
+        "aws:iam/user:User": _user,
+        "aws:iam/userPolicy:UserPolicy": _user_policy,
+        "aws:iam/accessKey:AccessKey": _access_key,
         "aws:kms/key:Key": _kms_key,
         "aws:kms/alias:Alias": _kms_alias,
         "aws:s3/bucket:Bucket": _bucket,

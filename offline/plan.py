@@ -169,6 +169,7 @@ def resource_entries(run: harness.ProgramRun) -> list[dict[str, Any]]:
         if rid:
             entry["id"] = rid
         options = {k: v for k, v in (("protect", r.protect), ("deleteBeforeReplace", r.delete_before_replace),
+                                     ("retainOnDelete", r.retain_on_delete),
                                      ("ignoreChanges", sorted(r.ignore_changes))) if v}
         if options:
             entry["options"] = options

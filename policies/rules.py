@@ -46,6 +46,7 @@ SG_EGRESS_RULE = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
 EC2_SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
 IAM_ROLE = "aws:iam/role:Role"
 IAM_ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
+IAM_USER_POLICY = "aws:iam/userPolicy:UserPolicy"
 IAM_POLICY = "aws:iam/policy:Policy"
 IAM_ROLE_POLICY_ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
 
@@ -285,7 +286,7 @@ def unknown_actions(actions: Iterable[str]) -> list[str]:
 
 def _documents(args: ResourceValidationArgs) -> list[tuple[str, Any]]:
     """(where, policy document) pairs the resource declares."""
-    if args.resource_type in (IAM_ROLE_POLICY, IAM_POLICY):
+    if args.resource_type in (IAM_ROLE_POLICY, IAM_USER_POLICY, IAM_POLICY):
         return [("policy", _get(args.props, "policy"))]
     if args.resource_type == IAM_ROLE:
         return [(f"inlinePolicies[{i}].policy", _get(p, "policy"))

@@ -1,5 +1,5 @@
-"""addons.ebsCsi: where the aws-ebs-csi-driver's pods can run, with which credentials, and what its
-node role may do.
+"""addons.ebsCsi: where the aws-ebs-csi-driver's pods run, with which credentials, and what those
+credentials may do.
 
 Scheduling is checked with Kubernetes' own rules, written here from the API documentation (not
 taken from components/): a toleration with an empty key and `Exists` matches every taint; otherwise
@@ -7,15 +7,17 @@ keys must be equal, `Equal` (the default operator) compares values, an empty eff
 effect. For NoExecute taints the *first* matching toleration decides how long the pod may stay
 (k8s pkg/apis/core/v1/helper GetMatchingTolerations): a `tolerationSeconds` there evicts it.
 
-Node labels and taints come from the generated node configuration (RKE2 config.yaml `node-label` /
-`node-taint`, RKE1 cluster.yml `labels`) plus what each distribution adds by itself: RKE1 taints
-nodes without the worker role `node-role.kubernetes.io/controlplane=true:NoSchedule` and
-`node-role.kubernetes.io/etcd=true:NoExecute` (rancher/rke services/workerplane.go).
+Node labels and taints are what each distribution sets from a node's roles: RKE1 labels
+`node-role.kubernetes.io/<role>=true` and taints nodes without the worker role
+`node-role.kubernetes.io/controlplane=true:NoSchedule` and `node-role.kubernetes.io/etcd=true:NoExecute`
+(rancher/rke cluster/hosts.go, services/workerplane.go); RKE2 servers carry
+`node-role.kubernetes.io/control-plane=true` and `.../etcd=true`, and no taint unless configured.
 
 The chart's defaults relied on (aws-ebs-csi-driver chart 2.64.0 values.yaml): `node.tolerateAllTaints:
 true` renders the node DaemonSet's single toleration `operator: Exists`; controller tolerations
 default to CriticalAddonsOnly/Exists and NoExecute/Exists for 300 s; `controller.region` sets
-AWS_REGION; `controller.k8sTagClusterId` makes the driver tag volumes `kubernetes.io/cluster/<id>: owned`.
+AWS_REGION; `controller.k8sTagClusterId` makes the driver tag volumes `kubernetes.io/cluster/<id>: owned`;
+the controller reads AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY from the Secret `awsAccessSecret` names.
 """
 
 from __future__ import annotations
@@ -58,18 +60,20 @@ def cluster_nodes(run) -> dict[str, dict[str, Any]]:
     """name -> labels, taints and IMDS hop limit, as the running cluster would have them."""
     instances = {r.inputs["tags"]["Name"]: r for r in run.of_type("aws:ec2/instance:Instance")}
     out: dict[str, dict[str, Any]] = {}
-    if run.outputs["distribution"] == "rke":
-        for node in yaml.safe_load(run.outputs["rkeClusterYml"])["nodes"]:
-            roles = set(node["role"])
+    rke = run.outputs["distribution"] == "rke"
+    for node in run.outputs["nodes"]:
+        roles = set(node["roles"])
+        if rke:
+            labels = {f"node-role.kubernetes.io/{r}": "true" for r in roles}
             taints = [] if "worker" in roles else [RKE1_OWN_TAINTS[r] for r in ("controlplane", "etcd") if r in roles]
-            out[node["hostname_override"]] = {"labels": node.get("labels") or {}, "taints": taints}
-    else:
-        for name, inst in instances.items():
-            conf = yaml.safe_load(written_file(cloud_config(inst), bootstrap.RKE2_CONFIG_PATH))
+        else:
+            conf = yaml.safe_load(written_file(cloud_config(instances[node["name"]]), bootstrap.RKE2_CONFIG_PATH))
             labels = dict(label.split("=", 1) for label in conf.get("node-label") or [])
-            out[name] = {"labels": labels, "taints": [_taint(t) for t in conf.get("node-taint") or []]}
-    for name, node in out.items():
-        node["hop"] = instances[name].inputs["metadataOptions"]["httpPutResponseHopLimit"]
+            if "controlplane" in roles:
+                labels.update({"node-role.kubernetes.io/control-plane": "true", "node-role.kubernetes.io/etcd": "true"})
+            taints = [_taint(t) for t in conf.get("node-taint") or []]
+        out[node["name"]] = {"labels": labels, "taints": taints, "roles": roles,
+                             "hop": instances[node["name"]].inputs["metadataOptions"]["httpPutResponseHopLimit"]}
     return out
 
 
@@ -96,27 +100,26 @@ def installed(request):
     return _with_kubeconfig(request.param)
 
 
-def test_controller_runs_only_where_it_has_credentials_and_is_never_evicted(installed):
+def test_controller_runs_on_the_control_plane_and_is_never_evicted(installed):
     run = installed
     values = ebs_release_values(run)
     assert values is not None, f"{run.stack}: no aws-ebs-csi-driver release"
     controller = values["controller"]
-    selector = controller["nodeSelector"]
     nodes = cluster_nodes(run)
-    eligible = [n for n, node in nodes.items() if all(node["labels"].get(k) == v for k, v in selector.items())]
-    assert eligible, f"{run.stack}: the controller's nodeSelector {selector} matches no node"
+    eligible = {n for n, node in nodes.items()
+                if all(node["labels"].get(k) == v for k, v in controller["nodeSelector"].items())}
+    assert eligible == {n for n, node in nodes.items() if "controlplane" in node["roles"]}, \
+        f"{run.stack}: the controller's nodeSelector {controller['nodeSelector']} picks {sorted(eligible)}"
     for name in eligible:
-        node = nodes[name]
-        # On the pod network the controller reaches IMDS through one more hop.
-        assert node["hop"] == 2, f"{name}: controller may run here but IMDS hop limit is {node['hop']}"
-        for taint in node["taints"]:
+        for taint in nodes[name]["taints"]:
             match = first_match(controller["tolerations"], taint)
             assert match is not None, f"{name}: controller does not tolerate {taint}"
             if taint["effect"] == "NoExecute":
                 assert "tolerationSeconds" not in match, f"{name}: controller evicted after {match['tolerationSeconds']} s by {taint}"
+    # Its credentials come from its own Secret: no node needs to hand its role to pods.
     for name, node in nodes.items():
-        if name not in eligible:
-            assert node["hop"] == 1, f"{name}: hop limit 2 where the controller never runs"
+        assert node["hop"] == 1, f"{name}: IMDS hop limit {node['hop']}"
+    assert values["awsAccessSecret"]["name"], values
 
 
 def test_node_plugin_runs_everywhere_on_the_host_network(installed):
@@ -150,39 +153,72 @@ def test_installed_once_pinned_and_through_the_clusters_provider(installed):
     assert release.provider.startswith(provider.urn), release.urn
 
 
-def test_manifest_mode_ships_the_same_values_as_a_helmchart():
+def _manifest_parameters(run) -> dict[str, harness.Registration]:
+    return {p.inputs["name"].rsplit("/", 1)[1]: p for p in run.of_type("aws:ssm/parameter:Parameter")
+            if "/manifests/" in p.inputs["name"]}
+
+
+def test_manifest_mode_ships_the_same_values_as_a_helmchart_and_its_credentials_encrypted():
     run = run_stack_cached("rke2-govcloud")
-    (param,) = [p for p in run.of_type("aws:ssm/parameter:Parameter") if p.inputs["name"].endswith("/ebs-csi.yaml")]
-    chart = yaml.safe_load(param.inputs["insecureValue"])
-    assert chart["kind"] == "HelmChart" and chart["apiVersion"] == "helm.cattle.io/v1", param.urn
+    params = _manifest_parameters(run)
+    chart = yaml.safe_load(params["ebs-csi.yaml"].inputs["insecureValue"])
+    assert chart["kind"] == "HelmChart" and chart["apiVersion"] == "helm.cattle.io/v1", params["ebs-csi.yaml"].urn
     spec = chart["spec"]
     assert (spec["chart"], spec["version"], spec["targetNamespace"]) == (
         versions.EBS_CSI_CHART_NAME, versions.EBS_CSI_CHART_VERSION, "kube-system")
     values = yaml.safe_load(spec["valuesContent"])
-    nodes = cluster_nodes(run)
-    eligible = [n for n, node in nodes.items()
-                if all(node["labels"].get(k) == v for k, v in values["controller"]["nodeSelector"].items())]
-    assert eligible and all(nodes[n]["hop"] == 2 for n in eligible), eligible
     assert values["controller"]["region"] == "us-gov-west-1"
+    creds = params["ebs-csi-credentials.yaml"]
+    assert creds.inputs["type"] == "SecureString" and "value" in creds.secret_inputs, f"{creds.urn}: not encrypted"
+    secret = yaml.safe_load(creds.inputs["value"])
+    ref = values["awsAccessSecret"]
+    assert (secret["kind"], secret["metadata"]["name"], secret["metadata"]["namespace"]) == ("Secret", ref["name"], "kube-system")
+    (key,) = run.of_type("aws:iam/accessKey:AccessKey")
+    assert secret["stringData"] == {ref["keyId"]: key.id, ref["accessKey"]: key.state["secret"]}
+    # The servers fetch it decrypted, and write it readable by root only (bootstrap.py's sync).
+    server = next(i for i in run.of_type("aws:ec2/instance:Instance") if "controlplane" in i.inputs["tags"]["rke-aws/roles"])
+    sync = written_file(cloud_config(server), bootstrap.SYNC_PATH)
+    assert '"WithDecryption": true' in sync and "0o600" in sync, f"{server.urn}: {bootstrap.SYNC_PATH}"
 
 
-# ---- the node role's EBS grants -----------------------------------------------------------------
+# ---- the controller's own credentials -----------------------------------------------------------
 
 CID = "rke2-prod"
 OWNED = {f"aws:ResourceTag/kubernetes.io/cluster/{CID}": "owned"}
 OTHER = {"aws:ResourceTag/kubernetes.io/cluster/other": "owned"}
 
 
-def _ebs_grant(run) -> dict:
-    (grant,) = [g for g in run.of_type("aws:iam/rolePolicy:RolePolicy") if g.name.endswith("-ebs-csi")]
-    return grant
+def _user_policy(run) -> dict:
+    (policy,) = run.of_type("aws:iam/userPolicy:UserPolicy")
+    return json.loads(policy.inputs["policy"])
 
 
-def test_only_the_controlplane_role_gets_ebs_grants():
-    run = run_stack_cached("rke2-prod")
-    grant = _ebs_grant(run)
-    (cp_role,) = [r for r in run.of_type("aws:iam/role:Role") if r.name.endswith("-controlplane")]
-    assert grant.inputs["role"] == cp_role.state["name"], grant.urn
+def test_the_controller_has_its_own_user_and_no_node_role_can_touch_volumes(installed):
+    run = installed
+    cid = run.outputs["clusterId"]
+    (user,) = run.of_type("aws:iam/user:User")
+    assert user.inputs["name"] == f"{cid}-ebs-csi" and user.inputs["path"] == "/rke-aws/", user.urn
+    assert user.inputs["tags"][f"kubernetes.io/cluster/{cid}"] == "owned", user.urn
+    (policy,) = run.of_type("aws:iam/userPolicy:UserPolicy")
+    (key,) = run.of_type("aws:iam/accessKey:AccessKey")
+    assert policy.inputs["user"] == user.state["name"] == key.inputs["user"], (policy.urn, key.urn)
+    for grant in run.of_type("aws:iam/rolePolicy:RolePolicy"):
+        doc = json.loads(grant.inputs["policy"])
+        for action in ("ec2:CreateVolume", "ec2:AttachVolume", "ec2:DeleteVolume"):
+            assert not iam_eval.allowed(doc, action, _arn("volume", "vol-1"), {**OWNED, "aws:ResourceTag/kubernetes.io/cluster/" + cid: "owned"}), \
+                f"{grant.urn}: a node role allows {action}"
+    plain = json.dumps({k: v for k, v in run.outputs.items() if k not in run.secret_outputs}, default=str)
+    assert key.state["secret"] not in plain, "the access key's secret is in a plain output"
+    manifests = _manifest_parameters(run)
+    if "ebs-csi-credentials.yaml" in manifests:
+        return  # manifest mode: test_manifest_mode_ships_...
+    (secret,) = run.of_type("kubernetes:core/v1:Secret")
+    ref = ebs_release_values(run)["awsAccessSecret"]
+    assert (secret.inputs["metadata"]["name"], secret.inputs["metadata"]["namespace"]) == (ref["name"], "kube-system")
+    assert secret.inputs["stringData"] == {ref["keyId"]: key.id, ref["accessKey"]: key.state["secret"]}, secret.urn
+    assert "stringData" in secret.secret_inputs, f"{secret.urn}: the access key is not a secret input"
+    (release,) = [r for r in run.of_type(RELEASE) if r.inputs["chart"] == versions.EBS_CSI_CHART_NAME]
+    assert secret.urn in release.dependencies, f"{release.urn}: may start before its credentials exist"
 
 
 def _arn(kind: str, rid: str) -> str:
@@ -200,9 +236,16 @@ def _arn(kind: str, rid: str) -> str:
     ("ec2:CreateSnapshot", _arn("snapshot", "*"), {f"aws:RequestTag/kubernetes.io/cluster/{CID}": "owned"}, True),
     ("ec2:CreateSnapshot", _arn("volume", "vol-1"), OWNED, True),
     ("ec2:CreateSnapshot", _arn("volume", "vol-1"), OTHER, False),
-    # tags only as part of those creations, never on existing resources
+    # PVC clones: a copy of this cluster's volume, tagged for it
+    ("ec2:CopyVolumes", _arn("volume", "*"), {f"aws:RequestTag/kubernetes.io/cluster/{CID}": "owned"}, True),
+    ("ec2:CopyVolumes", _arn("volume", "vol-1"), OWNED, True),
+    ("ec2:CopyVolumes", _arn("volume", "vol-1"), OTHER, False),
+    # tags as part of those creations, and changes on this cluster's volumes except the cluster tag
     ("ec2:CreateTags", _arn("volume", "vol-1"), {"ec2:CreateAction": "CreateVolume"}, True),
-    ("ec2:CreateTags", _arn("volume", "vol-1"), OTHER, False),
+    ("ec2:CreateTags", _arn("volume", "vol-1"), {**OTHER, "aws:TagKeys": ["team"]}, False),
+    ("ec2:CreateTags", _arn("volume", "vol-1"), {**OWNED, "aws:TagKeys": ["team"]}, True),
+    ("ec2:CreateTags", _arn("volume", "vol-1"), {**OWNED, "aws:TagKeys": [f"kubernetes.io/cluster/{CID}"]}, False),
+    ("ec2:DeleteTags", _arn("volume", "vol-1"), {**OWNED, "aws:TagKeys": [f"kubernetes.io/cluster/{CID}"]}, False),
     ("ec2:CreateTags", _arn("instance", "i-1"), {"ec2:CreateAction": "RunInstances"}, False),
     # attach, modify, delete: this cluster's volumes, on this cluster's instances
     ("ec2:AttachVolume", _arn("volume", "vol-1"), OWNED, True),
@@ -216,68 +259,49 @@ def _arn(kind: str, rid: str) -> str:
     ("ec2:DeleteVolume", _arn("volume", "vol-1"), {}, False),
     ("ec2:DeleteSnapshot", _arn("snapshot", "snap-1"), OWNED, True),
     ("ec2:DeleteSnapshot", _arn("snapshot", "snap-1"), OTHER, False),
+    ("ec2:EnableFastSnapshotRestores", _arn("snapshot", "snap-1"), OWNED, True),
+    ("ec2:LockSnapshot", _arn("snapshot", "snap-1"), OTHER, False),
     # nothing beyond EBS
     ("ec2:TerminateInstances", _arn("instance", "i-1"), OWNED, False),
     ("ec2:ModifyInstanceAttribute", _arn("instance", "i-1"), OWNED, False),
+    ("ssm:GetParameter", "arn:aws:ssm:us-west-2:123456789012:parameter/rke-aws/rke2-prod/rke2-join-token", {}, False),
 ])
 def test_ebs_grants_evaluated(action, resource, context, allowed):
-    doc = json.loads(_ebs_grant(run_stack_cached("rke2-prod")).inputs["policy"])
+    doc = _user_policy(run_stack_cached("rke2-prod"))
     assert iam_eval.allowed(doc, action, resource, context) is allowed, (action, resource, context)
 
 
 def test_ebs_grants_carry_the_partition():
-    doc = json.loads(_ebs_grant(run_stack_cached("rke2-govcloud")).inputs["policy"])
+    doc = _user_policy(run_stack_cached("rke2-govcloud"))
     arns = {r for st in doc["Statement"] for r in iam_eval._strings(st["Resource"]) if r != "*"}
     assert arns and all(r.startswith("arn:aws-us-gov:ec2:") for r in arns), arns
 
 
 # ---- when it is on ------------------------------------------------------------------------------
 
-def _pools_without_dedicated(stack: str) -> list[dict]:
-    pools = json.loads(harness.stack_config(stack)["rke-aws:nodePools"])
-    for p in pools:
-        if "controlplane" in p["roles"] and "worker" not in p["roles"]:
-            p["roles"] = sorted(set(p["roles"]) | {"worker"})
-    return pools
+def test_on_for_a_new_stack_whatever_its_pools():
+    pools = json.loads(harness.stack_config("rke2-dev")["rke-aws:nodePools"])
+    for p in pools:  # no dedicated control plane: the controller still has its own credentials
+        p["roles"] = sorted(set(p["roles"]) | {"worker"}) if "controlplane" in p["roles"] else p["roles"]
+    run = harness.run_program(set_key(harness.stack_config("rke2-dev"), "nodePools", pools), stack="rke2-shared")
+    assert run.outputs["ebsCsi"] is True and run.of_type("aws:iam/accessKey:AccessKey")
+    assert {r.inputs["metadataOptions"]["httpPutResponseHopLimit"] for r in run.of_type("aws:ec2/instance:Instance")} == {1}
 
 
-def test_without_a_dedicated_control_plane_it_stays_off_unless_asked_and_then_refuses():
-    cfg = set_key(harness.stack_config("rke2-dev"), "nodePools", _pools_without_dedicated("rke2-dev"))
-    run = harness.run_program(cfg, stack="rke2-shared")
-    assert run.outputs["ebsCsi"] is False
-    assert not [g for g in run.of_type("aws:iam/rolePolicy:RolePolicy") if g.name.endswith("-ebs-csi")]
-    hops = {r.inputs["metadataOptions"]["httpPutResponseHopLimit"] for r in run.of_type("aws:ec2/instance:Instance")}
-    assert hops == {1}, hops
-    set_key(cfg, "addons", {"ebsCsi": True})
-    with pytest.raises(Exception, match=r"addons\.ebsCsi: true needs a control-plane pool without the worker role"):
-        harness.run_program(cfg, stack="rke2-shared")
-
-
-def test_off_means_no_grant_no_release_no_hop_two():
+def test_off_means_no_user_no_release_no_manifest():
     run = _with_kubeconfig("rke2-prod", addons={"ebsCsi": False})
     assert run.outputs["ebsCsi"] is False and ebs_release_values(run) is None
-    assert not [g for g in run.of_type("aws:iam/rolePolicy:RolePolicy") if g.name.endswith("-ebs-csi")]
-    for name, node in cluster_nodes(run).items():
-        assert node["hop"] == 1 and not node["taints"] and not node["labels"], name
+    assert not run.of_type("aws:iam/user:User") and not run.of_type("kubernetes:core/v1:Secret")
+    gov = set_key(harness.stack_config("rke2-govcloud"), "addons", {"ebsCsi": False})
+    assert not [n for n in _manifest_parameters(harness.run_program(gov, stack="rke2-govcloud")) if "ebs" in n]
 
 
-def test_a_stack_from_before_the_option_keeps_its_nodes_untouched():
+def test_a_stack_from_before_the_option_stays_without_it_until_asked():
     first = harness.run_stack("rke2-prod")
     old_outputs = {k: v for k, v in first.outputs.items() if k != "ebsCsi"}
     cfg = harness.stack_config("rke2-prod")
     again = harness.run_program(cfg, stack="rke2-prod", previous_outputs=old_outputs)
-    assert again.outputs["ebsCsi"] is False
-    assert {r.inputs["metadataOptions"]["httpPutResponseHopLimit"] for r in again.of_type("aws:ec2/instance:Instance")} == {1}
-    # ... and once deployed with the driver, an unset key keeps it (no flip of the servers' IMDS).
+    assert again.outputs["ebsCsi"] is False and not again.of_type("aws:iam/user:User")
+    # ... and once deployed with the driver, an unset key keeps it.
     later = harness.run_program(cfg, stack="rke2-prod", previous_outputs=first.outputs)
     assert later.outputs["ebsCsi"] is True
-
-
-def test_turning_it_on_for_a_running_cluster_says_how_to_label_the_servers():
-    first = harness.run_program(set_key(harness.stack_config("rke2-prod"), "addons", {"ebsCsi": False}), stack="rke2-prod")
-    cfg = set_key(harness.stack_config("rke2-prod"), "addons", {"ebsCsi": True})
-    run = harness.run_program(cfg, stack="rke2-prod", previous_outputs=first.outputs)
-    servers = [n["name"] for n in first.outputs["nodes"] if "controlplane" in n["roles"]]
-    (note,) = [m for _, m in run.logs if "addons.ebsCsi on for a running cluster" in m]
-    assert f"kubectl label node {' '.join(sorted(servers))} {bootstrap.DEDICATED_LABEL}=true" in note, note
-    assert "CriticalAddonsOnly=true:NoExecute" in note, note

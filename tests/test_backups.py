@@ -80,11 +80,20 @@ def test_every_stack_snapshots_into_its_own_locked_down_bucket(stack_run):
         assert iam_eval.decision(doc, "s3:GetObject", resource, {"aws:SecureTransport": "false"}) == iam_eval.DENY, \
             f"{policy.urn}: plain HTTP not refused on {resource}"
         assert iam_eval.decision(doc, "s3:GetObject", resource, {"aws:SecureTransport": "true"}) != iam_eval.DENY
-    assert block.urn in policy.dependencies, f"{policy.urn}: a policy before the public access block can race it"
     lifecycle = one("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")
     (rule,) = lifecycle.inputs["rules"]
-    assert rule["status"] == "Enabled" and rule["expiration"]["days"] == 30, lifecycle.urn
+    # Current snapshots are pruned by count (RKE2/RKE), never by age: a cluster that stopped
+    # snapshotting keeps its last ones. Old versions go after expireDays, then their delete markers.
+    assert rule["status"] == "Enabled" and "days" not in rule["expiration"], lifecycle.urn
+    assert rule["expiration"]["expiredObjectDeleteMarker"] is True, lifecycle.urn
     assert rule["noncurrentVersionExpiration"]["noncurrentDays"] == 30, f"{lifecycle.urn}: old versions kept forever"
+    # S3 refuses concurrent changes to one bucket (409 OperationAborted): each setting waits for
+    # the one before, the policy for the public access block; `pulumi destroy` leaves all of it.
+    settings = [block, versioning, sse, policy, lifecycle]
+    for before, after in zip([b] + settings, settings):
+        assert before.urn in after.dependencies, f"{after.urn} does not wait for {before.urn}"
+    for reg in [b] + settings:
+        assert reg.retain_on_delete, f"{reg.urn}: `pulumi destroy` would delete it (or fail on a full bucket)"
 
 
 def test_bucket_names_are_valid_and_unique_per_account_and_region():
@@ -222,7 +231,7 @@ def test_disabled_snapshots_leave_no_trace():
 def test_schedule_and_retention_follow_the_config():
     run = _variant("rke2-dev", intervalHours=24, retention=14, expireDays=90)
     (rule,) = run.of_type("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")[0].inputs["rules"]
-    assert rule["expiration"]["days"] == 90
+    assert rule["noncurrentVersionExpiration"]["noncurrentDays"] == 90
     servers = [c for c in _rke2_configs(run).values() if c.get("etcd-s3")]
     assert servers and all(c["etcd-snapshot-schedule-cron"] == "0 0 * * *" and c["etcd-snapshot-retention"] == 14
                            for c in servers), servers
@@ -242,3 +251,22 @@ def test_rke1_etcd_only_pools_are_warned_about():
     run = harness.run_program(cfg, stack="rke-etcd-split")
     warned = [m for lvl, m in run.logs if lvl == "warning" and "etcdBackup" in m]
     assert warned and "etcd" in warned[0] and "worker" in warned[0], run.logs
+
+
+def test_snapshots_turned_on_for_a_running_cluster_say_what_the_servers_need():
+    """Running servers read config.yaml at first boot only: the update lists the keys to add."""
+    before = _variant("rke2-prod", enabled=False)
+    cfg = harness.stack_config("rke2-prod")
+    after = harness.run_program(cfg, stack="rke2-prod", previous_outputs=before.outputs)
+    (warning,) = [m for lvl, m in after.logs if lvl == "warning" and m.startswith("rke-aws:etcdBackup")]
+    servers = [c for c in _rke2_configs(after).values() if c.get("etcd-s3")]
+    for key, value in servers[0].items():
+        if key.startswith("etcd-"):
+            assert f"{key}: {json.dumps(value)}" in warning, (key, warning)
+    assert "systemctl restart rke2-server" in warning, warning
+    # Once deployed with snapshots, nothing more to say.
+    again = harness.run_program(cfg, stack="rke2-prod", previous_outputs=after.outputs)
+    assert not [m for _, m in again.logs if m.startswith("rke-aws:etcdBackup")]
+    rke_before = _variant("rke-prod", enabled=False)
+    rke_after = harness.run_program(harness.stack_config("rke-prod"), stack="rke-prod", previous_outputs=rke_before.outputs)
+    assert [m for lvl, m in rke_after.logs if lvl == "warning" and "`rke up`" in m and "etcdBackup" in m], rke_after.logs

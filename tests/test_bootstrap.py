@@ -19,14 +19,35 @@ import jsonschema
 import pytest
 import yaml
 
-from components import bootstrap
+from components import bootstrap, secrets
 from offline import harness
 from tests.conftest import STACKS, cloud_config, run_stack_cached, shellcheck
 
 STUBS = Path(__file__).resolve().parent / "stubs"
 SCHEMA = harness.ROOT.parent / "shared" / "reference" / "cloud-init" / "schema-cloud-config-v1.json"
 INSTANCE = "aws:ec2/instance:Instance"
-ADMIN_KUBECONFIG = "apiVersion: v1\nclusters:\n- cluster:\n    server: https://127.0.0.1:6443\n  name: default\n"
+# What RKE2 writes to /etc/rancher/rke2/rke2.yaml (k3s's kubeconfig template: one cluster, one
+# client certificate, the server on the loopback address).
+ADMIN_KUBECONFIG = """apiVersion: v1
+clusters:
+- cluster:
+    certificate-authority-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==
+    server: https://127.0.0.1:6443
+  name: default
+contexts:
+- context:
+    cluster: default
+    user: default
+  name: default
+current-context: default
+kind: Config
+preferences: {}
+users:
+- name: default
+  user:
+    client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==
+    client-key-data: LS0tLS1CRUdJTiBFQyBQUklWQVRFIEtFWS0tLS0tCg==
+"""
 
 
 def instances(run: harness.ProgramRun) -> dict[str, harness.Registration]:
@@ -69,7 +90,7 @@ def boot(inst: harness.Registration, tmp_path: Path, parameters: dict[str, str],
                                          f'printf "%s\\n" "{ADMIN_KUBECONFIG}" > "$RKE_AWS_ROOT/etc/rancher/rke2/rke2.yaml"\n'
                                          # the tarball install ships the CIS kernel parameters file
                                          f'mkdir -p "$RKE_AWS_ROOT/usr/local/share/rke2"\n'
-                                         f'printf "vm.panic_on_oom=0\\n" > "$RKE_AWS_ROOT{bootstrap.CIS_SYSCTL_SOURCE}"\n'),
+                                         f'printf "vm.panic_on_oom=0\\n" > "$RKE_AWS_ROOT/usr/local/share/rke2/rke2-cis-sysctl.conf"\n'),
             **{u: f"# downloaded from {u}\n" for u in _all_urls(parameters)},
         },
     }
@@ -132,8 +153,13 @@ def test_first_server_initialises_a_new_cluster_and_writes_the_marker(prod, tmp_
     assert b.installed == f"server {prod.outputs['kubernetesVersion']}", b.installed
     # The admin kubeconfig, pointed at the endpoint, encrypted with the cluster's own key.
     (put,) = [p for p in b.state["puts"] if p["Name"] == prod.outputs["rke2KubeconfigParameter"]]
-    assert put["Type"] == "SecureString" and put["KeyId"] == f"alias/rke-aws/{prod.outputs['clusterId']}/admin-kubeconfig"
+    (alias,) = prod.of_type("aws:kms/alias:Alias")
+    (param,) = [p for p in prod.of_type("aws:ssm/parameter:Parameter") if p.inputs["name"] == put["Name"]]
+    assert put["Type"] == "SecureString" and put["KeyId"] == alias.inputs["name"] == param.inputs["keyId"], put
+    assert put["Tier"] == param.inputs["tier"] == "Advanced" and put["Overwrite"] is True, put
     assert f"server: https://{prod.outputs['controlPlaneEndpoint']}:6443" in put["Value"], put["Value"]
+    # What the first server publishes is what the next `pulumi up` accepts (secrets.py).
+    assert secrets.published_kubeconfig_problem(put["Value"], prod.outputs["kubernetesApiUrl"]) is None
     token = b.root / bootstrap.RKE2_TOKEN_PATH.lstrip("/")
     assert stat.S_IMODE(token.stat().st_mode) == 0o600 and token.read_text().startswith("token-of-")
     assert not list(b.root.rglob("*.tmp")), "a .tmp file was left behind"
@@ -295,3 +321,12 @@ def test_scratch_root_is_the_only_thing_tests_can_redirect():
     assert [line for line in script.splitlines() if "${RKE_AWS_" in line] == [
         'ROOT="${RKE_AWS_ROOT:-}"', f'RETRY_SECONDS="${{RKE_AWS_RETRY_SECONDS:-{bootstrap.RETRY_SECONDS}}}"',
         f'RETRY_DELAY="${{RKE_AWS_RETRY_DELAY:-{bootstrap.RETRY_DELAY}}}"']
+
+
+def test_a_failed_kubeconfig_publish_leaves_the_server_running(prod, tmp_path):
+    first = first_server(prod)
+    b = boot(first, tmp_path, rke2_parameters(prod), denied=[prod.outputs["rke2KubeconfigParameter"]])
+    assert b.returncode == 0, b.stderr
+    assert "admin kubeconfig NOT published" in b.stderr and "bootstrap done (init)" in b.stderr, b.stderr
+    marker = b.state["parameters"][prod.outputs["rke2InitMarkerParameter"]]
+    assert marker.startswith("initialized by "), "the marker must be written before the kubeconfig"

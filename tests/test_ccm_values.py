@@ -420,8 +420,8 @@ def test_release_values_args_rbac_network(stack_run):
 def manifest_parameters(r: harness.ProgramRun) -> dict[str, str]:
     """Manifest mode: file name -> content of the manifests the servers mirror from SSM."""
     path = r.outputs.get("rke2ManifestPath")
-    return {p.inputs["name"].rsplit("/", 1)[1]: p.inputs["insecureValue"] for p in r.of_type("aws:ssm/parameter:Parameter")
-            if path and p.inputs["name"].startswith(path + "/")}
+    return {p.inputs["name"].rsplit("/", 1)[1]: p.inputs.get("insecureValue", p.inputs.get("value"))
+            for p in r.of_type("aws:ssm/parameter:Parameter") if path and p.inputs["name"].startswith(path + "/")}
 
 
 def manifest_runs() -> list[harness.ProgramRun]:

@@ -351,9 +351,13 @@ INVALID = [
         "rke-aws:etcdBackup.expireDays: applies to the bucket this program creates, but etcdBackup.bucket names "
         "'my-bucket'; set expiry on that bucket, or remove one of the keys"),
     row("etcdBackup-interval-zero", put("etcdBackup", {"intervalHours": 0}),
-        "rke-aws:etcdBackup.intervalHours: 0 is out of range; use an integer from 1 to 24"),
+        "rke-aws:etcdBackup.intervalHours: 0 is not an interval that divides a day; use 1, 2, 3, 4, 6, 8, 12 or 24"),
     row("etcdBackup-folder-absolute", put("etcdBackup", {"folder": "/abs"}),
-        "rke-aws:etcdBackup.folder: '/abs' is not valid; expected a key prefix like prod/etcd (no leading /)"),
+        "rke-aws:etcdBackup.folder: '/abs' is not valid; expected a key prefix like prod/etcd (no leading, trailing or "
+        "double /)"),
+    row("etcdBackup-folder-trailing-slash", put("etcdBackup", {"folder": "prod/"}),
+        "rke-aws:etcdBackup.folder: 'prod/' is not valid; expected a key prefix like prod/etcd (no leading, trailing or "
+        "double /)"),
     row("etcdBackup-kms-alias", put("etcdBackup", {"kmsKeyArn": "arn:aws:kms:us-east-1:123456789012:alias/etcd"}),
         "rke-aws:etcdBackup.kmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:alias/etcd' is not valid; expected a KMS "
         "key ARN (not an alias) like arn:aws:kms:us-west-2:111122223333:key/1234abcd-..."),

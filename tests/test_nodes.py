@@ -77,11 +77,8 @@ def test_instance_settings(stack_run):
         inst = instances(stack_run)[node["name"]]
         pool = pools[node["pool"]]
         meta = inst.inputs["metadataOptions"]
-        # Hop limit 1 unless the pool says why pods need the node's credentials (domain.md section 6),
-        # or the pool hosts the EBS CSI controller (control plane without workloads).
-        hosts_ebs_controller = (stack_run.outputs["ebsCsi"] and "controlplane" in node["roles"]
-                                and "worker" not in node["roles"])
-        hop = 2 if hosts_ebs_controller else pool.get("imdsHopLimit", 1)
+        # Hop limit 1 unless the pool says why pods need the node's credentials (domain.md section 6).
+        hop = pool.get("imdsHopLimit", 1)
         assert meta["httpTokens"] == "required" and meta["httpPutResponseHopLimit"] == hop, inst.urn
         assert (inst.inputs["tags"].get("rke-aws/imds-hop-limit-reason") is not None) is (hop == 2), inst.urn
         root = inst.inputs["rootBlockDevice"]

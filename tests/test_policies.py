@@ -385,15 +385,15 @@ IAM_PLANTS = [
 
 
 @pytest.mark.parametrize("stack", STACKS)
-@pytest.mark.parametrize("as_type", [rules.IAM_ROLE_POLICY, rules.IAM_POLICY, rules.IAM_ROLE])
+@pytest.mark.parametrize("as_type", [rules.IAM_ROLE_POLICY, rules.IAM_USER_POLICY, rules.IAM_POLICY, rules.IAM_ROLE])
 @pytest.mark.parametrize("name,stmt", IAM_PLANTS, ids=[f"{n}-{i}" for i, (n, _) in enumerate(IAM_PLANTS)])
 def test_iam_policy_catches_planted_statement(name, stmt, as_type, stack):
     for reg in registrations(stack, rules.IAM_ROLE_POLICY):
         planted = _with_statement(reg.inputs["policy"], stmt)
         if as_type == rules.IAM_ROLE_POLICY:
             urn, props = reg.urn, {**copy.deepcopy(reg.inputs), "policy": planted}
-        elif as_type == rules.IAM_POLICY:
-            urn, props = reg.urn.replace(rules.IAM_ROLE_POLICY, rules.IAM_POLICY), {"policy": planted}
+        elif as_type in (rules.IAM_POLICY, rules.IAM_USER_POLICY):
+            urn, props = reg.urn.replace(rules.IAM_ROLE_POLICY, as_type), {"policy": planted}
         else:  # the same document inline on a role
             urn = reg.urn.replace(rules.IAM_ROLE_POLICY, rules.IAM_ROLE)
             props = {"inlinePolicies": [{"name": "planted", "policy": planted}]}

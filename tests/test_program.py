@@ -20,7 +20,8 @@ COMPONENT_TYPES = {
 }
 OPTIONAL_COMPONENT_TYPES = {"rke-aws:secrets:JoinToken", "rke-aws:ccm:CloudControllerManager",
                             "rke-aws:manifests:ServerManifests", "rke-aws:upgrades:SystemUpgrades",
-                            "rke-aws:backups:EtcdBackupBucket", "rke-aws:addons:EbsCsiDriver"}
+                            "rke-aws:backups:EtcdBackupBucket", "rke-aws:addons:EbsCsiDriver",
+                            "rke-aws:addons:EbsCsiCredentials"}
 EXPECTED_OUTPUTS = {
     "clusterId", "distribution", "kubernetesVersion", "region", "vpcId", "subnetIds", "subnets", "securityGroupId",
     "instanceProfileNames", "instanceProfileArns", "nodes", "ccmValues", "ccmImage", "controlPlaneEndpoint",
