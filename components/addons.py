@@ -29,7 +29,7 @@ import pulumi_kubernetes as k8s
 
 from . import iam_policy, tags, versions
 from .bootstrap import dump_yaml
-from .ccm_values import RKE2_CONTROL_PLANE_LABEL, RKE_CONTROLPLANE_TAINT, RKE_ETCD_TAINT, node_selector
+from .ccm_values import control_plane_tolerations, node_selector
 from .config import NodePool
 
 NAMESPACE = "kube-system"
@@ -52,15 +52,7 @@ DEFAULT_STORAGE_CLASS = {
 
 def controller_tolerations(distribution: str, pools: Iterable[NodePool]) -> list[dict[str, Any]]:
     """The control-plane taints of the distribution, then the chart's defaults."""
-    tols: list[dict[str, Any]] = []
-    if distribution == "rke":
-        tols.append(dict(RKE_CONTROLPLANE_TAINT))
-        # Controlplane nodes that are also etcd (and not worker) carry the etcd NoExecute taint.
-        if any(p.is_controlplane and p.is_etcd and not p.is_worker for p in pools):
-            tols.append(dict(RKE_ETCD_TAINT))
-    else:
-        tols.append({"key": RKE2_CONTROL_PLANE_LABEL, "operator": "Exists", "effect": "NoSchedule"})
-    return tols + [dict(t) for t in CHART_CONTROLLER_TOLERATIONS]
+    return control_plane_tolerations(distribution, pools) + [dict(t) for t in CHART_CONTROLLER_TOLERATIONS]
 
 
 def values(distribution: str, pools: Iterable[NodePool], cluster_id: str, region: str) -> dict[str, Any]:

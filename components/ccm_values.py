@@ -106,15 +106,19 @@ def node_selector(distribution: str) -> dict[str, str]:
     return {RKE2_CONTROL_PLANE_LABEL: "true"}
 
 
+def control_plane_tolerations(distribution: str, pools: Iterable[NodePool]) -> list[dict[str, str]]:
+    """The taints the distribution puts on control-plane nodes (shared with the EBS CSI controller)."""
+    if distribution == "rke":
+        # Controlplane nodes that are also etcd (and not worker) carry the etcd NoExecute taint.
+        etcd = any(p.is_controlplane and p.is_etcd and not p.is_worker for p in pools)
+        return [dict(RKE_CONTROLPLANE_TAINT)] + ([dict(RKE_ETCD_TAINT)] if etcd else [])
+    return [{"key": RKE2_CONTROL_PLANE_LABEL, "operator": "Exists", "effect": "NoSchedule"}]
+
+
 def tolerations(distribution: str, pools: Iterable[NodePool]) -> list[dict[str, str]]:
     tols = [{"key": UNINITIALIZED_TAINT_KEY, "value": "true", "effect": "NoSchedule"}]
-    if distribution == "rke":
-        tols.append(dict(RKE_CONTROLPLANE_TAINT))
-        # Controlplane nodes that are also etcd (and not worker) carry the etcd NoExecute taint.
-        if any(p.is_controlplane and p.is_etcd and not p.is_worker for p in pools):
-            tols.append(dict(RKE_ETCD_TAINT))
-    else:
-        tols.append({"key": RKE2_CONTROL_PLANE_LABEL, "operator": "Exists", "effect": "NoSchedule"})
+    tols += control_plane_tolerations(distribution, pools)
+    if distribution == "rke2":
         tols.append({"key": RKE2_CRITICAL_ADDONS_TAINT_KEY, "operator": "Exists"})
     return tols
 

@@ -141,7 +141,15 @@ def checkout(ref: str, repo: Path, into: Path) -> Path:
     """The tree of `ref` (files only), extracted into `into`."""
     archive = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", ref], capture_output=True, check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(into, filter="data")
+        if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4 (Debian 12 ships 3.11.2)
+            tar.extractall(into, filter="data")
+        else:
+            # What the "data" filter refuses: absolute paths, `..`, links (git archive makes none).
+            for member in tar.getmembers():
+                parts = Path(member.name).parts
+                if member.name.startswith("/") or ".." in parts or member.islnk() or member.issym():
+                    raise RuntimeError(f"{ref}: refusing archive member {member.name!r}")
+            tar.extractall(into)
     return into
 
 

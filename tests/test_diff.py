@@ -110,3 +110,22 @@ def test_dump_is_plain_json(tmp_path):
     diff.dump(harness.ROOT, harness.stack_file("rke2-dev"), None, out)
     data = json.loads(out.read_text())
     assert data["resources"] and "nodes" in data["outputs"]
+
+
+def test_checkout_works_without_tarfile_filters(tmp_path, monkeypatch):
+    """Debian 12's Python 3.11.2 predates tarfile's extraction filters (3.11.4); the fallback
+    extracts the same files and still refuses members that would land outside the target."""
+    import io
+    import tarfile
+
+    monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    out = diff.checkout("HEAD", diff.ROOT, tmp_path / "tree")
+    assert (out / "__main__.py").read_text() == (diff.ROOT / "__main__.py").read_text()
+    evil = io.BytesIO()
+    with tarfile.open(fileobj=evil, mode="w") as tar:
+        info = tarfile.TarInfo("../outside")
+        tar.addfile(info, io.BytesIO(b""))
+    monkeypatch.setattr(diff.subprocess, "run", lambda *a, **k: type("P", (), {"stdout": evil.getvalue()})())
+    with pytest.raises(RuntimeError, match="refusing archive member '../outside'"):
+        diff.checkout("HEAD", diff.ROOT, tmp_path / "evil")
+    assert not (tmp_path / "outside").exists()
