@@ -134,7 +134,13 @@ def typed_class(typ: str) -> tuple[type, dict[str, str]]:
         module = importlib.import_module(".".join([_PACKAGES[pkg], *path]))
         cls_name = name
     cls = getattr(module, cls_name)
-    args_cls = getattr(module, f"{cls_name}Args", None)
+    # The args class defined beside the resource: where a nested input type already has the name
+    # `<Name>Args` (pulumi_aws.s3.BucketVersioningArgs is Bucket's `versioning` block), codegen
+    # calls the resource's own `<Name>InitArgs`.
+    own = vars(importlib.import_module(cls.__module__))
+    args_cls = next((own[n] for n in (f"{cls_name}InitArgs", f"{cls_name}Args")
+                     if isinstance(own.get(n), type) and own[n].__module__ == cls.__module__), None) or \
+        getattr(module, f"{cls_name}Args", None)
     names = {v: k for k, v in _types.input_type_py_to_pulumi_names(args_cls).items()} if args_cls else {}
     _typed_cache[typ] = (cls, names)
     return cls, names

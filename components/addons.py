@@ -110,10 +110,16 @@ class EbsCsiCredentials(pulumi.ComponentResource):
         super().__init__("rke-aws:addons:EbsCsiCredentials", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         uname = f"{name}-ebs-csi"
-        user = aws.iam.User(uname, name=f"{args.cluster_id}-ebs-csi", path="/rke-aws/",
-                            tags=tags.cluster_owned(args.cluster_id, uname, args.extra_tags), opts=child)
-        aws.iam.UserPolicy(uname, user=user.name,
-                           policy=iam_policy.ebs_csi_policy_json(args.cluster_id, args.partition), opts=child)
+        owned = tags.cluster_owned(args.cluster_id, uname, args.extra_tags)
+        # Auto-named (a random suffix): IAM names are account-wide, and stacks of one cluster ID may
+        # exist in several regions.
+        user = aws.iam.User(uname, path="/rke-aws/", tags=owned, opts=child)
+        # A managed policy: a user's inline policies may hold 2,048 characters, which the document
+        # passes with a long cluster ID in GovCloud; a managed policy holds 6,144.
+        policy = aws.iam.Policy(uname, path="/rke-aws/", description=f"aws-ebs-csi-driver of cluster {args.cluster_id}",
+                                policy=iam_policy.ebs_csi_policy_json(args.cluster_id, args.partition), tags=owned,
+                                opts=child)
+        aws.iam.UserPolicyAttachment(uname, user=user.name, policy_arn=policy.arn, opts=child)
         key = aws.iam.AccessKey(uname, user=user.name, opts=child)
         self.user_name = user.name
         self.key_id = key.id

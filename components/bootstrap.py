@@ -288,16 +288,32 @@ _SYNC_SH = r"""
 # Mirror the parameters under MANIFEST_PATH into RKE2's manifests directory: <name>.yaml holds a
 # manifest, <name>.url the address of one to download. Files this script wrote whose parameter
 # is gone are removed. Every server converges on the same content, whatever its age.
-answer=$(ssm GetParametersByPath "$MANIFEST_REQUEST") || exit 1
+# Every page (SSM answers at most MaxResults a time); a short read would delete files.
 mkdir -p "$ROOT$MANIFESTS"
 downloads=$(mktemp)
-trap 'rm -f "$downloads"' EXIT
-printf %s "$answer" | python3 -c '
+pages=$(mktemp)
+trap 'rm -f "$downloads" "$pages"' EXIT
+request=$MANIFEST_REQUEST
+while :; do
+  answer=$(ssm GetParametersByPath "$request") || exit 1
+  printf '%s\n' "$answer" >> "$pages"
+  request=$(printf %s "$answer" | python3 -c 'import json, sys
+token = json.load(sys.stdin).get("NextToken")
+if token:
+    request = json.loads(sys.argv[1])
+    request["NextToken"] = token
+    print(json.dumps(request))' "$MANIFEST_REQUEST") || exit 1
+  [ -n "$request" ] || break
+done
+python3 -c '
 import json, os, sys
 directory, prefix = sys.argv[1], sys.argv[2]
 wanted = {}
-for parameter in json.load(sys.stdin).get("Parameters", []):
-    wanted[prefix + parameter["Name"].rsplit("/", 1)[1]] = parameter["Value"]
+text, at, decoder = open(sys.argv[3]).read(), 0, json.JSONDecoder()
+while text[at:].strip():
+    page, at = decoder.raw_decode(text, at + len(text[at:]) - len(text[at:].lstrip()))
+    for parameter in page.get("Parameters", []):
+        wanted[prefix + parameter["Name"].rsplit("/", 1)[1]] = parameter["Value"]
 for name in sorted(os.listdir(directory)):
     base = name[:-len(".source")] if name.endswith(".source") else name
     if name.startswith(prefix) and base not in wanted and base[:-len(".yaml")] + ".url" not in wanted:
@@ -313,7 +329,7 @@ for name, value in sorted(wanted.items()):
         with os.fdopen(fd, "w") as f:
             f.write(value)
         os.replace(path + ".tmp", path)
-' "$ROOT$MANIFESTS" "$PREFIX" > "$downloads"
+' "$ROOT$MANIFESTS" "$PREFIX" "$pages" > "$downloads"
 while read -r file url; do
   if [ "$(cat "$ROOT$MANIFESTS/$file.source" 2>/dev/null)" != "$url" ]; then
     download "$url" "$ROOT$MANIFESTS/$file.download"

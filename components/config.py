@@ -213,6 +213,7 @@ class StackConfig:
     etcd_backup: EtcdBackupConfig = field(default_factory=EtcdBackupConfig)
     addons: AddonsConfig = field(default_factory=AddonsConfig)
     hardening: str = "none"
+    allow_uninstall: bool = False
 
     @property
     def cluster_tag_key(self) -> str:
@@ -460,6 +461,7 @@ def _parse_pools(p: _Problems, raw: Any, distribution: Optional[str], warnings: 
         if not isinstance(item, dict):
             p.add(key, f"{_json(item)} is not a pool object; write {{name, roles, count, instanceType, ...}}")
             continue
+        item = {k: v for k, v in item.items() if v is not None}  # `key: null` means unset
         pool = p.check(model.NodePool, item, ("nodePools", i))
         for required in ("name", "roles", "count"):
             if required not in item:
@@ -478,7 +480,9 @@ def _parse_pools(p: _Problems, raw: Any, distribution: Optional[str], warnings: 
                                         f"pool its own ipBlock (0 to {MAX_POOL_BLOCKS - 1})")
             blocks[pool.ipBlock] = pool.name or key
         hop, reason = pool.imdsHopLimit, pool.imdsHopLimitReason
-        if hop == 2 and not (reason and reason.strip()):
+        if hop == 2 and "imdsHopLimitReason" in item and reason is None:
+            pass  # not a string: the model said so
+        elif hop == 2 and not (reason and reason.strip()):
             p.add(f"{key}.imdsHopLimitReason", "missing; imdsHopLimit 2 lets every pod on the pool's nodes take the "
                                                "node role's credentials: state why in imdsHopLimitReason, or keep 1")
         elif reason is not None and hop != 2:
@@ -580,7 +584,9 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
             continue
         if key in EMPTY_MEANS_DEFAULT and value == "":
             continue
-        values[key] = value if key in STRING_KEYS else _decode(value)
+        decoded = value if key in STRING_KEYS else _decode(value)
+        if decoded is not None:  # `key: null` means unset
+            values[key] = decoded
 
     if region is None:
         p.items.append("aws:region: missing; set it with `pulumi config set aws:region <region>`")
@@ -663,7 +669,7 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
         network=network, access=access, node_pools=pools, kubernetes_version=kver, ccm=ccm,
         kubeconfig=Secret(kubeconfig) if kubeconfig else None, tags=tags, protect_servers=top.protectServers,
         warnings=tuple(warnings), endpoint=endpoint, etcd_backup=backup,
-        addons=AddonsConfig(ebs_csi=addons.ebsCsi), hardening=top.hardening,
+        addons=AddonsConfig(ebs_csi=addons.ebsCsi), hardening=top.hardening, allow_uninstall=top.allowUninstall,
     )
 
 

@@ -144,8 +144,8 @@ def _whole_hours(value: Any) -> Any:
 Hours = Annotated[Literal[1, 2, 3, 4, 6, 8, 12, 24], BeforeValidator(_whole_hours)]
 
 
-def Str(pattern: Optional[str] = None) -> Any:
-    return Annotated[str, Strict(), StringConstraints(min_length=1, pattern=pattern)]
+def Str(pattern: Optional[str] = None, max_length: Optional[int] = None) -> Any:
+    return Annotated[str, Strict(), StringConstraints(min_length=1, max_length=max_length, pattern=pattern)]
 
 
 def Text(pattern: str) -> Any:
@@ -265,7 +265,7 @@ class EtcdBackup(_Section):
         True, description="etcd snapshots to S3.")
     bucket: Annotated[Str(BUCKET_PATTERN), Msg(what="an S3 bucket name (3-63 lowercase letters, digits, dots and hyphens)", default="created per cluster", type_name="bucket name")] = Field(
         None, description="An existing bucket to write to instead (then no bucket is created).")
-    folder: Annotated[Str(FOLDER_PATTERN), Msg(what="a key prefix like prod/etcd (no leading, trailing or double /)", default="`clusterId`", type_name="key prefix")] = Field(
+    folder: Annotated[Str(FOLDER_PATTERN, max_length=200), Msg(what="a key prefix like prod/etcd (no leading, trailing or double /)", default="`clusterId`", type_name="key prefix")] = Field(
         None, description="Folder in the bucket; the node role may touch nothing outside it.")
     intervalHours: Annotated[Hours, Msg(kind="an interval that divides a day", allowed="1, 2, 3, 4, 6, 8, 12 or 24",
                                         type_name="int", reason="RKE2's own 12 h reaches back too little")] = Field(
@@ -302,7 +302,7 @@ class StackConfiguration(_Section):
         type='{json} is not a non-empty list of pools; each pool is {{name, roles, count, ...}}',
         missing="missing; list at least one pool with controlplane, one with etcd and one with worker", default="required")] = Field(
         None, description="The node pools.")
-    kubernetesVersion: Annotated[Text(f"{RKE_VERSION_PATTERN[:-1]}|{RKE2_VERSION_PATTERN[1:]}"), Msg(
+    kubernetesVersion: Annotated[Text(f"^(?:{RKE_VERSION_PATTERN[1:-1]}|{RKE2_VERSION_PATTERN[1:-1]})$"), Msg(
         default=f"RKE `{versions.RKE_KUBERNETES_VERSION}`, RKE2 `{versions.RKE2_VERSION}`", declare=True, type_name="string")] = Field(
         None, description="RKE: v1.X.Y-rancherN-N; RKE2: v1.X.Y+rke2rN; one minor up at a time (components/versions.py).")
     ccm: Annotated[Ccm, Msg()] = Field(None, description=Ccm.__doc__)
@@ -317,6 +317,10 @@ class StackConfiguration(_Section):
         item="{json} is not a string; tag values are strings", type_name="map", default="`{}`")] = Field(
         None, json_schema_extra={"maxProperties": MAX_USER_TAGS},  # config.py says why, with the count
         description=f"Extra tags on every taggable resource (at most {MAX_USER_TAGS}; not Name, aws:*, kubernetes.io/*, rke-aws/*).")
+    allowUninstall: Annotated[Bool, Msg(declare=True, reason="an update never uninstalls the CCM by accident")] = Field(
+        False, description="Let one update leave out what the last one installed in the cluster (installedInCluster): "
+                           "without a kubeconfig (the cluster is gone), or switching ccm.install to manifest after "
+                           "`pulumi state delete` of the releases; Pulumi deletes what is still in the state.")
     protectServers: Annotated[Bool, Msg(declare=True, reason="replacing servers deliberately stays one command")] = Field(
         False, description="Protect controlplane/etcd instances from deletion and replacement (pulumi protect).")
 
@@ -423,6 +427,8 @@ def _message(model: type[BaseModel], err: dict, raw: Any, where: tuple) -> tuple
         return loc, f"{_json(value)} is not {msg.kind}; use {allowed}"
     if kind == "string_too_short":
         return loc, f"is empty; expected {msg.what or 'a non-empty string'}"
+    if kind == "string_too_long":
+        return loc, f"'{value}' is longer than {err.get('ctx', {}).get('max_length')} characters; expected {msg.what}"
     if kind == "string_pattern_mismatch":
         return loc, (msg.pattern.format(json=_json(value), value=value) if msg.pattern
                      else f"'{value}' is not valid; expected {msg.what}")
@@ -457,6 +463,8 @@ def check(model: type[_Section], raw: Any, where: tuple = ()) -> tuple[Any, list
     """
     if raw is None:
         return model(), []
+    if isinstance(raw, dict):  # `key: null` in YAML (or `~`) means unset, as an absent key
+        raw = {k: v for k, v in raw.items() if v is not None}
     problems: list[tuple[str, str]] = []
     current = raw
     for _ in range(len(model.model_fields) + 2):

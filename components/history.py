@@ -54,7 +54,8 @@ class Previous:
     # the CCM Release (and with it what needs the cluster) was installed through a kubeconfig
     has_cluster_releases: bool = False
     installed_in_cluster: tuple[str, ...] = ()
-    has_snapshots: bool = False  # etcdSnapshotLocation: nodes were configured to snapshot to S3
+    manifest_mode: bool = False  # RKE2 ccm.install: manifest (the servers' helm-controller owns the charts)
+    snapshot_location: Optional[str] = None  # etcdSnapshotLocation: nodes were configured to snapshot to S3
 
     @classmethod
     def from_outputs(cls, outputs: Mapping[str, Any]) -> Optional["Previous"]:
@@ -89,9 +90,14 @@ class Previous:
             has_kubeconfig_parameter=bool(outputs.get("rke2KubeconfigParameter")),
             # ccmReleaseStatus: stacks deployed before installedInCluster existed
             has_cluster_releases=bool(outputs.get("installedInCluster")) or outputs.get("ccmReleaseStatus") is not None,
-            has_snapshots=bool(outputs.get("etcdSnapshotLocation")),
+            snapshot_location=outputs.get("etcdSnapshotLocation") or None,
             installed_in_cluster=tuple(outputs.get("installedInCluster") or ()),
+            manifest_mode=bool(outputs.get("rke2ManifestPath")),
         )
+
+    @property
+    def has_snapshots(self) -> bool:
+        return self.snapshot_location is not None
 
     def pool_nodes(self, pool: str) -> dict[int, PreviousNode]:
         return {n.index: n for n in self.nodes if n.pool == pool}

@@ -53,6 +53,7 @@ class BackupPlan:
     folder: str
     created: bool  # this program creates (and tags) the bucket
     etcd_s3: Any = None  # bootstrap.EtcdS3: what the snapshotting nodes are configured with
+    notes: tuple[str, ...] = ()
 
 
 def _looked_up(key: str, what: str, fix: str, call: Callable[[], T]) -> T:
@@ -225,14 +226,15 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
     problems += quorum_problems(previous, [n.member(cfg.access.ssh_key_name) for n in nodes])
     kubeconfig, more = _published_kubeconfig(cfg, previous)
     problems += upgrade_problems(cfg, previous, nodes, kubeconfig_published=kubeconfig is not None)
-    problems += kubeconfig_problems(cfg, previous, kubeconfig is not None or cfg.kubeconfig is not None)
+    problems += in_cluster_problems(cfg, previous, kubeconfig is not None or cfg.kubeconfig is not None)
     if problems:
         raise ConfigError(problems)
     image, notes = ccm_image(cfg, previous)
     account = _account(cfg)
-    backup = _backup(cfg, account)
+    backup = _backup(cfg, account, previous)
     return ClusterPlan(tuple(azs), tuple(subnets), tuple(nodes), _default_ami(cfg), previous, image, notes + more,
-                       warnings=_hardening_warnings(cfg, previous) + _snapshot_warnings(cfg, previous, backup),
+                       warnings=(_hardening_warnings(cfg, previous) + _snapshot_warnings(cfg, previous, backup)
+                                 + in_cluster_warnings(cfg, previous) + (backup.notes if backup else ())),
                        backup=backup, account_id=account,
                        ebs_csi=ebs_csi,
                        published_kubeconfig=kubeconfig)
@@ -263,7 +265,7 @@ def _account(cfg: StackConfig) -> str:
                       "check your AWS credentials", lambda: aws.get_caller_identity().account_id)
 
 
-def _backup(cfg: StackConfig, account: str) -> Optional[BackupPlan]:
+def _backup(cfg: StackConfig, account: str, previous: Optional[Previous]) -> Optional[BackupPlan]:
     b = cfg.etcd_backup
     if not b.enabled:
         return None
@@ -272,9 +274,26 @@ def _backup(cfg: StackConfig, account: str) -> Optional[BackupPlan]:
 
     bucket = b.bucket or bucket_name(cfg.cluster_id, account, cfg.region)
     folder = b.folder or cfg.cluster_id
-    return BackupPlan(bucket, folder, created=not b.bucket, etcd_s3=EtcdS3(
+    created, notes = not b.bucket, ()
+    ours = previous is not None and (previous.snapshot_location or "").startswith(f"s3://{bucket}/")
+    if created and not ours and _bucket_exists(bucket):
+        # Kept by an earlier `pulumi destroy` (retain_on_delete), or snapshots turned off and on:
+        # creating it again would fail (or, in us-east-1, silently succeed).
+        created = False
+        notes = (f"rke-aws:etcdBackup: the bucket {bucket} exists already (kept when snapshots were last removed "
+                 "from this stack): snapshots go there, and this stack does not manage it; to manage it again, "
+                 f"`pulumi import aws:s3/bucket:Bucket {cfg.cluster_id}-etcd-snapshots {bucket}` and its settings",)
+    return BackupPlan(bucket, folder, created=created, notes=notes, etcd_s3=EtcdS3(
         bucket=bucket, region=cfg.region, folder=folder, endpoint=cfg.partition.endpoint("s3", cfg.region),
         interval_hours=b.interval_hours, retention=b.retention))
+
+
+def _bucket_exists(bucket: str) -> bool:
+    try:
+        aws.s3.get_bucket(bucket=bucket)
+    except Exception:  # noqa: BLE001 - not found (or not ours to see): it is created, and S3 says why if not
+        return False
+    return True
 
 
 def _snapshot_warnings(cfg: StackConfig, previous: Optional[Previous], backup: Optional[BackupPlan]) -> tuple[str, ...]:
@@ -298,7 +317,7 @@ def _published_kubeconfig(cfg: StackConfig, previous: Optional[Previous]) -> tup
     """RKE2: the admin kubeconfig the first server published, when no kubeconfig is configured.
 
     Readable only with kms:Decrypt on its key. Not published yet, or not readable with these
-    credentials: the update goes on without the cluster, and says so (kubeconfig_problems refuses
+    credentials: the update goes on without the cluster, and says so (in_cluster_problems refuses
     it when that would uninstall what the last update installed). A published copy that is not
     what RKE2 writes (every server may overwrite the parameter) is refused outright.
     """
@@ -324,18 +343,38 @@ def _published_kubeconfig(cfg: StackConfig, previous: Optional[Previous]) -> tup
     return value, (f"using the admin kubeconfig the first server published ({name}); set kubeconfig to override it",)
 
 
-def kubeconfig_problems(cfg: StackConfig, previous: Optional[Previous], available: bool) -> list[str]:
-    """Without a kubeconfig the program registers nothing in the cluster, and Pulumi would delete
-    what the last update installed there (the CCM, the upgrade Plans, the EBS CSI driver): refuse."""
-    if available or previous is None or not previous.has_cluster_releases or cfg.ccm.install != "helm":
+def in_cluster_problems(cfg: StackConfig, previous: Optional[Previous], available: bool) -> list[str]:
+    """Pulumi deletes what a program stops declaring: an update that would leave out what the last
+    one installed in the cluster (installedInCluster) is refused unless allowUninstall says so."""
+    if previous is None or not previous.has_cluster_releases or cfg.allow_uninstall:
+        return []
+    what = ", ".join(previous.installed_in_cluster) or "the CCM"
+    if cfg.ccm.install == "manifest":
+        return [f"rke-aws:ccm.install: manifest on a cluster where the last update installed {what} as Helm "
+                "releases: Pulumi would uninstall them while the servers' helm-controller installs the same charts. "
+                "To hand them over, remove them from this stack's state without uninstalling (`pulumi state delete "
+                "--target-dependents <URN>` for the rke-aws:ccm:CloudControllerManager, rke-aws:upgrades:SystemUpgrades "
+                "and rke-aws:addons:EbsCsiDriver components; `pulumi stack --show-urns`), then run this update once "
+                "with allowUninstall: true"]
+    if available:
         return []
     how = ("let these credentials read the published kubeconfig (ssm:GetParameter on "
            f"/rke-aws/{cfg.cluster_id}/admin-kubeconfig and kms:Decrypt on its key) or set it"
            if cfg.distribution == "rke2" and previous.has_kubeconfig_parameter else "set it")
-    what = ", ".join(previous.installed_in_cluster) or "the CCM"
-    return [f"rke-aws:kubeconfig: the last update installed {what} in the cluster through a "
-            f"kubeconfig, but none is available now; without one this update would uninstall them from the "
-            f"running cluster. {how[0].upper() + how[1:]} (`pulumi config set --secret kubeconfig < kubeconfig.yaml`)"]
+    return [f"rke-aws:kubeconfig: the last update installed {what} in the cluster through a kubeconfig, but none "
+            f"is available now; without one this update would uninstall them from the running cluster. "
+            f"{how[0].upper() + how[1:]} (`pulumi config set --secret kubeconfig < kubeconfig.yaml`); if the "
+            "cluster is gone, `pulumi state delete` what was in it and set allowUninstall: true for one update"]
+
+
+def in_cluster_warnings(cfg: StackConfig, previous: Optional[Previous]) -> tuple[str, ...]:
+    if previous is None or not previous.manifest_mode or cfg.ccm.install != "helm" or cfg.distribution != "rke2":
+        return ()
+    return ("rke-aws:ccm.install: helm on a cluster whose servers' helm-controller installed the charts from "
+            "manifests: removing the manifests does not remove those HelmCharts, and Helm refuses to install a "
+            "release name still in use. Delete them first (`kubectl -n kube-system delete helmchart "
+            "aws-cloud-controller-manager aws-ebs-csi-driver`: the CCM is down until this update installs it), "
+            "or keep ccm.install: manifest",)
 
 
 def upgrade_problems(cfg: StackConfig, previous: Optional[Previous], nodes: list[NodePlan],

@@ -62,6 +62,8 @@ REPLACE_ON: dict[str, frozenset[str]] = {
     "aws:iam/instanceProfile:InstanceProfile": frozenset({"name", "namePrefix", "path"}),
     "aws:iam/user:User": frozenset(),  # name and path change in place
     "aws:iam/userPolicy:UserPolicy": frozenset({"user", "name", "namePrefix"}),
+    "aws:iam/policy:Policy": frozenset({"name", "namePrefix", "path", "description"}),
+    "aws:iam/userPolicyAttachment:UserPolicyAttachment": frozenset({"user", "policyArn"}),
     "aws:iam/accessKey:AccessKey": frozenset({"user", "pgpKey"}),
     # a changed name or namespace replaces (metadata is compared whole here); type is immutable
     "kubernetes:core/v1:Secret": frozenset({"metadata", "type"}),

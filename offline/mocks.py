@@ -71,6 +71,7 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         self.vpc_dns: dict[str, tuple[bool, bool]] = {}
         self.taken_ips: set[str] = set()
         self.parameters: dict[str, str] = {}
+        self.buckets: set[str] = set()
         self.subnets: dict[str, dict[str, Any]] = {k: {"cidr": v["cidr"], "az": v["az"]} for k, v in self.existing.items()}
         self.used_ips: dict[str, str] = {}  # ip -> instance name
         self.resources: list[tuple[str, str, dict]] = []
@@ -136,6 +137,10 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
             rid = inputs.get("name") or f"{name}-{_hex(seed, 7)}"
             state.update(name=rid, arn=self._arn("iam", f"user{inputs.get('path', '/')}{rid}", region=False),
                          uniqueId=f"AIDA{_hex(seed, 16).upper()}")
+        elif typ == "aws:iam/policy:Policy":
+            pname = inputs.get("name") or f"{name}-{_hex(seed, 7)}"
+            rid = self._arn("iam", f"policy{inputs.get('path', '/')}{pname}", region=False)
+            state.update(name=pname, arn=rid, policyId=f"ANPA{_hex(seed, 16).upper()}")
         elif typ == "aws:iam/accessKey:AccessKey":
             rid = f"AKIA{_hex(seed, 16).upper()}"
             state.update(secret=_hex(seed + "secret", 40), status="Active")
@@ -259,6 +264,12 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
             return {"id": name, "name": name, "value": self.parameters[name], "type": "SecureString",
                     "arn": self._arn("ssm", f"parameter{name}"), "version": 1, "insecureValue": "",
                     "withDecryption": a.get("withDecryption", True)}
+        if tok == "aws:s3/getBucket:getBucket":
+            # Buckets the account holds besides what the program creates (one kept by a destroy).
+            name = a.get("bucket")
+            if name not in self.buckets:
+                raise ValueError(f"NotFound: bucket {name} does not exist")
+            return {"id": name, "bucket": name, "arn": f"arn:aws:s3:::{name}", "region": self.region}
         if tok == "aws:ec2/getNetworkInterfaces:getNetworkInterfaces":
             values = {f["name"]: f["values"] for f in a.get("filters") or []}
             taken = [f"eni-{_hex(ip)}" for ip in values.get("addresses.private-ip-address", []) if ip in self.taken_ips]

@@ -59,20 +59,56 @@ def _tidy(node: Any) -> Any:
     return node
 
 
+SECURE_REF = {"$ref": "#/definitions/secure"}
+
+
+def _as_written(node: Any) -> Any:
+    """What the program accepts besides the JSON type, so the editor flags nothing Pulumi and the
+    program take: numbers and booleans as text (`pulumi config set` writes text), and any value
+    encrypted (`pulumi config set --secret --path a.b`)."""
+    if isinstance(node, list):
+        return [_as_written(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: _as_written(v) for k, v in node.items()}
+    if isinstance(node.get("properties"), dict):
+        node["properties"] = {k: _text_forms(v) for k, v in node["properties"].items()}
+    if isinstance(node.get("items"), dict):
+        node["items"] = _text_forms(node["items"])
+    if isinstance(node.get("additionalProperties"), dict):
+        node["additionalProperties"] = _text_forms(node["additionalProperties"])
+    return node
+
+
+def _text_forms(prop: dict[str, Any]) -> dict[str, Any]:
+    forms = [prop]
+    if prop.get("type") == "integer" and "enum" in prop:
+        forms.append({"type": "string", "enum": [str(v) for v in prop["enum"]]})
+    elif prop.get("type") == "integer":
+        forms.append({"type": "string", "pattern": r"^\s*-?\d+\s*$"})
+    elif prop.get("type") == "boolean":
+        forms.append({"type": "string", "enum": ["true", "false", "True", "False", "TRUE", "FALSE"]})
+    if "$ref" in prop and prop["$ref"] == SECURE_REF["$ref"]:
+        return prop
+    return {"anyOf": [*forms, SECURE_REF], **({"description": prop["description"]} if "description" in prop else {})}
+
+
 def json_schema() -> dict[str, Any]:
     top = model.StackConfiguration.model_json_schema(ref_template="#/definitions/{model}")
-    definitions = _tidy(top.pop("$defs", {}))
+    definitions = _as_written(_tidy(top.pop("$defs", {})))
     definitions["NodePool"]["required"] = list(REQUIRED_POOL_KEYS)
     definitions["secure"] = SECURE
     properties: dict[str, Any] = {
-        "aws:region": {"type": "string", "pattern": REGION_RE.pattern, "description": "AWS region (any partition)."},
+        "aws:region": _text_forms({"type": "string", "pattern": REGION_RE.pattern, "description": "AWS region (any partition)."}),
     }
     for key, prop in _tidy(top["properties"]).items():
         name = f"{NAMESPACE}:{key}"
-        if key == "kubeconfig":  # refused unless encrypted (config.py)
-            properties[name] = {"$ref": "#/definitions/secure", "description": prop.get("description", "")}
-        else:
-            properties[name] = {"anyOf": [prop, {"$ref": "#/definitions/secure"}], "description": prop.get("description", "")}
+        if key == "kubeconfig":  # refused unless encrypted (config.py); "" is Pulumi.yaml's "unset"
+            properties[name] = {"anyOf": [SECURE_REF, {"const": ""}], "description": prop.get("description", "")}
+            continue
+        properties[name] = _text_forms(_as_written(prop))
+        if key in EMPTY_MEANS_DEFAULT:  # Pulumi.yaml's default "": the program's default
+            properties[name]["anyOf"].append({"const": ""})
     known = sorted(properties)
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
@@ -83,14 +119,18 @@ def json_schema() -> dict[str, Any]:
             "config": {
                 "type": "object",
                 "properties": properties,
-                "required": ["aws:region", *(f"{NAMESPACE}:{k}" for k in REQUIRED)],
                 # Other namespaces (aws:profile, pulumi:tags, ...) pass; in rke-aws only known keys.
                 "propertyNames": {"anyOf": [{"not": {"pattern": f"^{NAMESPACE}:"}}, {"enum": known}]},
             },
+            "environment": {"description": "Pulumi ESC environments imported by this stack."},
             "secretsprovider": {"type": "string"},
             "encryptedkey": {"type": "string"},
             "encryptionsalt": {"type": "string"},
         },
+        # Required keys may come from an ESC environment instead of the file.
+        "if": {"not": {"required": ["environment"]}},
+        "then": {"required": ["config"], "properties": {"config": {
+            "required": ["aws:region", *(f"{NAMESPACE}:{k}" for k in REQUIRED)]}}},
         "definitions": definitions,
     }
 

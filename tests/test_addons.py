@@ -189,7 +189,7 @@ OTHER = {"aws:ResourceTag/kubernetes.io/cluster/other": "owned"}
 
 
 def _user_policy(run) -> dict:
-    (policy,) = run.of_type("aws:iam/userPolicy:UserPolicy")
+    (policy,) = run.of_type("aws:iam/policy:Policy")
     return json.loads(policy.inputs["policy"])
 
 
@@ -197,11 +197,15 @@ def test_the_controller_has_its_own_user_and_no_node_role_can_touch_volumes(inst
     run = installed
     cid = run.outputs["clusterId"]
     (user,) = run.of_type("aws:iam/user:User")
-    assert user.inputs["name"] == f"{cid}-ebs-csi" and user.inputs["path"] == "/rke-aws/", user.urn
+    # auto-named: IAM names are account-wide and one cluster ID may have stacks in several regions
+    assert "name" not in user.inputs and user.inputs["path"] == "/rke-aws/", user.urn
     assert user.inputs["tags"][f"kubernetes.io/cluster/{cid}"] == "owned", user.urn
-    (policy,) = run.of_type("aws:iam/userPolicy:UserPolicy")
+    (policy,) = run.of_type("aws:iam/policy:Policy")
+    (attachment,) = run.of_type("aws:iam/userPolicyAttachment:UserPolicyAttachment")
     (key,) = run.of_type("aws:iam/accessKey:AccessKey")
-    assert policy.inputs["user"] == user.state["name"] == key.inputs["user"], (policy.urn, key.urn)
+    assert attachment.inputs["user"] == user.state["name"] == key.inputs["user"], (attachment.urn, key.urn)
+    assert attachment.inputs["policyArn"] == policy.state["arn"], attachment.urn
+    assert not run.of_type("aws:iam/userPolicy:UserPolicy"), "inline user policies hold 2,048 characters at most"
     for grant in run.of_type("aws:iam/rolePolicy:RolePolicy"):
         doc = json.loads(grant.inputs["policy"])
         for action in ("ec2:CreateVolume", "ec2:AttachVolume", "ec2:DeleteVolume"):

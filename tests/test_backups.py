@@ -270,3 +270,26 @@ def test_snapshots_turned_on_for_a_running_cluster_say_what_the_servers_need():
     rke_before = _variant("rke-prod", enabled=False)
     rke_after = harness.run_program(harness.stack_config("rke-prod"), stack="rke-prod", previous_outputs=rke_before.outputs)
     assert [m for lvl, m in rke_after.logs if lvl == "warning" and "`rke up`" in m and "etcdBackup" in m], rke_after.logs
+
+
+def test_a_bucket_kept_by_an_earlier_destroy_is_used_not_created_again():
+    """retain_on_delete leaves the bucket; a new `pulumi up` would fail creating it (outside
+    us-east-1) or silently adopt it (in us-east-1): it is used, unmanaged, and the update says so."""
+    from offline.mocks import AwsLikeMocks
+
+    first = harness.run_stack("rke2-prod")
+    bucket, _ = _bucket_and_folder(first)
+    mocks = AwsLikeMocks("us-west-2")
+    mocks.buckets.add(bucket)
+    again = harness.run_program(harness.stack_config("rke2-prod"), stack="rke2-prod", mocks=mocks)  # a new stack
+    assert not again.of_type("aws:s3/bucket:Bucket"), "would try to create a bucket that exists"
+    assert again.outputs["etcdSnapshotLocation"] == first.outputs["etcdSnapshotLocation"]
+    assert _snapshot_grants(again), "the servers still need the grant"
+    (note,) = [m for lvl, m in again.logs if lvl == "warning" and f"the bucket {bucket} exists already" in m]
+    assert "pulumi import aws:s3/bucket:Bucket" in note, note
+    # The stack's own bucket (in its last outputs) is never looked up as someone else's.
+    mocks = AwsLikeMocks("us-west-2")
+    mocks.buckets.add(bucket)
+    managed = harness.run_program(harness.stack_config("rke2-prod"), stack="rke2-prod", mocks=mocks,
+                                  previous_outputs=first.outputs)
+    assert managed.of_type("aws:s3/bucket:Bucket") and not [lk for lk in managed.lookups if "getBucket" in lk.token]

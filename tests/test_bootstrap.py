@@ -69,7 +69,8 @@ class Booted:
 
 
 def boot(inst: harness.Registration, tmp_path: Path, parameters: dict[str, str], *, serving=(), denied=(),
-         ssm_host: str = "", script: str = bootstrap.BOOTSTRAP_PATH, budget: int = 1, users=()) -> Booted:
+         ssm_host: str = "", script: str = bootstrap.BOOTSTRAP_PATH, budget: int = 1, users=(),
+         page_size: int = 10, indent=None) -> Booted:
     """Write the instance's cloud-init files under a scratch root and run `script` there."""
     root = tmp_path / "root"
     for f in cloud_config(inst).get("write_files") or []:
@@ -83,6 +84,7 @@ def boot(inst: harness.Registration, tmp_path: Path, parameters: dict[str, str],
     state = {
         "parameters": dict(parameters), "serving": list(serving), "denied": list(denied), "ssm_host": ssm_host,
         "users": list(users),  # what tests/stubs/getent finds
+        "page_size": page_size, "indent": indent,  # how SSM pages and formats GetParametersByPath
         "downloads": {
             # The stand-in install: records what it was asked for; RKE2 "writes" its admin kubeconfig.
             bootstrap.INSTALL_RKE2_URL: (f'printf "%s %s" "$INSTALL_RKE2_TYPE" "$INSTALL_RKE2_VERSION" > {installed}\n'
@@ -270,6 +272,22 @@ def test_manifest_sync_mirrors_adds_updates_and_removes(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert (manifests / "rke-aws-ccm.yaml").read_text() == "kind: Changed\n"
     assert not (manifests / "rke-aws-upgrade-plans.yaml").exists(), "a removed manifest stayed"
+
+
+def test_manifest_sync_reads_every_page(tmp_path):
+    """SSM answers GetParametersByPath in pages; a sync that read one page would delete the rest."""
+    run = run_stack_cached("rke2-dev")  # ccm.install: manifest
+    path = run.outputs["rke2ManifestPath"]
+    params = rke2_parameters(run)
+    for i in range(12):  # more than one page of 10
+        params[f"{path}/extra-{i:02d}.yaml"] = f"kind: Extra{i}\n"
+    b = boot(first_server(run), tmp_path, params, page_size=3, indent=2)
+    assert b.returncode == 0, b.stderr
+    manifests = b.root / bootstrap.RKE2_MANIFESTS_DIR.lstrip("/")
+    got = {p.name for p in manifests.iterdir() if p.name.startswith("rke-aws-extra-")}
+    assert got == {f"rke-aws-extra-{i:02d}.yaml" for i in range(12)}, sorted(got)
+    pages = [c for c in b.calls if c["target"] == "AmazonSSM.GetParametersByPath"]
+    assert len(pages) >= 5, len(pages)
 
 
 # ---- static checks on every generated script and user data ---------------------------------------

@@ -7,7 +7,7 @@ from functools import lru_cache
 
 import pytest
 
-from components import iam_policy
+from components import config, iam_policy
 from offline import harness
 from policies import rules
 
@@ -163,3 +163,36 @@ def test_no_node_role_reads_a_parameter_but_its_own(stack):
         for other in strangers:
             for action in ("ssm:GetParameter", "ssm:GetParameters", "ssm:GetParametersByPath"):
                 assert not iam_eval.allowed(documents, action, other), f"{stack} {kind}: {action} {other}"
+
+
+# IAM quotas (IAM User Guide, "IAM and AWS STS quotas"): characters other than whitespace. A role's
+# inline policies together hold 10,240, a user's 2,048, a managed policy 6,144. AWS refuses larger.
+ROLE_INLINE_QUOTA, USER_INLINE_QUOTA, MANAGED_QUOTA = 10240, 2048, 6144
+
+
+def _size(document: str) -> int:
+    return len("".join(document.split()))
+
+
+@pytest.mark.parametrize("stack", ["rke2-govcloud", "rke2-china", "rke2-prod", "rke-prod"])
+def test_policies_fit_iams_quotas_with_the_longest_cluster_id(stack):
+    """Policies name the cluster (tags, ARNs): the longest ID allowed must still fit."""
+    from tests.conftest import set_key
+
+    cfg = harness.stack_config(stack)
+    cid = "c" + "-x" * 21  # 43 characters: config.MAX_CLUSTER_ID
+    assert len(cid) == config.MAX_CLUSTER_ID
+    set_key(cfg, "clusterId", cid)
+    set_key(cfg, "ccm", {**json.loads(cfg.get("rke-aws:ccm", "{}")), "install": "manifest"}
+            if cfg.get("rke-aws:distribution") == "rke2" else json.loads(cfg.get("rke-aws:ccm", "{}")))
+    run = harness.run_program(cfg, stack=stack)
+    roles: dict[str, int] = {}
+    for grant in run.of_type("aws:iam/rolePolicy:RolePolicy"):
+        roles[grant.inputs["role"]] = roles.get(grant.inputs["role"], 0) + _size(grant.inputs["policy"])
+    assert roles and max(roles.values()) <= ROLE_INLINE_QUOTA, roles
+    for policy in run.of_type("aws:iam/policy:Policy"):
+        assert _size(policy.inputs["policy"]) <= MANAGED_QUOTA, (policy.urn, _size(policy.inputs["policy"]))
+    users: dict[str, int] = {}
+    for grant in run.of_type("aws:iam/userPolicy:UserPolicy"):
+        users[grant.inputs["user"]] = users.get(grant.inputs["user"], 0) + _size(grant.inputs["policy"])
+    assert all(v <= USER_INLINE_QUOTA for v in users.values()), users

@@ -228,3 +228,36 @@ def test_an_existing_cluster_gets_no_kubeconfig_key_or_parameter():
     run, _ = _published("pending", kubeconfig_param=False)
     assert not run.of_type("aws:kms/key:Key") and "rke2KubeconfigParameter" not in run.outputs
     assert not [p for p in run.of_type("aws:ssm/parameter:Parameter") if p.inputs["name"].endswith("admin-kubeconfig")]
+
+
+def test_switching_to_manifest_mode_would_uninstall_and_is_refused_until_handed_over():
+    import pulumi
+
+    from offline import harness
+    from offline.mocks import AwsLikeMocks
+    from tests.conftest import set_key
+
+    installed, _ = _published(_published_text())
+    cfg = set_key(harness.stack_config("rke2-prod"), "ccm", {"install": "manifest"})
+    with pytest.raises(pulumi.RunError, match=r"ccm.install: manifest on a cluster where the last update installed "
+                                              r"aws-cloud-controller-manager.*pulumi state delete") as info:
+        harness.run_program(cfg, stack="rke2-prod", mocks=AwsLikeMocks("us-west-2"), previous_outputs=installed.outputs)
+    assert "allowUninstall: true" in str(info.value)
+    # After `pulumi state delete` of the releases, one update with allowUninstall hands them over.
+    handed = harness.run_program(set_key(cfg, "allowUninstall", True), stack="rke2-prod",
+                                 mocks=AwsLikeMocks("us-west-2"), previous_outputs=installed.outputs)
+    assert "installedInCluster" not in handed.outputs and handed.outputs["rke2ManifestPath"]
+    later = harness.run_program(harness.stack_config("rke2-prod"), stack="rke2-prod", mocks=AwsLikeMocks("us-west-2"),
+                                previous_outputs=handed.outputs)  # back to helm: told what stands in the way
+    assert [m for lvl, m in later.logs if lvl == "warning" and "delete helmchart" in m], later.logs
+
+
+def test_allow_uninstall_is_the_way_out_when_the_cluster_is_gone():
+    from offline import harness
+    from offline.mocks import AwsLikeMocks
+    from tests.conftest import set_key
+
+    installed, _ = _published(_published_text())
+    cfg = set_key(harness.stack_config("rke2-prod"), "allowUninstall", True)
+    run = harness.run_program(cfg, stack="rke2-prod", mocks=AwsLikeMocks("us-west-2"), previous_outputs=installed.outputs)
+    assert not run.of_type("kubernetes:helm.sh/v3:Release") and "installedInCluster" not in run.outputs

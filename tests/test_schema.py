@@ -28,8 +28,7 @@ def test_generated_files_are_current():
     assert schema.stale() == [], "run `make schema` (python3 -m offline.tasks schema --write)"
 
 
-def test_generation_is_deterministic_and_covers_every_key():
-    assert schema.schema_text() == schema.schema_text()
+def test_the_reference_covers_every_key():
     table = schema.readme_table()
     for key in config.TOP_LEVEL_KEYS:
         section = config_model.SECTIONS.get(key)
@@ -40,7 +39,8 @@ def test_generation_is_deterministic_and_covers_every_key():
         else:
             assert f"`{key}`" in table, key
     declared = yaml.safe_load(schema.PULUMI_YAML.read_text())["config"]
-    assert set(declared) == {"distribution", "clusterId", "kubernetesVersion", "hardening", "kubeconfig", "protectServers"}
+    assert set(declared) == {"distribution", "clusterId", "kubernetesVersion", "hardening", "kubeconfig",
+                             "allowUninstall", "protectServers"}
     assert declared["protectServers"]["type"] == "boolean" and declared["hardening"]["default"] == "none"
 
 
@@ -109,10 +109,34 @@ def test_planted_mistakes_fail_the_schema(mutate, what, validator):
     assert list(validator.iter_errors(_planted(mutate))), f"the schema accepts a {what}"
 
 
-def test_what_the_schema_accepts_besides_the_plain_form(validator):
-    doc = _planted(lambda c: c.update({"rke-aws:kubeconfig": {"secure": "v1:abc"}, "aws:profile": "dev",
-                                       "pulumi:tags": {"team": "platform"}}))
+@pytest.mark.parametrize("mutate, what", [
+    (lambda c: c.update({"rke-aws:kubeconfig": {"secure": "v1:abc"}, "aws:profile": "dev",
+                         "pulumi:tags": {"team": "platform"}}), "a secret and other namespaces"),
+    (lambda c: c.update({"rke-aws:protectServers": "true"}), "a boolean as `pulumi config set` writes it"),
+    (lambda c: c["rke-aws:nodePools"][0].update({"count": "3", "rootVolumeGb": " 60 "}), "numbers as text"),
+    (lambda c: c.update({"rke-aws:etcdBackup": {"intervalHours": "12", "enabled": "false"}}), "an enum of numbers as text"),
+    (lambda c: c.update({"rke-aws:clusterId": "", "rke-aws:kubernetesVersion": "", "rke-aws:kubeconfig": ""}),
+     "Pulumi.yaml's empty defaults"),
+    (lambda c: c["rke-aws:access"].update({"sshKeyName": {"secure": "v1:xyz"}})
+     if "rke-aws:access" in c else c.update({"rke-aws:access": {"sshKeyName": {"secure": "v1:xyz"}}}),
+     "a secret inside an object (`config set --secret --path`)"),
+])
+def test_what_the_program_accepts_the_schema_accepts(mutate, what, validator):
+    doc = _planted(mutate)
+    errors = [e.message for e in validator.iter_errors(doc)]
+    assert not errors, f"{what}: {errors}"
+
+
+def test_required_keys_may_come_from_an_esc_environment(validator):
+    doc = _planted(lambda c: [c.pop(k) for k in ("aws:region", "rke-aws:distribution")])
+    assert list(validator.iter_errors(doc)), "required keys missing and no environment: must fail"
+    doc["environment"] = ["platform/aws-dev"]
     assert not list(validator.iter_errors(doc))
+
+
+def test_a_malformed_version_fails_even_when_it_contains_a_valid_one(validator):
+    for bad in ("junk v1.33.5+rke2r1", "v1.33.5+rke2r1 junk", "v1.33.5"):
+        assert list(validator.iter_errors(_planted(lambda c, b=bad: c.update({"rke-aws:kubernetesVersion": b})))), bad
 
 
 # Rows of the bad-input table whose mistake lies in one key alone: the editor flags them too.
