@@ -195,13 +195,15 @@ if kubeconfig is not None and not manifest_install:
         addons.EbsCsiDriver(name, addons.EbsCsiDriverArgs(provider=ccm.provider, values=ebs_values,
                                                           credentials=ebs_credentials))
         in_cluster.append("aws-ebs-csi-driver")
-    # The next update refuses to run without a kubeconfig while this is set (plan.kubeconfig_problems).
+    # The next update refuses to run without a kubeconfig while this is set (plan.in_cluster_problems).
     pulumi.export("installedInCluster", in_cluster)
 elif not manifest_install:
     pulumi.log.info(
         "aws-cloud-controller-manager not installed yet: once the first server has published the admin "
         "kubeconfig, `pulumi up` again installs it (or set one: `pulumi config set --secret kubeconfig < "
-        "kubeconfig.yaml`)." if rke2 else
+        "kubeconfig.yaml`)." if rke2 and join_token.kubeconfig_parameter_name else
+        "aws-cloud-controller-manager not installed yet: set the cluster's kubeconfig (`pulumi config set --secret "
+        "kubeconfig < kubeconfig.yaml`) and `pulumi up` again." if rke2 else
         "aws-cloud-controller-manager not installed yet: once `rke up` has written kube_config_cluster.yml, run "
         "`make kubeconfig STACK=<stack>` (or `pulumi config set --secret kubeconfig < kube_config_cluster.yml`) "
         "and `pulumi up` again."
