@@ -267,6 +267,10 @@ fi
 systemctl enable --now "rke2-$KIND.service"
 
 if [ "$MODE" = init ]; then
+  # From now on this server is one member among others: should its etcd data ever be dropped (the
+  # member removed, `kubectl delete node`), RKE2 must rejoin at the endpoint, not initialise a second
+  # cluster (k3s-io/k3s#13623). RKE2 reads the file only at start, so the running server is unaffected.
+  write_join_address
   retry mark_initialised
   log "cluster initialised; marker written"
   if [ -n "$KUBECONFIG_PARAMETER" ]; then
@@ -483,7 +487,8 @@ def rke2_config(node: NodePlan, boot: Rke2Boot) -> dict[str, Any]:
     """/etc/rancher/rke2/config.yaml of one node; only keys valid for its type (server or agent).
 
     Tokens are referenced by file; the files are fetched from SSM at boot. The initialising server
-    has no `server:` key: its boot script adds one when a cluster already exists.
+    has no `server:` key: its boot script adds one before starting RKE2 when a cluster already
+    exists, and after initialising one (so a later restart without etcd data rejoins).
     """
     server = node.pool.is_server
     doc: dict[str, Any] = {}

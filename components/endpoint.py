@@ -26,8 +26,10 @@ from .bootstrap import RKE2_SUPERVISOR_PORT
 KUBE_API_PORT = 6443
 ENDPOINT_DOMAIN = "rke-aws.internal"
 RECORD_TTL = 30  # seconds: a replaced server's address is current within half a minute
-# port -> HTTPS health check path that answers unauthenticated (RKE2 supervisor; apiserver readyz)
-HEALTH_PATHS = {RKE2_SUPERVISOR_PORT: "/ping", KUBE_API_PORT: "/readyz"}
+# port -> health check path over HTTPS, or None for a TCP check. The supervisor's /ping answers
+# anyone; kube-apiserver runs with anonymous-auth=false (RKE2 via k3s, RKE1 by default), so its
+# /readyz answers 401 to a load balancer and every target would look unhealthy: TCP instead.
+HEALTH_PATHS: dict[int, str | None] = {RKE2_SUPERVISOR_PORT: "/ping", KUBE_API_PORT: None}
 
 
 def zone_name(cluster_id: str) -> str:
@@ -36,6 +38,14 @@ def zone_name(cluster_id: str) -> str:
 
 def endpoint_name(cluster_id: str) -> str:
     return f"api.{zone_name(cluster_id)}"
+
+
+def health_check(port: int) -> aws.lb.TargetGroupHealthCheckArgs:
+    path = HEALTH_PATHS[port]
+    common = dict(port=str(port), interval=10, healthy_threshold=2, unhealthy_threshold=2)
+    if path is None:
+        return aws.lb.TargetGroupHealthCheckArgs(protocol="TCP", **common)
+    return aws.lb.TargetGroupHealthCheckArgs(protocol="HTTPS", path=path, matcher="200", **common)
 
 
 def short_name(cluster_id: str, suffix: str) -> str:
@@ -134,10 +144,7 @@ class ControlPlaneEndpoint(pulumi.ComponentResource):
                 protocol="TCP",
                 target_type="ip",  # the planned server addresses: known at preview, no instance dependency
                 vpc_id=args.vpc_id,
-                health_check=aws.lb.TargetGroupHealthCheckArgs(
-                    protocol="HTTPS", path=HEALTH_PATHS[port], port=str(port), matcher="200",
-                    interval=10, healthy_threshold=2, unhealthy_threshold=2,
-                ),
+                health_check=health_check(port),
                 tags=tags.named(f"{name}-api-{port}", args.extra_tags),
                 opts=child,
             )

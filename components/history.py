@@ -29,6 +29,7 @@ class PreviousNode:
     tier: str  # "public" | "private"
     ip_block: Optional[int]
     key_name: Optional[str]
+    instance_type: Optional[str] = None  # None for stacks from before it was exported
 
     @property
     def key(self) -> tuple[str, int]:
@@ -75,7 +76,7 @@ class Previous:
                 pool=pool, index=index, name=str(raw.get("name")), roles=tuple(raw.get("roles") or ()),
                 private_ip=str(raw.get("privateIp")), availability_zone=str(raw.get("availabilityZone")),
                 tier=tier, ip_block=int(raw["ipBlock"]) if raw.get("ipBlock") is not None else None,
-                key_name=raw.get("keyName") or None,
+                key_name=raw.get("keyName") or None, instance_type=raw.get("instanceType") or None,
             ))
         zones = {k: str(v.get("availabilityZone")) for k, v in (outputs.get("subnets") or {}).items()
                  if isinstance(v, Mapping)}

@@ -22,6 +22,10 @@ IMDS_REASON_TAG = "rke-aws/imds-hop-limit-reason"
 # A new AMI release or an edited bootstrap script must not replace running nodes on a routine
 # `pulumi up`; replace deliberately with `pulumi up --replace <urn>` (see README).
 IGNORED_ON_UPDATE = ["ami", "userData", "userDataBase64"]
+# EC2 changes an instance type in place by stopping the instance, and Pulumi updates every instance
+# of a pool at once: on controlplane/etcd nodes that stops every etcd member together. Servers take
+# a new type when they are replaced, one at a time (plan.py warns while any runs the old one).
+IGNORED_ON_SERVERS = ["instanceType"]
 
 
 @dataclass(frozen=True)
@@ -96,7 +100,7 @@ class Nodes(pulumi.ComponentResource):
                     parent=self,
                     # A fixed private IP cannot be held by the old and the new instance at once.
                     delete_before_replace=True,
-                    ignore_changes=IGNORED_ON_UPDATE,
+                    ignore_changes=IGNORED_ON_UPDATE + (IGNORED_ON_SERVERS if node.pool.is_server else []),
                     depends_on=list(args.node_dependencies.get(node.subnet.key, [])) + list(args.boot_dependencies),
                     protect=protect,
                 ),
@@ -116,7 +120,7 @@ class Nodes(pulumi.ComponentResource):
                 raise pulumi.RunError(f"node {node.name}: EC2 reports private DNS name {actual}; the CCM matches nodes by this name")
             return actual
 
-        # index, subnet, ipBlock and keyName are read back on the next run (components/history.py):
+        # index, subnet, ipBlock, keyName and instanceType are read back on the next run (components/history.py):
         # they keep this node where it is and let the quorum guard see what would replace it.
         return {
             "name": node.name,
@@ -131,6 +135,7 @@ class Nodes(pulumi.ComponentResource):
             "subnet": node.subnet.key,
             "ipBlock": node.ip_block,
             "keyName": args.ssh_key_name,
+            "instanceType": inst.instance_type,  # what runs (servers ignore a changed pool type)
         }
 
     def _cluster_yml(self, args: NodesArgs) -> pulumi.Output[str]:

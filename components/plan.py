@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Optional, Sequence, TypeVar
 
 import pulumi_aws as aws
 
@@ -233,7 +233,8 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
     account = _account(cfg)
     backup = _backup(cfg, account, previous)
     return ClusterPlan(tuple(azs), tuple(subnets), tuple(nodes), _default_ami(cfg), previous, image, notes + more,
-                       warnings=(_hardening_warnings(cfg, previous) + _snapshot_warnings(cfg, previous, backup)
+                       warnings=(_hardening_warnings(cfg, previous) + instance_type_warnings(cfg, previous, nodes)
+                                 + _snapshot_warnings(cfg, previous, backup)
                                  + in_cluster_warnings(cfg, previous) + (backup.notes if backup else ())),
                        backup=backup, account_id=account,
                        ebs_csi=ebs_csi,
@@ -258,6 +259,28 @@ def _hardening_warnings(cfg: StackConfig, previous: Optional[Previous]) -> tuple
     return (f"rke-aws:hardening: {before} -> {cfg.hardening} applies to nodes as they first boot; the running "
             f"{len(previous.nodes)} keep '{before}' until replaced (servers one at a time, then agents: README "
             "'Replacing nodes deliberately'); until then the cluster mixes both",)
+
+
+def instance_type_warnings(cfg: StackConfig, previous: Optional[Previous], nodes: Sequence[NodePlan]) -> tuple[str, ...]:
+    """Running servers keep their instance type (nodes.IGNORED_ON_SERVERS): say which ones differ
+    from their pool, and how to roll them, on every update until they are replaced."""
+    if previous is None:
+        return ()
+    before = {n.key: n for n in previous.nodes}
+    out = []
+    for i, pool in enumerate(cfg.node_pools):
+        if not pool.is_server:
+            continue
+        stale = [(n.name, before[(pool.name, n.index)].instance_type) for n in nodes
+                 if n.pool.name == pool.name and (pool.name, n.index) in before
+                 and before[(pool.name, n.index)].instance_type not in (None, pool.instance_type)]
+        if stale:
+            running = ", ".join(f"{name} ({old})" for name, old in stale)
+            out.append(f"rke-aws:nodePools[{i}].instanceType: {pool.instance_type}, but the running {running} keep "
+                       "their type: EC2 changes it by stopping the instance, and one update would stop every server "
+                       "of the pool together (etcd quorum, the API). Replace them one at a time (`pulumi up --replace <urn>`, README "
+                       f"'Replacing nodes deliberately'); nodes created from now on are {pool.instance_type}")
+    return tuple(out)
 
 
 def _account(cfg: StackConfig) -> str:

@@ -29,7 +29,7 @@ from components import config as cfgmod
 from components.endpoint import KUBE_API_PORT, endpoint_name
 from components.secrets import KUBECONFIG_PENDING, kubeconfig_parameter_name, published_kubeconfig_problem
 
-from . import harness
+from . import harness, schema
 
 ROOT = Path(__file__).resolve().parent.parent
 RKE_KUBECONFIG = "kube_config_cluster.yml"  # what `rke up` writes beside cluster.yml
@@ -98,6 +98,10 @@ def store_in_stack(stack: str, text: str, pulumi: Optional[str] = None) -> None:
                           input=text, text=True, cwd=ROOT, capture_output=True)
     if done.returncode != 0:
         raise KubeconfigError(f"pulumi config set failed: {done.stderr.strip() or done.stdout.strip()}")
+    # The CLI rewrote the stack file without its comments: give editors their schema line back.
+    stack_file = schema.STACKS_DIR / f"Pulumi.{stack}.yaml"
+    if stack_file.exists():
+        schema.restore_schema_line(stack_file)
 
 
 def main(argv: Optional[list[str]] = None, session: Any = None) -> int:

@@ -63,6 +63,7 @@ class Booted:
     calls: list[dict]
     systemctl: list[str]
     installed: str
+    config_at_start: dict | None  # what RKE2 read when the script started it
 
     def config(self) -> dict:
         return yaml.safe_load((self.root / bootstrap.RKE2_CONFIG_PATH.lstrip("/")).read_text())
@@ -103,9 +104,11 @@ def boot(inst: harness.Registration, tmp_path: Path, parameters: dict[str, str],
     proc = subprocess.run(["sh", str(root / script.lstrip("/"))], env=env, capture_output=True, text=True, timeout=120)
     calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     sysctl = Path(f"{log}.systemctl")
+    at_start = Path(f"{log}.config-at-start")
     return Booted(proc.returncode, proc.stderr, root, json.loads(state_file.read_text()), calls,
                   sysctl.read_text().splitlines() if sysctl.exists() else [],
-                  installed.read_text() if installed.exists() else "")
+                  installed.read_text() if installed.exists() else "",
+                  yaml.safe_load(at_start.read_text()) if at_start.exists() else None)
 
 
 def _all_urls(parameters: dict[str, str]) -> list[str]:
@@ -147,7 +150,12 @@ def test_first_server_initialises_a_new_cluster_and_writes_the_marker(prod, tmp_
     first = first_server(prod)
     b = boot(first, tmp_path, rke2_parameters(prod))
     assert b.returncode == 0, b.stderr
-    assert "server" not in b.config(), f"{first.urn}: init path wrote a server: key"
+    assert b.config_at_start is not None and "server" not in b.config_at_start, \
+        f"{first.urn}: RKE2 started on the init path with a server: key"
+    # Afterwards it is a member like the others: were its etcd data dropped (member removed), RKE2
+    # would otherwise initialise a second, empty cluster on restart (k3s-io/k3s#13623).
+    assert b.config()["server"] == f"https://{prod.outputs['controlPlaneEndpoint']}:9345", \
+        f"{first.urn}: no join address for later restarts: {b.config()}"
     assert "no cluster exists yet: initialising it" in b.stderr
     assert b.systemctl == ["systemctl enable --now rke2-server.service"], b.systemctl
     marker = b.state["parameters"][prod.outputs["rke2InitMarkerParameter"]]
@@ -173,7 +181,7 @@ def test_replaced_first_server_joins_when_the_marker_says_initialised(prod, tmp_
     b = boot(first, tmp_path, rke2_parameters(prod, marker="initialized by ip-10-40-0-10 at 2026-01-01T00:00:00Z"))
     assert b.returncode == 0, b.stderr
     endpoint = prod.outputs["controlPlaneEndpoint"]
-    assert b.config()["server"] == f"https://{endpoint}:9345", b.config()
+    assert b.config_at_start["server"] == f"https://{endpoint}:9345", b.config_at_start
     assert "joining" in b.stderr
     assert b.state["parameters"][prod.outputs["rke2InitMarkerParameter"]].startswith("initialized by ip-10-40-0-10"), \
         "the join path rewrote the marker"
@@ -185,7 +193,7 @@ def test_first_server_joins_when_another_server_answers_even_without_marker(prod
     peer = next(ip for ip in _server_ips(prod) if ip != first.inputs["privateIp"])
     b = boot(first, tmp_path, rke2_parameters(prod), serving=[peer])
     assert b.returncode == 0, b.stderr
-    assert "server" in b.config() and "another server answers" in b.stderr
+    assert "server" in b.config_at_start and "another server answers" in b.stderr
     probed = [c["url"] for c in b.calls if c["url"].endswith("/cacerts")]
     assert f"https://{first.inputs['privateIp']}:9345/cacerts" not in probed, "probed itself"
 
@@ -206,8 +214,8 @@ def test_other_servers_and_agents_join_the_endpoint(prod, tmp_path):
     for i, inst in enumerate(i for i in prod.of_type(INSTANCE) if i is not first):
         b = boot(inst, tmp_path / str(i), rke2_parameters(prod))
         assert b.returncode == 0, f"{inst.urn}: {b.stderr}"
-        cfg = b.config()
-        assert cfg["server"] == f"https://{endpoint}:9345", inst.urn
+        cfg = b.config_at_start
+        assert cfg is not None and cfg["server"] == f"https://{endpoint}:9345", inst.urn
         kind = "agent" if inst.inputs["tags"]["rke-aws/roles"] == "worker" else "server"
         assert b.systemctl[0] == f"systemctl enable --now rke2-{kind}.service", inst.urn
         assert not any("PutParameter" in c["target"] for c in b.calls), f"{inst.urn} wrote the marker"

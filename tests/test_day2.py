@@ -161,6 +161,29 @@ def test_a_change_that_replaces_every_etcd_member_is_refused():
     assert "3 of the 3 etcd members" in message and "(replaced)" in message, message
 
 
+def test_a_new_server_type_stops_no_running_server_and_says_how_to_roll(prod):
+    """EC2 changes an instance type by stopping the instance, and Pulumi would update every server at
+    once: running servers must not take the new type in an update, only when replaced one by one."""
+    before = run(prod)
+    p = pools(prod)
+    old_type, p[0]["instanceType"] = p[0]["instanceType"], "m6i.2xlarge"
+    after = run(set_key(copy.deepcopy(prod), "nodePools", p), before)
+    servers = [n["name"] for n in before.outputs["nodes"] if "etcd" in n["roles"]]
+    assert len(servers) == 3 and {n["instanceType"] for n in before.outputs["nodes"]} >= {old_type}
+    for inst in after.of_type(INSTANCE):
+        server = inst.inputs["tags"]["Name"] in servers
+        # What the engine compares: inputs minus the registration's own ignore_changes.
+        assert ("instanceType" in inst.ignore_changes) is server, f"{inst.urn}: ignore_changes {inst.ignore_changes}"
+    (warning,) = [m for lvl, m in after.logs if lvl == "warning" and m.startswith("rke-aws:nodePools[0].instanceType")]
+    for name in servers:
+        assert f"{name} ({old_type})" in warning, warning
+    assert "--replace" in warning and "one at a time" in warning, warning
+    # Agents may change type in place (no etcd on them): no warning names them.
+    p[1]["instanceType"] = "m6i.4xlarge"
+    again = run(set_key(copy.deepcopy(prod), "nodePools", p), before)
+    assert not [m for lvl, m in again.logs if lvl == "warning" and m.startswith("rke-aws:nodePools[1]")]
+
+
 def test_removing_the_server_pool_is_refused(prod):
     before = run(prod)
     p = [x for x in pools(prod) if x["name"] != "servers"] + [{"name": "cp", "roles": ["controlplane", "etcd"], "count": 3}]

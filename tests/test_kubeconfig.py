@@ -12,7 +12,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from offline import kubeconfig
+from offline import kubeconfig, schema
 
 KUBECONFIG = textwrap.dedent("""\
     apiVersion: v1
@@ -95,6 +95,10 @@ def fake_pulumi(tmp_path, monkeypatch):
         #!/usr/bin/env python3
         import json, os, sys
         json.dump({{"argv": sys.argv[1:], "cwd": os.getcwd(), "stdin": sys.stdin.read()}}, open({str(record)!r}, "w"))
+        rewrite = os.environ.get("FAKE_PULUMI_REWRITES")  # like the CLI: the whole file, no comments
+        if rewrite:
+            lines = [x for x in open(rewrite).read().splitlines(keepends=True) if not x.lstrip().startswith("#")]
+            open(rewrite, "w").write("".join(lines))
     """))
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
@@ -110,6 +114,19 @@ def test_rke1_stores_rkes_kubeconfig_as_the_stacks_secret_via_stdin(tmp_path, fa
     assert call["stdin"] == KUBECONFIG
     assert call["cwd"] == str(kubeconfig.ROOT), "pulumi must run in the project (Pulumi.yaml, stacks/)"
     assert "a2V5LW1hcmtlcg==" not in capsys.readouterr().out
+
+
+def test_the_schema_line_the_cli_drops_is_put_back(tmp_path, fake_pulumi, monkeypatch, capsys):
+    stacks = tmp_path / "stacks"
+    stacks.mkdir()
+    stack_file = stacks / "Pulumi.rke-dev.yaml"
+    stack_file.write_text((schema.STACKS_DIR / stack_file.name).read_text())
+    monkeypatch.setattr(schema, "STACKS_DIR", stacks)
+    monkeypatch.setenv("FAKE_PULUMI_REWRITES", str(stack_file))
+    source = tmp_path / "kube_config_cluster.yml"
+    source.write_text(KUBECONFIG)
+    assert kubeconfig.main(["rke-dev", "--from", str(source)]) == 0, capsys.readouterr().err
+    assert stack_file.read_text().splitlines()[0] == schema.schema_line(stack_file)
 
 
 def test_rke1_without_rkes_kubeconfig_says_where_it_comes_from(tmp_path, fake_pulumi, capsys):

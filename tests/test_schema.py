@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -58,25 +59,48 @@ def test_a_hand_edit_of_a_generated_file_is_caught(target, tmp_path, monkeypatch
     assert copy_.name in " ".join(schema.stale()), schema.stale()
 
 
-def test_a_stack_file_without_its_schema_line_is_caught(tmp_path, monkeypatch):
+def _one_stack_dir(tmp_path, monkeypatch, text: str) -> Path:
+    """A checkout whose only stack file holds `text`; every generated file current."""
     stacks = tmp_path / "stacks"
     stacks.mkdir()
-    src = schema.stack_files()[0]
-    (stacks / src.name).write_text("".join(src.read_text().splitlines(keepends=True)[1:]))
+    path = stacks / schema.stack_files()[0].name
+    path.write_text(text)
     monkeypatch.setattr(schema, "STACKS_DIR", stacks)
     monkeypatch.setattr(schema, "FIXTURE_STACKS_DIR", tmp_path / "none")
     monkeypatch.setattr(schema, "ROOT", tmp_path)
-    for name in ("SCHEMA_PATH", "README", "PULUMI_YAML"):  # current copies: only the stack file is stale
+    for name in ("SCHEMA_PATH", "README", "PULUMI_YAML"):
         original = getattr(schema, name)
         (tmp_path / original.name).write_text(original.read_text())
         monkeypatch.setattr(schema, name, tmp_path / original.name)
-    assert schema.stale() == [f"stacks/{src.name} (first line must be `{schema.schema_line(stacks / src.name)}`)"]
+    return path
+
+
+def test_a_stack_file_as_pulumi_config_set_writes_it_is_accepted_and_the_line_restorable(tmp_path, monkeypatch):
+    # The CLI re-marshals the whole file (ProjectStack.Save in pulumi/pulumi): no comments survive.
+    # A user who ran `pulumi config set` must not get a red CI for it.
+    src = schema.stack_files()[0]
+    data = yaml.safe_load(src.read_text())
+    path = _one_stack_dir(tmp_path, monkeypatch, yaml.safe_dump(data, sort_keys=True))
+    assert schema.stale() == []
+    assert schema.restore_schema_line(path) is True
+    assert path.read_text().splitlines()[0] == schema.schema_line(path)
+    assert yaml.safe_load(path.read_text()) == data
+    assert schema.restore_schema_line(path) is False
+
+
+def test_a_stack_file_naming_another_schema_is_caught(tmp_path, monkeypatch):
+    src = schema.stack_files()[0]
+    lines = src.read_text().splitlines(keepends=True)
+    path = _one_stack_dir(tmp_path, monkeypatch, "# yaml-language-server: $schema=../elsewhere.json\n" + "".join(lines[1:]))
+    assert schema.stale() == [f"stacks/{src.name} (first line must be `{schema.schema_line(path)}`)"]
 
 
 @pytest.mark.parametrize("path", schema.stack_files(), ids=lambda p: p.name)
 def test_every_stack_file_is_valid_and_names_the_schema(path, validator):
     text = path.read_text()
-    assert text.splitlines()[0] == schema.schema_line(path)
+    first = text.splitlines()[0]
+    # The line may be missing (`pulumi config set` drops comments); when present it names this schema.
+    assert first == schema.schema_line(path) or not first.startswith(schema.SCHEMA_COMMENT), f"{path}: {first}"
     target = (path.parent / schema.schema_line(path).split("$schema=", 1)[1]).resolve()
     assert target == schema.SCHEMA_PATH.resolve(), f"{path}: the $schema line points at {target}"
     errors = [e.message for e in validator.iter_errors(yaml.safe_load(text))]
