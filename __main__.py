@@ -4,7 +4,7 @@ import gc
 
 import pulumi
 
-from components import addons, backups, bootstrap, ccm_values, config, history, plan, secrets, upgrades
+from components import addons, backups, bootstrap, ccm_values, charts, config, history, plan, secrets, upgrades
 from components.backups import EtcdBackupBucket, EtcdBackupBucketArgs
 from components.ccm import CloudControllerManager, CloudControllerManagerArgs
 from components.endpoint import KUBE_API_PORT, ControlPlaneEndpoint, ControlPlaneEndpointArgs
@@ -98,9 +98,10 @@ if rke2:
     if manifest_install:
         manifests = ServerManifests(name, ServerManifestsArgs(
             cluster_id=cfg.cluster_id,
-            files={"ccm.yaml": ccm_values.helm_chart_manifest(values, cfg.ccm.chart_version),
+            # The CCM runs before the cluster has a pod network or initialised nodes: bootstrap.
+            files={"ccm.yaml": charts.ccm(cfg.ccm.chart_version).manifest(values.merged_for_manifest(), bootstrap=True),
                    **upgrades.upgrade_manifests(cfg.kubernetes_version),
-                   **({"ebs-csi.yaml": addons.helm_chart_manifest(ebs_values)} if ebs_values else {})},
+                   **({"ebs-csi.yaml": charts.EBS_CSI.manifest(ebs_values)} if ebs_values else {})},
             secret_files={"ebs-csi-credentials.yaml": pulumi.Output.all(ebs_credentials.key_id, ebs_credentials.secret)
                           .apply(lambda k: addons.credentials_secret_manifest(*k))} if ebs_credentials else {},
             extra_tags=cfg.tags,

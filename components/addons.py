@@ -27,12 +27,12 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from . import iam_policy, tags, versions
+from . import charts, iam_policy, tags
 from .bootstrap import dump_yaml
 from .ccm_values import control_plane_tolerations, node_selector
 from .config import NodePool
 
-NAMESPACE = "kube-system"
+NAMESPACE = charts.EBS_CSI.namespace
 # The Secret the chart's controller reads AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY from.
 CREDENTIALS_SECRET = {"name": "aws-ebs-csi-driver-credentials", "keyId": "key_id", "accessKey": "access_key"}
 # The chart's own controller tolerations (values.yaml), kept because a list replaces them.
@@ -67,22 +67,6 @@ def values(distribution: str, pools: Iterable[NodePool], cluster_id: str, region
         "node": {"hostNetwork": True, "tolerateAllTaints": True},
         "storageClasses": [dict(DEFAULT_STORAGE_CLASS)],
     }
-
-
-def helm_chart_manifest(vals: dict[str, Any]) -> str:
-    """RKE2 `helm.cattle.io/v1` HelmChart (manifest mode)."""
-    return dump_yaml({
-        "apiVersion": "helm.cattle.io/v1",
-        "kind": "HelmChart",
-        "metadata": {"name": versions.EBS_CSI_CHART_NAME, "namespace": NAMESPACE},
-        "spec": {
-            "chart": versions.EBS_CSI_CHART_NAME,
-            "repo": versions.EBS_CSI_CHART_REPO,
-            "version": versions.EBS_CSI_CHART_VERSION,
-            "targetNamespace": NAMESPACE,
-            "valuesContent": dump_yaml(vals, sort_keys=True),
-        },
-    })
 
 
 def credentials_secret_manifest(key_id: str, secret: str) -> str:
@@ -146,15 +130,8 @@ class EbsCsiDriver(pulumi.ComponentResource):
                          CREDENTIALS_SECRET["accessKey"]: args.credentials.secret},
             opts=in_cluster,
         )
-        self.release = k8s.helm.v3.Release(
-            f"{name}-ebs-csi",
-            name=versions.EBS_CSI_CHART_NAME,
-            chart=versions.EBS_CSI_CHART_NAME,
-            version=versions.EBS_CSI_CHART_VERSION,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.EBS_CSI_CHART_REPO),
-            namespace=NAMESPACE,
-            values=args.values,
-            # The controller reads the Secret when it starts.
-            opts=pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[secret]),
-        )
+        # The controller reads the Secret when it starts.
+        self.release = charts.EBS_CSI.release(
+            f"{name}-ebs-csi", args.values,
+            pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[secret]))
         self.register_outputs({"status": self.release.status})

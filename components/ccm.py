@@ -8,11 +8,8 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
-from . import versions
+from . import charts
 from .ccm_values import CcmValues
-
-CCM_NAMESPACE = "kube-system"
-
 
 @dataclass(frozen=True)
 class CloudControllerManagerArgs:
@@ -30,20 +27,15 @@ class CloudControllerManager(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         overrides = args.values.overrides_yaml()
-        self.release = k8s.helm.v3.Release(
+        self.release = charts.ccm(args.chart_version).release(
             f"{name}-release",
-            name=versions.CCM_CHART_NAME,
-            chart=versions.CCM_CHART_NAME,
-            version=args.chart_version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=versions.CCM_CHART_REPO),
-            namespace=CCM_NAMESPACE,
-            values=args.values.values,
+            args.values.values,
+            pulumi.ResourceOptions(parent=self, provider=provider),
             # Deleting a chart default takes an explicit null. The null travels as YAML text: the
             # provider (>= 4.30, pyproject.toml's floor) keeps nulls from these files and merges
             # them first, then `values` on top (Helm's mergeMaps); Helm then deletes the key.
             # `allowNullValues` is a deprecated no-op since 4.30 that warns on every preview.
             value_yaml_files=[pulumi.StringAsset(overrides)] if overrides else None,
-            opts=pulumi.ResourceOptions(parent=self, provider=provider),
         )
         self.status = self.release.status
         self.register_outputs({"releaseStatus": self.status})

@@ -20,7 +20,6 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
-from . import versions
 from .bootstrap import dump_yaml
 from .config import NodePool
 
@@ -148,22 +147,3 @@ def helm_values(distribution: str, pools: Iterable[NodePool], leader_migration: 
     if distribution == "rke":
         nulls = {"nodeSelector": {CHART_DEFAULT_SELECTOR_KEY: None}}
     return CcmValues(values, nulls)
-
-
-def helm_chart_manifest(values: CcmValues, chart_version: str) -> str:
-    """RKE2 `helm.cattle.io/v1` HelmChart installing the CCM while the cluster bootstraps."""
-    doc = {
-        "apiVersion": "helm.cattle.io/v1",
-        "kind": "HelmChart",
-        "metadata": {"name": versions.CCM_CHART_NAME, "namespace": "kube-system"},
-        "spec": {
-            "chart": versions.CCM_CHART_NAME,
-            "repo": versions.CCM_CHART_REPO,
-            "version": chart_version,
-            "targetNamespace": "kube-system",
-            # Runs before the cluster has a working pod network or initialised nodes.
-            "bootstrap": True,
-            "valuesContent": dump_yaml(values.merged_for_manifest(), sort_keys=True),
-        },
-    }
-    return dump_yaml(doc)

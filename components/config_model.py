@@ -390,10 +390,10 @@ def _message(model: type[BaseModel], err: dict, raw: Any, where: tuple) -> tuple
     """(key path, message) of one pydantic error, in the program's words."""
     loc, kind, value = tuple(err["loc"]), err["type"], err.get("input")
     # Walk to the field: (info, its model, the index where the field's own value starts).
-    cls, info, depth, owner = model, None, 0, model
+    cls, info, depth = model, None, 0
     for i, part in enumerate(loc):
         if isinstance(part, str) and cls is not None and part in cls.model_fields:
-            owner, info, depth = cls, cls.model_fields[part], i + 1
+            info, depth = cls.model_fields[part], i + 1
             cls = _submodel(info.annotation)
         elif isinstance(part, str) and cls is not None and kind == "extra_forbidden" and i == len(loc) - 1:
             return loc, f"unknown key; allowed keys are {', '.join(cls.model_fields)}"

@@ -271,12 +271,12 @@ def instance_type_warnings(cfg: StackConfig, previous: Optional[Previous], nodes
     for i, pool in enumerate(cfg.node_pools):
         if not pool.is_server:
             continue
-        stale = [(n.name, before[(pool.name, n.index)].instance_type) for n in nodes
-                 if n.pool.name == pool.name and (pool.name, n.index) in before
-                 and before[(pool.name, n.index)].instance_type not in (None, pool.instance_type)]
+        running = [before.get((pool.name, n.index)) for n in nodes if n.pool.name == pool.name]
+        stale = [(r.name, r.instance_type) for r in running
+                 if r is not None and r.instance_type not in (None, pool.instance_type)]
         if stale:
-            running = ", ".join(f"{name} ({old})" for name, old in stale)
-            out.append(f"rke-aws:nodePools[{i}].instanceType: {pool.instance_type}, but the running {running} keep "
+            names = ", ".join(f"{name} ({old})" for name, old in stale)
+            out.append(f"rke-aws:nodePools[{i}].instanceType: {pool.instance_type}, but the running {names} keep "
                        "their type: EC2 changes it by stopping the instance, and one update would stop every server "
                        "of the pool together (etcd quorum, the API). Replace them one at a time (`pulumi up --replace <urn>`, README "
                        f"'Replacing nodes deliberately'); nodes created from now on are {pool.instance_type}")

@@ -56,6 +56,11 @@ def written_file(doc: dict, path: str) -> str | None:
     return next((f["content"] for f in doc.get("write_files") or [] if f["path"] == path), None)
 
 
+def server_ips(run: harness.ProgramRun) -> list[str]:
+    """The servers' addresses as the node outputs report them (RKE2 servers, RKE1 controlplane nodes)."""
+    return sorted(n["privateIp"] for n in run.outputs["nodes"] if "controlplane" in n["roles"])
+
+
 def set_key(config: dict[str, str], key: str, value) -> dict[str, str]:
     """Set `rke-aws:<key>` in a flat config map, JSON-encoding structured values as Pulumi does."""
     config[f"rke-aws:{key}" if ":" not in key else key] = value if isinstance(value, str) else json.dumps(value)

@@ -21,7 +21,7 @@ import yaml
 
 from components import bootstrap, secrets
 from offline import harness
-from tests.conftest import STACKS, cloud_config, run_stack_cached, shellcheck
+from tests.conftest import STACKS, cloud_config, run_stack_cached, server_ips, shellcheck
 
 STUBS = Path(__file__).resolve().parent / "stubs"
 SCHEMA = harness.ROOT.parent / "shared" / "reference" / "cloud-init" / "schema-cloud-config-v1.json"
@@ -140,10 +140,6 @@ def _config_text(inst) -> str:
     return next(f["content"] for f in cloud_config(inst)["write_files"] if f["path"] == bootstrap.RKE2_CONFIG_PATH)
 
 
-def _server_ips(run) -> list[str]:
-    return [n["privateIp"] for n in run.outputs["nodes"] if "controlplane" in n["roles"]]
-
-
 # ---- the first server: initialise only when no cluster exists ----------------------------------
 
 def test_first_server_initialises_a_new_cluster_and_writes_the_marker(prod, tmp_path):
@@ -190,7 +186,7 @@ def test_replaced_first_server_joins_when_the_marker_says_initialised(prod, tmp_
 
 def test_first_server_joins_when_another_server_answers_even_without_marker(prod, tmp_path):
     first = first_server(prod)
-    peer = next(ip for ip in _server_ips(prod) if ip != first.inputs["privateIp"])
+    peer = next(ip for ip in server_ips(prod) if ip != first.inputs["privateIp"])
     b = boot(first, tmp_path, rke2_parameters(prod), serving=[peer])
     assert b.returncode == 0, b.stderr
     assert "server" in b.config_at_start and "another server answers" in b.stderr

@@ -16,7 +16,6 @@ import pytest
 import yaml
 
 from offline import harness
-from tests.conftest import cloud_config
 
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 INSTANCE_TYPE = "aws:ec2/instance:Instance"

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from offline import harness
-from tests.conftest import run_stack_cached, set_key
+from tests.conftest import run_stack_cached, server_ips, set_key
 
 ZONE = "aws:route53/zone:Zone"
 RECORD = "aws:route53/record:Record"
@@ -16,11 +16,6 @@ TARGET_GROUP = "aws:lb/targetGroup:TargetGroup"
 ATTACHMENT = "aws:lb/targetGroupAttachment:TargetGroupAttachment"
 LISTENER = "aws:lb/listener:Listener"
 LOAD_BALANCER = "aws:lb/loadBalancer:LoadBalancer"
-
-
-def _servers(run: harness.ProgramRun) -> list[str]:
-    # From the node outputs (what EC2 reports), not from the plan the endpoint was built from.
-    return sorted(n["privateIp"] for n in run.outputs["nodes"] if "controlplane" in n["roles"])
 
 
 def _mode(run: harness.ProgramRun) -> str:
@@ -51,8 +46,8 @@ def test_endpoint_resolves_to_every_server_or_to_the_load_balancer(stack_run):
         assert (record.inputs["type"], record.inputs["records"]) == ("CNAME", [lb.state["dnsName"]]), record.urn
         return
     assert record.inputs["type"] == "A", record.urn
-    assert sorted(record.inputs["records"]) == _servers(stack_run), \
-        f"{record.urn}: {record.inputs['records']} is not every server {_servers(stack_run)}"
+    assert sorted(record.inputs["records"]) == server_ips(stack_run), \
+        f"{record.urn}: {record.inputs['records']} is not every server {server_ips(stack_run)}"
 
 
 @pytest.mark.parametrize("stack", ["rke2-prod", "rke-prod", "rke2-govcloud"])
@@ -73,7 +68,7 @@ def test_nlb_listens_on_the_distributions_ports_and_health_checks_every_server(s
     for port, tg in groups.items():
         assert tg.inputs["protocol"] == "TCP" and tg.inputs["targetType"] == "ip", tg.urn
         arn = tg.state.get("arn")
-        assert sorted(attached.get(arn, [])) == _servers(run), f"{tg.urn}: targets {attached.get(arn)}"
+        assert sorted(attached.get(arn, [])) == server_ips(run), f"{tg.urn}: targets {attached.get(arn)}"
         (action,) = listeners[port].inputs["defaultActions"]
         assert action["type"] == "forward" and action["targetGroupArn"] == arn, listeners[port].urn
         hc = tg.inputs["healthCheck"]
