@@ -35,7 +35,8 @@ SUPPORTED_PYTHON = ((3, 11), (3, 13))
 
 # task -> the command run inside .venv (after `uv sync --frozen`)
 IN_VENV = {
-    "test": ["python", "-m", "pytest"],
+    # Every core (pytest-xdist): the suite is CPU-bound and its tests share no process state.
+    "test": ["python", "-m", "pytest", "-n", "auto"],
     "plan": ["python", "-m", "offline.plan"],
     "snapshots": ["python", "-m", "offline.snapshots"],
     "doctor": ["python", "-m", "offline.doctor"],
