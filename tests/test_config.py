@@ -605,7 +605,7 @@ def test_partition_follows_the_region(base_config):
         net(availabilityZones=2)(base_config)
         part = parse(base_config).partition
         assert (part.name, part.ubuntu_owner) == (name, owner), region
-    assert part.ec2_principal == "ec2.amazonaws.com.cn" and part.endpoint("ssm", region) == "ssm.cn-north-1.amazonaws.com.cn"
+    assert part.ec2_principal == "ec2.amazonaws.com" and part.endpoint("ssm", region) == "ssm.cn-north-1.amazonaws.com.cn"
 
 
 def test_bring_your_own_zones_come_from_the_subnets(base_config):
