@@ -186,7 +186,8 @@ else:
 kubeconfig = cfg.kubeconfig.reveal() if cfg.kubeconfig is not None else cluster.published_kubeconfig
 if kubeconfig is not None and not manifest_install:
     ccm = CloudControllerManager(name, CloudControllerManagerArgs(
-        kubeconfig=pulumi.Output.secret(kubeconfig), chart_version=cfg.ccm.chart_version, values=values))
+        kubeconfig=pulumi.Output.secret(kubeconfig), chart_version=cfg.ccm.chart_version, values=values,
+        cluster_id=cfg.cluster_id))
     pulumi.export("ccmReleaseStatus", ccm.status.apply(lambda s: s.status if s else None))
     in_cluster = ["aws-cloud-controller-manager"]
     if rke2:
