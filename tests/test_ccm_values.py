@@ -513,7 +513,7 @@ def test_image_follows_a_changed_kubernetes_version(version):
 
 
 def test_the_chart_default_image_would_be_caught():
-    r = run(release_config("rke2-prod"), stack="rke2-prod")
+    r = run({**release_config("rke2-prod"), "rke-aws:kubernetesVersion": "v1.33.13+rke2r2"}, stack="rke2-prod")
     with pytest.raises(AssertionError, match="CCM v1.35.0 on a 1.33 cluster"):
         assert_image_matches_cluster(r, {"image": {"repository": "registry.k8s.io/provider-aws/cloud-controller-manager",
                                                    "tag": CHART_DEFAULT_IMAGE_TAG}}, "default")
