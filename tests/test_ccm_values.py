@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from offline import harness
+from tests.conftest import user_data
 
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 INSTANCE_TYPE = "aws:ec2/instance:Instance"
@@ -452,7 +453,7 @@ def test_manifest_install_schedules_on_every_server():
     for r in runs:
         assert r.of_type(RELEASE_TYPE) == [], f"{r.stack}: a Release registered in manifest mode"
         for inst in r.of_type(INSTANCE_TYPE):
-            assert "HelmChart" not in inst.inputs["userData"], f"{r.stack} {inst.urn}: manifests belong in SSM"
+            assert "HelmChart" not in user_data(inst), f"{r.stack} {inst.urn}: manifests belong in SSM"
         (param,) = [p for p in r.of_type("aws:ssm/parameter:Parameter") if p.inputs["name"].endswith("/ccm.yaml")]
         where = f"{r.stack} {param.urn}"
         assert param.inputs["type"] == "String", where
