@@ -176,6 +176,10 @@ def _etcd(release: Optional[str]) -> Optional[tuple[int, ...]]:
     return tuple(int(n) for n in etcd.split(".")) if etcd else None
 
 
+def _etcd_text(release: str) -> str:
+    return versions.RKE2_RELEASES[release]
+
+
 def etcd_stepping_stone_problems(running: str, version: str) -> list[str]:
     """RKE2 releases carrying etcd 3.6 must not follow one carrying etcd older than 3.5.26 (rancher/rke2-docs
     docs/release-notes/v1.33.X.md, "RKE2 v1.34 Upgrade Warning" under v1.33.7+rke2r3: "there is NO safe path
@@ -195,13 +199,14 @@ def etcd_stepping_stone_problems(running: str, version: str) -> list[str]:
     # the newest on the running minor (a patch upgrade), else the newest on the next minor
     stones = sorted(filter(stone, versions.RKE2_RELEASES),
                     key=lambda r: (parse_version(r)[0] != start[0], tuple(-n for n in parse_version(r))))
-    via = (f"set kubernetesVersion to {stones[0]} (etcd {versions.RKE2_RELEASES[stones[0]]}) first, `pulumi up`, wait "
-           f"until every server runs it (`kubectl get nodes`), then {version}" if stones else
+    first = next(iter(stones), None)
+    via = (f"set kubernetesVersion to {first} (etcd {_etcd_text(first)}) first, `pulumi up`, wait "
+           f"until every server runs it (`kubectl get nodes`), then {version}" if first else
            "no release this program knows leads there; go through an RKE2 release with etcd 3.5.26 or a later 3.5 first")
-    what = (f"which runs etcd {versions.RKE2_RELEASES[running]}" if old is not None else
+    what = (f"which runs etcd {_etcd_text(running)}" if old is not None else
             "whose etcd version this program does not know (add it to components/versions.py RKE2_RELEASES from "
             "its release notes if it already runs etcd 3.5.26 or later)")
-    return [f"rke-aws:kubernetesVersion: {version} runs etcd {versions.RKE2_RELEASES[version]}, but the cluster runs "
+    return [f"rke-aws:kubernetesVersion: {version} runs etcd {_etcd_text(version)}, but the cluster runs "
             f"{running}, {what}; etcd goes from 3.5 to 3.6 safely only from 3.5.26 (RKE2's release notes: removed "
             f"members can come back and cost quorum): {via}"]
 

@@ -116,8 +116,9 @@ def test_non_canonical_rke2_versions_are_refused(base_config, given_version):
 ])
 def test_non_canonical_rke_versions_are_refused(rke1_config, given_version):
     rke1_config["rke-aws:kubernetesVersion"] = given_version
-    assert any(p.startswith(f"rke-aws:kubernetesVersion: {json.dumps(given_version)} is not an RKE release name")
-               for p in problems(rke1_config)), problems(rke1_config)
+    expected = (f"rke-aws:kubernetesVersion: {json.dumps(given_version)} is not an RKE release name; write it like "
+                f"{versions.RKE_KUBERNETES_VERSION} (v1.X.Y-rancherN-M, digits 0-9 without leading zeros)")
+    assert expected in problems(rke1_config), problems(rke1_config)
 
 
 @settings(max_examples=300, deadline=None)
@@ -136,6 +137,7 @@ def test_only_known_canonical_releases_pass(text):
 def test_an_unknown_release_lists_the_known_ones_of_its_minor(base_config):
     base_config["rke-aws:kubernetesVersion"] = "v1.33.99+rke2r1"
     (problem,) = problems(base_config)
+    assert problem.startswith('rke-aws:kubernetesVersion: "v1.33.99+rke2r1" is not a release this program knows; '), problem
     known_33 = sorted((r for r in versions.RKE2_RELEASES if minor(r) == 33), key=key)
     assert f"known 1.33 releases: {', '.join(known_33)}" in problem, problem
     assert "components/versions.py RKE2_RELEASES" in problem and "etcd version" in problem, problem
@@ -147,7 +149,19 @@ def test_an_unknown_release_lists_the_known_ones_of_its_minor(base_config):
 def test_an_unknown_rke1_release_lists_the_known_ones(rke1_config):
     rke1_config["rke-aws:kubernetesVersion"] = "v1.32.99-rancher1-1"
     (problem,) = [p for p in problems(rke1_config) if p.startswith("rke-aws:kubernetesVersion")]
-    assert "known 1.32 releases: v1.32.4-rancher1-1, v1.32.5-rancher1-1" in problem and "RKE_RELEASES" in problem, problem
+    known_32 = sorted((r for r in versions.RKE_RELEASES if minor(r) == 32), key=key)
+    assert problem == ('rke-aws:kubernetesVersion: "v1.32.99-rancher1-1" is not a release this program knows; known 1.32 '
+                       f"releases: {', '.join(known_32)}. A newer release goes into components/versions.py "
+                       "RKE_RELEASES, from the rke releases' own lists"), problem
+    rke1_config["rke-aws:kubernetesVersion"] = "v1.20.1-rancher1-1"
+    (problem,) = [p for p in problems(rke1_config) if p.startswith("rke-aws:kubernetesVersion")]
+    assert "no 1.20 release is known; known minors: 1.25, 1.26, 1.27, 1.28, 1.29, 1.30, 1.31, 1.32." in problem, problem
+
+
+def test_a_running_rke1_stack_stays_on_its_release(rke1_config):
+    parsed = config.parse(rke1_config, project="rke-aws", stack="rke-dev", region=rke1_config["aws:region"],
+                          running_version="v1.31.9-rancher1-1")
+    assert parsed.kubernetes_version == "v1.31.9-rancher1-1"
 
 
 def test_the_release_a_stack_runs_is_accepted_even_when_unknown(base_config):
@@ -194,7 +208,10 @@ def test_etcd_3_5_to_3_6_goes_through_3_5_26(running, wanted, through):
     (problem,) = history.etcd_stepping_stone_problems(running, wanted)
     assert problem.startswith(f"rke-aws:kubernetesVersion: {wanted} runs etcd {versions.RKE2_RELEASES[wanted]}, but "
                               f"the cluster runs {running}, which runs etcd {versions.RKE2_RELEASES[running]}"), problem
-    assert f"set kubernetesVersion to {through} (etcd 3.5.26) first" in problem, problem
+    assert problem.endswith(f"etcd goes from 3.5 to 3.6 safely only from 3.5.26 (RKE2's release notes: removed members "
+                            f"can come back and cost quorum): set kubernetesVersion to {through} (etcd "
+                            f"{versions.RKE2_RELEASES[through]}) first, `pulumi up`, wait until every server runs it "
+                            f"(`kubectl get nodes`), then {wanted}"), problem
 
 
 @pytest.mark.parametrize("running, wanted", [
@@ -207,7 +224,12 @@ def test_other_version_changes_pass_the_etcd_guard(running, wanted):
 
 def test_an_unknown_running_release_is_not_assumed_safe():
     (problem,) = history.etcd_stepping_stone_problems("v1.33.99+rke2r1", "v1.34.1+rke2r1")
-    assert "whose etcd version this program does not know" in problem, problem
+    assert problem == (
+        "rke-aws:kubernetesVersion: v1.34.1+rke2r1 runs etcd 3.6.4, but the cluster runs v1.33.99+rke2r1, whose etcd "
+        "version this program does not know (add it to components/versions.py RKE2_RELEASES from its release notes if it "
+        "already runs etcd 3.5.26 or later); etcd goes from 3.5 to 3.6 safely only from 3.5.26 (RKE2's release notes: "
+        "removed members can come back and cost quorum): no release this program knows leads there; go through an RKE2 "
+        "release with etcd 3.5.26 or a later 3.5 first"), problem
 
 
 UPGRADES = [(a, b) for a in versions.RKE2_RELEASES for b in versions.RKE2_RELEASES
