@@ -21,10 +21,11 @@ from components.security import ClusterSecurityGroup, ClusterSecurityGroupArgs
 gc.set_threshold(700, 10, 100)
 
 try:
-    cfg = config.load()
-    # The stack's last outputs: running nodes stay where they are, and the version and quorum
-    # guards compare against them, all before anything is registered.
+    # The stack's last outputs: running nodes stay where they are, an unset kubernetesVersion stays
+    # on what runs, and the version and quorum guards compare against them, all before anything is
+    # registered.
     previous = history.read()
+    cfg = config.load(previous)
     cluster = plan.build(cfg, previous)
 except (config.ConfigError, history.HistoryError) as err:
     # RunError prints the message alone: the user sees every problem, not a traceback.
@@ -186,7 +187,8 @@ else:
 kubeconfig = cfg.kubeconfig.reveal() if cfg.kubeconfig is not None else cluster.published_kubeconfig
 if kubeconfig is not None and not manifest_install:
     ccm = CloudControllerManager(name, CloudControllerManagerArgs(
-        kubeconfig=pulumi.Output.secret(kubeconfig), chart_version=cfg.ccm.chart_version, values=values))
+        kubeconfig=pulumi.Output.secret(kubeconfig), chart_version=cfg.ccm.chart_version, values=values,
+        cluster_id=cfg.cluster_id))
     pulumi.export("ccmReleaseStatus", ccm.status.apply(lambda s: s.status if s else None))
     in_cluster = ["aws-cloud-controller-manager"]
     if rke2:

@@ -7,8 +7,11 @@ warning), so every key written here is checked against the lists below by the te
 
 from __future__ import annotations
 
+import base64
 import json
 import re
+import struct
+import zlib
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
@@ -618,6 +621,42 @@ def rke2_user_data(node: NodePlan, boot: Rke2Boot) -> str:
     # without its token.
     doc = {**_hostname(node), "write_files": files, "runcmd": [[BOOTSTRAP_PATH]]}
     return _cloud_config(doc)
+
+
+# EC2 refuses user data over 16 KiB in raw form, before base64 (RunInstances API reference,
+# UserData). terraform-provider-aws checks `user_data` against 16,384 only as text and
+# `user_data_base64` only for being base64 (internal/service/ec2/ec2_instance.go), so nothing but
+# this program stands between a large cloud-config and a failed RunInstances.
+USER_DATA_LIMIT = 16384
+# The largest payload any configuration may produce: a quarter of the limit kept free for what a
+# later change adds to the boot (config.py refuses what would exceed it; tests build the worst case).
+USER_DATA_BUDGET = 12288
+# gzip's header for a deterministic payload: no file name, no modification time (0), maximum
+# compression flag, OS "unknown" (RFC 1952 section 2.3). Written out because gzip.compress(mtime=0)
+# lets zlib choose the OS byte since Python 3.11, and that differs between platforms.
+_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"
+GZIP_LEVEL = 9
+
+
+def gzip_user_data(text: str) -> bytes:
+    """The raw bytes EC2 stores for a node: `text` gzip-compressed, the same bytes on every run and
+    machine with the same zlib (cloud-init recognises the gzip magic and decompresses before parsing:
+    cloudinit/user_data.py, util.decomp_gzip)."""
+    data = text.encode()
+    packer = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
+    body = packer.compress(data) + packer.flush()
+    return _GZIP_HEADER + body + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
+
+
+def encode_user_data(text: str) -> str:
+    """What the instance's `user_data_base64` input carries: the gzip payload, base64-encoded (the
+    provider sends it to RunInstances as given). offline/review.py decodes it for reviewers."""
+    return base64.b64encode(gzip_user_data(text)).decode()
+
+
+def raw_size(encoded: str) -> int:
+    """The size EC2 limits: the bytes before base64."""
+    return len(base64.b64decode(encoded, validate=True))
 
 
 def rke2_config_yaml(doc: Mapping[str, Any]) -> str:

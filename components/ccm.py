@@ -11,19 +11,33 @@ import pulumi_kubernetes as k8s
 from . import charts
 from .ccm_values import CcmValues
 
+def cluster_identifier(cluster_id: str) -> str:
+    """The Kubernetes provider's identity: one per cluster, whatever kubeconfig reaches it."""
+    return f"rke-aws/{cluster_id}"
+
+
 @dataclass(frozen=True)
 class CloudControllerManagerArgs:
     kubeconfig: pulumi.Input[str]
     chart_version: str
     values: CcmValues
+    cluster_id: str
 
 
 class CloudControllerManager(pulumi.ComponentResource):
     def __init__(self, name: str, args: CloudControllerManagerArgs, opts: Optional[pulumi.ResourceOptions] = None):
         super().__init__("rke-aws:ccm:CloudControllerManager", name, None, opts)
+        # pulumi-kubernetes replaces its Provider, and with it every Release, Secret and custom
+        # resource it manages, when the kubeconfig's active cluster changes (server, CA, ...) unless
+        # `clusterIdentifier` is set: then only a changed identifier replaces it, and adding one to a
+        # Provider that had none is an update (provider/pkg/provider/provider.go, DiffConfig:
+        # `diff.Updated(clusterIdentifierKey)` replaces, `diff.Same(...) && news.HasValue(...)` clears
+        # every other replacement). A published kubeconfig swapped for an explicit one, a rotated CA
+        # or a renamed context therefore updates the Provider in place.
         self.provider = provider = k8s.Provider(
             f"{name}-cluster",
             kubeconfig=pulumi.Output.secret(args.kubeconfig),
+            cluster_identifier=cluster_identifier(args.cluster_id),
             opts=pulumi.ResourceOptions(parent=self),
         )
         overrides = args.values.overrides_yaml()

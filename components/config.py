@@ -50,6 +50,11 @@ STRING_KEYS = ("distribution", "clusterId", "kubernetesVersion", "kubeconfig", "
 
 # VPC sizes AWS allows are /16../28; the subnet layout needs four more bits, so /24 at most.
 MIN_VPC_PREFIX, MAX_VPC_PREFIX = 16, 24
+# etcd: "an etcd cluster probably should have no more than seven nodes" (etcd FAQ, "What is maximum
+# cluster size?"; k3s's maintainers say the same for RKE2/k3s servers, k3s-io/k3s discussions #8082,
+# #9552): every member slows every write. It also bounds user data: each RKE2 server's boot script
+# lists the other servers (PEER_IPS), and EC2 takes 16 KiB of user data (bootstrap.USER_DATA_LIMIT).
+MAX_ETCD_MEMBERS = 7
 # The in-tree AWS provider was removed in Kubernetes 1.27.
 IN_TREE_REMOVED_MINOR = 27
 RFC1918 = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
@@ -504,7 +509,7 @@ def _parse_pools(p: _Problems, raw: Any, distribution: Optional[str], warnings: 
     return tuple(pools)
 
 
-def _check_topology(p: _Problems, pools: tuple[NodePool, ...], warnings: list[str]) -> None:
+def _check_topology(p: _Problems, pools: tuple[NodePool, ...], warnings: list[str], running_etcd_members: int = 0) -> None:
     def members(pred) -> int:
         return sum(pl.count for pl in pools if pred(pl))
 
@@ -517,6 +522,15 @@ def _check_topology(p: _Problems, pools: tuple[NodePool, ...], warnings: list[st
         warnings.append(
             f"{NAMESPACE}:nodePools: {etcd} etcd members; an even count tolerates no more failures than {etcd - 1} (quorum): use an odd count"
         )
+    if etcd > MAX_ETCD_MEMBERS:
+        which = ", ".join(f"{pl.name}: {pl.count}" for pl in pools if pl.is_etcd and pl.count)
+        why = (f"etcd recommends no more than {MAX_ETCD_MEMBERS} (etcd FAQ, \"What is maximum cluster size?\"): every "
+               "member slows every write, and every RKE2 server's user data lists the others (EC2 takes 16 KiB)")
+        if etcd > running_etcd_members:
+            p.add("nodePools", f"{etcd} etcd members (pools with etcd: {which}); at most {MAX_ETCD_MEMBERS}: {why}; use 3, 5 or 7")
+        else:  # a running cluster from before the limit: it may keep its members and go down one at a time
+            warnings.append(f"{NAMESPACE}:nodePools: {etcd} etcd members ({which}); {why}: lower the count one member "
+                            f"per `pulumi up` to {MAX_ETCD_MEMBERS} or fewer")
     if members(lambda pl: pl.is_worker) == 0:
         p.add("nodePools", "no node can run workloads; add a pool with the worker role and count >= 1")
 
@@ -564,11 +578,56 @@ def _parse_tags(p: _Problems, raw: Any) -> dict[str, str]:
     return tags
 
 
+def known_releases(distribution: str) -> Iterable[str]:
+    """The releases components/versions.py knows for a distribution."""
+    return versions.RKE_RELEASES if distribution == "rke" else versions.RKE2_RELEASES
+
+
+def _kubernetes_version(p: _Problems, given: Optional[str], distribution: Optional[str],
+                        running_version: Optional[str], warnings: list[str]) -> Optional[str]:
+    """kubernetesVersion, or what the stack runs when it is not set (a new default never upgrades a
+    running cluster), or the default for a new stack. Only canonical release names of the
+    distribution, and only releases versions.py knows, or the one the stack runs now."""
+    if distribution is None:
+        return None
+    default = DEFAULT_KUBERNETES_VERSION[distribution]
+    running = running_version if running_version and kubernetes_minor(distribution, running_version) is not None else None
+    kver = given if given is not None else (running or default)
+    if given is None and running and running != default:
+        warnings.append(f"{NAMESPACE}:kubernetesVersion: not set, so this stack stays on {running}, which it runs (the "
+                        f"default for new stacks is {default}); set kubernetesVersion to upgrade")
+    minor = kubernetes_minor(distribution, kver)
+    if minor is None:
+        form = "v1.X.Y-rancherN-M" if distribution == "rke" else "v1.X.Y+rke2rN"
+        p.add("kubernetesVersion", f"{_json(kver)} is not an {distribution.upper()} release name; write it like {default} "
+                                   f"({form}, digits 0-9 without leading zeros)")
+        return None
+    known = known_releases(distribution)
+    if kver not in known and kver != running:
+        same = sorted((r for r in known if kubernetes_minor(distribution, r) == minor), key=_release_key)
+        minors = sorted({kubernetes_minor(distribution, r) for r in known})
+        listed = (f"known 1.{minor} releases: {', '.join(same)}" if same else
+                  f"no 1.{minor} release is known; known minors: {', '.join(f'1.{m}' for m in minors)}")
+        where = ("RKE_RELEASES, from the rke releases' own lists" if distribution == "rke" else
+                 "RKE2_RELEASES, from RKE2's release notes, with each release's etcd version")
+        p.add("kubernetesVersion", f"{_json(kver)} is not a release this program knows; {listed}. A newer release goes "
+                                   f"into components/versions.py {where}")
+        return None
+    return kver
+
+
+def _release_key(release: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in re.findall(r"[0-9]+", release))
+
+
 def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[str],
-          secret_keys: Iterable[str] = ()) -> StackConfig:
+          secret_keys: Iterable[str] = (), running_version: Optional[str] = None,
+          running_etcd_members: int = 0) -> StackConfig:
     """Turn the flat config map into a validated `StackConfig`, or raise `ConfigError`.
 
     `secret_keys`: the keys the engine marks secret (set with `pulumi config set --secret`).
+    `running_version`, `running_etcd_members`: the kubernetesVersion and etcd member count of the
+    stack's last outputs (history.read()), if any.
     """
     secret_keys = frozenset(secret_keys)
     p = _Problems()
@@ -619,20 +678,14 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
     # Topology is judged only on a complete pool list: a pool rejected above would otherwise
     # show up again as "no controlplane" or "no worker".
     if pools and isinstance(pools_raw, list) and len(pools) == len(pools_raw):
-        _check_topology(p, pools, warnings)
+        _check_topology(p, pools, warnings, running_etcd_members)
         if not network.bring_your_own and network.nat_gateways == "none":
             for i, pool in enumerate(pools):
                 if pool.subnet == "private" and pool.count:
                     p.add(f"nodePools[{i}].subnet", "'private' needs a way out for the bootstrap downloads, but "
                                                     "network.natGateways is none; use single or perAz, or subnet public")
 
-    kver = top.kubernetesVersion
-    if kver is None and distribution:
-        kver = DEFAULT_KUBERNETES_VERSION[distribution]
-    if distribution and kver is not None and kubernetes_minor(distribution, kver) is None:
-        form = "v1.32.5-rancher1-1" if distribution == "rke" else "v1.33.5+rke2r1"
-        p.add("kubernetesVersion", f"{_json(kver)} is not an {distribution.upper()} Kubernetes version; write it like {form}")
-        kver = None
+    kver = _kubernetes_version(p, top.kubernetesVersion, distribution, running_version, warnings)
 
     ccm = _parse_ccm(p, values.get("ccm"), distribution, kver)
     tags = _parse_tags(p, values.get("tags"))
@@ -673,8 +726,9 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
     )
 
 
-def load() -> StackConfig:
-    """Read this stack's configuration from the Pulumi runtime (the only place that does)."""
+def load(previous: Any = None) -> StackConfig:
+    """Read this stack's configuration from the Pulumi runtime (the only place that does).
+    `previous`: the stack's last outputs (history.Previous), or None for a new stack."""
     import pulumi
     from pulumi.runtime import config as runtime_config
 
@@ -682,4 +736,6 @@ def load() -> StackConfig:
     raw.update(runtime_config.CONFIG.get())
     secret = set(runtime_config.get_config_secret_keys_env()) | {k for k in raw if runtime_config.is_config_secret(k)}
     region = raw.get("aws:region")
-    return parse(raw, project=pulumi.get_project(), stack=pulumi.get_stack(), region=region, secret_keys=secret)
+    return parse(raw, project=pulumi.get_project(), stack=pulumi.get_stack(), region=region, secret_keys=secret,
+                 running_version=previous.kubernetes_version if previous else None,
+                 running_etcd_members=len(previous.etcd_members) if previous else 0)

@@ -74,8 +74,11 @@ MAX_USER_TAGS = 44
 # Patterns match whole strings (`$` in the validator's regex engine is the end of the text).
 CLUSTER_ID_PATTERN = rf"^[a-z][a-z0-9-]{{0,{MAX_CLUSTER_ID - 1}}}$"
 POOL_NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}$"
-RKE_VERSION_PATTERN = r"^v1\.(\d+)\.\d+-rancher\d+-\d+$"
-RKE2_VERSION_PATTERN = r"^v1\.(\d+)\.\d+\+rke2r\d+$"
+# Release names as Rancher writes them, canonical only (no leading zeros: v1.033.5 and v1.33.05 name
+# no release) and ASCII digits (`\d` would take other scripts' digits); group 1 is the minor.
+# config.py further accepts only the releases components/versions.py knows.
+RKE_VERSION_PATTERN = r"^v1\.(0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)-rancher[1-9][0-9]*-[1-9][0-9]*$"
+RKE2_VERSION_PATTERN = r"^v1\.(0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)\+rke2r[1-9][0-9]*$"
 AMI_PATTERN = r"^ami-[0-9a-f]{8,17}$"
 VPC_ID_PATTERN = r"^vpc-[0-9a-f]{8,17}$"
 SUBNET_ID_PATTERN = r"^subnet-[0-9a-f]{8,17}$"
@@ -303,8 +306,10 @@ class StackConfiguration(_Section):
         missing="missing; list at least one pool with controlplane, one with etcd and one with worker", default="required")] = Field(
         None, description="The node pools.")
     kubernetesVersion: Annotated[Text(f"^(?:{RKE_VERSION_PATTERN[1:-1]}|{RKE2_VERSION_PATTERN[1:-1]})$"), Msg(
-        default=f"RKE `{versions.RKE_KUBERNETES_VERSION}`, RKE2 `{versions.RKE2_VERSION}`", declare=True, type_name="string")] = Field(
-        None, description="RKE: v1.X.Y-rancherN-N; RKE2: v1.X.Y+rke2rN; one minor up at a time (components/versions.py).")
+        default=f"new stacks: RKE `{versions.RKE_KUBERNETES_VERSION}`, RKE2 `{versions.RKE2_VERSION}`; running stacks: what they run",
+        declare=True, type_name="string")] = Field(
+        None, description="RKE: v1.X.Y-rancherN-N; RKE2: v1.X.Y+rke2rN; a release components/versions.py knows; one minor up "
+                          "at a time; RKE2 etcd 3.5 -> 3.6 only from 3.5.26.")
     ccm: Annotated[Ccm, Msg()] = Field(None, description=Ccm.__doc__)
     controlPlane: Annotated[ControlPlane, Msg()] = Field(None, description=ControlPlane.__doc__)
     etcdBackup: Annotated[EtcdBackup, Msg()] = Field(None, description=EtcdBackup.__doc__)

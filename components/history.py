@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+from . import versions
+
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 _VERSION_RE = re.compile(r"^v1\.(\d+)\.(\d+)(?:[-+](?:rancher|rke2r)(\d+))?")
 
@@ -163,7 +165,50 @@ def version_problems(previous: Optional[Previous], distribution: str, version: s
         return [f"rke-aws:kubernetesVersion: {version} skips a minor: {running}, and Kubernetes upgrades one minor "
                 f"at a time; set v1.{old[0] + 1}.x first, `pulumi up`, wait until every node reports it "
                 f"(`kubectl get nodes`), then v1.{new[0]}.x"]
+    if distribution == "rke2":
+        return etcd_stepping_stone_problems(previous.kubernetes_version, version)
     return []
+
+
+def _etcd(release: Optional[str]) -> Optional[tuple[int, ...]]:
+    """The etcd version an RKE2 release runs (versions.RKE2_RELEASES), or None for an unknown release."""
+    etcd = versions.RKE2_RELEASES.get(release or "")
+    return tuple(int(n) for n in etcd.split(".")) if etcd else None
+
+
+def _etcd_text(release: str) -> str:
+    return versions.RKE2_RELEASES[release]
+
+
+def etcd_stepping_stone_problems(running: str, version: str) -> list[str]:
+    """RKE2 releases carrying etcd 3.6 must not follow one carrying etcd older than 3.5.26 (rancher/rke2-docs
+    docs/release-notes/v1.33.X.md, "RKE2 v1.34 Upgrade Warning" under v1.33.7+rke2r3: "there is NO safe path
+    from etcd 3.5 to 3.6 except by upgrading to v3.5.26 first", or removed members come back as zombies and
+    the cluster loses quorum). Names the release to go through first: the newest one carrying 3.5.26 or a
+    later 3.5 on the running minor, else on the next one."""
+    old, new = _etcd(running), _etcd(version)
+    if new is None or new[:2] < (3, 6) or (old is not None and old >= versions.ETCD_SAFE_BEFORE_3_6):
+        return []
+    start, target = parse_version(running) or (0, 0, 0), parse_version(version)
+
+    def stone(release: str) -> bool:  # reachable from what runs, leads to the target, carries 3.5.26+
+        at = parse_version(release)
+        return (versions.ETCD_SAFE_BEFORE_3_6 <= _etcd(release) < (3, 6) and at[0] in (start[0], start[0] + 1)
+                and start < at < target)
+
+    # the newest on the running minor (a patch upgrade), else the newest on the next minor
+    stones = sorted(filter(stone, versions.RKE2_RELEASES),
+                    key=lambda r: (parse_version(r)[0] != start[0], tuple(-n for n in parse_version(r))))
+    first = next(iter(stones), None)
+    via = (f"set kubernetesVersion to {first} (etcd {_etcd_text(first)}) first, `pulumi up`, wait "
+           f"until every server runs it (`kubectl get nodes`), then {version}" if first else
+           "no release this program knows leads there; go through an RKE2 release with etcd 3.5.26 or a later 3.5 first")
+    what = (f"which runs etcd {_etcd_text(running)}" if old is not None else
+            "whose etcd version this program does not know (add it to components/versions.py RKE2_RELEASES from "
+            "its release notes if it already runs etcd 3.5.26 or later)")
+    return [f"rke-aws:kubernetesVersion: {version} runs etcd {_etcd_text(version)}, but the cluster runs "
+            f"{running}, {what}; etcd goes from 3.5 to 3.6 safely only from 3.5.26 (RKE2's release notes: removed "
+            f"members can come back and cost quorum): {via}"]
 
 
 @dataclass(frozen=True)

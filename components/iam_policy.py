@@ -431,7 +431,7 @@ def policy_json(role: str, cluster_id: str, partition: str = "aws") -> str:
 
 
 def ec2_assume_role_policy(principal: str = "ec2.amazonaws.com") -> str:
-    """Trust for EC2; `principal` is the partition's (China: ec2.amazonaws.com.cn)."""
+    """Trust for EC2; `principal` is the partition's (ec2.amazonaws.com in every partition, China included)."""
     return json.dumps(
         {
             "Version": "2012-10-17",

@@ -20,7 +20,14 @@ ROOT_VOLUME_TYPE = "gp3"
 # accept hop limit 2 only with it.
 IMDS_REASON_TAG = "rke-aws/imds-hop-limit-reason"
 # A new AMI release or an edited bootstrap script must not replace running nodes on a routine
-# `pulumi up`; replace deliberately with `pulumi up --replace <urn>` (see README).
+# `pulumi up`; replace deliberately with `pulumi up --replace <urn>` (see README). Both user data
+# inputs: nodes created before user data was compressed hold `userData`, newer ones
+# `userDataBase64`. The engine resets every ignored input to its old value and drops one the old
+# inputs lack (pulumi/pulumi sdk/go/common/resource/properties_path.go, PropertyPath.reset, called
+# by processIgnoreChanges in pkg/resource/deploy/step_generator.go), so a running node keeps
+# exactly the `userData` it has: no diff, and never both inputs at once (they conflict in
+# terraform-provider-aws internal/service/ec2/ec2_instance.go, ConflictsWith; a changed one would
+# stop and start the instance there, modifyInstanceAttributeWithStopStart).
 IGNORED_ON_UPDATE = ["ami", "userData", "userDataBase64"]
 # EC2 changes an instance type in place by stopping the instance, and Pulumi updates every instance
 # of a pool at once: on controlplane/etcd nodes that stops every etcd member together. Servers take
@@ -52,6 +59,17 @@ class NodesArgs:
     extra_tags: Mapping[str, str] = field(default_factory=dict)
 
 
+def user_data_base64(node: str, text: str) -> str:
+    """The node's cloud-config as `user_data_base64`; a payload EC2 would refuse stops the run
+    (config.py refuses every configuration that could get here, before anything is registered)."""
+    encoded = bootstrap.encode_user_data(text)
+    size = bootstrap.raw_size(encoded)
+    if size > bootstrap.USER_DATA_LIMIT:
+        raise pulumi.RunError(f"node {node}: user data is {size} bytes compressed; EC2 accepts at most "
+                              f"{bootstrap.USER_DATA_LIMIT}")
+    return encoded
+
+
 def node_tags(cluster_id: str, node: NodePlan, extra: Mapping[str, str]) -> dict[str, str]:
     # Exactly one cluster tag: the CCM refuses to start on an instance with two.
     out = {
@@ -69,7 +87,7 @@ class Nodes(pulumi.ComponentResource):
         super().__init__("rke-aws:nodes:Nodes", name, None, opts)
         self.instances: dict[str, aws.ec2.Instance] = {}
         for node in args.nodes:
-            user_data = self._user_data(node, args)
+            user_data = user_data_base64(node.name, self._user_data(node, args))
             protect = args.protect_servers and (node.pool.is_controlplane or node.pool.is_etcd)
             self.instances[node.name] = aws.ec2.Instance(
                 f"{name}-{node.resource_name}",
@@ -81,7 +99,8 @@ class Nodes(pulumi.ComponentResource):
                 vpc_security_group_ids=[args.security_group_id],
                 iam_instance_profile=args.instance_profiles[node.iam_role],
                 key_name=args.ssh_key_name,
-                user_data=user_data,
+                # gzip + base64: the raw payload EC2 limits to 16 KiB is the compressed one.
+                user_data_base64=user_data,
                 metadata_options=aws.ec2.InstanceMetadataOptionsArgs(
                     http_endpoint="enabled",
                     http_tokens="required",

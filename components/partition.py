@@ -2,7 +2,12 @@
 
 Sources: the AWS SDKs' partitions.json (aws, aws-us-gov, aws-cn: DNS suffix, regions), domain.md
 section 6, and Canonical's "Find Ubuntu images on AWS" (ownership verification) for the owner
-account that publishes Ubuntu in each partition.
+account that publishes Ubuntu in each partition. Service principals are not DNS names: EC2's is
+`ec2.amazonaws.com` in every partition, China included (aws/aws-cdk packages/aws-cdk-lib/
+region-info/lib/default.ts: `universal` is the default, only codedeploy, logs and elasticmapreduce
+differ in China; terraform-provider-aws names/names.go ServicePrincipalNameForPartition, used by
+internal/service/meta/service_principal_data_source.go, the same list). API endpoints do carry
+the partition's suffix (`ssm.cn-north-1.amazonaws.com.cn`).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from dataclasses import dataclass
 class Partition:
     name: str  # the ARN partition: arn:<name>:...
     dns_suffix: str  # service endpoints: <service>.<region>.<dns_suffix>
-    ec2_principal: str  # EC2's service principal in role trust policies
+    ec2_principal: str  # EC2's service principal in role trust policies (the same in every partition)
     ubuntu_owner: str  # Canonical's publisher account in this partition
 
     def arn(self, service: str, region: str, account: str, resource: str) -> str:
@@ -26,8 +31,7 @@ class Partition:
 
 COMMERCIAL = Partition("aws", "amazonaws.com", "ec2.amazonaws.com", "099720109477")
 GOVCLOUD = Partition("aws-us-gov", "amazonaws.com", "ec2.amazonaws.com", "513442679011")
-# China: the EC2 principal carries the .cn suffix (domain.md section 6; kops and eksctl emit it).
-CHINA = Partition("aws-cn", "amazonaws.com.cn", "ec2.amazonaws.com.cn", "837727238323")
+CHINA = Partition("aws-cn", "amazonaws.com.cn", "ec2.amazonaws.com", "837727238323")
 
 
 def of_region(region: str) -> Partition:

@@ -49,6 +49,35 @@ def route_result(**given: str) -> dict[str, str]:
     return {k: given.get(k, "") for k in ROUTE_KEYS}
 
 
+# EC2 RunInstances: "User data is limited to 16 KB, in raw form, before it is base64-encoded".
+EC2_USER_DATA_LIMIT = 16 * 1024
+
+
+def user_data_refusal(name: str, inputs: dict) -> Optional[str]:
+    """What the provider or EC2 answers an instance's user data with, or None: both inputs at once
+    (ConflictsWith), `userData` over 16,384 characters (the provider's StringLenBetween), base64
+    that is not base64, or a raw payload over EC2's limit (terraform-provider-aws
+    internal/service/ec2/ec2_instance.go; EC2 API reference, RunInstances)."""
+    import base64
+    import binascii
+
+    text, encoded = inputs.get("userData"), inputs.get("userDataBase64")
+    if text and encoded:
+        return f"instance {name}: \"user_data\": conflicts with user_data_base64"
+    if isinstance(text, str) and len(text) > EC2_USER_DATA_LIMIT:
+        return f"instance {name}: expected length of user_data to be in the range (0 - {EC2_USER_DATA_LIMIT})"
+    raw = text.encode() if isinstance(text, str) else b""
+    if isinstance(encoded, str):
+        try:
+            raw = base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError):
+            return f"instance {name}: user_data_base64: must be base64-encoded"
+    if len(raw) > EC2_USER_DATA_LIMIT:
+        return (f"InvalidParameterValue: instance {name}: User data is limited to {EC2_USER_DATA_LIMIT} bytes "
+                f"({len(raw)} given)")
+    return None
+
+
 def _hex(seed: str, n: int = 17) -> str:
     return hashlib.sha256(seed.encode()).hexdigest()[:n]
 
@@ -174,6 +203,9 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         return rid, state
 
     def _instance(self, name: str, inputs: dict) -> dict:
+        refusal = user_data_refusal(name, inputs)
+        if refusal:
+            raise ValueError(refusal)
         subnet_id = inputs.get("subnetId")
         subnet = self.subnets.get(subnet_id)
         if subnet is None:

@@ -18,6 +18,7 @@ the session carries fake keys and moto intercepts every call while the mock is a
 
 from __future__ import annotations
 
+import base64
 import datetime as _dt
 import hashlib
 import ipaddress
@@ -37,7 +38,7 @@ from botocore.exceptions import ClientError
 from components import versions
 
 from .harness import unwrap_secrets
-from .mocks import region_refusal, route_result
+from .mocks import region_refusal, route_result, user_data_refusal
 
 ACCOUNT_ID = "123456789012"  # moto's default account
 # The Canonical image the emulated account publishes (moto's built-in AMIs have no Ubuntu 24.04),
@@ -579,8 +580,13 @@ class MotoMocks(pulumi.runtime.Mocks):
             kwargs["IamInstanceProfile"] = {"Name": i["iamInstanceProfile"]}
         if key:
             kwargs["KeyName"] = key
+        refusal = user_data_refusal(name, i)
+        if refusal:
+            raise EmulatedAwsError(refusal)
         if i.get("userData"):
             kwargs["UserData"] = i["userData"]
+        elif i.get("userDataBase64"):
+            kwargs["UserData"] = base64.b64decode(i["userDataBase64"])  # boto3 base64-encodes it again
         md = i.get("metadataOptions") or {}
         if md:
             kwargs["MetadataOptions"] = {k: v for k, v in {

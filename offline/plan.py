@@ -32,7 +32,7 @@ from components import tags as tagsets
 from components import versions
 
 from . import harness
-from .review import MASK, _cloud_config, _parsed, review_inputs
+from .review import MASK, _cloud_config, _parsed, decode_user_data, review_inputs
 
 RKE2_CONFIG_PATH = "/etc/rancher/rke2/config.yaml"
 # Keys whose values are secrets in cluster.yml / RKE2 config.yaml.
@@ -67,7 +67,7 @@ def generated_configs(run: harness.ProgramRun) -> list[dict[str, Any]]:
         configs.append({"file": "cluster.yml", "content": mask_config(yaml.safe_load(run.outputs["rkeClusterYml"]))})
     per_node = []
     for inst in run.of_type("aws:ec2/instance:Instance"):
-        doc = _cloud_config(inst.inputs.get("userData") or "")
+        doc = _cloud_config(decode_user_data(inst.inputs) or "")
         for f in (doc or {}).get("write_files", []):
             if f.get("path") == RKE2_CONFIG_PATH:
                 node = (inst.inputs.get("tags") or {}).get("Name") or inst.name

@@ -6,7 +6,9 @@ Imports nothing from components/: the diff runs it beside another checkout's pro
 
 from __future__ import annotations
 
+import base64
 import copy
+import gzip
 import hashlib
 import json
 import re
@@ -31,6 +33,20 @@ def _cloud_config(text: str) -> dict | None:
     except yaml.YAMLError:
         return None
     return doc if isinstance(doc, dict) else None
+
+
+def decode_user_data(inputs: dict) -> str | None:
+    """An instance's user data as cloud-init reads it: `userDataBase64` un-base64ed and, when gzip
+    (components/bootstrap.encode_user_data), decompressed; or the plain `userData` of nodes created
+    before user data was compressed."""
+    encoded = inputs.get("userDataBase64")
+    if not isinstance(encoded, str):
+        text = inputs.get("userData")
+        return text if isinstance(text, str) else None
+    raw = base64.b64decode(encoded)
+    if raw[:2] == b"\x1f\x8b":  # gzip's magic, as cloud-init checks it (util.decomp_gzip)
+        raw = gzip.decompress(raw)
+    return raw.decode()
 
 
 def script_settings(script: str) -> dict[str, str]:
@@ -84,6 +100,8 @@ def review_inputs(reg: Registration) -> dict[str, Any]:
                 pass
     if "userData" in inputs:
         inputs["userData"] = user_data_summary(inputs["userData"])
+    if isinstance(inputs.get("userDataBase64"), str) and inputs["userDataBase64"] != MASK:
+        inputs["userDataBase64"] = user_data_summary(decode_user_data(inputs) or "")
     if reg.type == "aws:ssm/parameter:Parameter" and "insecureValue" in inputs:
         inputs["insecureValue"] = _parsed(inputs["insecureValue"])
     if reg.type == RELEASE:

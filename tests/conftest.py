@@ -44,10 +44,19 @@ def base_config() -> dict[str, str]:
     return copy.deepcopy(harness.stack_config("rke2-dev"))
 
 
+def user_data(reg: harness.Registration) -> str:
+    """An instance registration's user data as cloud-init reads it (decoded, decompressed)."""
+    from offline.review import decode_user_data
+
+    text = decode_user_data(reg.inputs)
+    assert isinstance(text, str), f"{reg.urn}: no user data"
+    return text
+
+
 def cloud_config(reg: harness.Registration) -> dict:
-    """An instance registration's user data, parsed (it must be a #cloud-config document)."""
-    text = reg.inputs.get("userData")
-    assert isinstance(text, str) and text.startswith("#cloud-config\n"), f"{reg.urn}: user data is not cloud-config"
+    """An instance registration's user data, decoded and parsed (it must be a #cloud-config document)."""
+    text = user_data(reg)
+    assert text.startswith("#cloud-config\n"), f"{reg.urn}: user data is not cloud-config"
     return yaml.safe_load(text)
 
 

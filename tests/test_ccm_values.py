@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from offline import harness
+from tests.conftest import user_data
 
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 INSTANCE_TYPE = "aws:ec2/instance:Instance"
@@ -452,7 +453,7 @@ def test_manifest_install_schedules_on_every_server():
     for r in runs:
         assert r.of_type(RELEASE_TYPE) == [], f"{r.stack}: a Release registered in manifest mode"
         for inst in r.of_type(INSTANCE_TYPE):
-            assert "HelmChart" not in inst.inputs["userData"], f"{r.stack} {inst.urn}: manifests belong in SSM"
+            assert "HelmChart" not in user_data(inst), f"{r.stack} {inst.urn}: manifests belong in SSM"
         (param,) = [p for p in r.of_type("aws:ssm/parameter:Parameter") if p.inputs["name"].endswith("/ccm.yaml")]
         where = f"{r.stack} {param.urn}"
         assert param.inputs["type"] == "String", where
@@ -513,7 +514,7 @@ def test_image_follows_a_changed_kubernetes_version(version):
 
 
 def test_the_chart_default_image_would_be_caught():
-    r = run(release_config("rke2-prod"), stack="rke2-prod")
+    r = run({**release_config("rke2-prod"), "rke-aws:kubernetesVersion": "v1.33.13+rke2r2"}, stack="rke2-prod")
     with pytest.raises(AssertionError, match="CCM v1.35.0 on a 1.33 cluster"):
         assert_image_matches_cluster(r, {"image": {"repository": "registry.k8s.io/provider-aws/cloud-controller-manager",
                                                    "tag": CHART_DEFAULT_IMAGE_TAG}}, "default")

@@ -13,7 +13,7 @@ from typing import Callable
 import pulumi
 import pytest
 
-from components import config
+from components import config, versions
 from components.config import ConfigError
 from offline import harness
 from offline.mocks import AwsLikeMocks
@@ -37,6 +37,7 @@ OLD_CCM_IMAGE = "registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.9"
 RESERVED_TAG = ("is reserved (Name, kubernetes.io/cluster/*, kubernetes.io/role/* and rke-aws/* are set by this "
                 "program, aws:* by AWS); choose another key")
 TAG_CHARS = "has characters AWS does not allow in tags; use letters, digits, spaces and + - = . _ : / @"
+RKE2_FORM = f"write it like {versions.RKE2_VERSION} (v1.X.Y+rke2rN, digits 0-9 without leading zeros)"
 
 VPC_ID = "vpc-0123456789abcdef0"
 PUBLIC_IDS = ["subnet-0a0a0a0a0a0a0a0a1", "subnet-0a0a0a0a0a0a0a0a2"]
@@ -236,16 +237,16 @@ INVALID = [
         "rke-aws:network.vpcId: 'vpc-XYZ' is not valid; expected a VPC ID like vpc-0123456789abcdef0"),
     # --- Kubernetes version and CCM ----------------------------------------------------------
     row("leader-migration-on-1.33", put("ccm", {"install": "manifest", "leaderMigration": True}),
-        "rke-aws:ccm.leaderMigration: true needs the in-tree aws provider, which Kubernetes v1.33.5+rke2r1 "
+        f"rke-aws:ccm.leaderMigration: true needs the in-tree aws provider, which Kubernetes {versions.RKE2_VERSION} "
         "(>= 1.27) no longer has; migrate on 1.26 or earlier, or set leaderMigration false"),
     row("leader-migration-on-1.27", both(put("kubernetesVersion", "v1.27.16+rke2r2"),
                                          put("ccm", {"install": "manifest", "leaderMigration": True, "image": OLD_CCM_IMAGE})),
         "rke-aws:ccm.leaderMigration: true needs the in-tree aws provider, which Kubernetes v1.27.16+rke2r2 "
         "(>= 1.27) no longer has; migrate on 1.26 or earlier, or set leaderMigration false"),
     row("kubernetesVersion-malformed", put("kubernetesVersion", "v1.33.5"),
-        'rke-aws:kubernetesVersion: "v1.33.5" is not an RKE2 Kubernetes version; write it like v1.33.5+rke2r1'),
+        f'rke-aws:kubernetesVersion: "v1.33.5" is not an RKE2 release name; {RKE2_FORM}'),
     row("kubernetesVersion-rke-form-for-rke2", put("kubernetesVersion", "v1.32.5-rancher1-1"),
-        'rke-aws:kubernetesVersion: "v1.32.5-rancher1-1" is not an RKE2 Kubernetes version; write it like v1.33.5+rke2r1'),
+        f'rke-aws:kubernetesVersion: "v1.32.5-rancher1-1" is not an RKE2 release name; {RKE2_FORM}'),
     row("extraArgs-cloud-provider", put("ccm", {"install": "manifest", "extraArgs": ["--cloud-provider=aws"]}),
         "rke-aws:ccm.extraArgs[0]: '--cloud-provider=aws' is set by this program; remove it"),
     row("extraArgs-not-a-flag", put("ccm", {"install": "manifest", "extraArgs": ["v=4"]}),
@@ -253,7 +254,7 @@ INVALID = [
     row("extraArgs-flag-with-space", put("ccm", {"install": "manifest", "extraArgs": ["--cloud-provider aws"]}),
         "rke-aws:ccm.extraArgs[0]: '--cloud-provider aws' is not a flag; write each flag as one --name=value entry"),
     row("kubernetesVersion-looks-like-number", put("kubernetesVersion", "1.30"),
-        '"1.30" is not an RKE2 Kubernetes version; write it like v1.33.5+rke2r1'.join(["rke-aws:kubernetesVersion: ", ""])),
+        f'rke-aws:kubernetesVersion: "1.30" is not an RKE2 release name; {RKE2_FORM}'),
     row("ccm-install-unknown", put("ccm", {"install": "kubectl"}),
         'rke-aws:ccm.install: "kubectl" is not an install mode; use helm or manifest'),
     # --- unknown keys ------------------------------------------------------------------------
@@ -605,7 +606,7 @@ def test_partition_follows_the_region(base_config):
         net(availabilityZones=2)(base_config)
         part = parse(base_config).partition
         assert (part.name, part.ubuntu_owner) == (name, owner), region
-    assert part.ec2_principal == "ec2.amazonaws.com.cn" and part.endpoint("ssm", region) == "ssm.cn-north-1.amazonaws.com.cn"
+    assert part.ec2_principal == "ec2.amazonaws.com" and part.endpoint("ssm", region) == "ssm.cn-north-1.amazonaws.com.cn"
 
 
 def test_bring_your_own_zones_come_from_the_subnets(base_config):

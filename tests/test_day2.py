@@ -197,11 +197,24 @@ def with_kubeconfig(cfg: dict) -> dict:
     return set_key(copy.deepcopy(cfg), "kubeconfig", KUBECONFIG)
 
 
+def release(minor: int) -> str:
+    """The newest RKE2 release of a minor that components/versions.py knows."""
+    known = [r for r in versions.RKE2_RELEASES if r.startswith(f"v1.{minor}.")]
+    assert known, f"no known 1.{minor} release"
+    return max(known, key=lambda r: tuple(int(n) for n in r[1:].replace("+rke2r", ".").split(".")))
+
+
+def upgradable(cfg: dict) -> dict:
+    """`cfg` on a release with a next minor this program knows (whatever the default is)."""
+    return set_key(copy.deepcopy(cfg), "kubernetesVersion", release(35))
+
+
 def test_minor_upgrade_registers_plans_and_replaces_nothing(prod):
+    prod = upgradable(prod)
     before = run(with_kubeconfig(prod))
     old = before.outputs["kubernetesVersion"]
     minor = int(old.split(".")[1])
-    new = f"v1.{minor + 1}.1+rke2r1"
+    new = release(minor + 1)
     after = run(set_key(with_kubeconfig(prod), "kubernetesVersion", new), before)
     assert changed_instances(before, after) == {}
     assert set(by_name(after, INSTANCE)) == set(by_name(before, INSTANCE))
@@ -225,19 +238,21 @@ def test_minor_upgrade_registers_plans_and_replaces_nothing(prod):
 
 
 def test_skipping_a_minor_and_downgrading_are_refused(prod):
+    prod = set_key(prod, "kubernetesVersion", release(34))
     before = run(with_kubeconfig(prod))
     old = before.outputs["kubernetesVersion"]
     minor = int(old.split(".")[1])
-    message = refused(set_key(with_kubeconfig(prod), "kubernetesVersion", f"v1.{minor + 2}.1+rke2r1"), before)
+    message = refused(set_key(with_kubeconfig(prod), "kubernetesVersion", release(minor + 2)), before)
     assert "skips a minor" in message and f"set v1.{minor + 1}.x first" in message, message
-    message = refused(set_key(with_kubeconfig(prod), "kubernetesVersion", f"v1.{minor - 1}.9+rke2r1"), before)
+    message = refused(set_key(with_kubeconfig(prod), "kubernetesVersion", release(minor - 1)), before)
     assert "is a downgrade" in message and old in message, message
 
 
 def test_version_change_needs_a_way_to_the_cluster_and_comes_alone(prod):
+    prod = upgradable(prod)
     before = run(prod)
     minor = int(before.outputs["kubernetesVersion"].split(".")[1])
-    later = set_key(copy.deepcopy(prod), "kubernetesVersion", f"v1.{minor + 1}.1+rke2r1")
+    later = set_key(copy.deepcopy(prod), "kubernetesVersion", release(minor + 1))
     assert "reach the cluster through its kubeconfig" in refused(later, before)
     p = pools(prod)
     p[1]["count"] += 1
@@ -246,10 +261,10 @@ def test_version_change_needs_a_way_to_the_cluster_and_comes_alone(prod):
 
 
 def test_manifest_mode_upgrades_without_kubeconfig():
-    cfg = harness.stack_config("rke2-dev")  # ccm.install: manifest
+    cfg = upgradable(harness.stack_config("rke2-dev"))  # ccm.install: manifest
     before = run(cfg)
     minor = int(before.outputs["kubernetesVersion"].split(".")[1])
-    new = f"v1.{minor + 1}.1+rke2r1"
+    new = release(minor + 1)
     after = run(set_key(copy.deepcopy(cfg), "kubernetesVersion", new), before)
     assert changed_instances(before, after) == {}
     params = {p.inputs["name"]: p.inputs.get("insecureValue") for p in after.of_type("aws:ssm/parameter:Parameter")}

@@ -90,9 +90,8 @@ def test_roles_profiles_and_policies_registered(stack_run):
     assert sorted(r.name for r in roles) == sorted(f"{stack_run.outputs['clusterId']}-{k}" for k in ("controlplane", "worker"))
     for role in roles:
         trust = json.loads(role.inputs["assumeRolePolicy"])
-        # China's EC2 principal carries its DNS suffix (domain.md section 6).
-        principal = "ec2.amazonaws.com.cn" if stack_run.outputs["region"].startswith("cn-") else "ec2.amazonaws.com"
-        assert trust["Statement"][0]["Principal"] == {"Service": principal}, role.urn
+        # EC2's principal is the same in every partition, China included (domain.md section 6).
+        assert trust["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}, role.urn
     policies = {r.name: json.loads(r.inputs["policy"]) for r in stack_run.of_type("aws:iam/rolePolicy:RolePolicy")}
     cid = stack_run.outputs["clusterId"]
     cp = policies[f"{cid}-controlplane-cloud-provider"]

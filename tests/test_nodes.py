@@ -13,7 +13,7 @@ import yaml
 from components import bootstrap, config, node_plan
 from components.network_plan import plan_subnets
 from offline import harness
-from tests.conftest import cloud_config, set_key, written_file
+from tests.conftest import cloud_config, set_key, user_data, written_file
 from tests.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS
 
 # Kubernetes 1.26 has no entry in versions.CCM_IMAGE_TAGS: leader migration names its CCM image.
@@ -92,7 +92,7 @@ def test_instance_settings(stack_run):
         assert cluster_tags == {f"kubernetes.io/cluster/{cid}": "owned"}, inst.urn
         assert inst.inputs["tags"]["rke-aws/pool"] == node["pool"]
         assert inst.delete_before_replace, f"{inst.urn}: fixed IPs need delete-before-replace"
-        assert {"ami", "userData"} <= set(inst.ignore_changes), f"{inst.urn}: a new AMI or script would replace the node"
+        assert {"ami", "userData", "userDataBase64"} <= set(inst.ignore_changes), f"{inst.urn}: a new AMI or script would replace the node"
         servers = "controlplane" in node["roles"] or "etcd" in node["roles"]
         protect = json.loads(stack_run.config.get("rke-aws:protectServers", "false"))
         assert inst.protect is (protect and servers), inst.urn
@@ -272,7 +272,7 @@ def test_rke2_tokens_are_separate_and_never_in_plain_outputs(stack):
         assert "token" not in cfg and "agent-token" not in cfg, name
     for inst in run.of_type("aws:ec2/instance:Instance"):
         for token in passwords.values():
-            assert token not in inst.inputs["userData"], f"{inst.urn}: a join token is in user data"
+            assert token not in user_data(inst), f"{inst.urn}: a join token is in user data"
     assert "rke2Token" in run.secret_outputs
     plain = json.dumps({k: v for k, v in run.outputs.items() if k not in run.secret_outputs}, default=str)
     assert not any(t in plain for t in passwords.values()), f"{stack}: a token appears in a plain output"
@@ -384,7 +384,7 @@ def test_changing_a_pool_count_touches_only_the_end_of_that_pool(delta):
     after = instances(harness.run_program(set_key(dict(base), "nodePools", changed), stack="rke2-prod"))
 
     def key(reg):
-        return reg.name, reg.inputs["privateIp"], reg.inputs["subnetId"], reg.inputs["userData"]
+        return reg.name, reg.inputs["privateIp"], reg.inputs["subnetId"], reg.inputs["userDataBase64"]
 
     kept = set(before) & set(after)
     assert all(key(before[n]) == key(after[n]) for n in kept), "an existing node changed"

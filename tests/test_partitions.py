@@ -21,7 +21,9 @@ from tests.conftest import cloud_config
 EXPECTED = {
     # stack: (partition, EC2 principal, SSM host, Canonical's publisher account)
     "rke2-govcloud": ("aws-us-gov", "ec2.amazonaws.com", "ssm.us-gov-west-1.amazonaws.com", "513442679011"),
-    "rke2-china": ("aws-cn", "ec2.amazonaws.com.cn", "ssm.cn-north-1.amazonaws.com.cn", "837727238323"),
+    # IAM service principals are <service>.amazonaws.com in China too (aws-cdk region-info default.ts,
+    # terraform-provider-aws names.ServicePrincipalNameForPartition); only API endpoints take .cn.
+    "rke2-china": ("aws-cn", "ec2.amazonaws.com", "ssm.cn-north-1.amazonaws.com.cn", "837727238323"),
     "rke2-prod": ("aws", "ec2.amazonaws.com", "ssm.us-west-2.amazonaws.com", "099720109477"),
 }
 ARN = re.compile(r"arn:([a-z0-9-]+):")

@@ -68,7 +68,7 @@ def test_snapshot_shows_what_a_reviewer_needs(stack):
         i = inst["inputs"]
         assert {"instanceType", "ami", "rootBlockDevice", "metadataOptions", "tags", "privateIp", "subnetId"} <= set(i), inst["name"]
         assert {"volumeSize", "volumeType", "encrypted"} <= set(i["rootBlockDevice"]), inst["name"]
-        assert i["userData"]["bootSettings"]["NODE_NAME"] == i["tags"]["Name"], inst["name"]
+        assert i["userDataBase64"]["bootSettings"]["NODE_NAME"] == i["tags"]["Name"], inst["name"]
         assert inst["options"]["ignoreChanges"] and inst["options"]["deleteBeforeReplace"] is True, inst["name"]
     for rule in entries(s, "SecurityGroupIngressRule") + entries(s, "SecurityGroupEgressRule"):
         assert "ipProtocol" in rule["inputs"] and ({"cidrIpv4", "referencedSecurityGroupId"} & set(rule["inputs"])), rule
