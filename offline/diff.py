@@ -143,7 +143,8 @@ def _nlb(old: dict, new: dict, changed: set, unknown: set) -> list:
         return [Verdict("update", (k,)) for k in sorted((changed | unknown) & {"subnets", "securityGroups"})]
     out = []
     if "subnets" in unknown:
-        out.append(Verdict("unknown", ("subnets",), "subnet IDs not known offline: may replace"))
+        out.append(Verdict("unknown", ("subnets",), "subnet IDs known only at apply, which the provider cannot "
+                                                    "judge; a network load balancer cannot lose a subnet in place"))
     elif "subnets" in changed:
         grows = len(set(new.get("subnets") or ())) > len(set(old.get("subnets") or ()))
         out.append(Verdict("update", ("subnets",), "subnets added") if grows else

@@ -381,6 +381,7 @@ def test_kubernetes_provider_is_replaced_when_its_cluster_changes(server, identi
     (provider,) = [c for c in d.changes if c.type == "pulumi:providers:kubernetes"]
     assert provider.action == action, text
     assert "kubeconfig" in provider.secret and SECRET_TEXT not in text and "bmV3LWtleQ==" not in text
+    assert "kubeconfig (secret)" in text, text  # named, marked secret, whether it forces the replacement or not
     managed = {f"{HELM_STACK}-release", f"{HELM_STACK}-ebs-csi", f"{HELM_STACK}-ebs-csi-credentials"}
     if action == "replace":
         assert managed <= by_action(d, "replace"), text
