@@ -160,9 +160,12 @@ def _nlb(old: dict, new: dict, changed: set, unknown: set) -> list:
 
 def _ssm_tier(old: dict, new: dict, changed: set, unknown: set) -> list:
     """ssm/parameter.go CustomizeDiff ForceNewIfChange(tier): SSM refuses to downgrade an Advanced
-    parameter to Standard, so the provider replaces it."""
+    parameter to Standard, so the provider replaces it; a set tier changed to Intelligent-Tiering is
+    suppressed (the tier's DiffSuppressFunc)."""
     if old.get("tier") == "Advanced" and new.get("tier") == "Standard":
         return [Verdict("replace", ("tier",), "Advanced -> Standard")]
+    if old.get("tier") and new.get("tier") == "Intelligent-Tiering":
+        return []  # the schema's DiffSuppressFunc: SSM picks the tier, no change
     return [Verdict("update", ("tier",))]
 
 

@@ -286,6 +286,8 @@ def test_security_groups_from_none_to_some_replace_a_network_load_balancer():
 @pytest.mark.parametrize("old, new, action", [
     ("Advanced", "Standard", "replace"),  # SSM refuses the downgrade
     ("Standard", "Advanced", "update"),
+    (None, "Standard", "update"),  # tier set explicitly on a parameter created without one
+    ("Advanced", "Intelligent-Tiering", None),  # suppressed: SSM picks the tier
 ])
 def test_ssm_parameter_tier_downgrade_replaces(old, new, action):
     """ssm/parameter.go CustomizeDiff ForceNewIfChange("tier", Advanced -> Standard)."""
@@ -294,7 +296,8 @@ def test_ssm_parameter_tier_downgrade_replaces(old, new, action):
     res(base, "aws:ssm/parameter:Parameter", name)["inputs"]["tier"] = old
     head = copy.deepcopy(base)
     res(head, "aws:ssm/parameter:Parameter", name)["inputs"]["tier"] = new
-    assert change_of(diff.compare(NLB_STACK, base, head), name).action == action
+    d = diff.compare(NLB_STACK, base, head)
+    assert [c.action for c in d.changes if c.name == name] == ([action] if action else []), diff.render_text([d])
 
 
 @pytest.mark.parametrize("plant, action", [
@@ -390,6 +393,35 @@ def test_kubernetes_provider_is_replaced_when_its_cluster_changes(server, identi
         assert not managed & {c.name for c in d.changes}, text
 
 
+def test_a_kubeconfig_that_cannot_be_read_offline_is_unknown_and_so_is_all_it_manages():
+    """An encrypted stack value is a placeholder offline: whether its cluster changed cannot be told."""
+    base = base_of(HELM_STACK)
+    _provider(base).update(kubeconfig=KUBECONFIG)
+    head = copy.deepcopy(base)
+    _provider(head).update(kubeconfig=harness.SECURE_PLACEHOLDER + " (ciphertext 0123456789ab)")
+    d = diff.compare(HELM_STACK, base, head)
+    assert change_of(d, f"{HELM_STACK}-cluster").action == "unknown", diff.render_text([d])
+    managed = {f"{HELM_STACK}-release", f"{HELM_STACK}-ebs-csi", f"{HELM_STACK}-ebs-csi-credentials"}
+    assert managed <= by_action(d, "unknown") and "its provider may be replaced" in diff.render_text([d])
+
+
+def test_provider_rules_follow_diff_config():
+    """provider.go DiffConfig: a kubeconfig not known at preview replaces; context and cluster
+    overrides pick the active cluster (util.go getActiveClusterFromConfig)."""
+    rule = diff.RULES["pulumi:providers:kubernetes"].conditions[0][1]
+    assert [v.action for v in rule({"kubeconfig": KUBECONFIG}, {"kubeconfig": KUBECONFIG}, set(), {"kubeconfig"})] == ["replace"]
+    two = KUBECONFIG.replace("clusters:\n", "clusters:\n- name: other\n  cluster: {server: \"https://other:6443\"}\n") \
+        .replace("contexts:\n", "contexts:\n- name: o\n  context: {cluster: other, user: default}\n")
+    assert diff._active_cluster(two)["server"] == "https://api.rke-phase2.rke-aws.internal:6443"
+    assert diff._active_cluster(two, context="o")["server"] == "https://other:6443"
+    assert diff._active_cluster(two, cluster="other")["server"] == "https://other:6443"
+    assert diff._active_cluster("not: [yaml") is None and diff._active_cluster(None) is None
+    switched = rule({"kubeconfig": two}, {"kubeconfig": two, "context": "o"}, {"context"}, set())
+    assert [v.action for v in switched] == ["replace"], switched
+    assert [v.action for v in rule({"clusterIdentifier": "a"}, {"clusterIdentifier": "a", "kubeconfig": "x"},
+                                   {"kubeconfig"}, set())] == ["update"]
+
+
 def test_a_type_without_rules_is_unknown_never_an_update(monkeypatch):
     monkeypatch.delitem(diff.RULES, "aws:route53/record:Record")
     d, _ = planted(NLB_STACK, lambda h: res(h, "aws:route53/record:Record")["inputs"].update(ttl=60))
@@ -399,11 +431,32 @@ def test_a_type_without_rules_is_unknown_never_an_update(monkeypatch):
 
 
 def test_replacement_propagates_through_ids():
-    """A replaced subnet gets a new ID: instances in it (subnet_id ForceNew) are replaced too."""
+    """A replaced subnet gets a new ID: instances in it (subnet_id ForceNew) are replaced too; the
+    NLB's subnet list then holds an ID known only at apply, which customizeDiffLoadBalancerNLB
+    cannot judge (IsWhollyKnown): unknown, not an update."""
     d, _ = planted(NLB_STACK, lambda h: res(h, "aws:ec2/subnet:Subnet", f"{NLB_STACK}-private-0")["inputs"].update(
         cidrBlock="10.70.96.0/20"))
     replaced = {c.name for c in d.changes if c.action == "replace" and c.type == diff.INSTANCE}
     assert replaced == {f"{NLB_STACK}-servers-0", f"{NLB_STACK}-agents-0"}, diff.render_text([d])
+    lb = change_of(d, f"{NLB_STACK}-api")
+    assert (lb.action, lb.changed) == ("unknown", ["subnets"]), diff.render_text([d])
+
+
+def test_an_application_load_balancers_subnets_and_groups_update_in_place():
+    """customizeDiffLoadBalancerNLB applies to network load balancers only."""
+    base = base_of(NLB_STACK)
+    _lb(base)["loadBalancerType"] = "application"
+    head = copy.deepcopy(base)
+    _lb(head).update(subnets=_lb(head)["subnets"][:2], securityGroups=[])
+    c = change_of(diff.compare(NLB_STACK, base, head), f"{NLB_STACK}-api")
+    assert (c.action, c.changed) == ("update", ["securityGroups", "subnets"]), c
+
+
+def test_a_volume_change_that_also_encrypts_replaces_and_lists_both():
+    d, _ = planted(NLB_STACK, lambda h: agent(h)["inputs"]["rootBlockDevice"].update(encrypted=False, volumeSize=80))
+    c = change_of(d, f"{NLB_STACK}-agents-0")
+    assert c.action == "replace" and c.replaced_by == ["rootBlockDevice.encrypted"], c
+    assert c.changed == ["rootBlockDevice.encrypted", "rootBlockDevice.volumeSize"], c
 
 
 # ---- the table itself ---------------------------------------------------------------------------------
