@@ -1,23 +1,28 @@
 """`make diff BASE=<git ref>`: what a pull request changes, per stack and per resource, offline.
 
-For each stack, the program of the base ref runs with the base's stack file, then the working tree's
-program runs with the working tree's stack file and the base run's outputs as the stack's last
-outputs (what the engine would hand it after the base was deployed). The two registrations are
-compared resource by resource:
+An estimate from the program's inputs: the real `pulumi preview --diff`, run where cloud credentials
+exist, is authoritative (it sees the live state). For each stack, the program of the base ref runs
+with the base's stack file, then the working tree's program runs with the working tree's stack file
+and the base run's outputs as the stack's last outputs (what the engine would hand it after the base
+was deployed). The two registrations are compared resource by resource, inputs before secrets are
+masked (a changed secret is a change; its value is never shown), and judged as the providers would
+(RULES below, each with the upstream file it comes from):
 
   + add       a resource the base did not have
   - delete    a resource the working tree no longer registers
-  ~ update    changed inputs that the provider updates in place
-  +- replace  a changed input that forces a new resource (REPLACE_ON below, from the providers'
-              ForceNew schema), or an input that takes the ID of a resource being replaced
+  ~ update    changed inputs that the provider updates in place (an EC2 instance's type or user data:
+              by stopping it, called out)
+  +- replace  a changed input that forces a new resource, an input that takes the ID of a resource
+              being replaced, or a resource whose provider is replaced
+  ? unknown   may replace: a type without rules here, or a rule that needs what only AWS knows
 
 Inputs a resource ignores (ignore_changes) are listed but never count. Instances show their node
-name; etcd members deleted or replaced are called out. If the working tree's program refuses the
-change (the quorum or version guard, a bad config), that refusal is the stack's result, as in
-`pulumi preview`. Both programs run under the AWS-like mocks (IDs derived from names, so they
+name; etcd members deleted, replaced or stopped are called out. If the working tree's program
+refuses the change (the quorum or version guard, a bad config), that refusal is the stack's result,
+as in `pulumi preview`. Both programs run under the AWS-like mocks (IDs derived from names, so they
 compare across runs) in subprocesses, each importing its own checkout's `components`.
 
-    python -m offline.diff --base origin/main [--format markdown] [--all] [stack ...]
+    python -m offline.diff --base origin/main [--format markdown] [--preview-url URL] [--all] [stack ...]
 """
 
 from __future__ import annotations
@@ -32,85 +37,354 @@ import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# Inputs whose change makes the provider replace the resource (terraform-provider-aws ForceNew
-# arguments, as bridged by pulumi-aws 7; pulumi-kubernetes/random for theirs). Types not listed
-# update in place.
-REPLACE_ON: dict[str, frozenset[str]] = {
-    "aws:ec2/vpc:Vpc": frozenset({"cidrBlock", "instanceTenancy"}),
-    "aws:ec2/subnet:Subnet": frozenset({"vpcId", "cidrBlock", "availabilityZone", "availabilityZoneId"}),
-    "aws:ec2/subnetCidrReservation:SubnetCidrReservation": frozenset({"subnetId", "cidrBlock", "reservationType", "description"}),
-    "aws:ec2/internetGateway:InternetGateway": frozenset(),
-    "aws:ec2/routeTable:RouteTable": frozenset({"vpcId"}),
-    "aws:ec2/route:Route": frozenset({"routeTableId", "destinationCidrBlock"}),
-    "aws:ec2/routeTableAssociation:RouteTableAssociation": frozenset({"subnetId", "gatewayId"}),
-    "aws:ec2/eip:Eip": frozenset({"domain"}),
-    "aws:ec2/natGateway:NatGateway": frozenset({"allocationId", "subnetId", "connectivityType", "privateIp"}),
-    "aws:ec2/securityGroup:SecurityGroup": frozenset({"name", "namePrefix", "description", "vpcId"}),
-    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": frozenset({"securityGroupId"}),
-    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": frozenset({"securityGroupId"}),
-    "aws:ec2/instance:Instance": frozenset({"ami", "subnetId", "privateIp", "availabilityZone", "keyName",
-                                           "associatePublicIpAddress", "userData", "userDataBase64", "placementGroup",
-                                           "tenancy"}),
-    "aws:ec2/tag:Tag": frozenset({"resourceId", "key"}),
-    "aws:iam/role:Role": frozenset({"name", "namePrefix", "path"}),
-    "aws:iam/rolePolicy:RolePolicy": frozenset({"role", "name", "namePrefix"}),
-    "aws:iam/rolePolicyAttachment:RolePolicyAttachment": frozenset({"role", "policyArn"}),
-    "aws:iam/instanceProfile:InstanceProfile": frozenset({"name", "namePrefix", "path"}),
-    "aws:iam/user:User": frozenset(),  # name and path change in place
-    "aws:iam/userPolicy:UserPolicy": frozenset({"user", "name", "namePrefix"}),
-    "aws:iam/policy:Policy": frozenset({"name", "namePrefix", "path", "description"}),
-    "aws:iam/userPolicyAttachment:UserPolicyAttachment": frozenset({"user", "policyArn"}),
-    "aws:iam/accessKey:AccessKey": frozenset({"user", "pgpKey"}),
-    # a changed name or namespace replaces (metadata is compared whole here); type is immutable
-    "kubernetes:core/v1:Secret": frozenset({"metadata", "type"}),
-    "aws:ssm/parameter:Parameter": frozenset({"name"}),
-    "aws:route53/zone:Zone": frozenset({"name", "delegationSetId"}),
-    "aws:route53/record:Record": frozenset({"zoneId", "name", "type", "setIdentifier"}),
-    "aws:lb/loadBalancer:LoadBalancer": frozenset({"name", "namePrefix", "internal", "loadBalancerType"}),
-    "aws:lb/targetGroup:TargetGroup": frozenset({"name", "namePrefix", "port", "protocol", "vpcId", "targetType"}),
-    "aws:lb/targetGroupAttachment:TargetGroupAttachment": frozenset({"targetGroupArn", "targetId", "port"}),
-    "aws:lb/listener:Listener": frozenset({"loadBalancerArn"}),
-    "aws:s3/bucket:Bucket": frozenset({"bucket", "bucketPrefix", "objectLockEnabled"}),
-    "aws:s3/bucketVersioning:BucketVersioning": frozenset({"bucket", "expectedBucketOwner"}),
-    "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration":
-        frozenset({"bucket", "expectedBucketOwner"}),
-    "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": frozenset({"bucket"}),
-    "aws:s3/bucketPolicy:BucketPolicy": frozenset({"bucket"}),
-    "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": frozenset({"bucket", "expectedBucketOwner"}),
-    "aws:kms/key:Key": frozenset({"keyUsage", "customerMasterKeySpec", "multiRegion", "customKeyStoreId", "xksKeyId"}),
-    "aws:kms/alias:Alias": frozenset({"name", "namePrefix"}),
-    "random:index/randomPassword:RandomPassword": frozenset({"length", "special", "upper", "lower", "numeric", "keepers"}),
-    "kubernetes:helm.sh/v3:Release": frozenset({"name", "namespace"}),
-    "pulumi:providers:kubernetes": frozenset(),
+# ---- what the providers decide ----------------------------------------------------------------------
+#
+# One entry per resource type the program registers: the inputs whose change makes the provider
+# replace the resource (terraform-provider-aws ForceNew / RequiresReplace as bridged by pulumi-aws 7;
+# pulumi-kubernetes' and terraform-provider-random's own), the rules that depend on old and new values
+# (CustomizeDiff / ModifyPlan), and the upstream file each comes from. Every other changed input is
+# updated in place. A type without an entry is "unknown: may replace", never an update.
+
+TF_AWS = "hashicorp/terraform-provider-aws internal/service/"
+K8S = "pulumi/pulumi-kubernetes provider/pkg/provider/"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the provider does about some changed inputs of one resource."""
+    action: str  # "replace" | "update" | "unknown"
+    keys: tuple[str, ...]
+    why: str = ""
+
+
+# A conditional rule: (old inputs, new inputs, changed keys, keys whose new value is unknown) ->
+# verdicts for the keys it decides (listed in `decides`).
+Condition = Callable[[dict, dict, set, set], list]
+
+
+@dataclass(frozen=True)
+class TypeRules:
+    source: str  # the upstream file(s) the rules were read from
+    replace_on: frozenset = frozenset()  # a change of any of these replaces
+    nested: tuple = ()  # (input, sub-keys): a change of input.sub-key replaces, of other sub-keys updates
+    conditions: tuple = ()  # (keys it decides, Condition)
+    stops: frozenset = frozenset()  # inputs whose in-place update stops the resource (EC2 instances)
+
+
+def _rules(source: str, *replace_on: str, nested=(), conditions=(), stops=()) -> TypeRules:
+    return TypeRules(source, frozenset(replace_on), tuple(nested), tuple(conditions), frozenset(stops))
+
+
+def instance_architectures(instance_type: Any) -> Optional[frozenset]:
+    """The CPU architectures an EC2 instance type supports, from AWS's own DescribeInstanceTypes data
+    as moto bundles it (moto/ec2/resources/instance_types.json.gz; independent of this program), or
+    None when the type is not in it (a type newer than that data, or a value not known offline)."""
+    if not isinstance(instance_type, str):
+        return None
+    table = _instance_type_table()
+    info = table.get(instance_type) if table else None
+    archs = ((info or {}).get("ProcessorInfo") or {}).get("SupportedArchitectures")
+    return frozenset(archs) if archs else None
+
+
+_INSTANCE_TYPES: Optional[dict] = None
+
+
+def _instance_type_table() -> dict:
+    global _INSTANCE_TYPES
+    if _INSTANCE_TYPES is None:
+        try:
+            import gzip
+            from importlib import resources
+
+            data = (resources.files("moto.ec2") / "resources" / "instance_types.json.gz").read_bytes()
+            _INSTANCE_TYPES = json.loads(gzip.decompress(data))
+        except Exception:  # noqa: BLE001 - without the table every type change is "unknown"
+            _INSTANCE_TYPES = {}
+    return _INSTANCE_TYPES
+
+
+def _instance_type(old: dict, new: dict, changed: set, unknown: set) -> list:
+    """ec2_instance.go CustomizeDiff ForceNewIf(instance_type): replaced when the old and the new
+    type share no CPU architecture (findInstanceTypeByName, hasCommonElement); else EC2 stops the
+    instance, changes its type and starts it."""
+    if "instanceType" in unknown:
+        return [Verdict("unknown", ("instanceType",), "instance type not known offline: may replace")]
+    a, b = instance_architectures(old.get("instanceType")), instance_architectures(new.get("instanceType"))
+    if a is None or b is None:
+        which = old.get("instanceType") if a is None else new.get("instanceType")
+        return [Verdict("unknown", ("instanceType",), f"architectures of {which} unknown offline: may replace")]
+    if not a & b:
+        return [Verdict("replace", ("instanceType",),
+                        f"{old.get('instanceType')} ({'/'.join(sorted(a))}) -> {new.get('instanceType')} "
+                        f"({'/'.join(sorted(b))}) share no CPU architecture")]
+    return [Verdict("update", ("instanceType",), "stop, change type, start")]
+
+
+def _user_data(old: dict, new: dict, changed: set, unknown: set) -> list:
+    """ec2_instance.go CustomizeDiff ForceNewIf(user_data / user_data_base64): replaced only with
+    user_data_replace_on_change; otherwise updated by stopping and starting the instance."""
+    keys = tuple(sorted((changed | unknown) & {"userData", "userDataBase64"}))
+    if new.get("userDataReplaceOnChange"):
+        return [Verdict("replace", keys, "userDataReplaceOnChange")]
+    return [Verdict("update", keys, "stop, new user data, start")]
+
+
+def _nlb(old: dict, new: dict, changed: set, unknown: set) -> list:
+    """elbv2/load_balancer.go customizeDiffLoadBalancerNLB (network load balancers that exist):
+    `subnets` changes in place only when their number grows, otherwise replace; security groups
+    going from none to some or from some to none replace. Values not known at plan time are left to
+    the apply (IsWhollyKnown), so they cannot be judged offline."""
+    if (new.get("loadBalancerType") or "application") != "network":
+        return [Verdict("update", (k,)) for k in sorted((changed | unknown) & {"subnets", "securityGroups"})]
+    out = []
+    if "subnets" in unknown:
+        out.append(Verdict("unknown", ("subnets",), "subnet IDs known only at apply, which the provider cannot "
+                                                    "judge; a network load balancer cannot lose a subnet in place"))
+    elif "subnets" in changed:
+        grows = len(set(new.get("subnets") or ())) > len(set(old.get("subnets") or ()))
+        out.append(Verdict("update", ("subnets",), "subnets added") if grows else
+                   Verdict("replace", ("subnets",), "a network load balancer's subnets cannot be removed or swapped"))
+    if "securityGroups" in unknown:
+        out.append(Verdict("unknown", ("securityGroups",), "security groups not known offline: may replace"))
+    elif "securityGroups" in changed:
+        before, after = bool(old.get("securityGroups")), bool(new.get("securityGroups"))
+        out.append(Verdict("replace", ("securityGroups",), "security groups from none to some or back")
+                   if before != after else Verdict("update", ("securityGroups",)))
+    return out
+
+
+def _ssm_tier(old: dict, new: dict, changed: set, unknown: set) -> list:
+    """ssm/parameter.go CustomizeDiff ForceNewIfChange(tier): SSM refuses to downgrade an Advanced
+    parameter to Standard, so the provider replaces it; a set tier changed to Intelligent-Tiering is
+    suppressed (the tier's DiffSuppressFunc)."""
+    if old.get("tier") == "Advanced" and new.get("tier") == "Standard":
+        return [Verdict("replace", ("tier",), "Advanced -> Standard")]
+    if old.get("tier") and new.get("tier") == "Intelligent-Tiering":
+        return []  # the schema's DiffSuppressFunc: SSM picks the tier, no change
+    return [Verdict("update", ("tier",))]
+
+
+RULE_SOURCES = ("cidrIpv4", "cidrIpv6", "prefixListId", "referencedSecurityGroupId")
+
+
+def _rule_source(inputs: dict) -> Optional[str]:
+    return next((k for k in RULE_SOURCES if inputs.get(k) not in (None, "")), None)
+
+
+def _sg_rule_source(old: dict, new: dict, changed: set, unknown: set) -> list:
+    """ec2/vpc_security_group_ingress_rule.go securityGroupRuleResource.ModifyPlan: "When you modify
+    a rule, you cannot change the rule's source type" -> RequiresReplace on the old and new source."""
+    keys = tuple(sorted((changed | unknown) & set(RULE_SOURCES)))
+    a, b = _rule_source(old), _rule_source(new)
+    if a != b:
+        return [Verdict("replace", keys, f"source {a} -> {b}")]
+    return [Verdict("update", keys)]
+
+
+def _active_cluster(kubeconfig: Any, context: Any = None, cluster: Any = None) -> Optional[dict]:
+    """The active cluster of a kubeconfig as pulumi-kubernetes util.go getActiveClusterFromConfig
+    finds it (current-context, or the provider's context/cluster overrides), or None."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load(kubeconfig) if isinstance(kubeconfig, str) else None
+    except yaml.YAMLError:
+        return None
+    if not isinstance(doc, dict) or not doc.get("clusters"):
+        return None
+    named = lambda items, key: {i.get("name"): i.get(key) for i in items or [] if isinstance(i, dict)}  # noqa: E731
+    ctx = named(doc.get("contexts"), "context").get(context or doc.get("current-context"))
+    name = cluster or (ctx or {}).get("cluster")
+    found = named(doc.get("clusters"), "cluster").get(name)
+    return found if isinstance(found, dict) else None
+
+
+def _k8s_provider(old: dict, new: dict, changed: set, unknown: set) -> list:
+    """provider.go DiffConfig: with clusterIdentifier set and unchanged nothing replaces; a changed
+    clusterIdentifier replaces; otherwise a kubeconfig/context/cluster change replaces iff the active
+    cluster changes (a kubeconfig not known at preview time always replaces)."""
+    keys = tuple(sorted((changed | unknown) & {"kubeconfig", "context", "cluster", "clusterIdentifier"}))
+    ident_old, ident_new = old.get("clusterIdentifier"), new.get("clusterIdentifier")
+    if ident_old and ident_new and ident_old != ident_new:
+        return [Verdict("replace", keys, "clusterIdentifier changed")]
+    if ident_new and ident_old == ident_new:
+        return [Verdict("update", keys, "clusterIdentifier unchanged")]
+    if {"kubeconfig", "context", "cluster"} & unknown:
+        return [Verdict("replace", keys, "kubeconfig not known at preview time")]
+    if not {"kubeconfig", "context", "cluster"} & changed:
+        return [Verdict("update", keys)]
+    a = _active_cluster(old.get("kubeconfig"), old.get("context"), old.get("cluster"))
+    b = _active_cluster(new.get("kubeconfig"), new.get("context"), new.get("cluster"))
+    if a is None or b is None:
+        return [Verdict("unknown", keys, "cannot tell offline whether the kubeconfig's cluster changed: may replace")]
+    if a != b:
+        return [Verdict("replace", keys, "the kubeconfig's active cluster changed")]
+    return [Verdict("update", keys, "same cluster")]
+
+
+_IMMUTABLE_SECRET = ("stringData", "data", "type")
+
+RULES: dict[str, TypeRules] = {
+    "aws:ec2/vpc:Vpc": _rules(TF_AWS + "ec2/vpc_.go", "cidrBlock", "instanceTenancy", "ipv4IpamPoolId",
+                              "ipv4NetmaskLength"),
+    "aws:ec2/subnet:Subnet": _rules(TF_AWS + "ec2/vpc_subnet.go", "vpcId", "cidrBlock", "availabilityZone",
+                                    "availabilityZoneId", "outpostArn"),
+    "aws:ec2/subnetCidrReservation:SubnetCidrReservation": _rules(
+        TF_AWS + "ec2/vpc_subnet_cidr_reservation.go (no update function)",
+        "subnetId", "cidrBlock", "reservationType", "description"),
+    "aws:ec2/internetGateway:InternetGateway": _rules(TF_AWS + "ec2/vpc_internet_gateway.go (vpc_id attaches in place)"),
+    "aws:ec2/routeTable:RouteTable": _rules(TF_AWS + "ec2/vpc_route_table.go", "vpcId"),
+    "aws:ec2/route:Route": _rules(TF_AWS + "ec2/vpc_route.go (targets: ReplaceRoute)", "routeTableId",
+                                  "destinationCidrBlock", "destinationIpv6CidrBlock", "destinationPrefixListId"),
+    "aws:ec2/routeTableAssociation:RouteTableAssociation": _rules(
+        TF_AWS + "ec2/vpc_route_table_association.go (route_table_id: ReplaceRouteTableAssociation)",
+        "subnetId", "gatewayId"),
+    "aws:ec2/eip:Eip": _rules(TF_AWS + "ec2/ec2_eip.go", "domain", "address", "customerOwnedIpv4Pool",
+                              "networkBorderGroup", "publicIpv4Pool", "ipamPoolId"),
+    "aws:ec2/natGateway:NatGateway": _rules(TF_AWS + "ec2/vpc_nat_gateway.go", "allocationId", "subnetId",
+                                            "connectivityType", "privateIp"),
+    "aws:ec2/securityGroup:SecurityGroup": _rules(TF_AWS + "ec2/vpc_security_group.go", "name", "namePrefix",
+                                                  "description", "vpcId"),
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": _rules(
+        TF_AWS + "ec2/vpc_security_group_ingress_rule.go (securityGroupRuleResource, ModifyPlan)", "securityGroupId",
+        conditions=[(RULE_SOURCES, _sg_rule_source)]),
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": _rules(
+        TF_AWS + "ec2/vpc_security_group_egress_rule.go (securityGroupRuleResource, ModifyPlan)", "securityGroupId",
+        conditions=[(RULE_SOURCES, _sg_rule_source)]),
+    "aws:ec2/instance:Instance": _rules(
+        TF_AWS + "ec2/ec2_instance.go (resourceInstance schema and CustomizeDiff)",
+        "ami", "associatePublicIpAddress", "availabilityZone", "cpuCoreCount", "cpuThreadsPerCore", "cpuOptions",
+        "ebsBlockDevices", "ebsOptimized", "enclaveOptions", "ephemeralBlockDevices", "hibernation", "hostId",
+        "instanceMarketOptions", "ipv6Addresses", "keyName", "launchTemplate", "placementGroup",
+        "placementPartitionNumber", "privateDnsNameOptions", "privateIp", "securityGroups", "subnetId", "tenancy",
+        nested=[("rootBlockDevice", frozenset({"encrypted", "kmsKeyId"}))],
+        conditions=[(("instanceType",), _instance_type), (("userData", "userDataBase64"), _user_data)],
+        stops=("instanceType", "userData", "userDataBase64")),
+    "aws:ec2/tag:Tag": _rules(TF_AWS + "ec2/ec2_tag.go", "resourceId", "key"),
+    "aws:iam/role:Role": _rules(TF_AWS + "iam/role.go", "name", "namePrefix", "path"),
+    "aws:iam/rolePolicy:RolePolicy": _rules(TF_AWS + "iam/role_policy.go", "role", "name", "namePrefix"),
+    "aws:iam/rolePolicyAttachment:RolePolicyAttachment": _rules(TF_AWS + "iam/role_policy_attachment.go",
+                                                                "role", "policyArn"),
+    "aws:iam/instanceProfile:InstanceProfile": _rules(TF_AWS + "iam/instance_profile.go", "name", "namePrefix", "path"),
+    "aws:iam/user:User": _rules(TF_AWS + "iam/user.go (name and path: UpdateUser)"),
+    "aws:iam/userPolicy:UserPolicy": _rules(TF_AWS + "iam/user_policy.go", "user", "name", "namePrefix"),
+    "aws:iam/policy:Policy": _rules(TF_AWS + "iam/policy.go", "name", "namePrefix", "path", "description"),
+    "aws:iam/userPolicyAttachment:UserPolicyAttachment": _rules(TF_AWS + "iam/user_policy_attachment.go",
+                                                                "user", "policyArn"),
+    "aws:iam/accessKey:AccessKey": _rules(TF_AWS + "iam/access_key.go", "user", "pgpKey"),
+    "aws:ssm/parameter:Parameter": _rules(TF_AWS + "ssm/parameter.go (CustomizeDiff ForceNewIfChange tier)", "name",
+                                          conditions=[(("tier",), _ssm_tier)]),
+    "aws:route53/zone:Zone": _rules(TF_AWS + "route53/zone.go", "name", "delegationSetId"),
+    # type is updated (delete + create of the record set in one change batch), not replaced
+    "aws:route53/record:Record": _rules(TF_AWS + "route53/record.go (resourceRecordUpdate)", "zoneId", "name",
+                                        "setIdentifier"),
+    "aws:lb/loadBalancer:LoadBalancer": _rules(
+        TF_AWS + "elbv2/load_balancer.go (customizeDiffLoadBalancerNLB)",
+        "name", "namePrefix", "internal", "loadBalancerType", "customerOwnedIpv4Pool",
+        conditions=[(("subnets", "securityGroups"), _nlb)]),
+    "aws:lb/targetGroup:TargetGroup": _rules(TF_AWS + "elbv2/target_group.go", "name", "namePrefix", "port",
+                                             "protocol", "protocolVersion", "vpcId", "targetType", "ipAddressType"),
+    "aws:lb/targetGroupAttachment:TargetGroupAttachment": _rules(
+        TF_AWS + "elbv2/target_group_attachment.go (no update function)",
+        "targetGroupArn", "targetId", "port", "availabilityZone"),
+    "aws:lb/listener:Listener": _rules(TF_AWS + "elbv2/listener.go", "loadBalancerArn"),
+    "aws:s3/bucket:Bucket": _rules(TF_AWS + "s3/bucket.go", "bucket", "bucketPrefix", "objectLockEnabled"),
+    "aws:s3/bucketVersioning:BucketVersioning": _rules(TF_AWS + "s3/bucket_versioning.go", "bucket",
+                                                       "expectedBucketOwner"),
+    "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": _rules(
+        TF_AWS + "s3/bucket_server_side_encryption_configuration.go", "bucket", "expectedBucketOwner"),
+    "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": _rules(TF_AWS + "s3/bucket_public_access_block.go",
+                                                                     "bucket"),
+    "aws:s3/bucketPolicy:BucketPolicy": _rules(TF_AWS + "s3/bucket_policy.go", "bucket"),
+    "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": _rules(
+        TF_AWS + "s3/bucket_lifecycle_configuration.go", "bucket", "expectedBucketOwner"),
+    "aws:kms/key:Key": _rules(TF_AWS + "kms/key.go", "keyUsage", "customerMasterKeySpec", "multiRegion",
+                              "customKeyStoreId", "xksKeyId"),
+    "aws:kms/alias:Alias": _rules(TF_AWS + "kms/alias.go", "name", "namePrefix"),
+    "random:index/randomPassword:RandomPassword": _rules(
+        "hashicorp/terraform-provider-random internal/provider/resource_password.go (every argument RequiresReplace)",
+        "length", "special", "upper", "lower", "number", "numeric", "minNumeric", "minUpper", "minLower",
+        "minSpecial", "overrideSpecial", "keepers"),
+    # Secrets are immutable unless the provider sets enableSecretMutable (this program does not).
+    "kubernetes:core/v1:Secret": _rules(
+        K8S + "diff.go forceNewProperties (.metadata.name, .metadata.namespace, .type, .stringData, .data)",
+        *_IMMUTABLE_SECRET, nested=[("metadata", frozenset({"name", "namespace"}))]),
+    # Kinds without an entry in diff.go's forceNew table: only the identity replaces.
+    "kubernetes:upgrade.cattle.io/v1:Plan": _rules(
+        K8S + "diff.go metadataForceNewProperties", nested=[("metadata", frozenset({"name", "namespace"}))]),
+    "kubernetes:helm.sh/v3:Release": _rules(K8S + "helm_release.go Diff (forceNewFields .name, .namespace)",
+                                            "name", "namespace"),
+    "pulumi:providers:kubernetes": _rules(
+        K8S + "provider.go DiffConfig", "renderYamlToDirectory",
+        conditions=[(("kubeconfig", "context", "cluster", "clusterIdentifier"), _k8s_provider)]),
 }
+
 INSTANCE = "aws:ec2/instance:Instance"
 
 
 # ---- evaluating one checkout ---------------------------------------------------------------------
 
-def dump(root: Path, stack_file: Path, previous: Optional[dict], out: Path) -> None:
-    """Run the program in `root` with `stack_file` (in this process) and write its registrations."""
+def stack_config(stack_file: Path) -> tuple[dict[str, str], list[str]]:
+    """A stack file's config as the engine would hand it over, and the keys it marks secret.
+
+    An encrypted value cannot be decrypted offline; it becomes the harness's placeholder plus a
+    digest of its ciphertext, so re-encrypting a value (`pulumi config set --secret` with a new
+    kubeconfig) changes the inputs it reaches and shows as "changed (secret)" without any text.
+    The same ciphertext gives the same placeholder in both runs.
+    """
+    import hashlib
+
     import yaml
 
     from offline import harness
 
-    config = harness.flatten_config(yaml.safe_load(stack_file.read_text()) or {})
+    secret: set[str] = set()
+
+    def digest(value: Any, key: str) -> Any:
+        if isinstance(value, dict) and set(value) == {"secure"}:
+            secret.add(key)
+            cipher = hashlib.sha256(str(value["secure"]).encode()).hexdigest()[:12]
+            return f"{harness.SECURE_PLACEHOLDER} (ciphertext {cipher})"
+        if isinstance(value, dict):
+            return {k: digest(v, key) for k, v in value.items()}
+        if isinstance(value, list):
+            return [digest(v, key) for v in value]
+        return value
+
+    doc = yaml.safe_load(stack_file.read_text()) or {}
+    doc["config"] = {k: digest(v, k) for k, v in (doc.get("config") or {}).items()}
+    config = harness.flatten_config(doc)
+    return config, sorted(secret | set(harness.secret_keys_of(config)))
+
+
+def result_of(run) -> dict:
+    """A program run as plain JSON data (what `dump` writes and `compare` reads)."""
+    return {
+        "resources": [_jsonable(dataclasses.asdict(r)) for r in run.resources],
+        "outputs": _jsonable(run.outputs),
+        "secretOutputs": sorted(run.secret_outputs),
+    }
+
+
+def dump(root: Path, stack_file: Path, previous: Optional[dict], out: Path) -> None:
+    """Run the program in `root` with `stack_file` (in this process) and write its registrations."""
+    from offline import harness
+
+    config, secret_keys = stack_config(stack_file)
     stack = stack_file.name[len("Pulumi."):-len(".yaml")]
     result: dict[str, Any]
     try:
-        run = harness.run_program(config, stack=stack, previous_outputs=previous, main=root / "__main__.py")
+        run = harness.run_program(config, stack=stack, previous_outputs=previous, main=root / "__main__.py",
+                                  secret_keys=secret_keys)
     except Exception as err:  # noqa: BLE001 - a refusal is this stack's result
         result = {"refused": str(err)}
     else:
-        result = {
-            "resources": [_jsonable(dataclasses.asdict(r)) for r in run.resources],
-            "outputs": _jsonable(run.outputs),
-            "secretOutputs": sorted(run.secret_outputs),
-        }
+        result = result_of(run)
     out.write_text(json.dumps(result, default=str))
 
 
@@ -157,16 +431,22 @@ def checkout(ref: str, repo: Path, into: Path) -> Path:
 
 # ---- comparing --------------------------------------------------------------------------------------
 
+ACTIONS = ("replace", "unknown", "delete", "add", "update")  # in the order a reviewer reads them
+
+
 @dataclass
 class Change:
-    action: str  # add | delete | update | replace
+    action: str  # add | delete | update | replace | unknown (may replace) | unchanged (only ignored inputs)
     urn: str
     type: str
     name: str
     node: Optional[str] = None  # the node as it runs now (instances)
-    changed: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # changed inputs (a.b for a decided sub-key)
     replaced_by: list[str] = field(default_factory=list)  # the inputs that force the replacement
     ignored: list[str] = field(default_factory=list)
+    secret: list[str] = field(default_factory=list)  # changed inputs whose values are secret (never shown)
+    why: list[str] = field(default_factory=list)  # the provider's reasons, where a rule gives one
+    stops: bool = False  # updated by stopping the resource (an EC2 instance's type or user data)
 
 
 @dataclass
@@ -174,7 +454,7 @@ class StackDiff:
     stack: str
     changes: list[Change] = field(default_factory=list)
     refused: Optional[str] = None
-    etcd: list[str] = field(default_factory=list)  # etcd members deleted or replaced
+    etcd: list[str] = field(default_factory=list)  # etcd members deleted, replaced, maybe replaced or stopped
     note: Optional[str] = None
 
     def count(self, action: str) -> int:
@@ -196,9 +476,54 @@ def _node_name(reg) -> Optional[str]:
     return (reg.inputs.get("tags") or {}).get("Name") if reg.type == INSTANCE else None
 
 
-def compare(stack: str, base: dict, head: dict) -> StackDiff:
+def _provider_urn(reg) -> Optional[str]:
+    return reg.provider.rsplit("::", 1)[0] if reg.provider else None
+
+
+def judge(rules: TypeRules, old: dict, new: dict, changed: set, unknown: set) -> list[Verdict]:
+    """The provider's verdicts on one resource's changed inputs (`unknown`: inputs whose new value
+    is not known before the apply, e.g. the ID of a resource being replaced)."""
+    verdicts: list[Verdict] = []
+    decided: set[str] = set()
+    for keys, condition in rules.conditions:
+        if set(keys) & (changed | unknown):
+            verdicts += condition(old, new, changed, unknown)
+        decided |= set(keys)
+    nested = dict(rules.nested)
+    for key in sorted((changed | unknown) - decided):
+        if key in rules.replace_on:
+            verdicts.append(Verdict("replace", (key,)))
+        elif key in nested:
+            a, b = old.get(key) or {}, new.get(key) or {}
+            subs = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k)) if isinstance(a, dict) and isinstance(b, dict) else []
+            forcing = [s for s in subs if s in nested[key]]
+            if key in unknown and not subs:
+                verdicts.append(Verdict("unknown", (key,), "value not known offline: may replace"))
+            elif forcing:
+                verdicts.append(Verdict("replace", tuple(f"{key}.{s}" for s in forcing)))
+                rest = [s for s in subs if s not in nested[key]]
+                if rest:
+                    verdicts.append(Verdict("update", tuple(f"{key}.{s}" for s in rest)))
+            else:
+                verdicts.append(Verdict("update", tuple(f"{key}.{s}" for s in subs) or (key,)))
+        else:
+            verdicts.append(Verdict("update", (key,)))
+    return verdicts
+
+
+def _comparable(reg) -> dict:
     from offline.review import review_inputs
 
+    return review_inputs(reg, mask=False)
+
+
+def compare(stack: str, base: dict, head: dict) -> StackDiff:
+    """What the next `pulumi up` of `head` does to the resources `base` registered, per resource.
+
+    Inputs are compared before secrets are masked (a changed secret is a change), then only the
+    names of secret inputs are shown. Each change is judged by RULES for its type; a type without
+    rules is "unknown: may replace".
+    """
     result = StackDiff(stack)
     if "refused" in head:
         result.refused = head["refused"]
@@ -208,47 +533,72 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
     old = {r.urn: r for r in _registrations(base)}
     new = {r.urn: r for r in _registrations(head)}
     replaced_ids: set[str] = set()
+    replaced_providers: set[str] = set()
+    maybe_providers: set[str] = set()
     decided: dict[str, Change] = {}
     # Replacements propagate: an input holding the ID of a replaced resource becomes unknown, and
-    # where that input forces replacement, the dependent is replaced too. Iterate to a fixpoint.
-    for _ in range(10):
+    # where that input forces replacement, the dependent is replaced too; every resource a replaced
+    # provider manages is replaced (the engine). Iterate to a fixpoint.
+    for _ in range(20):
         grew = False
         for urn, n in new.items():
             if urn not in old or not n.custom:
                 continue
             o = old[urn]
-            a, b = review_inputs(o), review_inputs(n)
-            keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-            unknown = sorted(k for k, v in n.inputs.items() if _mentions(v, replaced_ids) and k not in keys)
-            ignored = sorted(k for k in keys + unknown if k in n.ignore_changes)
-            effective = [k for k in keys + unknown if k not in n.ignore_changes]
-            forcing = sorted(k for k in effective if k in REPLACE_ON.get(n.type, frozenset()))
-            action = "replace" if forcing else ("update" if effective else None)
+            a, b = _comparable(o), _comparable(n)
+            keys = {k for k in set(a) | set(b) if a.get(k) != b.get(k)}
+            unknown = {k for k, v in n.inputs.items() if _mentions(v, replaced_ids) and k not in keys}
+            ignored = sorted(k for k in keys | unknown if k in n.ignore_changes)
+            changed = {k for k in keys if k not in n.ignore_changes}
+            unknown = {k for k in unknown if k not in n.ignore_changes}
+            rules = RULES.get(n.type)
+            if rules is None:
+                verdicts = [Verdict("unknown", tuple(sorted(changed | unknown)),
+                                    f"no replace rules for {n.type}: may replace")] if changed | unknown else []
+            else:
+                verdicts = judge(rules, o.inputs, n.inputs, changed, unknown)
+            provider = _provider_urn(n)
+            if provider in replaced_providers:
+                verdicts.append(Verdict("replace", ("provider",), "its provider is replaced"))
+            elif provider in maybe_providers:
+                verdicts.append(Verdict("unknown", ("provider",), "its provider may be replaced"))
+            actions = {v.action for v in verdicts}
+            action = next((x for x in ("replace", "unknown", "update") if x in actions), None)
             if action is None and not ignored:
                 continue
             node = _node_name(o)
             if node and _node_name(n) != node:
                 node = f"{node} -> {_node_name(n)}"
-            change = Change(action or "update", urn, n.type, n.name, node, sorted(set(keys + unknown)),
-                            forcing, ignored)
-            if action is None:
-                change.action = "unchanged"
+            shown = sorted({k for v in verdicts for k in v.keys if k != "provider"} | changed | unknown)
+            shown = [k for k in shown if not any(s.startswith(k + ".") for s in shown)]  # a.b over a
+            secret = sorted(k for k in shown if k.split(".")[0] in (o.secret_inputs | n.secret_inputs))
+            stops = bool(rules and action == "update" and
+                         any(v.action == "update" and set(v.keys) & rules.stops for v in verdicts))
+            change = Change(action or "unchanged", urn, n.type, n.name, node, shown,
+                            sorted({k for v in verdicts if v.action == "replace" for k in v.keys}), ignored, secret,
+                            [f"{', '.join(v.keys)}: {v.why}" for v in verdicts if v.why], stops)
             if decided.get(urn) != change:
                 decided[urn] = change
                 if action == "replace" and o.id and o.id not in replaced_ids:
                     replaced_ids.add(o.id)
                     grew = True
+                if n.type.startswith("pulumi:providers:") and action in ("replace", "unknown"):
+                    target = replaced_providers if action == "replace" else maybe_providers
+                    if urn not in target:
+                        target.add(urn)
+                        grew = True
         if not grew:
             break
     changes = [c for c in decided.values() if c.action != "unchanged" or c.ignored]
     changes += [Change("add", u, r.type, r.name, _node_name(r)) for u, r in new.items() if u not in old and r.custom]
     changes += [Change("delete", u, r.type, r.name, _node_name(r)) for u, r in old.items() if u not in new and r.custom]
-    order = {"replace": 0, "delete": 1, "add": 2, "update": 3, "unchanged": 4}
+    order = {a: i for i, a in enumerate(ACTIONS + ("unchanged",))}
     result.changes = sorted(changes, key=lambda c: (order[c.action], c.type, c.name))
     etcd_nodes = {n["name"] for n in base.get("outputs", {}).get("nodes", []) if "etcd" in n.get("roles", [])}
-    result.etcd = sorted(f"{c.node.split(' -> ')[0]} ({'deleted' if c.action == 'delete' else 'replaced'})"
-                         for c in result.changes
-                         if c.node and c.node.split(" -> ")[0] in etcd_nodes and c.action in ("delete", "replace"))
+    what = {"delete": "deleted", "replace": "replaced", "unknown": "may be replaced", "update": "stopped"}
+    result.etcd = sorted(f"{c.node.split(' -> ')[0]} ({what[c.action]})" for c in result.changes
+                         if c.node and c.node.split(" -> ")[0] in etcd_nodes
+                         and (c.action in ("delete", "replace", "unknown") or c.stops))
     return result
 
 
@@ -266,16 +616,31 @@ def _mentions(value: Any, ids: set[str]) -> bool:
 
 # ---- rendering ------------------------------------------------------------------------------------
 
-SYMBOL = {"add": "+", "delete": "-", "update": "~", "replace": "+-", "unchanged": " "}
+SYMBOL = {"add": "+", "delete": "-", "update": "~", "replace": "+-", "unknown": "?", "unchanged": " "}
+LABEL = {"unknown": "unknown: may replace"}
+
+
+def _changed_text(c: Change) -> str:
+    """The changed inputs besides the forcing ones; secret ones by name only."""
+    other = [k for k in c.changed if k not in c.replaced_by and k not in c.ignored]
+    return ", ".join(f"{k} (secret)" if k in c.secret else k for k in other)
+
+
+def _forcing_text(c: Change) -> str:
+    return ", ".join(f"{k} (secret)" if k in c.secret else k for k in c.replaced_by)
 
 
 def _line(c: Change) -> str:
-    what = f"{SYMBOL[c.action]} {c.action:<7} {c.type.split(':')[-1]} {c.name}" + (f" ({c.node})" if c.node else "")
+    what = f"{SYMBOL[c.action]} {LABEL.get(c.action, c.action):<7} {c.type.split(':')[-1]} {c.name}"
+    what += f" ({c.node})" if c.node else ""
     if c.replaced_by:
-        what += f"  replaced because of: {', '.join(c.replaced_by)}"
-    other = [k for k in c.changed if k not in c.replaced_by and k not in c.ignored]
-    if other:
-        what += f"  changed: {', '.join(other)}"
+        what += f"  replaced because of: {_forcing_text(c)}"
+    if _changed_text(c):
+        what += f"  changed: {_changed_text(c)}"
+    if c.stops:
+        what += "  STOPS the instance"
+    if c.why:
+        what += f"  [{'; '.join(c.why)}]"
     if c.ignored:
         what += f"  ignored (ignore_changes): {', '.join(c.ignored)}"
     return what
@@ -284,12 +649,13 @@ def _line(c: Change) -> str:
 def _headline(d: StackDiff) -> str:
     if d.refused:
         return f"{d.stack}: `pulumi preview` would stop"
-    return (f"{d.stack}: {d.count('add')} to add, {d.count('replace')} to replace, {d.count('update')} to update, "
+    text = (f"{d.stack}: {d.count('add')} to add, {d.count('replace')} to replace, {d.count('update')} to update, "
             f"{d.count('delete')} to delete")
+    return text + (f", {d.count('unknown')} unknown (may replace)" if d.count("unknown") else "")
 
 
 def render_text(diffs: list[StackDiff]) -> str:
-    lines = []
+    lines = ["Offline estimate from the program's inputs; the real `pulumi preview --diff` decides.", ""]
     for d in diffs:
         lines.append(_headline(d))
         if d.refused:
@@ -297,16 +663,24 @@ def render_text(diffs: list[StackDiff]) -> str:
         if d.note:
             lines.append(f"  note: {d.note}")
         if d.etcd:
-            lines.append(f"  etcd members deleted or replaced: {', '.join(d.etcd)}")
+            lines.append(f"  etcd members deleted, replaced or stopped: {', '.join(d.etcd)}")
         lines += [f"  {_line(c)}" for c in d.changes]
         lines.append("")
     return "\n".join(lines)
 
 
-def render_markdown(diffs: list[StackDiff], base: str) -> str:
-    out = [f"### Offline plan diff against `{base}`", "",
-           "Computed offline from the stack files (no cloud credentials): what each stack's next "
-           "`pulumi up` would add, replace, update or delete.", ""]
+def render_markdown(diffs: list[StackDiff], base: str, preview_url: Optional[str] = None) -> str:
+    if preview_url:
+        real = (f"The authoritative plan is the real `pulumi preview --diff` of each stack, run with cloud "
+                f"credentials in [this workflow run]({preview_url}) (posted in its own comment).")
+    else:
+        real = ("No real `pulumi preview` runs for this pull request (no cloud credentials here, e.g. a pull "
+                "request from a fork); a maintainer's branch or the deploy's own preview shows the authoritative plan.")
+    out = [f"### Offline estimate: plan diff against `{base}`", "",
+           "**This is an estimate**, computed offline from the program's inputs under mocks (no cloud "
+           "credentials): what each stack's next `pulumi up` would add, replace, update or delete, judged with "
+           "the providers' replace rules (`offline/diff.py`). It cannot see the live state, drift or values "
+           "only the cloud knows. " + real, ""]
     for d in diffs:
         out += [f"#### {_headline(d)}", ""]
         if d.refused:
@@ -315,18 +689,19 @@ def render_markdown(diffs: list[StackDiff], base: str) -> str:
         if d.note:
             out += [f"> {d.note}", ""]
         if d.etcd:
-            out += [f"**etcd members deleted or replaced:** {', '.join(d.etcd)}", ""]
+            out += [f"**etcd members deleted, replaced or stopped:** {', '.join(d.etcd)}", ""]
         if not d.changes:
             out += ["No changes.", ""]
             continue
         out += ["| | resource | node | why |", "|---|---|---|---|"]
         for c in d.changes:
             why = "; ".join(x for x in (
-                f"replaced because of {', '.join(c.replaced_by)}" if c.replaced_by else "",
-                f"changed {', '.join(k for k in c.changed if k not in c.replaced_by and k not in c.ignored)}"
-                if [k for k in c.changed if k not in c.replaced_by and k not in c.ignored] else "",
+                f"replaced because of {_forcing_text(c)}" if c.replaced_by else "",
+                f"changed {_changed_text(c)}" if _changed_text(c) else "",
+                "**stops the instance**" if c.stops else "",
+                "; ".join(c.why),
                 f"ignored: {', '.join(c.ignored)}" if c.ignored else "") if x)
-            out.append(f"| {c.action} | `{c.type.split(':')[-1]} {c.name}` | {c.node or ''} | {why} |")
+            out.append(f"| {LABEL.get(c.action, c.action)} | `{c.type.split(':')[-1]} {c.name}` | {c.node or ''} | {why} |")
         out.append("")
     return "\n".join(out)
 
@@ -373,9 +748,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repo", default=str(ROOT), help="the checkout whose working tree is the head")
     ap.add_argument("--format", choices=("text", "markdown"), default="text")
     ap.add_argument("--all", action="store_true", help="also the test-only stacks in tests/stacks/")
+    ap.add_argument("--preview-url", help="the workflow run where the real `pulumi preview --diff` ran (markdown links it)")
     args = ap.parse_args(argv)
     diffs = diff_stacks(args.base, Path(args.repo), args.stacks, args.all)
-    print(render_markdown(diffs, args.base) if args.format == "markdown" else render_text(diffs))
+    print(render_markdown(diffs, args.base, args.preview_url) if args.format == "markdown" else render_text(diffs))
     return 0
 
 

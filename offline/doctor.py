@@ -6,7 +6,12 @@ profiles) and checks the account through boto3, read-only:
   instances       each node's instance exists and its PrivateDnsName is the node name
   cluster-tag     each instance carries exactly one kubernetes.io/cluster/* tag, this cluster's
   security-group  exactly one cluster-tagged security group is attached to each instance
-  iam             the instance profile's role allows every action its node role needs
+  iam             the instance profile's role allows every action its node role needs, by name (a
+                  necessary condition only: Resource and Condition are not evaluated here)
+  iam-simulate    what AWS decides: iam:SimulatePrincipalPolicy for the role, each call the node
+                  makes on this cluster's resources (their ARNs and tags as context); WARN, never
+                  PASS, when AWS cannot be asked (no permission, or the emulated account: moto does
+                  not implement the simulator)
   imds            IMDSv2 required, endpoint on, hop limit 1 (2 only with a stated reason: a warning)
   vpc-dns         the VPC has DNS support and DNS hostnames on
   subnets         per AZ: a public subnet (route to an igw-) tagged kubernetes.io/role/elb and a
@@ -292,7 +297,162 @@ def check_iam(c: Clients, exp: Expectations) -> list[Result]:
                               "`pulumi up` restores the policy)"))
         else:
             out.append(Result("iam", PASS, subject,
-                              f"role {role_name} (profile {profile_name}) allows all {len(needed)} {node.iam_role} actions"))
+                              f"role {role_name} (profile {profile_name}) allows all {len(needed)} {node.iam_role} actions "
+                              "by name (what AWS decides on this cluster's resources: iam-simulate)"))
+    return out
+
+
+# ---- what AWS decides: the IAM policy simulator ----------------------------------------------------
+
+@dataclass(frozen=True)
+class Simulation:
+    """One iam:SimulatePrincipalPolicy request: actions on resources, with a request context."""
+    actions: tuple[str, ...]
+    resources: tuple[str, ...]
+    context: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (key, values)
+    what: str = ""
+
+    def request(self, role_arn: str) -> dict:
+        entries = [{"ContextKeyName": k, "ContextKeyValues": list(v), "ContextKeyType": "stringList" if len(v) > 1 else "string"}
+                   for k, v in self.context]
+        req: dict[str, Any] = {"PolicySourceArn": role_arn, "ActionNames": list(self.actions),
+                               "ResourceArns": list(self.resources)}
+        if entries:
+            req["ContextEntries"] = entries
+        return req
+
+
+# A resource of each type the CCM creates (none exists before it creates one): ARNs of the shape AWS gives.
+_SAMPLE_RESOURCES = {
+    "security-group": "arn:{p}:ec2:{r}:{a}:security-group/sg-0123456789abcdef0",
+    "vpc": "arn:{p}:ec2:{r}:{a}:vpc/vpc-0123456789abcdef0",
+    "loadbalancer": "arn:{p}:elasticloadbalancing:{r}:{a}:loadbalancer/a0123456789abcdef0123456789abcdef",
+    "loadbalancer/net/": "arn:{p}:elasticloadbalancing:{r}:{a}:loadbalancer/net/k8s-default-svc-0123456789/0123456789abcdef",
+    "targetgroup": "arn:{p}:elasticloadbalancing:{r}:{a}:targetgroup/k8s-default-svc-0123456789/0123456789abcdef",
+    "listener/net": "arn:{p}:elasticloadbalancing:{r}:{a}:listener/net/k8s-default-svc-0123456789/0123456789abcdef/0123456789abcdef",
+}
+# The create action whose tags a TAG call authorises, per resource type (tag-on-create).
+_CREATED_BY = {"security-group": "CreateSecurityGroup", "loadbalancer": "CreateLoadBalancer",
+               "loadbalancer/net/": "CreateLoadBalancer", "targetgroup": "CreateTargetGroup",
+               "listener/net": "CreateListener"}
+
+
+def _tag_context(tags: dict[str, str]) -> list[tuple[str, tuple[str, ...]]]:
+    return [(f"aws:ResourceTag/{k}", (v,)) for k, v in sorted(tags.items())]
+
+
+def simulations(role: str, cluster_id: str, partition: str, region: str, account: str,
+                existing: dict[str, tuple[str, dict[str, str]]]) -> list[Simulation]:
+    """What to ask the simulator for a `role` node of this cluster: every call it makes (the CCM's
+    calls, components/iam_policy.CCM_CALLS, for controlplane), on the resources it makes them on.
+    `existing`: resource type -> (ARN, tags) of this cluster's own resources (its VPC, its security
+    group); resources the CCM creates carry what it tags them with (the cluster tag, owned)."""
+    if role != "controlplane":
+        return [Simulation(tuple(iam_policy.actions_for(role)), ("*",), (), "reads")]
+    key = tagsets.cluster_tag_key(cluster_id)
+    owned = {key: tagsets.OWNED}
+
+    def arn(rtype: str) -> tuple[str, dict[str, str]]:
+        if rtype in existing:
+            return existing[rtype]
+        return _SAMPLE_RESOURCES[rtype].format(p=partition, r=region, a=account), owned
+
+    request_tag = [(f"aws:RequestTag/{key}", (tagsets.OWNED,)), ("aws:TagKeys", (key,))]
+    out = [Simulation(tuple(sorted({c.action for c in iam_policy.CCM_CALLS if c.kind == iam_policy.READ})), ("*",), (),
+                      "reads")]
+    for call in iam_policy.CCM_CALLS:
+        if call.kind == iam_policy.CREATE:
+            created = tuple(arn(r)[0] for r in call.resources)
+            parent = [arn(call.parent)] if call.parent else []
+            out.append(Simulation((call.action,), created + tuple(a for a, _ in parent),
+                                  tuple(request_tag + [e for _, t in parent for e in _tag_context(t)]),
+                                  f"creates {', '.join(call.resources) or call.parent}"))
+        elif call.kind == iam_policy.MUTATE:
+            for rtype in call.resources:
+                where, tags = arn(rtype)
+                out.append(Simulation((call.action,), (where,), tuple(_tag_context(tags)), f"on {rtype}"))
+        elif call.kind == iam_policy.TAG:
+            service = call.action.split(":", 1)[0]
+            for rtype in call.resources:
+                out.append(Simulation((call.action,), (arn(rtype)[0],),
+                                      tuple(request_tag + [(f"{service}:CreateAction", (_CREATED_BY[rtype],))]),
+                                      f"tags a new {rtype}"))
+    out.append(Simulation((iam_policy.SERVICE_LINKED_ROLE_ACTION,), (
+        f"arn:{partition}:iam::{account}:role/aws-service-role/{iam_policy.ELB_SERVICE_NAME}/"
+        "AWSServiceRoleForElasticLoadBalancing",), (("iam:AWSServiceName", (iam_policy.ELB_SERVICE_NAME,)),),
+        "the ELB service-linked role"))
+    return out
+
+
+def simulate(iam: Any, role_arn: str, sims: list[Simulation]) -> list[tuple[str, str, str, str]]:
+    """Ask AWS; returns the denials (action, resource, decision, what). Raises what the API raises."""
+    denied = []
+    for sim in sims:
+        req, marker = sim.request(role_arn), None
+        while True:
+            page = iam.simulate_principal_policy(**req, **({"Marker": marker} if marker else {}))
+            for res in page.get("EvaluationResults") or []:
+                per_resource = res.get("ResourceSpecificResults") or []
+                if per_resource:
+                    denied += [(res["EvalActionName"], r.get("EvalResourceName", "*"), r["EvalResourceDecision"], sim.what)
+                               for r in per_resource if r.get("EvalResourceDecision") != "allowed"]
+                elif res.get("EvalDecision") != "allowed":
+                    denied.append((res["EvalActionName"], res.get("EvalResourceName", "*"), res.get("EvalDecision"), sim.what))
+            if not page.get("IsTruncated"):
+                break
+            marker = page["Marker"]
+    return denied
+
+
+def _existing_resources(c: Clients, exp: Expectations, partition: str, region: str, account: str) -> dict:
+    out = {}
+    vpc = _vpc_id(c, exp)
+    if vpc:
+        (v,) = c.ec2.describe_vpcs(VpcIds=[vpc])["Vpcs"]
+        out["vpc"] = (f"arn:{partition}:ec2:{region}:{account}:vpc/{vpc}", _tags(v))
+    if exp.security_group_id:
+        (g,) = c.ec2.describe_security_groups(GroupIds=[exp.security_group_id])["SecurityGroups"]
+        out["security-group"] = (f"arn:{partition}:ec2:{region}:{account}:security-group/{g['GroupId']}", _tags(g))
+    return out
+
+
+def check_iam_simulate(c: Clients, exp: Expectations) -> list[Result]:
+    """What AWS decides for each node role: the action-name check above cannot see a tag-scoped
+    policy that names this cluster wrongly, a Resource that misses its resources, or a Deny."""
+    out = []
+    roles: dict[str, tuple[str, str, str]] = {}  # role name -> (node role, role ARN, profile)
+    for node, inst in _present(c, exp):
+        arn = (inst.get("IamInstanceProfile") or {}).get("Arn")
+        if not arn:
+            continue  # the iam check reports it
+        profile = c.iam.get_instance_profile(InstanceProfileName=arn.rsplit("/", 1)[-1])["InstanceProfile"]
+        if profile["Roles"]:
+            roles.setdefault(profile["Roles"][0]["RoleName"], (node.iam_role, profile["Roles"][0]["Arn"], profile["InstanceProfileName"]))
+    for role_name, (node_role, role_arn, profile) in sorted(roles.items()):
+        partition, account = role_arn.split(":")[1], role_arn.split(":")[4]
+        region = c.ec2.meta.region_name
+        subject = f"role {role_name} (profile {profile})"
+        try:
+            sims = simulations(node_role, exp.cluster_id, partition, region, account,
+                               _existing_resources(c, exp, partition, region, account))
+            denied = simulate(c.iam, role_arn, sims)
+        except Exception as err:  # noqa: BLE001 - no permission, or an API the account does not implement
+            out.append(Result("iam-simulate", WARN, subject,
+                              f"could not ask AWS (iam:SimulatePrincipalPolicy): {' '.join(str(err).split())[:300]}; "
+                              "only the action names were checked (iam), not Resource, Condition or Deny",
+                              "run the doctor with credentials allowed iam:SimulatePrincipalPolicy on this role"))
+            continue
+        calls = sum(len(s.actions) for s in sims)
+        if denied:
+            shown = "; ".join(f"{a} on {r} ({d}, {w})" for a, r, d, w in denied[:8])
+            out.append(Result("iam-simulate", FAIL, subject,
+                              f"AWS denies {len(denied)} of the {calls} {node_role} calls on this cluster's resources: {shown}"
+                              + (" ..." if len(denied) > 8 else ""),
+                              f"`pulumi up` restores {role_name}'s policy (components/iam_policy.py); look for a Deny, "
+                              "a permissions boundary or a condition that names another cluster"))
+        else:
+            out.append(Result("iam-simulate", PASS, subject,
+                              f"AWS's policy simulator allows all {calls} {node_role} calls on this cluster's resources"))
     return out
 
 
@@ -409,7 +569,8 @@ def check_subnets(c: Clients, exp: Expectations) -> list[Result]:
 
 
 CHECKS: tuple[Callable[[Clients, Expectations], list[Result]], ...] = (
-    check_instances, check_cluster_tag, check_security_group, check_iam, check_imds, check_vpc_dns, check_subnets,
+    check_instances, check_cluster_tag, check_security_group, check_iam, check_iam_simulate, check_imds, check_vpc_dns,
+    check_subnets,
 )
 
 
@@ -429,7 +590,10 @@ def run_checks(clients: Clients, exp: Expectations,
 
 def check_account(session: Any, exp: Expectations) -> list[Result]:
     """`session`: a boto3 session, or ready `Clients` (the emulated account's, see moto_mocks)."""
-    return run_checks(session if isinstance(session, Clients) else Clients.from_session(session), exp)
+    # By shape, not class: `python -m offline.doctor` runs this module as __main__, whose Clients is
+    # another class than the offline.doctor.Clients the emulated account hands over.
+    ready = hasattr(session, "ec2") and hasattr(session, "iam") and hasattr(session, "cache")
+    return run_checks(session if ready else Clients.from_session(session), exp)
 
 
 def report(results: list[Result], title: str) -> str:

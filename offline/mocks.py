@@ -110,97 +110,165 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         typ, name, inputs = args.typ, args.name, dict(args.inputs)
+        if not args.custom:  # a component: nothing to answer
+            self.resources.append((typ, name, inputs))
+            return f"{name}-id", inputs
+        shape = self._SHAPES.get(typ)
+        if shape is None:
+            # Never fake what is not known: a new resource type is declared in _SHAPES (with the ID
+            # and attributes AWS or its provider gives it) before the offline runs accept it.
+            raise ValueError(f"the offline mocks do not know resource type {typ} ({name}); declare it in "
+                             "AwsLikeMocks._SHAPES (offline/mocks.py)")
         if typ.startswith("aws:") and region_refusal(self.region):
             raise ValueError(region_refusal(self.region))
         self.resources.append((typ, name, inputs))
-        seed = f"{typ}:{name}"
         state = dict(inputs)
-        if typ == "aws:ec2/vpc:Vpc":
-            rid = f"vpc-{_hex(seed)}"
-            state.update(arn=self._arn("ec2", f"vpc/{rid}"), ownerId=ACCOUNT_ID,
-                         mainRouteTableId=f"rtb-{_hex(seed + 'main')}",
-                         defaultSecurityGroupId=f"sg-{_hex(seed + 'default')}")
-        elif typ == "aws:ec2/subnet:Subnet":
-            rid = f"subnet-{_hex(seed)}"
-            cidr = inputs.get("cidrBlock")
-            ipaddress.IPv4Network(cidr)  # AWS refuses a malformed CIDR
-            self.subnets[rid] = {"cidr": cidr, "az": inputs.get("availabilityZone")}
-            state.update(arn=self._arn("ec2", f"subnet/{rid}"), ownerId=ACCOUNT_ID)
-        elif typ == "aws:ec2/instance:Instance":
-            rid = f"i-{_hex(seed)}"
-            state.update(self._instance(name, inputs))
-            state.update(arn=self._arn("ec2", f"instance/{rid}"), instanceState="running")
-        elif typ == "aws:iam/role:Role":
-            role_name = inputs.get("name") or f"{name}-{_hex(seed, 7)}"
-            rid = role_name
-            state.update(name=role_name, arn=self._arn("iam", f"role/{role_name}", region=False),
-                         uniqueId=f"AROA{_hex(seed, 16).upper()}")
-        elif typ == "aws:iam/instanceProfile:InstanceProfile":
-            prof = inputs.get("name") or f"{name}-{_hex(seed, 7)}"
-            rid = prof
-            state.update(name=prof, arn=self._arn("iam", f"instance-profile/{prof}", region=False),
-                         uniqueId=f"AIPA{_hex(seed, 16).upper()}")
-        elif typ == "aws:ec2/securityGroup:SecurityGroup":
-            rid = f"sg-{_hex(seed)}"
-            state.update(arn=self._arn("ec2", f"security-group/{rid}"), ownerId=ACCOUNT_ID,
-                         name=inputs.get("name") or f"{name}-{_hex(seed, 7)}")
-        elif typ == "aws:ec2/eip:Eip":
-            rid = f"eipalloc-{_hex(seed)}"
-            n = int(_hex(seed, 4), 16)
-            state.update(allocationId=rid, publicIp=f"198.51.100.{n % 250 + 1}")
-        elif typ == "aws:route53/zone:Zone":
-            rid = "Z" + _hex(seed, 20).upper()
-            state.update(zoneId=rid, arn=f"arn:aws:route53:::hostedzone/{rid}", nameServers=[])
-        elif typ in ("aws:lb/loadBalancer:LoadBalancer", "aws:lb/targetGroup:TargetGroup", "aws:lb/listener:Listener"):
-            kind = {"aws:lb/loadBalancer:LoadBalancer": "loadbalancer/net", "aws:lb/targetGroup:TargetGroup": "targetgroup",
-                    "aws:lb/listener:Listener": "listener/net"}[typ]
-            rid = self._arn("elasticloadbalancing", f"{kind}/{inputs.get('name') or name}/{_hex(seed, 16)}")
-            state.update(arn=rid)
-            if typ == "aws:lb/loadBalancer:LoadBalancer":
-                state.update(dnsName=f"{inputs.get('name') or name}-{_hex(seed, 10)}.elb.{self.region}.amazonaws.com",
-                             zoneId="Z" + _hex(seed + "zone", 13).upper())
-        elif typ == "aws:ssm/parameter:Parameter":
-            rid = inputs.get("name") or name
-            state.update(arn=self._arn("ssm", f"parameter{rid}"))
-        elif typ == "aws:iam/user:User":
-            rid = inputs.get("name") or f"{name}-{_hex(seed, 7)}"
-            state.update(name=rid, arn=self._arn("iam", f"user{inputs.get('path', '/')}{rid}", region=False),
-                         uniqueId=f"AIDA{_hex(seed, 16).upper()}")
-        elif typ == "aws:iam/policy:Policy":
-            pname = inputs.get("name") or f"{name}-{_hex(seed, 7)}"
-            rid = self._arn("iam", f"policy{inputs.get('path', '/')}{pname}", region=False)
-            state.update(name=pname, arn=rid, policyId=f"ANPA{_hex(seed, 16).upper()}")
-        elif typ == "aws:iam/accessKey:AccessKey":
-            rid = f"AKIA{_hex(seed, 16).upper()}"
-            state.update(secret=_hex(seed + "secret", 40), status="Active")
-        elif typ == "aws:kms/key:Key":
-            h = _hex(seed, 32)
-            rid = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"  # KMS key ids are UUIDs
-            state.update(keyId=rid, arn=self._arn("kms", f"key/{rid}"))
-        elif typ == "aws:kms/alias:Alias":
-            rid = inputs.get("name") or name
-            state.update(arn=self._arn("kms", rid))
-        elif typ == "aws:s3/bucket:Bucket":
-            rid = inputs.get("bucket") or f"{name}-{_hex(seed, 7)}"
-            state.update(bucket=rid, arn=f"arn:aws:s3:::{rid}", region=self.region,
-                         bucketDomainName=f"{rid}.s3.amazonaws.com")
-        else:
-            prefix = {
-                "aws:ec2/internetGateway:InternetGateway": "igw-",
-                "aws:ec2/natGateway:NatGateway": "nat-",
-                "aws:ec2/routeTable:RouteTable": "rtb-",
-                "aws:ec2/routeTableAssociation:RouteTableAssociation": "rtbassoc-",
-                "aws:ec2/route:Route": "r-",
-                "aws:ec2/subnetCidrReservation:SubnetCidrReservation": "scr-",
-                "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": "sgr-",
-                "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": "sgr-",
-            }.get(typ)
-            rid = f"{prefix}{_hex(seed)}" if prefix else f"{name}-id"
-            if typ == "random:index/randomPassword:RandomPassword":
-                state["result"] = _hex(seed, int(inputs.get("length", 32)))
-            if typ == "aws:iam/rolePolicy:RolePolicy":
-                state.setdefault("name", f"{name}-{_hex(seed, 7)}")
+        rid, extra = shape(self, f"{typ}:{name}", name, inputs)
+        state.update(extra)
         return rid, state
+
+    # ---- one declaration per resource type: its ID and the attributes AWS (or its provider) adds ----
+
+    def _prefixed(prefix: str):  # noqa: N805 - used in the class body to build _SHAPES
+        return lambda self, seed, name, inputs: (f"{prefix}{_hex(seed)}", {})
+
+    def _vpc(self, seed, name, inputs):
+        rid = f"vpc-{_hex(seed)}"
+        return rid, dict(arn=self._arn("ec2", f"vpc/{rid}"), ownerId=ACCOUNT_ID,
+                         mainRouteTableId=f"rtb-{_hex(seed + 'main')}", defaultSecurityGroupId=f"sg-{_hex(seed + 'default')}")
+
+    def _subnet(self, seed, name, inputs):
+        rid = f"subnet-{_hex(seed)}"
+        cidr = inputs.get("cidrBlock")
+        ipaddress.IPv4Network(cidr)  # AWS refuses a malformed CIDR
+        self.subnets[rid] = {"cidr": cidr, "az": inputs.get("availabilityZone")}
+        return rid, dict(arn=self._arn("ec2", f"subnet/{rid}"), ownerId=ACCOUNT_ID)
+
+    def _instance_shape(self, seed, name, inputs):
+        rid = f"i-{_hex(seed)}"
+        extra = self._instance(name, inputs)
+        extra.update(arn=self._arn("ec2", f"instance/{rid}"), instanceState="running")
+        return rid, extra
+
+    def _role(self, seed, name, inputs):
+        role_name = inputs.get("name") or f"{name}-{_hex(seed, 7)}"
+        return role_name, dict(name=role_name, arn=self._arn("iam", f"role/{role_name}", region=False),
+                               uniqueId=f"AROA{_hex(seed, 16).upper()}")
+
+    def _instance_profile(self, seed, name, inputs):
+        prof = inputs.get("name") or f"{name}-{_hex(seed, 7)}"
+        return prof, dict(name=prof, arn=self._arn("iam", f"instance-profile/{prof}", region=False),
+                          uniqueId=f"AIPA{_hex(seed, 16).upper()}")
+
+    def _security_group(self, seed, name, inputs):
+        rid = f"sg-{_hex(seed)}"
+        return rid, dict(arn=self._arn("ec2", f"security-group/{rid}"), ownerId=ACCOUNT_ID,
+                         name=inputs.get("name") or f"{name}-{_hex(seed, 7)}")
+
+    def _eip(self, seed, name, inputs):
+        rid = f"eipalloc-{_hex(seed)}"
+        return rid, dict(allocationId=rid, publicIp=f"198.51.100.{int(_hex(seed, 4), 16) % 250 + 1}")
+
+    def _zone(self, seed, name, inputs):
+        rid = "Z" + _hex(seed, 20).upper()
+        return rid, dict(zoneId=rid, arn=f"arn:aws:route53:::hostedzone/{rid}", nameServers=[])
+
+    def _elb(kind: str):  # noqa: N805 - used in the class body to build _SHAPES
+        def shape(self, seed, name, inputs):
+            rid = self._arn("elasticloadbalancing", f"{kind}/{inputs.get('name') or name}/{_hex(seed, 16)}")
+            extra = {"arn": rid}
+            if kind == "loadbalancer/net":
+                extra.update(dnsName=f"{inputs.get('name') or name}-{_hex(seed, 10)}.elb.{self.region}.amazonaws.com",
+                             zoneId="Z" + _hex(seed + "zone", 13).upper())
+            return rid, extra
+        return shape
+
+    def _ssm_parameter(self, seed, name, inputs):
+        rid = inputs.get("name") or name
+        return rid, dict(arn=self._arn("ssm", f"parameter{rid}"))
+
+    def _user(self, seed, name, inputs):
+        rid = inputs.get("name") or f"{name}-{_hex(seed, 7)}"
+        return rid, dict(name=rid, arn=self._arn("iam", f"user{inputs.get('path', '/')}{rid}", region=False),
+                         uniqueId=f"AIDA{_hex(seed, 16).upper()}")
+
+    def _policy(self, seed, name, inputs):
+        pname = inputs.get("name") or f"{name}-{_hex(seed, 7)}"
+        rid = self._arn("iam", f"policy{inputs.get('path', '/')}{pname}", region=False)
+        return rid, dict(name=pname, arn=rid, policyId=f"ANPA{_hex(seed, 16).upper()}")
+
+    def _access_key(self, seed, name, inputs):
+        return f"AKIA{_hex(seed, 16).upper()}", dict(secret=_hex(seed + "secret", 40), status="Active")
+
+    def _kms_key(self, seed, name, inputs):
+        h = _hex(seed, 32)
+        rid = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"  # KMS key ids are UUIDs
+        return rid, dict(keyId=rid, arn=self._arn("kms", f"key/{rid}"))
+
+    def _kms_alias(self, seed, name, inputs):
+        rid = inputs.get("name") or name
+        return rid, dict(arn=self._arn("kms", rid))
+
+    def _bucket(self, seed, name, inputs):
+        rid = inputs.get("bucket") or f"{name}-{_hex(seed, 7)}"
+        return rid, dict(bucket=rid, arn=f"arn:aws:s3:::{rid}", region=self.region, bucketDomainName=f"{rid}.s3.amazonaws.com")
+
+    def _named(self, seed, name, inputs):  # resources whose ID AWS derives from their inputs; never read here
+        return f"{name}-id", {}
+
+    def _role_policy(self, seed, name, inputs):
+        return f"{name}-id", {"name": inputs.get("name") or f"{name}-{_hex(seed, 7)}"}
+
+    def _random_password(self, seed, name, inputs):
+        return f"{name}-id", {"result": _hex(seed, int(inputs.get("length", 32)))}
+
+    _SHAPES: dict[str, Any] = {
+        "aws:ec2/vpc:Vpc": _vpc,
+        "aws:ec2/subnet:Subnet": _subnet,
+        "aws:ec2/instance:Instance": _instance_shape,
+        "aws:iam/role:Role": _role,
+        "aws:iam/instanceProfile:InstanceProfile": _instance_profile,
+        "aws:ec2/securityGroup:SecurityGroup": _security_group,
+        "aws:ec2/eip:Eip": _eip,
+        "aws:route53/zone:Zone": _zone,
+        "aws:lb/loadBalancer:LoadBalancer": _elb("loadbalancer/net"),
+        "aws:lb/targetGroup:TargetGroup": _elb("targetgroup"),
+        "aws:lb/listener:Listener": _elb("listener/net"),
+        "aws:ssm/parameter:Parameter": _ssm_parameter,
+        "aws:iam/user:User": _user,
+        "aws:iam/policy:Policy": _policy,
+        "aws:iam/accessKey:AccessKey": _access_key,
+        "aws:kms/key:Key": _kms_key,
+        "aws:kms/alias:Alias": _kms_alias,
+        "aws:s3/bucket:Bucket": _bucket,
+        "aws:ec2/internetGateway:InternetGateway": _prefixed("igw-"),
+        "aws:ec2/natGateway:NatGateway": _prefixed("nat-"),
+        "aws:ec2/routeTable:RouteTable": _prefixed("rtb-"),
+        "aws:ec2/routeTableAssociation:RouteTableAssociation": _prefixed("rtbassoc-"),
+        "aws:ec2/route:Route": _prefixed("r-"),
+        "aws:ec2/subnetCidrReservation:SubnetCidrReservation": _prefixed("scr-"),
+        "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": _prefixed("sgr-"),
+        "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": _prefixed("sgr-"),
+        "aws:ec2/tag:Tag": _named,
+        "aws:iam/rolePolicy:RolePolicy": _role_policy,
+        "aws:iam/rolePolicyAttachment:RolePolicyAttachment": _named,
+        "aws:iam/userPolicyAttachment:UserPolicyAttachment": _named,
+        "aws:iam/userPolicy:UserPolicy": _role_policy,
+        "aws:route53/record:Record": _named,
+        "aws:lb/targetGroupAttachment:TargetGroupAttachment": _named,
+        "aws:s3/bucketVersioning:BucketVersioning": _named,
+        "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": _named,
+        "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": _named,
+        "aws:s3/bucketPolicy:BucketPolicy": _named,
+        "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": _named,
+        "random:index/randomPassword:RandomPassword": _random_password,
+        "pulumi:providers:kubernetes": _named,
+        "kubernetes:core/v1:Secret": _named,
+        "kubernetes:helm.sh/v3:Release": _named,
+        "kubernetes:upgrade.cattle.io/v1:Plan": _named,
+    }
+    KNOWN_TYPES = frozenset(_SHAPES)
+    del _prefixed, _elb
 
     def _instance(self, name: str, inputs: dict) -> dict:
         refusal = user_data_refusal(name, inputs)

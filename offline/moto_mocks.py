@@ -252,9 +252,14 @@ class MotoMocks(pulumi.runtime.Mocks):
             self._require_active(f"{typ.split(':')[-1]} {name}")
             self._seed(f"{self.seed}:{typ}::{name}")
             self.resources.append((typ, name, inputs))
-            handler = self._HANDLERS.get(typ)
+            handler = self._HANDLERS.get(typ) or self._OUTSIDE_AWS.get(typ)
+            if handler is None and args.custom:
+                # Never fake what is not known: a new resource type is emulated in _HANDLERS (or, outside
+                # AWS, declared in _OUTSIDE_AWS) before the emulated account accepts it.
+                raise EmulatedAwsError(f"UnknownResourceType: {typ} {name}: the emulated account does not know this "
+                                       "resource type; add it to MotoMocks._HANDLERS or _OUTSIDE_AWS (offline/moto_mocks.py)")
             try:
-                rid, extra = handler(self, name, inputs) if handler else self._fake(typ, name, inputs)
+                rid, extra = handler(self, name, inputs) if handler else (f"{name}-id", {})  # a component
             except ClientError as err:
                 e = err.response.get("Error", {})
                 raise EmulatedAwsError(f"{e.get('Code')}: {typ.split(':')[-1]} {name}: {e.get('Message')}") from None
@@ -889,17 +894,29 @@ class MotoMocks(pulumi.runtime.Mocks):
         self._ec2().create_tags(Resources=[i["resourceId"]], Tags=[{"Key": i["key"], "Value": i["value"]}])
         return f"{i['resourceId']},{i['key']}", {}
 
-    def _fake(self, typ: str, name: str, i: dict):
-        """Resources outside AWS: stable, fake, no emulation."""
-        if typ == "random:index/randomPassword:RandomPassword":
-            rng = random.Random(f"{self.seed}:{typ}:{name}")  # deterministic, unrelated to moto's
-            pool = string.ascii_letters + string.digits + ("" if i.get("special") is False else "!@#$%&*()-_=+[]{}<>:?")
-            return "none", {"result": "".join(rng.choice(pool) for _ in range(int(i.get("length", 16))))}
-        if typ == "kubernetes:helm.sh/v3:Release":
-            return f"{i.get('namespace', 'default')}/{i.get('name', name)}", {"status": {
-                "name": i.get("name", name), "namespace": i.get("namespace", "default"), "chart": i.get("chart"),
-                "version": i.get("version"), "status": "deployed", "revision": 1}}
+    # ---- outside AWS: stable, fake, no emulation ----------------------------------------------------
+
+    def _random_password(self, name, i):
+        typ = "random:index/randomPassword:RandomPassword"
+        rng = random.Random(f"{self.seed}:{typ}:{name}")  # deterministic, unrelated to moto's
+        pool = string.ascii_letters + string.digits + ("" if i.get("special") is False else "!@#$%&*()-_=+[]{}<>:?")
+        return "none", {"result": "".join(rng.choice(pool) for _ in range(int(i.get("length", 16))))}
+
+    def _helm_release(self, name, i):
+        return f"{i.get('namespace', 'default')}/{i.get('name', name)}", {"status": {
+            "name": i.get("name", name), "namespace": i.get("namespace", "default"), "chart": i.get("chart"),
+            "version": i.get("version"), "status": "deployed", "revision": 1}}
+
+    def _in_cluster(self, name, i):  # a Kubernetes object or the provider that reaches the cluster
         return f"{name}-id", {}
+
+    _OUTSIDE_AWS = {
+        "random:index/randomPassword:RandomPassword": _random_password,
+        "kubernetes:helm.sh/v3:Release": _helm_release,
+        "kubernetes:core/v1:Secret": _in_cluster,
+        "kubernetes:upgrade.cattle.io/v1:Plan": _in_cluster,
+        "pulumi:providers:kubernetes": _in_cluster,
+    }
 
     _HANDLERS = {
         "aws:ec2/vpc:Vpc": _vpc,
@@ -941,6 +958,7 @@ class MotoMocks(pulumi.runtime.Mocks):
         "aws:lb/targetGroupAttachment:TargetGroupAttachment": _target_group_attachment,
         "aws:lb/listener:Listener": _listener,
     }
+    KNOWN_TYPES = frozenset(_HANDLERS) | frozenset(_OUTSIDE_AWS)
 
 
 # ---- running a stack in the emulated account ------------------------------------------------

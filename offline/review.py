@@ -87,10 +87,11 @@ def _parsed(value: Any) -> Any:
     return value
 
 
-def review_inputs(reg: Registration) -> dict[str, Any]:
-    """A registration's inputs as a reviewer reads them."""
+def review_inputs(reg: Registration, mask: bool = True) -> dict[str, Any]:
+    """A registration's inputs as a reviewer reads them. `mask=False`: secrets kept, for comparing
+    two runs (the diff compares first and shows only the names of changed secret inputs)."""
     inputs = copy.deepcopy(reg.inputs)
-    for key in reg.secret_inputs:
+    for key in reg.secret_inputs if mask else ():
         inputs[key] = MASK
     for key in JSON_INPUTS:
         if isinstance(inputs.get(key), str) and inputs[key] != MASK:

@@ -40,8 +40,11 @@ def stack_run(request) -> harness.ProgramRun:
 
 @pytest.fixture
 def base_config() -> dict[str, str]:
-    """A copy of a valid flat config (rke2-dev) that tests mutate to plant one mistake."""
-    return copy.deepcopy(harness.stack_config("rke2-dev"))
+    """A copy of a valid flat config (rke2-dev) that tests mutate to plant one mistake. Without a
+    kubeconfig, whether or not the user has set one in stacks/ (README, phase two)."""
+    config = copy.deepcopy(harness.stack_config("rke2-dev"))
+    config.pop("rke-aws:kubeconfig", None)
+    return config
 
 
 def user_data(reg: harness.Registration) -> str:

@@ -105,7 +105,25 @@ def test_bucket_names_are_valid_and_unique_per_account_and_region():
         # S3's rules: 3-63 characters, lowercase letters, digits and hyphens, letter or digit at both ends.
         assert 3 <= len(name) <= 63 and name.replace("-", "").isalnum() and name == name.lower(), name
         assert name[0].isalnum() and name[-1].isalnum() and "--" not in name.replace("-etcd-", "."), name
-    assert backups.bucket_name("a", "1", "r") == backups.bucket_name("a", "1", "r"), "must be known at preview"
+
+
+def test_the_bucket_name_is_known_at_preview_and_the_same_in_every_run():
+    """A preview must show the bucket the update creates, and every later update must name the same
+    bucket (a new name would replace it, ForceNew `bucket`): no random part, nothing per process."""
+    import subprocess
+    import sys
+
+    stack = "rke2-govcloud"  # tests/stacks: snapshots on, the per-cluster bucket
+    preview = harness.run_stack(stack, preview=True)
+    update = harness.run_stack(stack)
+    (a,), (b,) = preview.of_type("aws:s3/bucket:Bucket"), update.of_type("aws:s3/bucket:Bucket")
+    assert isinstance(a.inputs.get("bucket"), str) and a.inputs["bucket"] == b.inputs["bucket"], (a.inputs, b.inputs)
+    assert update.outputs["etcdSnapshotLocation"].startswith(f"s3://{a.inputs['bucket']}/")
+    # another interpreter with another hash seed computes the same name
+    code = "from components import backups; print(backups.bucket_name('c1', '111111111111', 'eu-west-1'))"
+    other = subprocess.run([sys.executable, "-c", code], cwd=harness.ROOT, capture_output=True, text=True, check=True,
+                           env={"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin"}).stdout.strip()
+    assert other == backups.bucket_name("c1", "111111111111", "eu-west-1")
 
 
 def test_the_emulated_account_holds_the_bucket_as_configured():

@@ -21,10 +21,11 @@ import yaml
 
 from components import bootstrap, secrets
 from offline import harness
+from tests import upstream
 from tests.conftest import STACKS, cloud_config, run_stack_cached, server_ips, shellcheck
 
 STUBS = Path(__file__).resolve().parent / "stubs"
-SCHEMA = harness.ROOT.parent / "shared" / "reference" / "cloud-init" / "schema-cloud-config-v1.json"
+SCHEMA = upstream.CLOUD_INIT_SCHEMA  # cloud-init's own schema, stored in the repository
 INSTANCE = "aws:ec2/instance:Instance"
 # What RKE2 writes to /etc/rancher/rke2/rke2.yaml (k3s's kubeconfig template: one cluster, one
 # client certificate, the server on the loopback address).
@@ -64,15 +65,20 @@ class Booted:
     systemctl: list[str]
     installed: str
     config_at_start: dict | None  # what RKE2 read when the script started it
+    manifests_at_start: list[str] | None  # what was in its manifests directory then (servers)
 
     def config(self) -> dict:
         return yaml.safe_load((self.root / bootstrap.RKE2_CONFIG_PATH.lstrip("/")).read_text())
 
 
 def boot(inst: harness.Registration, tmp_path: Path, parameters: dict[str, str], *, serving=(), denied=(),
-         ssm_host: str = "", script: str = bootstrap.BOOTSTRAP_PATH, budget: int = 1, users=(),
-         page_size: int = 10, indent=None) -> Booted:
-    """Write the instance's cloud-init files under a scratch root and run `script` there."""
+         ssm_host: str = "", script: str = bootstrap.BOOTSTRAP_PATH, budget: int | None = 1, users=(),
+         page_size: int = 10, indent=None, online_at: int | None = None) -> Booted:
+    """Write the instance's cloud-init files under a scratch root and run `script` there.
+
+    `budget`: RKE_AWS_RETRY_SECONDS (retry delay 0); None: the script's own budget and delay, on a
+    fake clock that starts at 0 and moves on with every sleep. `online_at`: nothing outside the
+    instance answers before the fake clock reaches it (a NAT gateway still being created)."""
     root = tmp_path / "root"
     for f in cloud_config(inst).get("write_files") or []:
         path = root / f["path"].lstrip("/")
@@ -86,6 +92,7 @@ def boot(inst: harness.Registration, tmp_path: Path, parameters: dict[str, str],
         "parameters": dict(parameters), "serving": list(serving), "denied": list(denied), "ssm_host": ssm_host,
         "users": list(users),  # what tests/stubs/getent finds
         "page_size": page_size, "indent": indent,  # how SSM pages and formats GetParametersByPath
+        "online_at": online_at,
         "downloads": {
             # The stand-in install: records what it was asked for; RKE2 "writes" its admin kubeconfig.
             bootstrap.INSTALL_RKE2_URL: (f'printf "%s %s" "$INSTALL_RKE2_TYPE" "$INSTALL_RKE2_VERSION" > {installed}\n'
@@ -99,16 +106,21 @@ def boot(inst: harness.Registration, tmp_path: Path, parameters: dict[str, str],
     }
     state_file.write_text(json.dumps(state))
     env = {"PATH": f"{STUBS}:/usr/bin:/bin", "HOME": str(tmp_path), "STUB_STATE": str(state_file),
-           "STUB_LOG": str(log), "RKE_AWS_ROOT": str(root), "RKE_AWS_RETRY_SECONDS": str(budget),
-           "RKE_AWS_RETRY_DELAY": "0"}
+           "STUB_LOG": str(log), "RKE_AWS_ROOT": str(root)}
+    if budget is None:
+        env["STUB_CLOCK"] = str(tmp_path / "clock")
+    else:
+        env.update(RKE_AWS_RETRY_SECONDS=str(budget), RKE_AWS_RETRY_DELAY="0")
     proc = subprocess.run(["sh", str(root / script.lstrip("/"))], env=env, capture_output=True, text=True, timeout=120)
     calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     sysctl = Path(f"{log}.systemctl")
     at_start = Path(f"{log}.config-at-start")
+    manifests_at_start = Path(f"{log}.manifests-at-start")
     return Booted(proc.returncode, proc.stderr, root, json.loads(state_file.read_text()), calls,
                   sysctl.read_text().splitlines() if sysctl.exists() else [],
                   installed.read_text() if installed.exists() else "",
-                  yaml.safe_load(at_start.read_text()) if at_start.exists() else None)
+                  yaml.safe_load(at_start.read_text()) if at_start.exists() else None,
+                  manifests_at_start.read_text().split() if manifests_at_start.exists() else None)
 
 
 def _all_urls(parameters: dict[str, str]) -> list[str]:
@@ -127,7 +139,9 @@ def rke2_parameters(run: harness.ProgramRun, marker: str = "pending") -> dict[st
 
 @pytest.fixture(scope="module")
 def prod() -> harness.ProgramRun:
-    return run_stack_cached("rke2-prod")
+    """An RKE2 cluster of three servers and agents with their own token: a fixture stack (tests/stacks),
+    so that what a user puts in stacks/ cannot change what these tests see."""
+    return run_stack_cached("rke2-govcloud")
 
 
 def first_server(run) -> harness.Registration:
@@ -153,7 +167,7 @@ def test_first_server_initialises_a_new_cluster_and_writes_the_marker(prod, tmp_
     assert b.config()["server"] == f"https://{prod.outputs['controlPlaneEndpoint']}:9345", \
         f"{first.urn}: no join address for later restarts: {b.config()}"
     assert "no cluster exists yet: initialising it" in b.stderr
-    assert b.systemctl == ["systemctl enable --now rke2-server.service"], b.systemctl
+    assert [c for c in b.systemctl if " rke2-" in c] == ["systemctl enable --now rke2-server.service"], b.systemctl
     marker = b.state["parameters"][prod.outputs["rke2InitMarkerParameter"]]
     assert marker.startswith(f"initialized by {first.inputs['tags']['Name']} at "), marker
     assert b.installed == f"server {prod.outputs['kubernetesVersion']}", b.installed
@@ -166,8 +180,9 @@ def test_first_server_initialises_a_new_cluster_and_writes_the_marker(prod, tmp_
     assert f"server: https://{prod.outputs['controlPlaneEndpoint']}:6443" in put["Value"], put["Value"]
     # What the first server publishes is what the next `pulumi up` accepts (secrets.py).
     assert secrets.published_kubeconfig_problem(put["Value"], prod.outputs["kubernetesApiUrl"]) is None
-    token = b.root / bootstrap.RKE2_TOKEN_PATH.lstrip("/")
-    assert stat.S_IMODE(token.stat().st_mode) == 0o600 and token.read_text().startswith("token-of-")
+    token = b.root / b.config_at_start["token-file"].lstrip("/")
+    assert stat.S_IMODE(token.stat().st_mode) == 0o600
+    assert token.read_text() == rke2_parameters(prod)[prod.outputs["rke2TokenParameter"]], "not the server token"
     assert not list(b.root.rglob("*.tmp")), "a .tmp file was left behind"
 
 
@@ -181,7 +196,7 @@ def test_replaced_first_server_joins_when_the_marker_says_initialised(prod, tmp_
     assert "joining" in b.stderr
     assert b.state["parameters"][prod.outputs["rke2InitMarkerParameter"]].startswith("initialized by ip-10-40-0-10"), \
         "the join path rewrote the marker"
-    assert b.systemctl == ["systemctl enable --now rke2-server.service"]
+    assert [c for c in b.systemctl if " rke2-" in c] == ["systemctl enable --now rke2-server.service"]
 
 
 def test_first_server_joins_when_another_server_answers_even_without_marker(prod, tmp_path):
@@ -207,8 +222,10 @@ def test_unreadable_marker_stops_the_boot_instead_of_initialising(prod, tmp_path
 def test_other_servers_and_agents_join_the_endpoint(prod, tmp_path):
     endpoint = prod.outputs["controlPlaneEndpoint"]
     first = first_server(prod)
+    params = rke2_parameters(prod)
+    assert params[prod.outputs["rke2TokenParameter"]] != params[prod.outputs["rke2AgentTokenParameter"]]
     for i, inst in enumerate(i for i in prod.of_type(INSTANCE) if i is not first):
-        b = boot(inst, tmp_path / str(i), rke2_parameters(prod))
+        b = boot(inst, tmp_path / str(i), params)
         assert b.returncode == 0, f"{inst.urn}: {b.stderr}"
         cfg = b.config_at_start
         assert cfg is not None and cfg["server"] == f"https://{endpoint}:9345", inst.urn
@@ -216,9 +233,12 @@ def test_other_servers_and_agents_join_the_endpoint(prod, tmp_path):
         assert b.systemctl[0] == f"systemctl enable --now rke2-{kind}.service", inst.urn
         assert not any("PutParameter" in c["target"] for c in b.calls), f"{inst.urn} wrote the marker"
         read = {json.loads(c["data"])["Name"] for c in b.calls if c["target"].endswith("GetParameter")}
+        # What RKE2 reads as its token is the token of its kind: a server holding the agent token
+        # cannot join the servers (domain.md section 6: token and agent-token differ).
+        own = prod.outputs["rke2AgentTokenParameter" if kind == "agent" else "rke2TokenParameter"]
+        assert (b.root / cfg["token-file"].lstrip("/")).read_text() == params[own], f"{inst.urn}: {cfg['token-file']}"
         if kind == "agent":
             assert read == {prod.outputs["rke2AgentTokenParameter"]}, f"{inst.urn} read {read}"
-            assert cfg["token-file"] == bootstrap.RKE2_AGENT_TOKEN_PATH
         else:
             assert prod.outputs["rke2TokenParameter"] in read, inst.urn
 
@@ -229,6 +249,37 @@ def test_token_failure_leaves_nothing_and_logs_ssm_error(prod, tmp_path):
     assert b.returncode != 0 and not b.installed and not b.systemctl
     assert "not authorized to perform ssm:GetParameter" in b.stderr
     assert not list(b.root.rglob("*agent-token*")), "a token file (or .tmp) was left behind"
+
+
+def test_an_empty_token_is_refused(prod, tmp_path):
+    """An empty answer is no token: the boot stops before RKE2 is installed with it. (SSM never
+    stores an empty value, PutParameter's Value has a minimum length of 1, so an empty answer means
+    something else went wrong.)"""
+    agent = next(i for i in prod.of_type(INSTANCE) if i.inputs["tags"]["rke-aws/roles"] == "worker")
+    params = rke2_parameters(prod)
+    params[prod.outputs["rke2AgentTokenParameter"]] = ""
+    b = boot(agent, tmp_path, params)
+    assert b.returncode != 0 and not b.installed and not b.systemctl, b.stderr
+    assert "is empty" in b.stderr and not list(b.root.rglob("*agent-token*"))
+
+
+def test_the_ssm_stand_in_keeps_ssms_limits(tmp_path):
+    """tests/stubs/curl refuses what SSM refuses (API reference: GetParametersByPath MaxResults 1-10,
+    PutParameter Value at least 1 character), so a script that asked for more would fail here too."""
+    state, log = tmp_path / "state.json", tmp_path / "log"
+    state.write_text(json.dumps({"parameters": {"/p/a": "x"}}))
+
+    def ssm(action: str, body: dict) -> subprocess.CompletedProcess:
+        return subprocess.run([str(STUBS / "curl"), "--fail-with-body", "-H", f"X-Amz-Target: AmazonSSM.{action}",
+                               "--data", json.dumps(body), "https://ssm.us-east-1.amazonaws.com/"],
+                              env={"STUB_STATE": str(state), "STUB_LOG": str(log), "PATH": "/usr/bin:/bin"},
+                              capture_output=True, text=True, timeout=30)
+    assert ssm("GetParametersByPath", {"Path": "/p", "MaxResults": 10}).returncode == 0
+    for bad in (11, 50, 0):
+        proc = ssm("GetParametersByPath", {"Path": "/p", "MaxResults": bad})
+        assert proc.returncode != 0 and "ValidationException" in proc.stdout, bad
+    proc = ssm("PutParameter", {"Name": "/p/b", "Value": "", "Type": "String"})
+    assert proc.returncode != 0 and "ValidationException" in proc.stdout
 
 
 def test_boot_uses_the_partitions_ssm_endpoint(tmp_path):
@@ -259,9 +310,10 @@ def test_manifest_sync_mirrors_adds_updates_and_removes(tmp_path):
     helm_chart = yaml.safe_load((manifests / "rke-aws-ccm.yaml").read_text())
     assert helm_chart["kind"] == "HelmChart"
     assert "systemctl enable --now rke-aws-sync-manifests.timer" in b.systemctl
-    # The sync was run before RKE2 started, so the first start applies the manifests.
-    order = [c["target"] for c in b.calls]
-    assert order.index("AmazonSSM.GetParametersByPath") < len(order)
+    # The sync ran before RKE2 started, so the first start applies the manifests: they were all in
+    # RKE2's manifests directory at the moment it was started.
+    assert b.manifests_at_start is not None and sorted(b.manifests_at_start) == sorted(
+        p.name for p in manifests.iterdir()), (b.manifests_at_start, files)
 
     # A later run of the timer: one manifest changed, one gone.
     state = json.loads((tmp_path / "first" / "state.json").read_text())
@@ -308,26 +360,43 @@ def test_every_generated_script_passes_shellcheck(stack_run, tmp_path):
 
 
 def test_user_data_is_valid_cloud_config_for_ubuntu_24_04(stack_run):
-    if not SCHEMA.exists():
-        pytest.skip(f"{SCHEMA} absent (clone outside the workspace)")
-    schema = json.loads(SCHEMA.read_text())
-    validator = jsonschema.Draft4Validator(schema)
+    validator = jsonschema.Draft4Validator(upstream.cloud_init_schema())
     for inst in stack_run.of_type(INSTANCE):
         errors = sorted(validator.iter_errors(cloud_config(inst)), key=lambda e: list(e.path))
         assert not errors, f"{inst.urn}: " + "; ".join(f"{list(e.path)}: {e.message}" for e in errors[:5])
 
 
 def test_cloud_config_schema_check_catches_a_mistake(stack_run):
-    if not SCHEMA.exists():
-        pytest.skip(f"{SCHEMA} absent")
-    validator = jsonschema.Draft4Validator(json.loads(SCHEMA.read_text()))
+    validator = jsonschema.Draft4Validator(upstream.cloud_init_schema())
     doc = cloud_config(stack_run.of_type(INSTANCE)[0])
     doc["write_files"][0]["permissions"] = 600  # an int: cloud-init wants the octal string
     assert list(validator.iter_errors(doc)), "the schema accepted permissions: 600"
 
 
-def test_retry_budget_covers_a_nat_gateway_and_more():
-    assert bootstrap.RETRY_SECONDS >= 600
+# terraform-provider-aws internal/service/ec2/vpc_nat_gateway.go: Timeouts Create 10 minutes, the
+# longest the provider waits for a NAT gateway to become available. Nodes do not wait for it.
+NAT_GATEWAY_CREATE_TIMEOUT = 600
+
+
+def test_a_node_booted_before_its_nat_gateway_is_available_still_joins(tmp_path):
+    """The boot script's own retry budget and delay, on a fake clock: nothing outside the instance
+    answers (SSM, downloads) until the NAT gateway is available, as late as the provider waits."""
+    run = run_stack_cached("rke2-govcloud")  # tests/stacks: private subnets behind NAT gateways
+    agent = next(i for i in run.of_type(INSTANCE) if i.inputs["tags"]["rke-aws/roles"] == "worker")
+    b = boot(agent, tmp_path, rke2_parameters(run), budget=None, online_at=NAT_GATEWAY_CREATE_TIMEOUT)
+    assert b.returncode == 0, b.stderr
+    assert b.installed and b.systemctl == ["systemctl enable --now rke2-agent.service"], b.systemctl
+
+
+def test_the_retry_budget_runs_out(tmp_path):
+    """... and the fake clock is real enough to end it: a node that never gets out fails."""
+    run = run_stack_cached("rke2-govcloud")
+    agent = next(i for i in run.of_type(INSTANCE) if i.inputs["tags"]["rke-aws/roles"] == "worker")
+    b = boot(agent, tmp_path, rke2_parameters(run), budget=None, online_at=10 ** 9)
+    assert b.returncode != 0 and not b.installed and "giving up after" in b.stderr, b.stderr
+
+
+def test_retry_budget_is_the_one_the_scripts_use():
     for stack in ("rke-dev", "rke2-dev"):
         inst = run_stack_cached(stack).of_type(INSTANCE)[0]
         script = next(f["content"] for f in cloud_config(inst)["write_files"] if f["path"] == bootstrap.BOOTSTRAP_PATH)

@@ -15,7 +15,9 @@ from typing import Any
 import pytest
 import yaml
 
+from components import versions
 from offline import harness
+from tests import upstream
 from tests.conftest import user_data
 
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
@@ -27,7 +29,7 @@ CHART_NAME = "aws-cloud-controller-manager"
 CHART_REPO = "https://kubernetes.github.io/cloud-provider-aws"
 CHART_VERSION = "0.0.11"
 MANIFEST_PATH = "/var/lib/rancher/rke2/server/manifests/aws-cloud-controller-manager.yaml"
-REFERENCE_VALUES = harness.ROOT.parent / "shared" / "reference" / "aws-cloud-controller-manager-0.0.11" / "values.yaml"
+REFERENCE_VALUES = upstream.CCM_CHART / "values.yaml"  # the published chart's values.yaml, stored in the repository
 
 # aws-cloud-controller-manager chart 0.0.11 defaults, as listed in domain.md section 4 and in the
 # chart's charts/aws-cloud-controller-manager/values.yaml (kubernetes/cloud-provider-aws). Only the
@@ -317,12 +319,22 @@ def test_without_the_null_the_default_key_survives_and_strands_rke():
 
 def test_chart_defaults_oracle_is_the_published_chart():
     """CHART_DEFAULTS above is typed from domain.md; the chart's own values.yaml must agree."""
-    if not REFERENCE_VALUES.exists():
-        pytest.skip(f"{REFERENCE_VALUES} absent (clone outside the workspace)")
-    published = yaml.safe_load(REFERENCE_VALUES.read_text())
+    published = upstream.chart_values()
     for key, value in CHART_DEFAULTS.items():
         assert published[key] == value, f"chart 0.0.11 values.yaml {key}: {published[key]!r} != {value!r}"
     assert "hostNetworking" not in published
+
+
+def test_the_stored_chart_defaults_belong_to_the_pinned_chart():
+    """The values are written against the chart in tests/data/upstream: bumping the pin in
+    components/versions.py without storing that release's Chart.yaml and values.yaml fails here."""
+    chart = upstream.chart()
+    assert (chart["name"], chart["version"]) == (versions.CCM_CHART_NAME, versions.CCM_CHART_VERSION), \
+        f"pinned {versions.CCM_CHART_NAME} {versions.CCM_CHART_VERSION}, stored defaults are {chart['name']} {chart['version']}"
+    assert (CHART_NAME, CHART_VERSION) == (chart["name"], chart["version"])
+    assert upstream.CCM_CHART.name == f"{chart['name']}-{chart['version']}"
+    # values.yaml and Chart.yaml of one release: its default image is its appVersion
+    assert upstream.chart_values()["image"]["tag"] == chart["appVersion"], (upstream.chart_values()["image"], chart)
 
 
 def test_user_maps_merge_with_defaults_and_lists_replace():
@@ -483,7 +495,7 @@ def test_manifest_install_schedules_on_every_server():
 # Newest cloud-provider-aws tag per minor (domain.md section 6), written out independently of
 # components/versions.py.
 CCM_TAGS = {30: "v1.30.10", 31: "v1.31.9", 32: "v1.32.8", 33: "v1.33.4", 34: "v1.34.3", 35: "v1.35.2", 36: "v1.36.1"}
-CHART_DEFAULT_IMAGE_TAG = "v1.35.0"  # ../shared/reference/aws-cloud-controller-manager-0.0.11/values.yaml
+CHART_DEFAULT_IMAGE_TAG = upstream.chart_values()["image"]["tag"]  # the chart's own default image
 
 
 def cluster_minor(r: harness.ProgramRun) -> int:

@@ -14,8 +14,11 @@ from offline import doctor, harness, moto_mocks
 from ._emulated import evaluate
 
 STACKS = harness.stack_names()
-FAULT_STACK = "rke2-dev"
-CHECK_NAMES = {"instances", "cluster-tag", "security-group", "iam", "imds", "vpc-dns", "subnets"}
+FAULT_STACK = "rke2-govcloud"  # a fixture stack (tests/stacks): what a user puts in stacks/ changes nothing here
+CHECK_NAMES = {"instances", "cluster-tag", "security-group", "iam", "iam-simulate", "imds", "vpc-dns", "subnets"}
+# moto does not implement iam:SimulatePrincipalPolicy (moto/iam/responses.py has no handler): the
+# emulated account can only say that AWS was not asked.
+NOT_ASKED = "could not ask AWS (iam:SimulatePrincipalPolicy)"
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -24,10 +27,11 @@ def test_doctor_passes_on_the_account_each_stack_builds(stack):
     assert not doctor.failed(results), f"{stack}: doctor fails on its own emulated account:\n" + doctor.report(list(results), stack)
     assert {r.check for r in results} == CHECK_NAMES, f"{stack}: checks that did not run: {CHECK_NAMES - {r.check for r in results}}"
     # The only warnings: dedicated control-plane nodes at hop limit 2 for the EBS CSI controller, which
-    # state their reason (components/addons.py).
+    # state their reason (components/addons.py), and the simulator the emulated account lacks.
     warnings = [r for r in results if r.status == doctor.WARN]
-    assert all(r.check == "imds" and "aws-ebs-csi-driver controller" in r.detail for r in warnings), \
-        doctor.report(list(results), stack)
+    assert all((r.check == "imds" and "aws-ebs-csi-driver controller" in r.detail)
+               or (r.check == "iam-simulate" and NOT_ASKED in r.detail) for r in warnings), doctor.report(list(results), stack)
+    assert not [r for r in results if r.check == "iam-simulate" and r.status == doctor.PASS], "an allowed verdict nobody gave"
 
 
 def test_make_doctor_emulated_prints_every_check_and_exits_zero(capsys):
@@ -197,8 +201,11 @@ def test_policy_missing_an_action_fails_iam(built):
     built.iam.put_role_policy(RoleName=role.inputs["role"], PolicyName=role.state["name"], PolicyDocument=json.dumps(doc))
     built.undos.append(lambda: built.iam.put_role_policy(RoleName=role.inputs["role"], PolicyName=role.state["name"],
                                                          PolicyDocument=role.inputs["policy"]))
-    f = built.only_failure()
-    assert f.check == "iam" and node["instanceId"] in f.subject, f.line()
+    failures = doctor.failed(built.results())  # one per node of the role: the servers
+    servers = [n["instanceId"] for n in built.outputs["nodes"] if "controlplane" in n["roles"]]
+    assert sorted(f.subject.split()[0] for f in failures) == sorted(servers), [f.line() for f in failures]
+    f = next(f for f in failures if node["instanceId"] in f.subject)
+    assert f.check == "iam" and f.fix, f.line()
     assert "does not allow 1 of the" in f.detail and f.detail.endswith(missing), f.line()
 
 
@@ -220,3 +227,92 @@ def test_doctor_without_outputs_or_cli_explains_what_to_pass(tmp_path, capsys, m
     bad.write_text("{}")
     assert doctor.main([FAULT_STACK, "--outputs", str(bad)]) == 2
     assert "lack clusterId, nodes" in capsys.readouterr().err
+
+
+# ---- what AWS decides: iam:SimulatePrincipalPolicy ---------------------------------------------------
+
+class PolicySimulator:
+    """The emulated account's IAM client, answering iam:SimulatePrincipalPolicy from the role's
+    policies as stored there with tests/iam_eval.py (IAM's documented evaluation logic, written
+    independently of components/), where AWS would answer in a real account."""
+
+    DECISIONS = {"allow": "allowed", "explicit-deny": "explicitDeny", "implicit-deny": "implicitDeny"}
+
+    def __init__(self, iam):
+        self.iam, self.requests = iam, []
+
+    def __getattr__(self, name):
+        return getattr(self.iam, name)
+
+    def simulate_principal_policy(self, PolicySourceArn, ActionNames, ResourceArns, ContextEntries=(), Marker=None):  # noqa: N803
+        from tests.iam_eval import decision
+
+        self.requests.append({"role": PolicySourceArn, "actions": ActionNames, "resources": ResourceArns,
+                              "context": ContextEntries})
+        docs = [d for _, d in doctor._documents(doctor.Clients(None, self.iam), PolicySourceArn.rsplit("/", 1)[-1])]
+        context = {e["ContextKeyName"]: (e["ContextKeyValues"] if e["ContextKeyType"] == "stringList"
+                                         else e["ContextKeyValues"][0]) for e in ContextEntries}
+        results = []
+        for action in ActionNames:
+            per = [{"EvalResourceName": r, "EvalResourceDecision": self.DECISIONS[decision(docs, action, r, context)]}
+                   for r in ResourceArns]
+            overall = "allowed" if all(p["EvalResourceDecision"] == "allowed" for p in per) else "implicitDeny"
+            results.append({"EvalActionName": action, "EvalDecision": overall, "ResourceSpecificResults": per})
+        return {"EvaluationResults": results, "IsTruncated": False}
+
+
+def simulated(built) -> tuple[list[doctor.Result], PolicySimulator]:
+    clients = built.mocks.doctor_clients()
+    clients.iam = PolicySimulator(clients.iam)
+    return doctor.check_account(clients, built.exp), clients.iam
+
+
+def test_the_emulated_account_cannot_be_asked_and_says_so(built):
+    results = [r for r in built.results() if r.check == "iam-simulate"]
+    assert {r.status for r in results} == {doctor.WARN} and len(results) == 2, [r.line() for r in results]
+    assert all(NOT_ASKED in r.detail and "not Resource, Condition or Deny" in r.detail for r in results)
+
+
+def test_the_programs_policies_are_allowed_on_this_clusters_resources(built):
+    results, sim = simulated(built)
+    assert not doctor.failed(results), [r.line() for r in doctor.failed(results)]
+    passes = [r for r in results if r.check == "iam-simulate"]
+    assert {r.status for r in passes} == {doctor.PASS} and len(passes) == 2, [r.line() for r in passes]
+    # it asked about this cluster's own security group and VPC, with their tags as context
+    asked = {r for req in sim.requests for r in req["resources"]}
+    assert any(built.outputs["securityGroupId"] in r for r in asked) and any(built.outputs["vpcId"] in r for r in asked)
+    keys = {e["ContextKeyName"] for req in sim.requests for e in req["context"]}
+    assert f"aws:ResourceTag/kubernetes.io/cluster/{built.outputs['clusterId']}" in keys, keys
+
+
+def test_a_policy_scoped_to_another_cluster_passes_the_name_check_but_not_aws(built):
+    """The issue's case: every action named, Condition on another cluster's tag. The name check
+    (iam) cannot tell; AWS (iam-simulate) denies this cluster's calls."""
+    role = next(r for r in built.run.of_type("aws:iam/rolePolicy:RolePolicy") if r.name.endswith("controlplane-cloud-provider"))
+    other = role.inputs["policy"].replace(f"kubernetes.io/cluster/{built.outputs['clusterId']}", "kubernetes.io/cluster/another")
+    assert other != role.inputs["policy"]
+    built.iam.put_role_policy(RoleName=role.inputs["role"], PolicyName=role.state["name"], PolicyDocument=other)
+    built.undos.append(lambda: built.iam.put_role_policy(RoleName=role.inputs["role"], PolicyName=role.state["name"],
+                                                         PolicyDocument=role.inputs["policy"]))
+    results, _ = simulated(built)
+    assert not [r for r in doctor.failed(results) if r.check == "iam"], "the name check should not see it"
+    (f,) = doctor.failed(results)
+    assert f.check == "iam-simulate" and "controlplane" in f.subject, f.line()
+    assert "ec2:DeleteSecurityGroup" in f.detail or "ec2:AuthorizeSecurityGroupIngress" in f.detail, f.line()
+    assert "ec2:DescribeInstances" not in f.detail, "reads are not tag-scoped"
+
+
+def test_no_permission_to_simulate_is_a_warning_naming_it(built):
+    clients = built.mocks.doctor_clients()
+    iam = clients.iam
+
+    class Refusing:
+        def __getattr__(self, name):
+            return getattr(iam, name) if name != "simulate_principal_policy" else self.refuse
+
+        @staticmethod
+        def refuse(**_):
+            raise RuntimeError("An error occurred (AccessDenied) when calling the SimulatePrincipalPolicy operation")
+    clients.iam = Refusing()
+    results = [r for r in doctor.check_account(clients, built.exp) if r.check == "iam-simulate"]
+    assert results and all(r.status == doctor.WARN and "AccessDenied" in r.detail for r in results), results

@@ -63,9 +63,14 @@ def test_controlplane_policy_has_upstream_and_nlb_actions():
     assert set(iam_policy.SEED_CONTROLPLANE_ACTIONS) - set(iam_policy.DROPPED_ACTIONS) <= actions
 
 
-def test_worker_policy_is_the_seed_policy():
-    assert set(iam_policy.worker_actions()) == set(iam_policy.SEED_WORKER_ACTIONS)
-    assert len(iam_policy.worker_actions()) == 9
+def test_worker_policy_is_rancher_documents_worker_policy():
+    """The worker role keeps Rancher's etcd/worker policy: compared with the policy in Rancher's own
+    document (tests/data/upstream/rancher-docs/amazon.md), not with the program's copy of it."""
+    from tests import upstream
+
+    documented = upstream.rancher_seed_policies()["worker"]
+    assert list(iam_policy.SEED_WORKER_ACTIONS) == documented, "SEED_WORKER_ACTIONS is not Rancher's list"
+    assert iam_policy.worker_actions() == iam_policy.normalise(documented)
 
 
 @pytest.mark.parametrize("role", ["controlplane", "worker"])
@@ -76,8 +81,14 @@ def test_policy_actions_deduplicated_and_sorted(role):
         assert actions == sorted(actions, key=str.lower), f"{role} {stmt['Sid']}: actions not sorted"
 
 
-def test_seed_duplicate_addtags_collapses():
-    assert iam_policy.SEED_CONTROLPLANE_ACTIONS.count("elasticloadbalancing:AddTags") == 2
+def test_the_seed_controlplane_list_is_rancher_documents_and_its_duplicate_collapses():
+    """Rancher's controlplane policy lists elasticloadbalancing:AddTags twice (domain.md section 2):
+    read from Rancher's document, which SEED_CONTROLPLANE_ACTIONS must transcribe exactly."""
+    from tests import upstream
+
+    documented = upstream.rancher_seed_policies()["controlplane"]
+    assert documented.count("elasticloadbalancing:AddTags") == 2, "the document no longer lists AddTags twice"
+    assert list(iam_policy.SEED_CONTROLPLANE_ACTIONS) == documented, "SEED_CONTROLPLANE_ACTIONS is not Rancher's list"
     assert iam_policy.controlplane_actions().count("elasticloadbalancing:AddTags") == 1
 
 

@@ -412,9 +412,20 @@ def test_route_only_and_fake_actions_absent_nlb_and_zone_actions_present():
         assert present.lower() in actions, present
 
 
-def test_policy_actions_are_exactly_the_ccm_calls():
-    from_calls = iam_policy.normalise([c.action for c in CCM_CALLS] + [iam_policy.SERVICE_LINKED_ROLE_ACTION])
-    assert iam_policy.actions_for("controlplane") == from_calls
+def test_policy_grants_what_the_ccm_can_call_minus_what_is_dropped_or_refused_with_evidence():
+    """Against the CCM's own client interfaces (tests/data/upstream/cloud-provider-aws: every EC2,
+    ELB, ELBV2 and KMS call its code can make), not against CCM_CALLS, the table the policy is built
+    from: nothing granted the CCM cannot call (besides the service-linked role ELB creates on its
+    behalf), and every call it can make granted, or dropped or refused with the reason written down."""
+    from tests import upstream
+
+    callable_ = upstream.ccm_callable_actions()
+    granted = set(iam_policy.actions_for("controlplane"))
+    assert granted - callable_ == {iam_policy.SERVICE_LINKED_ROLE_ACTION}, sorted(granted - callable_)
+    refused = {a for reason in iam_policy.REFUSED_CALLS for a in re.findall(r"\b[a-z0-9]+:[A-Za-z]+\b", reason)}
+    for action in sorted(callable_ - granted):
+        assert action in iam_policy.DROPPED_ACTIONS or action in refused, f"{action}: the CCM calls it, never granted or explained"
+    assert not (set(iam_policy.DROPPED_ACTIONS) & callable_) & granted
 
 
 def test_every_seed_and_upstream_action_is_granted_or_dropped_with_evidence():
@@ -459,10 +470,13 @@ def test_documents_pass_the_policy_pack_iam_rules(role):
 
 
 def test_worker_policy_is_the_read_only_seed():
+    from tests import upstream
+
     doc = iam_policy.worker_policy_document(CLUSTER, "aws-cn")
-    assert iam_policy.actions_for("worker") == iam_policy.normalise(iam_policy.SEED_WORKER_ACTIONS)
+    documented = upstream.rancher_seed_policies()["worker"]
+    assert iam_policy.actions_for("worker") == iam_policy.normalise(documented)
     assert all(s["Resource"] == "*" and "Condition" not in s for s in doc["Statement"])
-    for action in iam_policy.SEED_WORKER_ACTIONS:
+    for action in documented:
         assert allowed(doc, action, "*", {})
     assert not allowed(doc, "ec2:DescribeAvailabilityZones", "*", {})
 

@@ -1,5 +1,8 @@
 """`make kubeconfig`: RKE2 reads the published SecureString into a 0600 file; RKE1 stores rke's
-kubeconfig as the stack's encrypted config through the CLI, the value on stdin only."""
+kubeconfig as the stack's encrypted config through the CLI, the value on stdin only.
+
+Scenarios run on fixture stacks (tests/stacks/), never on the user's stacks/: following the README's
+phase two there (`pulumi config set --secret kubeconfig`) must not change what these tests see."""
 
 from __future__ import annotations
 
@@ -12,14 +15,14 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from offline import kubeconfig, schema
+from offline import harness, kubeconfig, schema
 
 KUBECONFIG = textwrap.dedent("""\
     apiVersion: v1
     kind: Config
     clusters:
     - name: default
-      cluster: {server: "https://api.rke2-dev.rke-aws.internal:6443", certificate-authority-data: Q0E=}
+      cluster: {server: "https://api.rke2-govcloud.rke-aws.internal:6443", certificate-authority-data: Q0E=}
     users:
     - name: default
       user: {client-certificate-data: Y2VydA==, client-key-data: a2V5LW1hcmtlcg==}
@@ -28,16 +31,18 @@ KUBECONFIG = textwrap.dedent("""\
       context: {cluster: default, user: default}
     current-context: default
 """)
-PARAMETER = "/rke-aws/rke2-dev/admin-kubeconfig"  # stacks/Pulumi.rke2-dev.yaml: cluster rke2-dev in us-east-1
+RKE2_STACK, REGION = "rke2-govcloud", "us-gov-west-1"  # tests/stacks: cluster rke2-govcloud
+RKE1_STACK = "rke-phase2"  # tests/stacks: an RKE1 cluster
+PARAMETER = f"/rke-aws/{RKE2_STACK}/admin-kubeconfig"
 
 
 @pytest.fixture
 def account(monkeypatch):
     for k, v in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing",
-                 "AWS_DEFAULT_REGION": "us-east-1"}.items():
+                 "AWS_DEFAULT_REGION": REGION}.items():
         monkeypatch.setenv(k, v)
     with mock_aws():
-        session = boto3.Session(region_name="us-east-1")
+        session = boto3.Session(region_name=REGION)
         key = session.client("kms").create_key()["KeyMetadata"]["KeyId"]
         yield session, key
 
@@ -50,10 +55,10 @@ def _publish(session, key, value):
 def test_rke2_writes_the_published_kubeconfig_readable_by_the_owner_only(account, tmp_path):
     session, key = account
     _publish(session, key, KUBECONFIG)
-    out = tmp_path / "kubeconfig-rke2-dev.yaml"
+    out = tmp_path / f"kubeconfig-{RKE2_STACK}.yaml"
     out.write_text("stale")
     out.chmod(0o644)  # a file left from before must not keep wider rights
-    assert kubeconfig.main(["rke2-dev", "--output", str(out)], session=session) == 0
+    assert kubeconfig.main([RKE2_STACK, "--output", str(out)], session=session) == 0
     assert out.read_text() == KUBECONFIG
     assert stat.S_IMODE(out.stat().st_mode) == 0o600, oct(out.stat().st_mode)
     assert [p.name for p in tmp_path.iterdir()] == [out.name], "a temporary file was left behind"
@@ -63,7 +68,7 @@ def test_rke2_before_the_first_server_published_says_so_and_writes_nothing(accou
     session, key = account
     _publish(session, key, "pending")
     out = tmp_path / "k.yaml"
-    assert kubeconfig.main(["rke2-dev", "--output", str(out)], session=session) == 1
+    assert kubeconfig.main([RKE2_STACK, "--output", str(out)], session=session) == 1
     err = capsys.readouterr().err
     assert PARAMETER in err and "not initialised the cluster yet" in err, err
     assert not out.exists()
@@ -71,7 +76,7 @@ def test_rke2_before_the_first_server_published_says_so_and_writes_nothing(accou
 
 def test_rke2_unreadable_parameter_names_it(account, tmp_path, capsys):
     session, _ = account
-    assert kubeconfig.main(["rke2-dev", "--output", str(tmp_path / "k.yaml")], session=session) == 1
+    assert kubeconfig.main([RKE2_STACK, "--output", str(tmp_path / "k.yaml")], session=session) == 1
     err = capsys.readouterr().err
     assert PARAMETER in err and "ParameterNotFound" in err and "kms:Decrypt" in err, err
 
@@ -79,7 +84,7 @@ def test_rke2_unreadable_parameter_names_it(account, tmp_path, capsys):
 def test_a_value_that_is_no_kubeconfig_is_refused_without_echoing_it(account, tmp_path, capsys):
     session, key = account
     _publish(session, key, "token-marker-1234")
-    assert kubeconfig.main(["rke2-dev", "--output", str(tmp_path / "k.yaml")], session=session) == 1
+    assert kubeconfig.main([RKE2_STACK, "--output", str(tmp_path / "k.yaml")], session=session) == 1
     err = capsys.readouterr().err
     assert "is not a kubeconfig" in err and "token-marker-1234" not in err, err
 
@@ -108,9 +113,9 @@ def fake_pulumi(tmp_path, monkeypatch):
 def test_rke1_stores_rkes_kubeconfig_as_the_stacks_secret_via_stdin(tmp_path, fake_pulumi, capsys):
     source = tmp_path / "kube_config_cluster.yml"
     source.write_text(KUBECONFIG)
-    assert kubeconfig.main(["rke-dev", "--from", str(source)]) == 0, capsys.readouterr().err
+    assert kubeconfig.main([RKE1_STACK, "--from", str(source)]) == 0, capsys.readouterr().err
     call = json.loads(fake_pulumi.read_text())
-    assert call["argv"] == ["config", "set", "--secret", "kubeconfig", "--stack", "rke-dev"]
+    assert call["argv"] == ["config", "set", "--secret", "kubeconfig", "--stack", RKE1_STACK]
     assert call["stdin"] == KUBECONFIG
     assert call["cwd"] == str(kubeconfig.ROOT), "pulumi must run in the project (Pulumi.yaml, stacks/)"
     assert "a2V5LW1hcmtlcg==" not in capsys.readouterr().out
@@ -119,18 +124,18 @@ def test_rke1_stores_rkes_kubeconfig_as_the_stacks_secret_via_stdin(tmp_path, fa
 def test_the_schema_line_the_cli_drops_is_put_back(tmp_path, fake_pulumi, monkeypatch, capsys):
     stacks = tmp_path / "stacks"
     stacks.mkdir()
-    stack_file = stacks / "Pulumi.rke-dev.yaml"
-    stack_file.write_text((schema.STACKS_DIR / stack_file.name).read_text())
+    stack_file = stacks / f"Pulumi.{RKE1_STACK}.yaml"
+    stack_file.write_text(harness.stack_file(RKE1_STACK).read_text())
     monkeypatch.setattr(schema, "STACKS_DIR", stacks)
     monkeypatch.setenv("FAKE_PULUMI_REWRITES", str(stack_file))
     source = tmp_path / "kube_config_cluster.yml"
     source.write_text(KUBECONFIG)
-    assert kubeconfig.main(["rke-dev", "--from", str(source)]) == 0, capsys.readouterr().err
+    assert kubeconfig.main([RKE1_STACK, "--from", str(source)]) == 0, capsys.readouterr().err
     assert stack_file.read_text().splitlines()[0] == schema.schema_line(stack_file)
 
 
 def test_rke1_without_rkes_kubeconfig_says_where_it_comes_from(tmp_path, fake_pulumi, capsys):
-    assert kubeconfig.main(["rke-dev", "--from", str(tmp_path / "kube_config_cluster.yml")]) == 1
+    assert kubeconfig.main([RKE1_STACK, "--from", str(tmp_path / "kube_config_cluster.yml")]) == 1
     assert "rke up" in capsys.readouterr().err
     assert not fake_pulumi.exists(), "pulumi was called without a kubeconfig"
 
@@ -139,13 +144,13 @@ def test_rke1_without_the_cli_says_what_to_run(tmp_path, monkeypatch, capsys):
     source = tmp_path / "kube_config_cluster.yml"
     source.write_text(KUBECONFIG)
     monkeypatch.setenv("PATH", str(tmp_path))  # no pulumi anywhere
-    assert kubeconfig.main(["rke-dev", "--from", str(source)]) == 1
-    assert "pulumi config set --secret kubeconfig --stack rke-dev" in capsys.readouterr().err
+    assert kubeconfig.main([RKE1_STACK, "--from", str(source)]) == 1
+    assert f"pulumi config set --secret kubeconfig --stack {RKE1_STACK}" in capsys.readouterr().err
 
 
 # ---- what a published kubeconfig may contain ------------------------------------------------------
 
-API = "https://api.rke2-dev.rke-aws.internal:6443"
+API = f"https://api.{RKE2_STACK}.rke-aws.internal:6443"
 
 
 def _tampered(**changes) -> str:
@@ -176,26 +181,44 @@ def test_only_what_rke2_writes_is_accepted(text, problem):
     assert (found is None) if problem is None else (problem in (found or "")), found
 
 
-def _published(value: str, *, previous_from: str = "rke2-prod", kubeconfig_param: bool = True, **config):
-    """Run rke2-prod again over its own outputs, with `value` in the published parameter."""
-    from offline import harness
-    from offline.mocks import AwsLikeMocks
-    from tests.conftest import run_stack_cached, set_key
+def helm_config(**config) -> dict[str, str]:
+    """The RKE2 fixture stack with ccm.install: helm and no kubeconfig set (a new helm-mode stack)."""
+    from tests.conftest import set_key
 
-    first = run_stack_cached(previous_from)
-    outputs = dict(first.outputs)
-    if not kubeconfig_param:
-        outputs.pop("rke2KubeconfigParameter", None)
-    cfg = harness.stack_config("rke2-prod")
+    cfg = harness.stack_config(RKE2_STACK)
+    cfg.pop("rke-aws:kubeconfig", None)
+    set_key(cfg, "ccm", {**json.loads(cfg.get("rke-aws:ccm", "{}")), "install": "helm"})
     for k, v in config.items():
         set_key(cfg, k, v)
+    return cfg
+
+
+def first_run() -> "harness.ProgramRun":
+    """Its first `pulumi up`: nothing published yet, nothing installed in the cluster."""
+    global _FIRST
+    if _FIRST is None:
+        _FIRST = harness.run_program(helm_config(), stack=RKE2_STACK)
+    return _FIRST
+
+
+_FIRST = None
+
+
+def _published(value: str, *, kubeconfig_param: bool = True, **config):
+    """Run the helm-mode stack again over its first run's outputs, with `value` in the published parameter."""
+    from offline.mocks import AwsLikeMocks
+
+    outputs = dict(first_run().outputs)
+    if not kubeconfig_param:
+        outputs.pop("rke2KubeconfigParameter", None)
+    cfg = helm_config(**config)
     mocks = AwsLikeMocks(cfg["aws:region"])
-    mocks.parameters["/rke-aws/rke2-prod/admin-kubeconfig"] = value
-    return harness.run_program(cfg, stack="rke2-prod", mocks=mocks, previous_outputs=outputs), mocks
+    mocks.parameters[PARAMETER] = value
+    return harness.run_program(cfg, stack=RKE2_STACK, mocks=mocks, previous_outputs=outputs), mocks
 
 
 def _published_text() -> str:
-    return KUBECONFIG.replace("rke2-dev", "rke2-prod")
+    return KUBECONFIG
 
 
 def test_the_next_pulumi_up_installs_with_the_published_kubeconfig():
@@ -220,8 +243,8 @@ def test_losing_the_kubeconfig_never_uninstalls_what_the_last_update_installed()
 
     from tests.conftest import run_stack_cached
 
-    assert run_stack_cached("rke-phase2").outputs["installedInCluster"] == ["aws-cloud-controller-manager",
-                                                                         "aws-ebs-csi-driver"]
+    assert run_stack_cached(RKE1_STACK).outputs["installedInCluster"] == ["aws-cloud-controller-manager",
+                                                                        "aws-ebs-csi-driver"]
     installed, _ = _published(_published_text())
     assert installed.outputs["installedInCluster"] == ["aws-cloud-controller-manager", "system-upgrade-controller",
                                                        "aws-ebs-csi-driver"]
@@ -229,13 +252,12 @@ def test_losing_the_kubeconfig_never_uninstalls_what_the_last_update_installed()
     from offline.mocks import AwsLikeMocks
 
     for value in ("pending", None):  # not published (yet / any more), or not readable with these credentials
-        mocks = AwsLikeMocks("us-west-2")
+        mocks = AwsLikeMocks(REGION)
         if value is not None:
-            mocks.parameters["/rke-aws/rke2-prod/admin-kubeconfig"] = value
+            mocks.parameters[PARAMETER] = value
         with pytest.raises(pulumi.RunError, match=r"installed aws-cloud-controller-manager, system-upgrade-controller, "
                                                   r"aws-ebs-csi-driver in the cluster .* would uninstall them") as info:
-            harness.run_program(harness.stack_config("rke2-prod"), stack="rke2-prod", mocks=mocks,
-                                previous_outputs=installed.outputs)
+            harness.run_program(helm_config(), stack=RKE2_STACK, mocks=mocks, previous_outputs=installed.outputs)
         assert "kms:Decrypt" in str(info.value), str(info.value)
         assert not mocks.resources, "registered before refusing"
 
@@ -255,16 +277,16 @@ def test_switching_to_manifest_mode_would_uninstall_and_is_refused_until_handed_
     from tests.conftest import set_key
 
     installed, _ = _published(_published_text())
-    cfg = set_key(harness.stack_config("rke2-prod"), "ccm", {"install": "manifest"})
+    cfg = set_key(helm_config(), "ccm", {"install": "manifest"})
     with pytest.raises(pulumi.RunError, match=r"ccm.install: manifest on a cluster where the last update installed "
                                               r"aws-cloud-controller-manager.*pulumi state delete") as info:
-        harness.run_program(cfg, stack="rke2-prod", mocks=AwsLikeMocks("us-west-2"), previous_outputs=installed.outputs)
+        harness.run_program(cfg, stack=RKE2_STACK, mocks=AwsLikeMocks(REGION), previous_outputs=installed.outputs)
     assert "allowUninstall: true" in str(info.value)
     # After `pulumi state delete` of the releases, one update with allowUninstall hands them over.
-    handed = harness.run_program(set_key(cfg, "allowUninstall", True), stack="rke2-prod",
-                                 mocks=AwsLikeMocks("us-west-2"), previous_outputs=installed.outputs)
+    handed = harness.run_program(set_key(cfg, "allowUninstall", True), stack=RKE2_STACK,
+                                 mocks=AwsLikeMocks(REGION), previous_outputs=installed.outputs)
     assert "installedInCluster" not in handed.outputs and handed.outputs["rke2ManifestPath"]
-    later = harness.run_program(harness.stack_config("rke2-prod"), stack="rke2-prod", mocks=AwsLikeMocks("us-west-2"),
+    later = harness.run_program(helm_config(), stack=RKE2_STACK, mocks=AwsLikeMocks(REGION),
                                 previous_outputs=handed.outputs)  # back to helm: told what stands in the way
     assert [m for lvl, m in later.logs if lvl == "warning" and "delete helmchart" in m], later.logs
 
@@ -275,6 +297,6 @@ def test_allow_uninstall_is_the_way_out_when_the_cluster_is_gone():
     from tests.conftest import set_key
 
     installed, _ = _published(_published_text())
-    cfg = set_key(harness.stack_config("rke2-prod"), "allowUninstall", True)
-    run = harness.run_program(cfg, stack="rke2-prod", mocks=AwsLikeMocks("us-west-2"), previous_outputs=installed.outputs)
+    cfg = set_key(helm_config(), "allowUninstall", True)
+    run = harness.run_program(cfg, stack=RKE2_STACK, mocks=AwsLikeMocks(REGION), previous_outputs=installed.outputs)
     assert not run.of_type("kubernetes:helm.sh/v3:Release") and "installedInCluster" not in run.outputs
