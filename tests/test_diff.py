@@ -379,6 +379,8 @@ def test_kubernetes_provider_is_replaced_when_its_cluster_changes(server, identi
     for result, ident in zip((base, head), identifiers):
         if ident:
             _provider(result)["clusterIdentifier"] = ident
+        else:  # a Provider without one (the program sets one: components/ccm.py)
+            _provider(result).pop("clusterIdentifier", None)
     d = diff.compare(HELM_STACK, base, head)
     text = diff.render_text([d]) + diff.render_markdown([d], "main")
     (provider,) = [c for c in d.changes if c.type == "pulumi:providers:kubernetes"]
@@ -394,11 +396,18 @@ def test_kubernetes_provider_is_replaced_when_its_cluster_changes(server, identi
 
 
 def test_a_kubeconfig_that_cannot_be_read_offline_is_unknown_and_so_is_all_it_manages():
-    """An encrypted stack value is a placeholder offline: whether its cluster changed cannot be told."""
+    """An encrypted stack value is a placeholder offline: whether its cluster changed cannot be told
+    for a Provider without clusterIdentifier; with one (what the program registers, components/ccm.py)
+    only the identifier decides (provider.go DiffConfig)."""
     base = base_of(HELM_STACK)
     _provider(base).update(kubeconfig=KUBECONFIG)
     head = copy.deepcopy(base)
     _provider(head).update(kubeconfig=harness.SECURE_PLACEHOLDER + " (ciphertext 0123456789ab)")
+    assert _provider(base).get("clusterIdentifier") and _provider(base)["clusterIdentifier"] == _provider(head)["clusterIdentifier"]
+    d = diff.compare(HELM_STACK, base, head)
+    assert change_of(d, f"{HELM_STACK}-cluster").action == "update", diff.render_text([d])
+    for result in (base, head):
+        _provider(result).pop("clusterIdentifier")
     d = diff.compare(HELM_STACK, base, head)
     assert change_of(d, f"{HELM_STACK}-cluster").action == "unknown", diff.render_text([d])
     managed = {f"{HELM_STACK}-release", f"{HELM_STACK}-ebs-csi", f"{HELM_STACK}-ebs-csi-credentials"}
