@@ -47,6 +47,9 @@ CIDR_KEYS = ("vpcCidr", "publicSubnetCidrs", "privateSubnetCidrs", "natGateways"
 EMPTY_MEANS_DEFAULT = ("clusterId", "kubernetesVersion", "kubeconfig")
 # Plain string keys arrive as the text the user wrote; only structured keys are JSON.
 STRING_KEYS = ("distribution", "clusterId", "kubernetesVersion", "kubeconfig", "hardening")
+# Booleans arrive as "true"/"false" (a YAML boolean) or the text written; the model reads exactly the
+# spellings the schema allows (config_model.BOOL_TEXTS), which JSON would loosen ("true\n", " true").
+BOOL_KEYS = ("allowUninstall", "protectServers")
 
 MIN_VPC_PREFIX, MAX_VPC_PREFIX = model.MIN_VPC_PREFIX, model.MAX_VPC_PREFIX
 # The in-tree AWS provider was removed in Kubernetes 1.27.
@@ -758,7 +761,7 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
                 p.add(key, model.EMPTY_PROBLEM)
             continue
         try:
-            values[key] = value if key in STRING_KEYS else _decode(value)
+            values[key] = value if key in STRING_KEYS or key in BOOL_KEYS else _decode(value)
         except _TooDeep:
             p.add(key, "nests deeper than the program reads; flatten it")
 

@@ -424,14 +424,14 @@ def _cli_key(key: Any, project: str = PROJECT) -> str:
                          "Pulumi CLI refuses such a stack file"])
 
 
-def flatten_stack(doc: Any) -> tuple[dict[str, str], list[str]]:
+def flatten_stack(doc: Any, where: str = "stack file") -> tuple[dict[str, str], list[str]]:
     """A parsed stack file's `config:` as the flat map the Pulumi CLI hands a program, and the keys
     it marks secret. An encrypted value cannot be decrypted offline: it becomes SECURE_PLACEHOLDER
     (present, secret, text unknown), so the program takes the path it takes with the real value."""
     if doc is None:
         return {}, []
     if not isinstance(doc, dict):
-        raise _config_error([f"the stack file is a {type(doc).__name__}, not a map with a `config:` key; the Pulumi "
+        raise _config_error([f"{where}: is a {type(doc).__name__}, not a map with a `config:` key; the Pulumi "
                              "CLI refuses it"])
     config = doc.get("config")
     if config is None:
@@ -464,7 +464,7 @@ def load_stack_text(text: str, where: str = "stack file") -> tuple[dict[str, str
     except yaml.YAMLError as err:
         detail = " ".join(str(err).split())
         raise _config_error([f"{where}: not valid YAML as the Pulumi CLI reads it ({detail[:300]})"]) from None
-    return flatten_stack(doc)
+    return flatten_stack(doc, where)
 
 
 class SecretValue(str):
