@@ -623,3 +623,62 @@ def test_internal_cluster_gets_a_load_balancer_name_elbv2_accepts(base_config):
     assert not lb.inputs["name"].startswith("internal-") and len(lb.inputs["name"]) <= 32
     for tg in run.of_type("aws:lb/targetGroup:TargetGroup"):  # allowed to start so: unchanged
         assert tg.inputs["name"].startswith("internal-prod-")
+
+
+# --- the policy pack judges the union too ------------------------------------------------------------------
+
+def _admin_rule_records(stack: str, cidrs: list[str]):
+    """The stack's records with the node group's first admin rule repeated once per CIDR."""
+    from policies import rules
+    from tests.test_policies import node_group, records
+
+    recs = records(stack)
+    group = node_group(recs)
+    template = next(r for r in recs if r.type == rules.SG_INGRESS_RULE and r.props.get("cidrIpv4")
+                    and r.props.get("securityGroupId") == group.props["id"])
+    for i, cidr in enumerate(cidrs):
+        rec = copy.deepcopy(template)
+        rec.urn, rec.name = f"{template.urn}-planted-{i}", f"{template.name}-planted-{i}"
+        rec.props["cidrIpv4"] = cidr
+        recs.append(rec)
+    return recs, group
+
+
+@pytest.mark.parametrize("cidrs", [["11.0.0.0/9", "11.128.0.0/9", "12.0.0.0/9"],
+                                   [f"{20 + i // 16}.{(i % 16) * 16}.0.0/12" for i in range(17)]],
+                         ids=["three-slash-9s", "seventeen-slash-12s"])
+def test_policy_pack_catches_the_internet_in_pieces(cidrs):
+    """No piece reaches the per-rule threshold (sg-no-public-admin-ports passes each); together they do.
+    Pieces that are each larger (0.0.0.0/1 + 128.0.0.0/1) are caught one by one, below."""
+    from policies import rules
+    from tests.test_policies import POLICY, run_stack_policy
+
+    recs, group = _admin_rule_records("rke-prod", cidrs)
+    found = run_stack_policy(POLICY["sg-no-public-admin-union"], recs)
+    assert found and all(urn == group.urn for _, urn in found), found
+    assert rules.WORLD_IPV4_ADDRESSES == config_model.WORLD_ADMIN_PUBLIC_ADDRESSES
+
+
+@pytest.mark.parametrize("cidrs, policy_config", [
+    (["11.0.0.0/9", "11.128.0.0/9"], None),  # exactly a /8: not more
+    (["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"], None),  # not public
+    (["0.0.0.0/1", "128.0.0.0/1"], {"adminCidrs": ["0.0.0.0/1", "128.0.0.0/1"]}),  # allowed by the policy's config
+], ids=["a-slash-8", "private", "allowed"])
+def test_policy_pack_union_allows(cidrs, policy_config):
+    from tests.test_policies import POLICY, run_stack_policy
+
+    recs, _ = _admin_rule_records("rke-prod", cidrs)
+    assert run_stack_policy(POLICY["sg-no-public-admin-union"], recs, policy_config) == []
+
+
+@pytest.mark.parametrize("cidr, caught", [("0.0.0.0/1", True), ("128.0.0.0/1", True), ("4.0.0.0/6", True), ("11.0.0.0/8", False),
+                                          ("10.0.0.0/8", False), ("2000::/2", True), ("2001:db8::/32", False)])
+def test_policy_pack_one_cidr_larger_than_a_slash_8_is_the_internet(cidr, caught):
+    from policies import rules
+    from tests.test_policies import POLICY, _world_rule, run_resource_policy
+
+    reg, props = _world_rule("rke2-dev", ipProtocol="tcp", fromPort=22.0, toPort=22.0,
+                             **({"cidrIpv4": None, "cidrIpv6": cidr} if ":" in cidr else {"cidrIpv4": cidr}))
+    found = run_resource_policy(POLICY["sg-no-public-admin-ports"], reg.type, reg.urn, props)
+    assert bool(found) == caught, found
+    assert rules._world(cidr) == caught
