@@ -94,15 +94,15 @@ INSTANCE = "aws:ec2/instance:Instance"
 
 def dump(root: Path, stack_file: Path, previous: Optional[dict], out: Path) -> None:
     """Run the program in `root` with `stack_file` (in this process) and write its registrations."""
-    import yaml
-
     from offline import harness
 
-    config = harness.flatten_config(yaml.safe_load(stack_file.read_text()) or {})
     stack = stack_file.name[len("Pulumi."):-len(".yaml")]
     result: dict[str, Any]
     try:
-        run = harness.run_program(config, stack=stack, previous_outputs=previous, main=root / "__main__.py")
+        # As the Pulumi CLI reads the file: secret only what is `secure:` (a plain-text kubeconfig is refused).
+        config, secret_keys = harness.load_stack_text(stack_file.read_text(), stack_file.name)
+        run = harness.run_program(config, stack=stack, previous_outputs=previous, main=root / "__main__.py",
+                                  secret_keys=secret_keys)
     except Exception as err:  # noqa: BLE001 - a refusal is this stack's result
         result = {"refused": str(err)}
     else:

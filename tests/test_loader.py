@@ -268,3 +268,16 @@ def test_any_flat_map_the_cli_can_hand_over_fails_only_with_config_errors(flat):
                      secret_keys=secret)
     except ConfigError:
         pass
+
+
+def test_offline_diff_refuses_a_plain_text_kubeconfig_like_the_cli(tmp_path):
+    from offline import diff
+
+    stack_file = tmp_path / "Pulumi.plain.yaml"
+    stack_file.write_text(doc_text(**{"rke-aws:kubeconfig": "'apiVersion: v1\\nkind: Config\\n'"}))
+    out = tmp_path / "out.json"
+    diff.dump(harness.ROOT, stack_file, None, out)
+    assert "rke-aws:kubeconfig: is stored as plain text" in json.loads(out.read_text())["refused"]
+    stack_file.write_text(doc_text(**{"rke-aws:kubeconfig": "{secure: v1:abc}"}))
+    diff.dump(harness.ROOT, stack_file, None, out)
+    assert "resources" in json.loads(out.read_text())
