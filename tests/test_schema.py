@@ -386,3 +386,66 @@ def test_agreement_covers_every_key_with_a_rule():
                        "adminCidrs", "extraArgs"):
                 continue  # enumerations (pydantic's Literal, one text per value) or lists whose items are covered
             assert key in covered, f"{section.__name__}.{key} has no agreement test"
+
+
+def _schema_patterns() -> list[str]:
+    found: list[str] = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == "pattern" and isinstance(v, str):
+                    found.append(v)
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(json.loads(schema.SCHEMA_PATH.read_text()))
+    return sorted(set(found))
+
+
+def test_editors_read_every_pattern_as_python_does():
+    """ECMA-262 (editors: yaml-language-server; validators in unicode mode) and Python's re give each
+    schema pattern the same verdict on strings at its edges (node runs the ECMA side)."""
+    import random
+    import re
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    rng = random.Random(22)
+    probes: dict[str, list[str]] = {}
+    for pattern in _schema_patterns():
+        if "rke2r" in pattern:
+            # kubernetesVersion: its patterns (`$`, `\d`) belong to the version rules (issue 21, other branch).
+            continue
+        base = ["", "a", "0", "prod", "prod\n", "10.0.0.0/16", "10.0.0.0/16\n", "\u0663", "\u200b", "--v=4", "x" * 300]
+        for _ in range(40):
+            text = "".join(rng.choice(string.ascii_letters + string.digits + "./-_:@= \n\u0663\u00e9") for _ in range(rng.randint(0, 20)))
+            base.append(text)
+        probes[pattern] = base + samples_for(pattern, rng)
+    script = ("const d=JSON.parse(require('fs').readFileSync(0,'utf8'));const o={};"
+              "for(const [p,ss] of Object.entries(d)){const r=new RegExp(p,'u');o[p]=ss.map(s=>r.test(s));}"
+              "process.stdout.write(JSON.stringify(o));")
+    out = subprocess.run([node, "-e", script], input=json.dumps(probes), capture_output=True, text=True, timeout=60,
+                         check=True)
+    ecma = json.loads(out.stdout)
+    wrong = [(p[:60], s) for p, ss in probes.items() for s, e in zip(ss, ecma[p]) if bool(re.search(p, s)) != e]
+    assert not wrong, wrong[:10]
+
+
+def samples_for(pattern: str, rng) -> list[str]:
+    """Strings the pattern accepts (hypothesis, derandomized), and each with a trailing newline."""
+    from hypothesis import find
+
+    accepted = []
+    for i in range(5):
+        try:
+            accepted.append(find(st.from_regex(pattern), lambda s, i=i: len(s) >= i,
+                                 settings=settings(database=None, derandomize=True, max_examples=50)))
+        except Exception:  # noqa: BLE001 - a pattern with few strings of that length
+            break
+    return accepted + [a + "\n" for a in accepted]
