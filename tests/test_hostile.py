@@ -117,7 +117,9 @@ CIDRS = [
         ("network.vpcCidr", '"10.60.0.0/16\\n" is not an IPv4 CIDR')),
     row("vpc-inner-space", net(vpcCidr="10.60.0.0 /16"), ("network.vpcCidr", "is not an IPv4 CIDR")),
     row("vpc-is-the-pod-network", net(vpcCidr="10.42.0.0/16"),
-        ("network.vpcCidr", "'10.42.0.0/16' overlaps 10.42.0.0/16, the cluster's pod network")),
+        ("network.vpcCidr", "'10.42.0.0/16' overlaps 10.42.0.0/16, the cluster's pod network (RKE2 and RKE1 default): nodes "
+                            "would send traffic for those addresses into the cluster; use a block outside 10.42.0.0/16 and "
+                            "10.43.0.0/16")),
     row("vpc-is-the-service-network", net(vpcCidr="10.43.128.0/17"),
         ("network.vpcCidr", "overlaps 10.43.0.0/16, the cluster's service network")),
     row("vpc-inside-pod-network", net(vpcCidr="10.42.16.0/20"), ("network.vpcCidr", "the cluster's pod network")),
@@ -133,6 +135,10 @@ CIDRS = [
         ("access.adminCidrs[0]", "'203.0.113.0/255.255.255.0' is not in canonical form; write 203.0.113.0/24")),
     row("admin-host-bits", access(adminCidrs=["203.0.113.7/24"]),
         ("access.adminCidrs[0]", "(host bits set); the network is 203.0.113.0/24")),
+    row("admin-bad-then-world", access(adminCidrs=["203.0.113.0/33", "0.0.0.0/0"]),
+        ("access.adminCidrs[0]", "is not an IPv4 CIDR"), ("access.adminCidrs[1]", "to the whole internet")),
+    row("admin-duplicate-then-world", access(adminCidrs=["203.0.113.0/24", "203.0.113.0/24", "0.0.0.0/0"]),
+        ("access.adminCidrs[1]", "is already listed as access.adminCidrs[0]"), ("access.adminCidrs[2]", "to the whole internet")),
 ]
 
 # --- the internet in pieces, and the security group rule quota ---------------------------------------
@@ -156,13 +162,23 @@ PIECES = [
         ("access.adminCidrs[0]", f"'4.0.0.0/6' opens SSH (22) and the Kubernetes API (6443) to 67,108,864 public "
                                  f"addresses, more than a /8's worth")),
     row("world-itself", access(adminCidrs=["0.0.0.0/0"]), ("access.adminCidrs[0]", "to the whole internet; " + "list your")),
+    row("a-slash-8-and-more", access(adminCidrs=["11.0.0.0/8", "12.0.0.0/9"]),
+        ("access.adminCidrs", "together open SSH (22) and the Kubernetes API (6443) to 25,165,824 public addresses")),
     row("quota-dns", access(adminCidrs=[f"203.0.{i}.0/24" for i in range(20)]),
         ("access.adminCidrs", "20 CIDRs need 41 inbound rules on the node security group (one for the nodes, two per "
                               "CIDR for ports 22 and 6443); AWS allows 60 per group by default and 20 stay free for the "
                               "rules the CCM adds for LoadBalancer Services: list at most 19")),
     row("quota-nlb-rke2", both(access(adminCidrs=[f"203.0.{i}.0/24" for i in range(19)]), put("controlPlane", {"endpoint": "nlb"})),
         ("access.adminCidrs", "19 CIDRs need 41 inbound rules on the node security group (one for the nodes, two per "
-                              "CIDR for ports 22 and 6443, one per load balancer port)")),
+                              "CIDR for ports 22 and 6443, one per load balancer port); AWS allows 60 per group by "
+                              "default and 20 stay free for the rules the CCM adds for LoadBalancer Services: list at "
+                              "most 18 (merge neighbouring ranges into larger CIDRs)")),
+    row("quota-nlb-rke1", both(access(adminCidrs=[f"203.0.{i}.0/24" for i in range(20)]), put("controlPlane", {"endpoint": "nlb"}),
+                               put("distribution", "rke"), put("ccm", {})),
+        ("access.adminCidrs", "20 CIDRs need 42 inbound rules on the node security group (one for the nodes, two per "
+                              "CIDR for ports 22 and 6443, one per load balancer port); AWS allows 60 per group by "
+                              "default and 20 stay free for the rules the CCM adds for LoadBalancer Services: list at "
+                              "most 19")),
     row("too-many-for-the-schema-too", access(adminCidrs=[f"198.51.{i}.0/24" for i in range(61)]),
         ("access.adminCidrs", "list at most 19")),
 ]
@@ -314,8 +330,13 @@ TAG_ROWS = [
     row("tag-key-other-cluster", tag("kubernetes.io/cluster/other", "shared"), ("tags.kubernetes.io/cluster/other", RESERVED)),
     row("tag-key-cluster-mixed-case", tag("Kubernetes.io/Cluster/x", "owned"), ("tags.Kubernetes.io/Cluster/x", RESERVED)),
     row("tag-key-ours-uppercase", tag("RKE-AWS/pool", "x"), ("tags.RKE-AWS/pool", RESERVED)),
-    row("tag-key-trailing-space", tag("team "), ("tags.team ", "starts or ends with a space")),
-    row("tag-key-tab", tag("te\tam"), ('tags["te\\tam"]', "has characters AWS does not take in tag keys")),
+    row("tag-key-trailing-space", tag("team "), ("tags.team ", "'team ' starts or ends with a space; remove it (AWS would "
+                                                               "keep a key that differs from what you see)")),
+    row("tag-key-tab", tag("te\tam"), ('tags["te\\tam"]', '"te\\tam" has characters AWS does not take in tag keys')),
+    row("tag-key-only-tab", tag("\t"), ('tags["\\t"]', '"\\t" has characters AWS does not take in tag keys')),
+    row("tag-key-tab-then-aws", tag("\taws:x"), ('tags["\\taws:x"]', "has characters AWS does not take in tag keys")),
+    row("tag-key-128-with-space", tag("k" * 127 + " "), ("tags." + "k" * 127 + " ", "starts or ends with a space")),
+    row("tag-value-256-with-tab", tag("team", "v" * 255 + "\t"), ("tags.team", "has characters AWS does not take")),
     row("tag-key-too-long", tag("k" * 129), ("tags." + "k" * 129, "is 129 characters long")),
     row("tag-keys-differ-by-case", tags(Team="a", team="b"),
         ("tags.team", "'team' and 'Team' differ only in letter case, which IAM counts as the same key")),
@@ -330,7 +351,15 @@ NAMESPACES = [
         ("rke-aws2:tags", "did you mean rke-aws:tags?")),
     row("uppercase-namespace", lambda cfg: cfg.__setitem__("RKE-AWS:hardening", "cis"),
         ("RKE-AWS:hardening", "did you mean rke-aws:hardening?")),
-    row("random-namespace", lambda cfg: cfg.__setitem__("random:length", "32"), ("random:length", "unknown namespace 'random'")),
+    row("random-namespace", lambda cfg: cfg.__setitem__("random:length", "32"),
+        ("random:length", "unknown namespace 'random', which nothing reads; this project's keys are rke-aws:<key>, and the "
+                          "providers and engine read aws:, kubernetes:, pulumi:")),
+    row("aws-namespace-typo", lambda cfg: cfg.__setitem__("aws2:region", "us-east-1"), ("aws2:region", "did you mean aws:region?")),
+    row("aws-profile-typo", lambda cfg: cfg.__setitem__("awz:profile", "dev"), ("awz:profile", "did you mean aws:profile?")),
+    row("namespace-typo-with-newline", lambda cfg: cfg.__setitem__("rke_aws:tags\n", "{}"),
+        ('"rke_aws:tags\\n"', "unknown namespace")),
+    row("rke-aws-key-with-zero-width", lambda cfg: cfg.__setitem__(f"rke-aws:tags{ZWSP}", "{}"),
+        ('"tags\\u200b"', "unknown key; did you mean tags?")),
     row("rke-aws-key-typo", lambda cfg: cfg.__setitem__("rke-aws:protectServer", "true"),
         ("protectServer", "unknown key; did you mean protectServers?")),
     row("rke-aws-nested-typo", net(vpcCIDR="10.0.0.0/16"), ("network.vpcCIDR", "did you mean vpcCidr?")),
@@ -428,6 +457,12 @@ ALLOWED = [
     pytest.param(put("clusterId", "sgx-prod"), id="cluster-id-sgx"),
     pytest.param(net(vpcCidr="10.44.0.0/16"), id="vpc-next-to-pod-network"),
     pytest.param(net(vpcCidr="10.41.0.0/16"), id="vpc-below-pod-network"),
+    pytest.param(net(vpcCidr="10.30.0.0/24", publicSubnetCidrs=["10.30.0.128/28", "10.30.0.144/28"],
+                     privateSubnetCidrs=["10.30.0.0/26", "10.30.0.64/26"]), id="smallest-vpc-and-subnets"),
+    pytest.param(access(adminCidrs=["11.0.0.0/8"]), id="one-public-slash-8"),
+    pytest.param(both(access(adminCidrs=[f"203.0.{i}.0/24" for i in range(19)]), put("controlPlane", {"endpoint": "nlb"}),
+                      put("distribution", "rke"), put("ccm", {})), id="forty-rules-nlb-rke1"),
+    pytest.param(tags(**{f"t{i}": "v" for i in range(44)}), id="forty-four-tags"),
     pytest.param(lambda cfg: cfg.update({"aws:profile": "dev", "pulumi:tags": '{"a":"b"}', "aws:skipMetadataApiCheck": "false"}),
                  id="other-namespaces"),
 ]
@@ -442,7 +477,21 @@ def test_legitimate_values_stay_allowed(base_config, mutate):
 def test_world_with_consent_is_warned(base_config):
     access(adminCidrs=["0.0.0.0/1", "128.0.0.0/1"], allowWorldAdmin=True)(base_config)
     warnings = parse(base_config).warnings
-    assert sum("access.allowWorldAdmin is true" in w for w in warnings) == 2, warnings
+    assert sum(w.endswith(" (access.allowWorldAdmin is true)") for w in warnings) == 2, warnings
+    access(adminCidrs=["11.0.0.0/9", "11.128.0.0/9", "12.0.0.0/9"], allowWorldAdmin=True)(base_config)
+    (warning,) = [w for w in parse(base_config).warnings if "allowWorldAdmin" in w]
+    assert warning.startswith("rke-aws:access.adminCidrs: together open SSH (22) and the Kubernetes API (6443) to "
+                              "25,165,824 public addresses") and warning.endswith("(access.allowWorldAdmin is true)")
+
+
+def test_accepted_values_reach_the_configuration_unchanged(base_config):
+    access(adminCidrs=["203.0.113.0/24"], sshKeyName="dev key", sshUser="_svc", sshKeyPath="~/k.pem", ssm=False,
+           allowWorldAdmin=True)(base_config)
+    tags(team="platform", Owner="a b")(base_config)
+    cfg = parse(base_config)
+    assert cfg.access == config.AccessConfig(admin_cidrs=("203.0.113.0/24",), ssh_key_name="dev key", ssh_user="_svc",
+                                             ssh_key_path="~/k.pem", ssm=False, allow_world_admin=True)
+    assert dict(cfg.tags) == {"team": "platform", "Owner": "a b"}
 
 
 def test_kubernetes_namespace_is_warned_as_unused(base_config):
@@ -495,6 +544,7 @@ def test_public_address_count_is_exact():
     net4 = ipaddress.IPv4Network
     assert count([net4("0.0.0.0/0")]) == 2**32 - sum(n.num_addresses for n in ipaddress.collapse_addresses(config.NOT_PUBLIC))
     assert count([net4("10.0.0.0/8"), net4("192.168.0.0/16")]) == 0
+    assert count([net4("10.1.0.0/16"), net4("8.0.0.0/7")]) == 2**25  # a private piece smaller than its block
     assert count([net4("11.0.0.0/8"), net4("11.0.0.0/9")]) == 2**24  # overlaps once
     assert count([net4("203.0.113.0/24")]) == 0  # TEST-NET-3
     assert count([net4("8.0.0.0/7")]) == 2**25
