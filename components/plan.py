@@ -1,7 +1,9 @@
 """Everything decided before the first resource is registered: zones, subnets, node identities.
 
 Look-ups (availability zones, existing subnets) are plain invokes, so their answers are
-ordinary values at preview time and every node name is known in `pulumi preview`.
+ordinary values at preview time and every node name is known in `pulumi preview`. Others check,
+before anything is registered, what EC2 would refuse only at RunInstances: the key pair, each
+pool's instance type (offered where its nodes go, the image's architecture and virtualization).
 """
 
 from __future__ import annotations
@@ -230,7 +232,10 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
     problems += cluster_network_problems(cfg, subnets) if found else []
     image, notes = ccm_image(cfg, previous)
     problems += manifest_size_problems(cfg, image)
-    default_image = _default_image(cfg)
+    try:
+        default_image = _default_image(cfg)
+    except ConfigError as err:  # reported with the rest
+        problems, default_image = problems + err.problems, None
     problems += key_pair_problems(cfg)
     machine, machine_warnings = machine_problems(cfg, nodes, previous, default_image)
     problems += machine
@@ -466,11 +471,6 @@ def _default_image(cfg: StackConfig) -> Any:
             ],
         ),
     )
-
-
-def _default_ami(cfg: StackConfig) -> str:
-    image = _default_image(cfg)
-    return image.id if image else ""
 
 
 def _collect(problems: list[str], key: str, what: str, fix: str, call: Callable[[], T]) -> Optional[T]:
