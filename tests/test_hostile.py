@@ -335,6 +335,8 @@ TAG_ROWS = [
     row("tag-key-tab", tag("te\tam"), ('tags["te\\tam"]', '"te\\tam" has characters AWS does not take in tag keys')),
     row("tag-key-only-tab", tag("\t"), ('tags["\\t"]', '"\\t" has characters AWS does not take in tag keys')),
     row("tag-key-tab-then-aws", tag("\taws:x"), ('tags["\\taws:x"]', "has characters AWS does not take in tag keys")),
+    row("tag-key-x-space", tag("X "), ("tags.X ", "'X ' starts or ends with a space")),
+    row("tag-key-x-aws-space", tag("Xaws:x "), ("tags.Xaws:x ", "'Xaws:x ' starts or ends with a space")),
     row("tag-key-128-with-space", tag("k" * 127 + " "), ("tags." + "k" * 127 + " ", "starts or ends with a space")),
     row("tag-value-256-with-tab", tag("team", "v" * 255 + "\t"), ("tags.team", "has characters AWS does not take")),
     row("tag-key-too-long", tag("k" * 129), ("tags." + "k" * 129, "is 129 characters long")),
@@ -732,3 +734,165 @@ def test_policy_pack_one_cidr_larger_than_a_slash_8_is_the_internet(cidr, caught
     found = run_resource_policy(POLICY["sg-no-public-admin-ports"], reg.type, reg.urn, props)
     assert bool(found) == caught, found
     assert rules._world(cidr) == caught
+
+
+# --- the look-ups in detail: what they ask, day 2, several pools, exact messages ------------------------------
+
+def _lookups(run, token: str) -> list:
+    return [lk for lk in run.lookups if lk.token.endswith(token)]
+
+
+def test_image_look_ups_ask_what_ec2_needs(base_config):
+    """The default image: Canonical's account of the partition, the name of Ubuntu 24.04 amd64, available,
+    newest. An explicit image: by id, deprecated ones included (DescribeImages leaves them out unless
+    asked, although EC2 still launches them)."""
+    from components import versions
+
+    pool(1, ami="ami-0ccccccccccccccc1")(base_config)
+    run = harness.run_program(base_config)
+    default, explicit = _lookups(run, "getAmi")
+    assert default.args == {"mostRecent": True, "owners": ["099720109477"], "filters": [
+        {"name": "name", "values": [versions.UBUNTU_AMI_NAME]}, {"name": "state", "values": ["available"]}]}
+    assert explicit.args == {"filters": [{"name": "image-id", "values": ["ami-0ccccccccccccccc1"]}], "includeDeprecated": True}
+
+
+def test_offerings_look_up_asks_for_the_types_in_the_new_nodes_zones(base_config):
+    pool(0, instanceType="m6i.xlarge")(base_config)
+    run = harness.run_program(base_config)
+    (offerings,) = _lookups(run, "getInstanceTypeOfferings")
+    assert offerings.args == {"locationType": "availability-zone", "filters": [
+        {"name": "instance-type", "values": ["m6i.large", "m6i.xlarge"]},
+        {"name": "location", "values": ["us-east-1a", "us-east-1b"]}]}
+
+
+def test_running_nodes_are_not_judged_by_todays_offerings(base_config):
+    """Day 2: a node that runs is not refused because its type is no longer offered in its zone;
+    only new nodes are, and with no new node there is no offerings look-up at all."""
+    first = harness.run_program(base_config, stack="day2")
+    later = harness.run_program(base_config, stack="day2", previous_outputs=first.outputs,
+                                mocks=AwsLikeMocks("us-east-1", unoffered=[("m6i.large", "us-east-1b")]))
+    assert later.resources and not _lookups(later, "getInstanceTypeOfferings")
+    pool(1, count=3)(base_config)  # one more agent, in us-east-1a
+    grown = harness.run_program(base_config, stack="day2", previous_outputs=first.outputs,
+                                mocks=AwsLikeMocks("us-east-1", unoffered=[("m6i.large", "us-east-1b")]))
+    (offerings,) = _lookups(grown, "getInstanceTypeOfferings")
+    assert offerings.args["filters"][1] == {"name": "location", "values": ["us-east-1a"]}
+
+
+def test_every_pool_is_judged_after_a_failed_look_up(base_config):
+    both(pool(0, instanceType="m9z.large"), pool(1, instanceType="m7g.large"))(base_config)
+    _plan_refused(base_config, (("nodePools[0].instanceType", "InvalidInstanceType"),
+                                ("nodePools[1].instanceType", "runs arm64")))
+    both(pool(0, instanceType="m6i.large", ami="ami-0ddddddddddddddd1"), pool(1, instanceType="m7g.large"))(base_config)
+    _plan_refused(base_config, (("nodePools[0].ami", "looking up image 'ami-0ddddddddddddddd1'"),
+                                ("nodePools[1].instanceType", "runs arm64")), images={})
+
+
+def test_failed_offerings_look_up_is_a_config_error(base_config, monkeypatch):
+    mocks = AwsLikeMocks("us-east-1")
+    real = mocks._call
+
+    def failing(args):
+        if args.token.endswith("getInstanceTypeOfferings"):
+            raise ValueError("UnauthorizedOperation: not allowed to ec2:DescribeInstanceTypeOfferings")
+        return real(args)
+
+    monkeypatch.setattr(mocks, "_call", failing)
+    run_refused(base_config, (("nodePools[].instanceType",
+                               "looking up where m6i.large are offered in us-east-1 failed (invoke of "
+                               "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings failed: UnauthorizedOperation: "
+                               "not allowed to ec2:DescribeInstanceTypeOfferings); check your AWS credentials "
+                               "(ec2:DescribeInstanceTypeOfferings)"),), mocks=mocks)
+
+
+def test_look_up_messages_name_the_fix(base_config):
+    access(sshKeyName="nobody")(base_config)
+    pool(1, instanceType="m9z.large")(base_config)
+    message = _plan_refused(base_config, (("access.sshKeyName", "InvalidKeyPair.NotFound"),
+                                          ("nodePools[1].instanceType", "InvalidInstanceType")), key_pairs=[])
+    assert message.endswith(
+        "  - rke-aws:access.sshKeyName: looking up the key pair 'nobody' in us-east-1 failed (invoke of "
+        "aws:ec2/getKeyPair:getKeyPair failed: InvalidKeyPair.NotFound: The key pair 'nobody' does not exist); create "
+        "or import it in us-east-1 (aws ec2 import-key-pair --key-name ...), or fix the name\n"
+        "  - rke-aws:nodePools[1].instanceType: looking up instance type 'm9z.large' in us-east-1 failed (invoke of "
+        "aws:ec2/getInstanceType:getInstanceType failed: InvalidInstanceType: The following supplied instance types do "
+        "not exist: [m9z.large]); use an instance type EC2 offers in us-east-1 (aws ec2 describe-instance-types)")
+
+
+def test_machine_messages_in_full(base_config):
+    pool(1, ami="ami-0eeeeeeeeeeeeeee1", instanceType="m1.small")(base_config)
+    message = _plan_refused(base_config, (("nodePools[1].instanceType", "runs i386 or x86_64"),),
+                            images={"ami-0eeeeeeeeeeeeeee1": {"architecture": "arm64", "virtualizationType": "hvm"}})
+    assert ("rke-aws:nodePools[1].instanceType: 'm1.small' runs i386 or x86_64, but the pool's image ami-0eeeeeeeeeeeeeee1 "
+            "is arm64; use an instance type for arm64, or set nodePools[1].ami to an image for i386 or x86_64") in message
+    pool(1, ami="ami-0eeeeeeeeeeeeeee2", instanceType="m6i.large")(base_config)
+    message = _plan_refused(base_config, (("nodePools[1].instanceType", "virtualization"),),
+                            images={"ami-0eeeeeeeeeeeeeee2": {"architecture": "x86_64", "virtualizationType": "paravirtual"}})
+    assert ("rke-aws:nodePools[1].instanceType: 'm6i.large' supports hvm virtualization, but the pool's image "
+            "ami-0eeeeeeeeeeeeeee2 is paravirtual; use another type or image") in message
+    pool(1, ami=None, instanceType="m6i.large")(base_config)
+    message = _plan_refused(base_config, (("nodePools[0].instanceType", "not offered"),
+                                          ("nodePools[1].instanceType", "not offered")),
+                            unoffered=[("m6i.large", "us-east-1a"), ("m6i.large", "us-east-1b")])
+    assert ("rke-aws:nodePools[1].instanceType: 'm6i.large' is not offered in us-east-1a, us-east-1b, where the pool's "
+            "new nodes go; use a type offered there, or other zones (aws ec2 describe-instance-type-offerings "
+            "--location-type availability-zone --filters Name=instance-type,Values=m6i.large)") in message
+
+
+def _warnings(run) -> list[str]:
+    return [m for level, m in run.logs if level == "warning"]
+
+
+def test_rke2_server_size_warnings_follow_rke2s_requirements(base_config):
+    pool(0, instanceType="c7g.medium", ami="ami-0fffffffffffffff1")(base_config)
+    images = {"ami-0fffffffffffffff1": {"architecture": "arm64", "virtualizationType": "hvm"}}
+    run = harness.run_program(base_config, mocks=AwsLikeMocks("us-east-1", images=images))
+    assert ("rke-aws:nodePools[0].instanceType: 'c7g.medium' has 1 vCPU and 2 GiB; RKE2 servers need at least 2 vCPU "
+            "and 4 GiB (docs.rke2.io install/requirements): etcd and the API server may not keep up") in _warnings(run)
+    # RKE2's VM sizing guide: 2 vCPU / 4 GiB servers carry up to 225 agents.
+    both(pool(0, instanceType="t3.medium", ami=None), pool(1, count=225))(base_config)
+    net(availabilityZones=3)(base_config)
+    assert not [w for w in _warnings(harness.run_program(base_config)) if "sizing guide" in w]
+    extra_pool(count=1)(base_config)
+    assert ("rke-aws:nodePools[0].instanceType: 226 agents; RKE2's sizing guide gives servers of 't3.medium' (2 vCPU, "
+            "4 GiB) up to 225 (docs.rke2.io install/requirements, VM sizing guide): use larger servers"
+            in _warnings(harness.run_program(base_config)))
+    pool(0, instanceType="m6i.2xlarge")(base_config)  # 8 vCPU / 32 GiB: the guide's last row has no limit here
+    assert not [w for w in _warnings(harness.run_program(base_config)) if "sizing guide" in w or "RKE2 servers" in w]
+
+
+def test_rke1_servers_get_no_rke2_size_warning(base_config):
+    both(put("distribution", "rke"), put("ccm", {}), pool(0, instanceType="t3.small"))(base_config)
+    assert not [w for w in _warnings(harness.run_program(base_config)) if "RKE2 servers" in w]
+
+
+def test_manifest_size_limit_is_exactly_the_parameters_size(base_config, monkeypatch):
+    """Refused exactly when the parameter __main__ would store is larger than the limit: the check
+    renders the same manifest, byte for byte."""
+    from components import plan
+
+    ccm(extraArgs=[f"--flag-{i:03d}={'x' * 60}" for i in range(10)])(base_config)
+    run = harness.run_program(base_config)
+    (param,) = [r for r in run.of_type("aws:ssm/parameter:Parameter") if r.inputs["name"].endswith("/ccm.yaml")]
+    size = len(param.inputs["insecureValue"].encode())
+    monkeypatch.setattr(plan, "ADVANCED_TIER_MAX", size)
+    harness.run_program(base_config)
+    monkeypatch.setattr(plan, "ADVANCED_TIER_MAX", size - 1)
+    message = run_refused(base_config, (("ccm.extraArgs", "the CCM manifest (ccm.install manifest) is"),))
+    extra = sum(len(a) + 8 for a in json.loads(base_config["rke-aws:ccm"])["extraArgs"])
+    assert (f"the CCM manifest (ccm.install manifest) is {size:,} bytes, of which about {extra:,} are ccm.extraArgs and "
+            f"{len(run.outputs['ccmImage'])} ccm.image; an SSM "
+            f"parameter holds at most {size - 1:,} bytes (Advanced tier): use fewer or shorter extraArgs, or ccm.install "
+            "helm") in message
+
+
+def test_bring_your_own_overlap_message_in_full(base_config):
+    from tests.test_config import PRIVATE_IDS, _byo_config, _existing_subnets
+
+    subnets = _existing_subnets()
+    subnets[PRIVATE_IDS[0]]["cidr"] = "10.43.0.0/20"
+    message = run_refused(_byo_config(base_config), (("network.privateSubnetIds[0]", "overlaps"),),
+                          mocks=AwsLikeMocks("us-east-1", existing_subnets=subnets))
+    assert ("rke-aws:network.privateSubnetIds[0]: the subnet's 10.43.0.0/20 overlaps 10.43.0.0/16, the cluster's pod or "
+            "service network (RKE2 and RKE1 default): its nodes would send traffic for those addresses into the cluster; "
+            "use subnets outside 10.42.0.0/16 and 10.43.0.0/16") in message
