@@ -784,11 +784,16 @@ def test_every_pool_is_judged_after_a_failed_look_up(base_config):
     _plan_refused(base_config, (("nodePools[0].instanceType", "InvalidInstanceType"),
                                 ("nodePools[1].instanceType", "runs arm64")))
     both(pool(0, instanceType="m6i.large", ami="ami-0ddddddddddddddd1"), pool(1, instanceType="m7g.large"))(base_config)
-    _plan_refused(base_config, (("nodePools[0].ami", "looking up image 'ami-0ddddddddddddddd1'"),
+    _plan_refused(base_config, (("nodePools[0].ami", "looking up image 'ami-0ddddddddddddddd1' in us-east-1 failed (invoke of "
+                                                     "aws:ec2/getAmi:getAmi failed: Your query returned no results (image "
+                                                     "ami-0ddddddddddddddd1). Please change your search criteria and try "
+                                                     "again.); use an image that exists in us-east-1 and this account may "
+                                                     "launch"),
                                 ("nodePools[1].instanceType", "runs arm64")), images={})
 
 
 def test_failed_offerings_look_up_is_a_config_error(base_config, monkeypatch):
+    pool(0, instanceType="m6i.xlarge")(base_config)
     mocks = AwsLikeMocks("us-east-1")
     real = mocks._call
 
@@ -799,7 +804,7 @@ def test_failed_offerings_look_up_is_a_config_error(base_config, monkeypatch):
 
     monkeypatch.setattr(mocks, "_call", failing)
     run_refused(base_config, (("nodePools[].instanceType",
-                               "looking up where m6i.large are offered in us-east-1 failed (invoke of "
+                               "looking up where m6i.large, m6i.xlarge are offered in us-east-1 failed (invoke of "
                                "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings failed: UnauthorizedOperation: "
                                "not allowed to ec2:DescribeInstanceTypeOfferings); check your AWS credentials "
                                "(ec2:DescribeInstanceTypeOfferings)"),), mocks=mocks)
@@ -857,6 +862,8 @@ def test_rke2_server_size_warnings_follow_rke2s_requirements(base_config):
     assert ("rke-aws:nodePools[0].instanceType: 226 agents; RKE2's sizing guide gives servers of 't3.medium' (2 vCPU, "
             "4 GiB) up to 225 (docs.rke2.io install/requirements, VM sizing guide): use larger servers"
             in _warnings(harness.run_program(base_config)))
+    pool(0, instanceType="r6i.large")(base_config)  # 2 vCPU and 16 GiB: still the first row (both must reach a row)
+    assert "up to 225" in " ".join(_warnings(harness.run_program(base_config)))
     pool(0, instanceType="m6i.2xlarge")(base_config)  # 8 vCPU / 32 GiB: the guide's last row has no limit here
     assert not [w for w in _warnings(harness.run_program(base_config)) if "sizing guide" in w or "RKE2 servers" in w]
 
@@ -896,3 +903,32 @@ def test_bring_your_own_overlap_message_in_full(base_config):
     assert ("rke-aws:network.privateSubnetIds[0]: the subnet's 10.43.0.0/20 overlaps 10.43.0.0/16, the cluster's pod or "
             "service network (RKE2 and RKE1 default): its nodes would send traffic for those addresses into the cluster; "
             "use subnets outside 10.42.0.0/16 and 10.43.0.0/16") in message
+
+
+def test_four_vcpu_servers_carry_450_agents(base_config):
+    pool(0, instanceType="m6i.xlarge")(base_config)
+    net(availabilityZones=3)(base_config)
+    for n, count in enumerate((113, 113, 113, 111)):
+        extra_pool(name=f"w{n}", count=count)(base_config) if n else pool(1, count=count)(base_config)
+    assert not [w for w in _warnings(harness.run_program(base_config)) if "sizing guide" in w]
+    extra_pool(name="one-more", count=1)(base_config)
+    assert any("451 agents; RKE2's sizing guide gives servers of 'm6i.xlarge' (4 vCPU, 16 GiB) up to 450" in w
+               for w in _warnings(harness.run_program(base_config)))
+
+
+def test_default_image_only_for_pools_without_their_own(base_config, monkeypatch):
+    both(pool(0, ami="ami-0aaaaaaaaaaaaaab1"), pool(1, ami="ami-0aaaaaaaaaaaaaab2"))(base_config)
+    run = harness.run_program(base_config)
+    assert [lk.args["filters"][0]["name"] for lk in _lookups(run, "getAmi")] == ["image-id", "image-id"]
+    pool(1, ami=None)(base_config)
+    mocks = AwsLikeMocks("us-east-1")
+    real = mocks._call
+
+    def no_ubuntu(args):
+        if args.token.endswith("getAmi") and not any(f["name"] == "image-id" for f in args.args.get("filters") or []):
+            raise ValueError("Your query returned no results.")
+        return real(args)
+
+    monkeypatch.setattr(mocks, "_call", no_ubuntu)
+    message = run_refused(base_config, (("nodePools[].ami", "looking up the default image"),), mocks=mocks)
+    assert "set `ami` on nodePools[1] to an image that exists in us-east-1" in message
