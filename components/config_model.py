@@ -95,8 +95,8 @@ WORLD_ADMIN_DESCRIPTION = "a /8's worth of public addresses"
 # The pod and service networks RKE2 and RKE1 use when none is configured (this program configures
 # none): a VPC or subnet overlapping them sends the nodes' traffic for those addresses into the
 # cluster's overlay instead. RKE2: docs.rke2.io reference/server_config, cluster-cidr and
-# service-cidr (rancher/rke2 pkg/cli/defaults); RKE1: rancher/rke cluster/defaults.go
-# DefaultClusterCIDR, DefaultServiceClusterIPRange.
+# service-cidr (rancher/rke2 pkg/cli/cmds/server.go copies k3s's flags and their defaults); RKE1:
+# rancher/rke cluster/defaults.go DefaultClusterCIDR, DefaultServiceClusterIPRange.
 POD_CIDR, SERVICE_CIDR = "10.42.0.0/16", "10.43.0.0/16"
 CLUSTER_NETWORKS = (POD_CIDR, SERVICE_CIDR)
 RFC1918_CIDRS = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")
