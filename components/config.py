@@ -47,33 +47,38 @@ CIDR_KEYS = ("vpcCidr", "publicSubnetCidrs", "privateSubnetCidrs", "natGateways"
 EMPTY_MEANS_DEFAULT = ("clusterId", "kubernetesVersion", "kubeconfig")
 # Plain string keys arrive as the text the user wrote; only structured keys are JSON.
 STRING_KEYS = ("distribution", "clusterId", "kubernetesVersion", "kubeconfig", "hardening")
+# Booleans arrive as "true"/"false" (a YAML boolean) or the text written; the model reads exactly the
+# spellings the schema allows (config_model.BOOL_TEXTS), which JSON would loosen ("true\n", " true").
+BOOL_KEYS = ("allowUninstall", "protectServers")
 
-# VPC sizes AWS allows are /16../28; the subnet layout needs four more bits, so /24 at most.
-MIN_VPC_PREFIX, MAX_VPC_PREFIX = 16, 24
 # etcd: "an etcd cluster probably should have no more than seven nodes" (etcd FAQ, "What is maximum
 # cluster size?"; k3s's maintainers say the same for RKE2/k3s servers, k3s-io/k3s discussions #8082,
 # #9552): every member slows every write. It also bounds user data: each RKE2 server's boot script
 # lists the other servers (PEER_IPS), and EC2 takes 16 KiB of user data (bootstrap.USER_DATA_LIMIT).
 MAX_ETCD_MEMBERS = 7
+MIN_VPC_PREFIX, MAX_VPC_PREFIX = model.MIN_VPC_PREFIX, model.MAX_VPC_PREFIX
 # The in-tree AWS provider was removed in Kubernetes 1.27.
 IN_TREE_REMOVED_MINOR = 27
-RFC1918 = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
+RFC1918 = tuple(ipaddress.ip_network(n) for n in model.RFC1918_CIDRS)
+CLUSTER_NETWORKS = tuple(ipaddress.ip_network(n) for n in model.CLUSTER_NETWORKS)
 RKE1_EOL = ("RKE1 reached end of life on 2025-07-31 and rancher/rke is archived (last release v1.8.14); plan a "
             "move to RKE2 (https://docs.rke2.io/install/migrate)")
-FLAG_RE = re.compile(r"^--[a-z0-9][a-z0-9-]*(=\S.*)?$")
+FLAG_RE = re.compile(model.FLAG_PATTERN)
 # CCM flags this program sets itself (components/ccm_values.py); --v may be overridden.
-PROGRAM_FLAGS = ("--cloud-provider", "--configure-cloud-routes", "--use-service-account-credentials")
+PROGRAM_FLAGS = model.PROGRAM_FLAGS
 CLUSTER_ID_RE = re.compile(model.CLUSTER_ID_PATTERN)
 RKE_VERSION_RE = re.compile(model.RKE_VERSION_PATTERN)
 RKE2_VERSION_RE = re.compile(model.RKE2_VERSION_PATTERN)
 SUBNET_ID_RE = re.compile(model.SUBNET_ID_PATTERN)
 AZ_RE = re.compile(model.AZ_PATTERN)
-REGION_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d$")
-# AWS tag keys may not start with aws:; the cluster and load-balancer role tags are ours to set.
-RESERVED_TAG_PREFIXES = ("aws:", tagsets.CLUSTER_TAG_PREFIX, "kubernetes.io/role/", "rke-aws/")
-# AWS tagging rules (IAM roles included): keys 1-128, values 0-256 characters of letters, digits,
-# spaces and + - = . _ : / @; at most 50 tags per resource.
-TAG_CHARS_RE = re.compile(r"[\w\s+\-=.:/@]*")
+REGION_RE = re.compile(model.REGION_PATTERN)
+RESERVED_TAG_PREFIXES = model.RESERVED_TAG_PREFIXES
+TAG_CHARS_RE = re.compile(model.TAG_CHARS + "*")
+TAG_KEY_RE = re.compile(model.TAG_KEY_PATTERN)
+TAG_VALUE_RE = re.compile(model.TAG_VALUE_PATTERN)
+REASON_RE = re.compile(model.REASON_PATTERN)
+FLAG_ITEM_RE = re.compile(model.FLAG_ITEM_PATTERN)
+# AWS tagging rules: at most 50 tags per resource.
 AWS_MAX_TAGS = 50
 # The tags a resource may carry from this program (the most on an instance).
 PROGRAM_TAG_KEYS = ("Name", "kubernetes.io/cluster/<id>", "rke-aws/pool", "rke-aws/roles",
@@ -260,50 +265,95 @@ def _missing(section: type[model.BaseModel], key: str) -> str:
     return model._meta(section.model_fields[key], model.Msg).missing
 
 
+TAG_RULE = "use ASCII letters, digits, space and _ . : / = + - @"
+RESERVED_TAG = ("is reserved (Name, kubernetes.io/cluster/*, kubernetes.io/role/* and rke-aws/* are set by this program, "
+                "KubernetesCluster is the CCM's legacy cluster tag, aws:* is AWS's; compared in any letter case, as "
+                "IAM compares keys); choose another key")
+
+
 def _tag_key_problem(k: str) -> Optional[str]:
-    if not k or not k.strip():
+    """Why AWS (IAM, EC2, SSM, KMS, S3) or the CCM would refuse this tag key, or None; the verdict
+    is TAG_KEY_RE's, the checks below only name the rule."""
+    if TAG_KEY_RE.fullmatch(k):
+        return None
+    if not k.strip(" "):
         return "is empty; tag keys need 1 to 128 characters"
-    if any(k.lower().startswith(pre) for pre in RESERVED_TAG_PREFIXES) or k == "Name":
-        return ("is reserved (Name, kubernetes.io/cluster/*, kubernetes.io/role/* and rke-aws/* are set by this "
-                "program, aws:* by AWS); choose another key")
+    low = k.strip(" ").lower()
+    if any(low.startswith(pre) for pre in RESERVED_TAG_PREFIXES) or low in (x.lower() for x in model.RESERVED_TAG_KEYS):
+        return RESERVED_TAG
     if len(k) > 128:
-        return "is too long; AWS allows 128-char keys and 256-char values"
+        return f"is {len(k)} characters long; AWS allows 128-character keys and 256-character values"
     if not TAG_CHARS_RE.fullmatch(k):
-        return "has characters AWS does not allow in tags; use letters, digits, spaces and + - = . _ : / @"
-    return None
+        return f"has characters AWS does not take in tag keys of every service (IAM, SSM); {TAG_RULE}"
+    return "starts or ends with a space; remove it (AWS would keep a key that differs from what you see)"
 
 
 def _tag_value_problem(v: str) -> Optional[str]:
+    if TAG_VALUE_RE.fullmatch(v):
+        return None
     if len(v) > 256:
-        return "is too long; AWS allows 128-char keys and 256-char values"
-    if not TAG_CHARS_RE.fullmatch(v):
-        return "has characters AWS does not allow in tags; use letters, digits, spaces and + - = . _ : / @"
-    return None
+        return f"is {len(v)} characters long; AWS allows 128-character keys and 256-character values"
+    return f"has characters AWS does not take in tag values of every service (IAM, SSM); {TAG_RULE}"
 
 
-def _json(value: Any) -> str:
-    return json.dumps(value)
+_json = model._json
+shown = model.shown
 
 
-def _decode(raw: Optional[str]) -> Any:
+class _TooDeep(Exception):
+    pass
+
+
+def _decode(raw: Any) -> Any:
     """Structured config arrives JSON-encoded; plain strings stay strings."""
     if raw is None:
         return None
     try:
         return json.loads(raw)
+    except RecursionError:
+        raise _TooDeep() from None
     except (TypeError, ValueError):
         return raw
 
 
-def _private_net(p: _Problems, key: str, value: str) -> Optional[ipaddress.IPv4Network]:
+def canonical_cidr(p: _Problems, key: str, value: str, example: str) -> Optional[ipaddress.IPv4Network]:
+    """An IPv4 CIDR written the one way AWS stores it, or None (the problem recorded, naming the
+    canonical form when there is one: netmask, host-mask, host-bits or bare-address forms)."""
     try:
         net = ipaddress.IPv4Network(value, strict=True)
     except ValueError as exc:
-        p.add(key, f"'{value}' is not an IPv4 CIDR ({exc}); write it like 10.0.0.0/16")
+        try:
+            loose = ipaddress.IPv4Network(value, strict=False)
+        except ValueError:
+            p.add(key, f"{shown(value)} is not an IPv4 CIDR ({exc}); write it like {example}")
+            return None
+        p.add(key, f"{shown(value)} is not a network address (host bits set); the network is {loose}: write that, "
+                   "or the CIDR you meant")
+        return None
+    if str(net) != value:
+        p.add(key, f"{shown(value)} is not in canonical form; write {net}")
+        return None
+    return net
+
+
+def _private_net(p: _Problems, key: str, value: str, prefixes: tuple[int, int], what: str) -> Optional[ipaddress.IPv4Network]:
+    """A canonical RFC 1918 CIDR of a prefix in `prefixes`, clear of the cluster's own networks."""
+    net = canonical_cidr(p, key, value, "10.0.0.0/16")
+    if net is None:
         return None
     if not any(net.subnet_of(r) for r in RFC1918):
-        p.add(key, f"'{value}' is not a private (RFC 1918) range; use a block inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16")
+        p.add(key, f"{shown(value)} is not a private (RFC 1918) range; use a block inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16")
         return None
+    if not prefixes[0] <= net.prefixlen <= prefixes[1]:
+        p.add(key, f"{shown(value)} has prefix /{net.prefixlen}; {what} /{prefixes[0]} to /{prefixes[1]}")
+        return None
+    for cluster_net in CLUSTER_NETWORKS:
+        if net.overlaps(cluster_net):
+            which = "pod" if str(cluster_net) == model.POD_CIDR else "service"
+            p.add(key, f"{shown(value)} overlaps {cluster_net}, the cluster's {which} network (RKE2 and RKE1 default): "
+                       f"nodes would send traffic for those addresses into the cluster; use a block outside "
+                       f"{' and '.join(model.CLUSTER_NETWORKS)}")
+            return None
     return net
 
 
@@ -327,7 +377,7 @@ def _zones(p: _Problems, raw: Any) -> tuple[Optional[tuple[str, ...]], int]:
         return None, DEFAULT_AZ_COUNT
     for n in raw:
         if not AZ_RE.fullmatch(n):
-            p.add(key, f"'{n}' is not an availability zone name; write it like us-west-2a")
+            p.add(key, f"{shown(n)} is not an availability zone name; write it like us-west-2a")
     if len(set(raw)) != len(raw):
         p.add(key, f"{_json(raw)} lists a zone twice; each zone once")
     if not 1 <= len(raw) <= MAX_AZ_COUNT:
@@ -352,7 +402,7 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
         for k, lst in ids.items():
             for s in lst:
                 if not SUBNET_ID_RE.fullmatch(s):
-                    p.add(f"network.{k}", f"'{s}' is not a subnet ID; write it like subnet-0123456789abcdef0")
+                    p.add(f"network.{k}", f"{shown(s)} is not a subnet ID; write it like subnet-0123456789abcdef0")
         # The zones are the subnets' (looked up at plan time); availabilityZones, when given, must agree.
         zones_given = net.availabilityZones is not None
         if not zones_given and ids["publicSubnetIds"] and "privateSubnetIds" in given:
@@ -376,10 +426,7 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
             vpc_id=net.vpcId or "", public_subnet_ids=ids["publicSubnetIds"], private_subnet_ids=ids["privateSubnetIds"],
         )
 
-    vpc_net = _private_net(p, "network.vpcCidr", net.vpcCidr)
-    if vpc_net is not None and not MIN_VPC_PREFIX <= vpc_net.prefixlen <= MAX_VPC_PREFIX:
-        p.add("network.vpcCidr", f"'{net.vpcCidr}' has prefix /{vpc_net.prefixlen}; use /{MIN_VPC_PREFIX} to /{MAX_VPC_PREFIX}")
-        vpc_net = None
+    vpc_net = _private_net(p, "network.vpcCidr", net.vpcCidr, (MIN_VPC_PREFIX, MAX_VPC_PREFIX), "use")
     subnet_cidrs: dict[str, Optional[tuple[str, ...]]] = {}
     seen: list[tuple[str, ipaddress.IPv4Network]] = []
     for k in ("publicSubnetCidrs", "privateSubnetCidrs"):
@@ -390,13 +437,12 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
         if len(lst) != az_count:
             p.add(f"network.{k}", f"{len(lst)} CIDR(s) for {az_count} availability zone(s); give one per zone, in zone order")
         for i, c in enumerate(lst):
-            sub = _private_net(p, f"network.{k}[{i}]", c)
+            sub = _private_net(p, f"network.{k}[{i}]", c, (model.MIN_SUBNET_PREFIX, model.MAX_SUBNET_PREFIX),
+                               "AWS subnets are")
             if sub is None:
                 continue
             if vpc_net is not None and not sub.subnet_of(vpc_net):
                 p.add(f"network.{k}[{i}]", f"'{c}' is outside the VPC {net.vpcCidr}; use a block inside it")
-            if sub.prefixlen > 28:
-                p.add(f"network.{k}[{i}]", f"'{c}' is smaller than /28; AWS subnets are /16 to /28")
             for other_key, other in seen:
                 if sub.overlaps(other):
                     p.add(f"network.{k}[{i}]", f"'{c}' overlaps {other_key} ({other}); subnets must not overlap")
@@ -420,35 +466,94 @@ def _parse_etcd_backup(p: _Problems, raw: Any, region: Optional[str]) -> EtcdBac
     kms = b.kmsKeyArn
     if kms and region and REGION_RE.fullmatch(region) and kms.split(":")[3] != region:
         # SSE-KMS takes a key of the bucket's region (the cluster's), in its partition.
-        p.add("etcdBackup.kmsKeyArn", f"'{kms}' is a key in {kms.split(':')[3]}, but the cluster and its snapshot "
+        theirs, ours = kms.split(":")[1], partitions.of_region(region).name
+        where = f"{kms.split(':')[3]} (partition {theirs}, not {ours})" if theirs != ours else kms.split(":")[3]
+        p.add("etcdBackup.kmsKeyArn", f"'{kms}' is a key in {where}, but the cluster and its snapshot "
                                       f"bucket are in {region}; use a key of {region}")
     return EtcdBackupConfig(enabled=b.enabled, bucket=b.bucket, folder=b.folder, interval_hours=b.intervalHours,
                             retention=b.retention, expire_days=b.expireDays, kms_key_arn=kms)
 
 
+# Address space nobody on the internet sends from (IANA special-purpose registry, "globally
+# reachable: false"): admin CIDRs there do not count towards the world-admin threshold.
+NOT_PUBLIC = tuple(ipaddress.IPv4Network(n) for n in (
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
+    "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/3"))
+
+
+def public_addresses(nets: Iterable[ipaddress.IPv4Network]) -> int:
+    """How many public addresses the union of `nets` covers (overlaps counted once)."""
+    union = list(ipaddress.collapse_addresses(nets))
+    total = sum(n.num_addresses for n in union)
+    private = list(ipaddress.collapse_addresses(NOT_PUBLIC))
+    for u in union:
+        for q in private:
+            if u.overlaps(q):
+                total -= (u if u.subnet_of(q) else q).num_addresses
+    return total
+
+
+WORLD_TEXT = (f"more than {model.WORLD_ADMIN_DESCRIPTION} ({model.WORLD_ADMIN_PUBLIC_ADDRESSES:,}): that is the "
+              "internet, not your networks")
+
+
 def _parse_access(p: _Problems, raw: Any, warnings: list[str]) -> AccessConfig:
     acc = p.check(model.Access, raw, ("access",))
     seen: dict[str, int] = {}
+    nets: list[ipaddress.IPv4Network] = []
+    world = model.WORLD_ADMIN_PUBLIC_ADDRESSES
+    consent = "list your networks, or set access.allowWorldAdmin true if that is really meant"
     for i, c in enumerate(acc.adminCidrs):
         key = f"access.adminCidrs[{i}]"
-        try:
-            net = ipaddress.IPv4Network(c, strict=True)
-        except ValueError as exc:
-            p.add(key, f"'{c}' is not an IPv4 CIDR ({exc}); write it like 203.0.113.0/24")
+        net = canonical_cidr(p, key, c, "203.0.113.0/24")
+        if net is None:
             continue
-        if str(net) != c:
-            p.add(key, f"'{c}' is not in canonical form; write {net}")
-        elif c in seen:
+        if c in seen:
             p.add(key, f"'{c}' is already listed as access.adminCidrs[{seen[c]}]; list each CIDR once")
-        elif net.prefixlen == 0 and not acc.allowWorldAdmin:
-            p.add(key, f"'{c}' opens SSH (22) and the Kubernetes API (6443) to the whole internet; list your "
-                       "networks, or set access.allowWorldAdmin true if that is really meant")
-        elif net.prefixlen == 0:
-            warnings.append(f"{NAMESPACE}:{key}: '{c}' opens SSH (22) and the Kubernetes API (6443) to the whole "
-                            "internet (access.allowWorldAdmin is true)")
-        seen.setdefault(c, i)
+            continue
+        seen[c] = i
+        nets.append(net)
+        alone = public_addresses([net])
+        if alone > world:
+            reach = "the whole internet" if net.prefixlen == 0 else f"{alone:,} public addresses, {WORLD_TEXT}"
+            if acc.allowWorldAdmin:
+                warnings.append(f"{NAMESPACE}:{key}: '{c}' opens SSH (22) and the Kubernetes API (6443) to {reach} "
+                                "(access.allowWorldAdmin is true)")
+            else:
+                p.add(key, f"'{c}' opens SSH (22) and the Kubernetes API (6443) to {reach}; {consent}")
+    together = public_addresses(nets)
+    if together > world and all(public_addresses([n]) <= world for n in nets):
+        # The internet in pieces (0.0.0.0/1 + 128.0.0.0/1, or many /4s): judged as a whole.
+        text = (f"together open SSH (22) and the Kubernetes API (6443) to {together:,} public addresses, {WORLD_TEXT}")
+        if acc.allowWorldAdmin:
+            warnings.append(f"{NAMESPACE}:access.adminCidrs: {text} (access.allowWorldAdmin is true)")
+        else:
+            p.add("access.adminCidrs", f"{text}; {consent}")
     return AccessConfig(admin_cidrs=tuple(acc.adminCidrs), ssh_key_name=acc.sshKeyName, ssh_user=acc.sshUser,
                         ssh_key_path=acc.sshKeyPath, ssm=acc.ssm, allow_world_admin=acc.allowWorldAdmin)
+
+
+def node_group_inbound_rules(admin_cidrs: int, endpoint: str, distribution: Optional[str]) -> int:
+    """Inbound rules this program puts on the node security group: one for the nodes, two per admin
+    CIDR (22 and 6443; security.rule_plans) and, with the NLB endpoint, one per endpoint port
+    (9345 and 6443 for RKE2, 6443 for RKE1; endpoint.py). The NLB's own group holds fewer (one per
+    port and one per admin CIDR). tests/test_hostile.py counts the registered rules against it."""
+    ports = (2 if distribution == "rke2" else 1) if endpoint == "nlb" else 0
+    return 1 + 2 * admin_cidrs + ports
+
+
+def _check_rule_quota(p: _Problems, access: AccessConfig, endpoint: str, distribution: Optional[str]) -> None:
+    n = len(access.admin_cidrs)
+    rules = node_group_inbound_rules(n, endpoint, distribution)
+    room = model.SG_INBOUND_RULE_QUOTA - model.CCM_RULE_HEADROOM
+    if rules > room:
+        most = max(i for i in range(n + 1) if node_group_inbound_rules(i, endpoint, distribution) <= room)
+        p.add("access.adminCidrs", f"{n} CIDRs need {rules} inbound rules on the node security group (one for the "
+                                   "nodes, two per CIDR for ports 22 and 6443"
+                                   + (", one per load balancer port" if endpoint == "nlb" else "")
+                                   + f"); AWS allows {model.SG_INBOUND_RULE_QUOTA} per group by default and "
+                                   f"{model.CCM_RULE_HEADROOM} stay free for the rules the CCM adds for LoadBalancer "
+                                   f"Services: list at most {most} (merge neighbouring ranges into larger CIDRs)")
 
 
 def _parse_pools(p: _Problems, raw: Any, distribution: Optional[str], warnings: list[str]) -> tuple[NodePool, ...]:
@@ -466,10 +571,11 @@ def _parse_pools(p: _Problems, raw: Any, distribution: Optional[str], warnings: 
         if not isinstance(item, dict):
             p.add(key, f"{_json(item)} is not a pool object; write {{name, roles, count, instanceType, ...}}")
             continue
-        item = {k: v for k, v in item.items() if v is not None}  # `key: null` means unset
-        pool = p.check(model.NodePool, item, ("nodePools", i))
+        pool = p.check(model.NodePool, item, ("nodePools", i))  # reports `key: ~` too
+        nulls = {k for k, v in item.items() if v is None}
+        item = {k: v for k, v in item.items() if v is not None}
         for required in ("name", "roles", "count"):
-            if required not in item:
+            if required not in item and required not in nulls:
                 p.add(f"{key}.{required}", _missing(model.NodePool, required))
         if pool.name is not None:
             if pool.name in names:
@@ -485,27 +591,30 @@ def _parse_pools(p: _Problems, raw: Any, distribution: Optional[str], warnings: 
                                         f"pool its own ipBlock (0 to {MAX_POOL_BLOCKS - 1})")
             blocks[pool.ipBlock] = pool.name or key
         hop, reason = pool.imdsHopLimit, pool.imdsHopLimitReason
-        if hop == 2 and "imdsHopLimitReason" in item and reason is None:
+        if "imdsHopLimitReason" in item and reason is None:
             pass  # not a string: the model said so
-        elif hop == 2 and not (reason and reason.strip()):
+        elif reason is not None and not REASON_RE.fullmatch(reason):
+            if not reason.strip(" "):
+                p.add(f"{key}.imdsHopLimitReason", f"{shown(reason)} is blank; state why pods on the pool's nodes need "
+                                                   "the node role's credentials (it becomes the instance tag "
+                                                   "rke-aws/imds-hop-limit-reason)")
+            else:
+                p.add(f"{key}.imdsHopLimitReason", f"becomes an instance tag value and {_tag_value_problem(reason)}")
+        elif hop == 2 and reason is None:
             p.add(f"{key}.imdsHopLimitReason", "missing; imdsHopLimit 2 lets every pod on the pool's nodes take the "
                                                "node role's credentials: state why in imdsHopLimitReason, or keep 1")
         elif reason is not None and hop != 2:
             p.add(f"{key}.imdsHopLimitReason", "is set but imdsHopLimit is not 2; remove it")
         elif hop == 2:
-            tag_problem = _tag_value_problem(reason)
-            if tag_problem:
-                p.add(f"{key}.imdsHopLimitReason", f"becomes an instance tag value and {tag_problem}")
-            else:
-                warnings.append(f"{NAMESPACE}:{key}.imdsHopLimit: 2: pods on the pool's nodes can read the node "
-                                f"role's credentials from IMDS (reason given: {reason.strip()})")
+            warnings.append(f"{NAMESPACE}:{key}.imdsHopLimit: 2: pods on the pool's nodes can read the node "
+                            f"role's credentials from IMDS (reason given: {reason.strip()})")
         if distribution == "rke2" and roles and ("controlplane" in roles) != ("etcd" in roles):
             p.add(f"{key}.roles", f"{_json(list(roles))} is not an RKE2 node type; an RKE2 server runs both controlplane "
                                   "and etcd: use [controlplane, etcd] (optionally with worker) or [worker]")
         complete = set(item) <= set(pool.model_fields_set) and pool.roles and pool.name and pool.count is not None
         if complete and len(set(pool.roles)) == len(pool.roles):
             pools.append(NodePool(pool.name, roles, pool.count, pool.instanceType, pool.subnet, pool.rootVolumeGb,
-                                  pool.ami, pool.ipBlock, hop, reason.strip() if hop == 2 and reason else None))
+                                  pool.ami, pool.ipBlock, hop, reason.strip(" ") if hop == 2 and reason else None))
     return tuple(pools)
 
 
@@ -535,15 +644,24 @@ def _check_topology(p: _Problems, pools: tuple[NodePool, ...], warnings: list[st
         p.add("nodePools", "no node can run workloads; add a pool with the worker role and count >= 1")
 
 
-def _parse_ccm(p: _Problems, raw: Any, distribution: Optional[str], kver: Optional[str]) -> CcmConfig:
+# A release tag (v1.33.4, 1.33.4-eks-1); anything else (stable, main, dev) is a moving tag.
+VERSION_TAG_RE = re.compile(r":v?[0-9]+\.[0-9]+(?:\.[0-9]+)?(?:[-+._][A-Za-z0-9.-]*)?$")
+
+
+def _parse_ccm(p: _Problems, raw: Any, distribution: Optional[str], kver: Optional[str],
+               warnings: list[str]) -> CcmConfig:
     ccm = p.check(model.Ccm, raw, ("ccm",))
     for i, a in enumerate(ccm.extraArgs):
         if not FLAG_RE.fullmatch(a):
-            p.add(f"ccm.extraArgs[{i}]", f"'{a}' is not a flag; write each flag as one --name=value entry")
+            p.add(f"ccm.extraArgs[{i}]", f"{shown(a)} is not a flag; write each flag as one --name=value entry "
+                                         "(ASCII, no spaces or invisible characters: each entry is one argument)")
         elif a.split("=")[0] in PROGRAM_FLAGS:
             p.add(f"ccm.extraArgs[{i}]", f"'{a}' is set by this program; remove it")
         elif a.split("=")[0] == "--enable-leader-migration" and ccm.leaderMigration:
             p.add(f"ccm.extraArgs[{i}]", f"'{a}' is already set by ccm.leaderMigration; remove it")
+    if ccm.image and "@sha256:" not in ccm.image and not VERSION_TAG_RE.search(ccm.image):
+        warnings.append(f"{NAMESPACE}:ccm.image: '{ccm.image}' is pinned by a tag that does not look like a release "
+                        "(vX.Y.Z); a registry may move it: pin the digest too (image:tag@sha256:...)")
     minor = kubernetes_minor(distribution, kver) if (distribution and kver) else None
     if minor is not None and ccm.image is None and minor not in versions.CCM_IMAGE_TAGS:
         known = ", ".join(f"1.{m}" for m in sorted(versions.CCM_IMAGE_TAGS))
@@ -564,14 +682,22 @@ def _parse_tags(p: _Problems, raw: Any) -> dict[str, str]:
         return {}
     checked = p.check(model.StackConfiguration, {"tags": raw}, ()).tags or {}
     tags: dict[str, str] = {}
+    folded: dict[str, str] = {}
     for k, v in (raw if isinstance(raw, dict) else {}).items():
+        where = f"tags.{k}" if re.fullmatch(r"[ -~]*", k) else f"tags[{_json(k)}]"
         key_problem = _tag_key_problem(k)
         if key_problem:
-            p.add(f"tags.{k}", key_problem)
+            plain = key_problem == RESERVED_TAG or not k.strip(" ")
+            p.add(where, key_problem if plain else f"{shown(k)} {key_problem}")
         elif isinstance(v, str) and _tag_value_problem(v):
-            p.add(f"tags.{k}", f"value {_tag_value_problem(v)}")
+            p.add(where, f"value {shown(v)} {_tag_value_problem(v)}")
+        elif k.lower() in folded:
+            # IAM, which tags the node roles, compares keys case-insensitively: one key twice.
+            p.add(where, f"'{k}' and '{folded[k.lower()]}' differ only in letter case, which IAM counts as "
+                         "the same key; keep one")
         elif k in checked:
             tags[k] = v
+        folded.setdefault(k.lower(), k)
     if isinstance(raw, dict) and len(raw) > MAX_USER_TAGS:
         p.add("tags", f"{len(raw)} tags; AWS allows {AWS_MAX_TAGS} per resource and this program sets up to "
                       f"{len(PROGRAM_TAG_KEYS)} itself ({', '.join(PROGRAM_TAG_KEYS)}): use at most {MAX_USER_TAGS}")
@@ -620,6 +746,46 @@ def _release_key(release: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"[0-9]+", release))
 
 
+# Namespaces something reads: this program's, and the providers' and engine's it runs with. The
+# random provider (components/secrets.py) takes no configuration (pulumi-random's schema has no
+# config variables: the SDK has no `config` module), so `random:` keys would be ignored too.
+KNOWN_NAMESPACES = ("aws", "kubernetes", "pulumi")
+# The one key the program treats as a secret; every other value becomes names, tags, addresses or
+# settings that AWS and the stack's state show in plain text.
+SECRET_KEYS = ("kubeconfig",)
+SECRET_AS_TEXT = ("is encrypted (a `secure:` value, set with --secret), but the program uses it as plain text: it becomes "
+                  "names, tags, addresses or settings that AWS, the preview and the stack's state show unencrypted; "
+                  "store it without --secret (`pulumi config set [--path] ...`), or leave it out")
+
+
+def _own_key(p: _Problems, full_key: Any, warnings: list[str]) -> Optional[str]:
+    """The rke-aws key `full_key` names, or None (another namespace's key, or refused)."""
+    printable = isinstance(full_key, str) and re.fullmatch(r"[ -~]+", full_key) is not None
+    text = full_key if printable else shown(full_key)
+    if not isinstance(full_key, str) or full_key.count(":") != 1:
+        p.items.append(f"{text}: not a configuration key; keys are <namespace>:<name>, like {NAMESPACE}:nodePools")
+        return None
+    namespace, key = full_key.split(":")
+    if namespace == NAMESPACE:
+        if key not in TOP_LEVEL_KEYS:
+            p.add(key if printable else shown(key), model.unknown_key_message(key, TOP_LEVEL_KEYS))
+            return None
+        return key
+    if namespace not in KNOWN_NAMESPACES:
+        # A typo of the namespace (rke_aws:, rke-aws2:) would leave the setting silently unused.
+        candidates = [f"{NAMESPACE}:{k}" for k in TOP_LEVEL_KEYS] + ["aws:region", "aws:profile"]
+        close = model.closest(full_key, candidates)
+        hint = f"did you mean {close}? " if close else ""
+        p.items.append(f"{text}: unknown namespace "
+                       f"{shown(namespace)}, which nothing reads; {hint}this project's keys are {NAMESPACE}:<key>, and "
+                       f"the providers and engine read {', '.join(n + ':' for n in KNOWN_NAMESPACES)}")
+    elif namespace == "kubernetes":
+        warnings.append(f"{full_key}: the program's Kubernetes provider is explicit, configured from "
+                        f"{NAMESPACE}:kubeconfig (or the kubeconfig the first server published); it ignores "
+                        "kubernetes:* settings")
+    return None
+
+
 def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[str],
           secret_keys: Iterable[str] = (), running_version: Optional[str] = None,
           running_etcd_members: int = 0) -> StackConfig:
@@ -633,30 +799,42 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
     p = _Problems()
     warnings: list[str] = []
     values: dict[str, Any] = {}
-    prefix = f"{NAMESPACE}:"
+    given: set[str] = set()  # keys present, even when refused (no "missing" for them)
     for full_key, value in raw.items():
-        if not full_key.startswith(prefix):
+        key = _own_key(p, full_key, warnings)
+        if key is None:
             continue
-        key = full_key[len(prefix):]
-        if key not in TOP_LEVEL_KEYS:
-            p.add(key, f"unknown key; allowed keys are {', '.join(TOP_LEVEL_KEYS)}")
+        given.add(key)
+        if full_key in secret_keys and key not in SECRET_KEYS:
+            # Neither read nor shown: its text must not reach a message, a tag or a name.
+            p.add(key, SECRET_AS_TEXT)
             continue
-        if key in EMPTY_MEANS_DEFAULT and value == "":
+        if value == "null":
+            # What the CLI hands a program for `key: ~` (pulumi/pulumi sdk/go/common/resource/config:
+            # a YAML null is an object value whose text is JSON `null`); for a string key that would
+            # otherwise be a cluster, or a profile, named "null".
+            p.add(key, model.NULL_PROBLEM)
             continue
-        decoded = value if key in STRING_KEYS else _decode(value)
-        if decoded is not None:  # `key: null` means unset
-            values[key] = decoded
+        if value == "":
+            if key not in EMPTY_MEANS_DEFAULT:  # Pulumi.yaml's default "" for those: the program's default
+                p.add(key, model.EMPTY_PROBLEM)
+            continue
+        try:
+            values[key] = value if key in STRING_KEYS or key in BOOL_KEYS else _decode(value)
+        except _TooDeep:
+            p.add(key, "nests deeper than the program reads; flatten it")
 
     if region is None:
         p.items.append("aws:region: missing; set it with `pulumi config set aws:region <region>`")
-    elif not REGION_RE.fullmatch(region):
-        p.items.append(f"aws:region: '{region}' is not an AWS region; write it like us-west-2")
+    elif not isinstance(region, str) or not REGION_RE.fullmatch(region):
+        p.items.append(f"aws:region: {shown(region)} is not an AWS region; write it like us-west-2")
+        region = None
 
     # The scalar keys, through the model; the structured ones below, section by section.
     scalars = {k: v for k, v in values.items() if k not in (*model.SECTIONS, "nodePools", "tags")}
     top = p.check(model.StackConfiguration, scalars, ())
     distribution = top.distribution
-    if "distribution" not in values:
+    if "distribution" not in given:
         p.add("distribution", _missing(model.StackConfiguration, "distribution"))
     if "clusterId" in values:
         cluster_id = top.clusterId
@@ -664,8 +842,8 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
         cluster_id = stack
     else:
         cluster_id = None
-        p.add("clusterId", f"{_json(stack)} is not a cluster ID (defaulted from the stack name; set clusterId); use "
-                           f"1-{MAX_CLUSTER_ID} chars of a-z, 0-9 and -, starting with a letter")
+        p.add("clusterId", f"{_json(stack)} is not a cluster ID (defaulted from the stack name; set clusterId); "
+                           f"{model.CLUSTER_ID_RULE}")
 
     network = _parse_network(p, values.get("network"))
     if network.availability_zones and region and REGION_RE.fullmatch(region):
@@ -674,7 +852,7 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
                 p.add("network.availabilityZones", f"'{n}' is not a zone of {region}; use zones like {region}a")
     access = _parse_access(p, values.get("access"), warnings)
     pools_raw = values.get("nodePools")
-    pools = _parse_pools(p, pools_raw, distribution, warnings)
+    pools = _parse_pools(p, pools_raw, distribution, warnings) if "nodePools" in values or "nodePools" not in given else ()
     # Topology is judged only on a complete pool list: a pool rejected above would otherwise
     # show up again as "no controlplane" or "no worker".
     if pools and isinstance(pools_raw, list) and len(pools) == len(pools_raw):
@@ -687,11 +865,12 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
 
     kver = _kubernetes_version(p, top.kubernetesVersion, distribution, running_version, warnings)
 
-    ccm = _parse_ccm(p, values.get("ccm"), distribution, kver)
+    ccm = _parse_ccm(p, values.get("ccm"), distribution, kver, warnings)
     tags = _parse_tags(p, values.get("tags"))
     backup = _parse_etcd_backup(p, values.get("etcdBackup"), region)
     addons = p.check(model.Addons, values.get("addons"), ("addons",))
     endpoint = p.check(model.ControlPlane, values.get("controlPlane"), ("controlPlane",)).endpoint
+    _check_rule_quota(p, access, endpoint, distribution)
     if top.hardening == "cis" and distribution == "rke":
         p.add("hardening", "'cis' applies RKE2's CIS profile; RKE1 clusters are hardened through cluster.yml by hand")
     if distribution == "rke":

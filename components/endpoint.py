@@ -48,11 +48,22 @@ def health_check(port: int) -> aws.lb.TargetGroupHealthCheckArgs:
     return aws.lb.TargetGroupHealthCheckArgs(protocol="HTTPS", path=path, matcher="200", **common)
 
 
-def short_name(cluster_id: str, suffix: str) -> str:
-    """Load balancer and target group names: at most 32 characters, unique per cluster."""
+# ELBv2 refuses load balancer names that begin with "internal-" (the prefix of internal load
+# balancers' DNS names): terraform-provider-aws internal/service/elbv2/validate.go validName.
+RESERVED_LB_PREFIX = "internal-"
+
+
+def short_name(cluster_id: str, suffix: str, load_balancer: bool = False) -> str:
+    """Load balancer and target group names: at most 32 characters, unique per cluster; a load
+    balancer's never starts with "internal-". Only names AWS refuses change (a renamed load balancer
+    or target group is replaced): the load balancer of a cluster whose ID starts with "internal"
+    gets an "lb-" prefix; target groups, which may start so, keep their names."""
     digest = hashlib.sha256(cluster_id.encode()).hexdigest()[:6]
     room = 32 - len(suffix) - len(digest) - 2
-    return f"{cluster_id[:room].rstrip('-')}-{digest}-{suffix}"
+    name = f"{cluster_id[:room].rstrip('-')}-{digest}-{suffix}"
+    if load_balancer and name.startswith(RESERVED_LB_PREFIX):
+        name = f"lb-{cluster_id[:room - 3].rstrip('-')}-{digest}-{suffix}"
+    return name
 
 
 @dataclass(frozen=True)
@@ -127,7 +138,7 @@ class ControlPlaneEndpoint(pulumi.ComponentResource):
                 tags=tags.named(f"{sg_name}-admin-{i}", args.extra_tags), opts=child)
         lb = aws.lb.LoadBalancer(
             f"{name}-api",
-            name=short_name(args.cluster_id, "api"),
+            name=short_name(args.cluster_id, "api", load_balancer=True),
             internal=True,
             load_balancer_type="network",
             subnets=list(args.subnet_ids),

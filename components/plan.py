@@ -1,7 +1,9 @@
 """Everything decided before the first resource is registered: zones, subnets, node identities.
 
 Look-ups (availability zones, existing subnets) are plain invokes, so their answers are
-ordinary values at preview time and every node name is known in `pulumi preview`.
+ordinary values at preview time and every node name is known in `pulumi preview`. Others check,
+before anything is registered, what EC2 would refuse only at RunInstances: the key pair, each
+pool's instance type (offered where its nodes go, the image's architecture and virtualization).
 """
 
 from __future__ import annotations
@@ -227,13 +229,24 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
     kubeconfig, more = _published_kubeconfig(cfg, previous)
     problems += upgrade_problems(cfg, previous, nodes, kubeconfig_published=kubeconfig is not None)
     problems += in_cluster_problems(cfg, previous, kubeconfig is not None or cfg.kubeconfig is not None)
+    problems += cluster_network_problems(cfg, subnets) if found else []
+    image, notes = ccm_image(cfg, previous)
+    problems += manifest_size_problems(cfg, image)
+    try:
+        default_image = _default_image(cfg)
+    except ConfigError as err:  # reported with the rest
+        problems, default_image = problems + err.problems, None
+    problems += key_pair_problems(cfg)
+    machine, machine_warnings = machine_problems(cfg, nodes, previous, default_image)
+    problems += machine
     if problems:
         raise ConfigError(problems)
-    image, notes = ccm_image(cfg, previous)
     account = _account(cfg)
     backup = _backup(cfg, account, previous)
-    return ClusterPlan(tuple(azs), tuple(subnets), tuple(nodes), _default_ami(cfg), previous, image, notes + more,
+    return ClusterPlan(tuple(azs), tuple(subnets), tuple(nodes), default_image.id if default_image else "", previous,
+                       image, notes + more,
                        warnings=(_hardening_warnings(cfg, previous) + instance_type_warnings(cfg, previous, nodes)
+                                 + machine_warnings
                                  + _snapshot_warnings(cfg, previous, backup)
                                  + in_cluster_warnings(cfg, previous) + (backup.notes if backup else ())),
                        backup=backup, account_id=account,
@@ -438,10 +451,11 @@ def ccm_image(cfg: StackConfig, previous: Optional[Previous]) -> tuple[str, tupl
     return cfg.ccm.image_for(minor), ()
 
 
-def _default_ami(cfg: StackConfig) -> str:
-    """Latest Canonical Ubuntu 24.04 LTS; nodes ignore later AMI changes (see nodes.py)."""
+def _default_image(cfg: StackConfig) -> Any:
+    """Latest Canonical Ubuntu 24.04 LTS (amd64), or None when every pool with nodes names its own
+    image; nodes ignore later AMI changes (see nodes.py)."""
     if not any(p.ami is None and p.count for p in cfg.node_pools):
-        return ""
+        return None
     pools = ", ".join(f"nodePools[{i}]" for i, p in enumerate(cfg.node_pools) if p.ami is None and p.count)
     owner = cfg.partition.ubuntu_owner  # Canonical publishes from another account per partition
     return _looked_up(
@@ -455,5 +469,167 @@ def _default_ami(cfg: StackConfig) -> str:
                 {"name": "name", "values": [versions.UBUNTU_AMI_NAME]},
                 {"name": "state", "values": ["available"]},
             ],
-        ).id,
+        ),
     )
+
+
+def _collect(problems: list[str], key: str, what: str, fix: str, call: Callable[[], T]) -> Optional[T]:
+    """A look-up whose failure is one more problem (all of them are reported together), not the end."""
+    try:
+        return _looked_up(key, what, fix, call)
+    except ConfigError as err:
+        problems += err.problems
+        return None
+
+
+def cluster_network_problems(cfg: StackConfig, subnets: Sequence[SubnetPlan]) -> list[str]:
+    """Bring-your-own subnets (looked up) must stay clear of the cluster's pod and service networks,
+    as network.vpcCidr and the subnet CIDRs this program creates must (config.py)."""
+    import ipaddress
+
+    from .config_model import CLUSTER_NETWORKS
+
+    problems = []
+    for plan in subnets:
+        net = ipaddress.ip_network(plan.cidr)
+        for cluster_net in map(ipaddress.ip_network, CLUSTER_NETWORKS):
+            if net.overlaps(cluster_net):
+                problems.append(f"rke-aws:network.{plan.tier}SubnetIds[{plan.az_index}]: the subnet's {plan.cidr} overlaps "
+                                f"{cluster_net}, the cluster's pod or service network (RKE2 and RKE1 default): its nodes "
+                                f"would send traffic for those addresses into the cluster; use subnets outside "
+                                f"{' and '.join(CLUSTER_NETWORKS)}")
+    return problems
+
+
+def key_pair_problems(cfg: StackConfig) -> list[str]:
+    """access.sshKeyName must name a key pair of this region and account: EC2 refuses RunInstances
+    for every node otherwise (InvalidKeyPair.NotFound), after the network and roles exist."""
+    name = cfg.access.ssh_key_name
+    if not name:
+        return []
+    problems: list[str] = []
+    _collect(problems, "rke-aws:access.sshKeyName", f"looking up the key pair '{name}' in {cfg.region}",
+             f"create or import it in {cfg.region} (aws ec2 import-key-pair --key-name ...), or fix the name",
+             lambda: aws.ec2.get_key_pair(key_name=name))
+    return problems
+
+
+# RKE2's documented minimum for a server (docs.rke2.io install/requirements, "Hardware": "RAM: 4GB
+# Minimum (we recommend at least 8GB), CPU: 2 Minimum"), and its VM sizing guide: how many agents a
+# server of that size carries.
+RKE2_SERVER_MIN_VCPUS, RKE2_SERVER_MIN_MIB = 2, 4096
+RKE2_SIZING_GUIDE = ((2, 4096, 225), (4, 8192, 450), (8, 16384, 1300))
+
+
+def machine_problems(cfg: StackConfig, nodes: Sequence[NodePlan], previous: Optional[Previous],
+                     default_image: Any) -> tuple[list[str], tuple[str, ...]]:
+    """Every pool's instance type and image, checked with look-ups before RunInstances would refuse
+    them: the type exists in the region, is offered in the zones the pool's new nodes go to, runs
+    the image's architecture and virtualization. One look-up per distinct type and image, one for
+    all offerings, whatever the node count. RKE2 servers below RKE2's minimum are warned about, not
+    refused: the documented figures are minimum recommendations, and a running cluster's servers
+    keep their type, so a refusal would stop every later update of a small test cluster."""
+    problems: list[str] = []
+    warnings: list[str] = []
+    pools = [(i, pool) for i, pool in enumerate(cfg.node_pools) if pool.count]
+    first_use: dict[str, int] = {}
+    for i, pool in pools:
+        first_use.setdefault(pool.instance_type, i)
+    types: dict[str, Any] = {}
+    for itype, i in first_use.items():
+        types[itype] = _collect(
+            problems, f"rke-aws:nodePools[{i}].instanceType", f"looking up instance type '{itype}' in {cfg.region}",
+            f"use an instance type EC2 offers in {cfg.region} (aws ec2 describe-instance-types)",
+            lambda itype=itype: aws.ec2.get_instance_type(instance_type=itype))
+    images: dict[str, Any] = {}
+    for i, pool in pools:
+        if pool.ami and pool.ami not in images:
+            images[pool.ami] = _collect(
+                problems, f"rke-aws:nodePools[{i}].ami", f"looking up image '{pool.ami}' in {cfg.region}",
+                f"use an image that exists in {cfg.region} and this account may launch",
+                lambda ami=pool.ami: aws.ec2.get_ami(filters=[{"name": "image-id", "values": [ami]}],
+                                                     include_deprecated=True))
+    running = {n.key for n in previous.nodes} if previous else set()
+    new_zones: dict[str, set[str]] = {}
+    for n in nodes:
+        if (n.pool.name, n.index) not in running:
+            new_zones.setdefault(n.pool.name, set()).add(n.az)
+    offered: Optional[set[tuple[str, str]]] = None
+    wanted_types = sorted(t for t in types if types[t] is not None)
+    zones = sorted(set().union(*new_zones.values())) if new_zones else []
+    if wanted_types and zones:
+        found = _collect(problems, "rke-aws:nodePools[].instanceType",
+                         f"looking up where {', '.join(wanted_types)} are offered in {cfg.region}",
+                         "check your AWS credentials (ec2:DescribeInstanceTypeOfferings)",
+                         lambda: aws.ec2.get_instance_type_offerings(
+                             location_type="availability-zone",
+                             filters=[{"name": "instance-type", "values": wanted_types},
+                                      {"name": "location", "values": zones}]))
+        if found is not None:
+            offered = set(zip(found.instance_types, found.locations))
+    for i, pool in pools:
+        info = types.get(pool.instance_type)
+        if info is None:
+            continue
+        key = f"rke-aws:nodePools[{i}].instanceType"
+        missing = sorted(z for z in new_zones.get(pool.name, ()) if offered is not None
+                         and (pool.instance_type, z) not in offered)
+        if missing:
+            problems.append(f"{key}: '{pool.instance_type}' is not offered in {', '.join(missing)}, where the pool's "
+                            "new nodes go; use a type offered there, or other zones (aws ec2 "
+                            "describe-instance-type-offerings --location-type availability-zone --filters "
+                            f"Name=instance-type,Values={pool.instance_type})")
+        image = images.get(pool.ami) if pool.ami else default_image
+        if image is None:
+            continue
+        which = f"image {pool.ami}" if pool.ami else f"default image {image.id} (Ubuntu 24.04 amd64)"
+        archs = list(info.supported_architectures or [])
+        if image.architecture not in archs:
+            problems.append(f"{key}: '{pool.instance_type}' runs {' or '.join(archs)}, but the pool's {which} is "
+                            f"{image.architecture}; use an instance type for {image.architecture}, or set "
+                            f"nodePools[{i}].ami to an image for {' or '.join(archs)}")
+        virt = list(info.supported_virtualization_types or [])
+        if image.virtualization_type not in virt:
+            problems.append(f"{key}: '{pool.instance_type}' supports {' or '.join(virt)} virtualization, but the "
+                            f"pool's {which} is {image.virtualization_type}; use another type or image")
+        if cfg.distribution == "rke2" and pool.is_server:
+            vcpus, mib = info.default_vcpus, info.memory_size
+            if vcpus < RKE2_SERVER_MIN_VCPUS or mib < RKE2_SERVER_MIN_MIB:
+                warnings.append(f"{key}: '{pool.instance_type}' has {vcpus} vCPU and {mib / 1024:g} GiB; RKE2 servers "
+                                f"need at least {RKE2_SERVER_MIN_VCPUS} vCPU and {RKE2_SERVER_MIN_MIB // 1024} GiB "
+                                "(docs.rke2.io install/requirements): etcd and the API server may not keep up")
+            else:
+                agents = sum(p.count for p in cfg.node_pools if not p.is_server)
+                carried = max((n for v, m, n in RKE2_SIZING_GUIDE if vcpus >= v and mib >= m), default=0)
+                if carried and agents > carried and carried != RKE2_SIZING_GUIDE[-1][2]:
+                    warnings.append(f"{key}: {agents} agents; RKE2's sizing guide gives servers of "
+                                    f"'{pool.instance_type}' ({vcpus} vCPU, {mib / 1024:g} GiB) up to {carried} "
+                                    "(docs.rke2.io install/requirements, VM sizing guide): use larger servers")
+    return problems, tuple(warnings)
+
+
+# SSM parameters: 4 KB in the Standard tier, 8 KB in the Advanced tier (manifests.tier_for picks it).
+ADVANCED_TIER_MAX = 8192
+
+
+def manifest_size_problems(cfg: StackConfig, ccm_image: str) -> list[str]:
+    """Manifest mode: the CCM's HelmChart manifest becomes one SSM parameter, 4 KB in the Standard
+    tier and 8 KB in the Advanced tier (AWS Systems Manager quotas, "Parameter value size"); a larger
+    one fails at apply, after the network and roles exist. Rendered here exactly as __main__.py
+    renders it."""
+    if cfg.ccm.install != "manifest":
+        return []
+    from . import ccm_values, charts
+
+    values = ccm_values.helm_values(cfg.distribution, cfg.node_pools, cfg.ccm.leader_migration, cfg.ccm.extra_args,
+                                    ccm_image)
+    text = charts.ccm(cfg.ccm.chart_version).manifest(values.merged_for_manifest(), bootstrap=True)
+    size = len(text.encode())
+    if size <= ADVANCED_TIER_MAX:
+        return []
+    extra = sum(len(a.encode()) + 8 for a in cfg.ccm.extra_args)
+    return [f"rke-aws:ccm.extraArgs: the CCM manifest (ccm.install manifest) is {size:,} bytes, of which about "
+            f"{extra:,} are ccm.extraArgs and {len(ccm_image)} ccm.image; an SSM parameter holds at most "
+            f"{ADVANCED_TIER_MAX:,} bytes (Advanced tier): use fewer or shorter extraArgs, or ccm.install helm"]
+
+

@@ -330,7 +330,8 @@ INSTANCE = "aws:ec2/instance:Instance"
 # ---- evaluating one checkout ---------------------------------------------------------------------
 
 def stack_config(stack_file: Path) -> tuple[dict[str, str], list[str]]:
-    """A stack file's config as the engine would hand it over, and the keys it marks secret.
+    """A stack file's config as the Pulumi CLI would hand it over (offline/harness.load_stack_text:
+    secret only what is `secure:`), and the keys it marks secret.
 
     An encrypted value cannot be decrypted offline; it becomes the harness's placeholder plus a
     digest of its ciphertext, so re-encrypting a value (`pulumi config set --secret` with a new
@@ -339,27 +340,12 @@ def stack_config(stack_file: Path) -> tuple[dict[str, str], list[str]]:
     """
     import hashlib
 
-    import yaml
-
     from offline import harness
 
-    secret: set[str] = set()
+    def placeholder(cipher: str) -> str:
+        return f"{harness.SECURE_PLACEHOLDER} (ciphertext {hashlib.sha256(cipher.encode()).hexdigest()[:12]})"
 
-    def digest(value: Any, key: str) -> Any:
-        if isinstance(value, dict) and set(value) == {"secure"}:
-            secret.add(key)
-            cipher = hashlib.sha256(str(value["secure"]).encode()).hexdigest()[:12]
-            return f"{harness.SECURE_PLACEHOLDER} (ciphertext {cipher})"
-        if isinstance(value, dict):
-            return {k: digest(v, key) for k, v in value.items()}
-        if isinstance(value, list):
-            return [digest(v, key) for v in value]
-        return value
-
-    doc = yaml.safe_load(stack_file.read_text()) or {}
-    doc["config"] = {k: digest(v, k) for k, v in (doc.get("config") or {}).items()}
-    config = harness.flatten_config(doc)
-    return config, sorted(secret | set(harness.secret_keys_of(config)))
+    return harness.load_stack_text(stack_file.read_text(), stack_file.name, placeholder)
 
 
 def result_of(run) -> dict:
@@ -375,10 +361,11 @@ def dump(root: Path, stack_file: Path, previous: Optional[dict], out: Path) -> N
     """Run the program in `root` with `stack_file` (in this process) and write its registrations."""
     from offline import harness
 
-    config, secret_keys = stack_config(stack_file)
     stack = stack_file.name[len("Pulumi."):-len(".yaml")]
     result: dict[str, Any]
     try:
+        # As the Pulumi CLI reads the file: a plain-text kubeconfig is refused, a bad file is this stack's result.
+        config, secret_keys = stack_config(stack_file)
         run = harness.run_program(config, stack=stack, previous_outputs=previous, main=root / "__main__.py",
                                   secret_keys=secret_keys)
     except Exception as err:  # noqa: BLE001 - a refusal is this stack's result

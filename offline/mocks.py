@@ -11,11 +11,37 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
-from typing import Any, Optional
+from typing import Any, Iterable, Optional
 
 import pulumi
 
 ACCOUNT_ID = "123456789012"
+
+# EC2 instance types the offline account knows: (default vCPUs, memory MiB, architectures,
+# virtualization types), typed from AWS's instance type pages (docs.aws.amazon.com/ec2/latest/
+# instancetypes: gp.html, co.html, mo.html, ac.html, pg.html), not from the program or moto. A
+# type not listed does not exist here (InvalidInstanceType), as an unknown one does in a region.
+INSTANCE_TYPES: dict[str, tuple[int, int, tuple[str, ...], tuple[str, ...]]] = {
+    "m6i.large": (2, 8192, ("x86_64",), ("hvm",)),
+    "m6i.xlarge": (4, 16384, ("x86_64",), ("hvm",)),
+    "m6i.2xlarge": (8, 32768, ("x86_64",), ("hvm",)),
+    "m6i.4xlarge": (16, 65536, ("x86_64",), ("hvm",)),
+    "m5.large": (2, 8192, ("x86_64",), ("hvm",)),
+    "c6i.large": (2, 4096, ("x86_64",), ("hvm",)),
+    "r6i.large": (2, 16384, ("x86_64",), ("hvm",)),
+    "t3.micro": (2, 1024, ("x86_64",), ("hvm",)),
+    "t3.small": (2, 2048, ("x86_64",), ("hvm",)),
+    "t3.medium": (2, 4096, ("x86_64",), ("hvm",)),
+    "t2.micro": (1, 1024, ("i386", "x86_64"), ("hvm",)),
+    "m1.small": (1, 1740, ("i386", "x86_64"), ("hvm", "paravirtual")),
+    "m7g.large": (2, 8192, ("arm64",), ("hvm",)),
+    "c7g.medium": (1, 2048, ("arm64",), ("hvm",)),
+    "g5.xlarge": (4, 16384, ("x86_64",), ("hvm",)),
+}
+# The default image's answer (Canonical's Ubuntu 24.04 amd64 images are HVM, x86_64).
+UBUNTU_IMAGE = {"id": "ami-0a1b2c3d4e5f60718", "imageId": "ami-0a1b2c3d4e5f60718",
+                "name": "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20261101",
+                "ownerId": "099720109477", "architecture": "x86_64", "virtualizationType": "hvm"}
 
 
 def known_regions() -> frozenset[str]:
@@ -90,9 +116,14 @@ def private_dns_name(ip: str, region: str) -> str:
 
 class AwsLikeMocks(pulumi.runtime.Mocks):
     def __init__(self, region: str, available_azs: Optional[list[str]] = None,
-                 existing_subnets: Optional[dict[str, dict[str, str]]] = None):
+                 existing_subnets: Optional[dict[str, dict[str, str]]] = None,
+                 key_pairs: Optional[Iterable[str]] = None, images: Optional[dict[str, dict[str, str]]] = None,
+                 unoffered: Iterable[tuple[str, str]] = ()):
         """`existing_subnets`: pre-existing subnets of the account, id -> {cidr, az, vpc} and optionally
-        public (bool: its route table has an igw- route), route ("igw" | "nat" | "none") and hostnameType."""
+        public (bool: its route table has an igw- route), route ("igw" | "nat" | "none") and hostnameType.
+        `key_pairs`: the account's key pairs (None: whatever a stack names, as its file assumes).
+        `images`: AMI id -> {architecture, virtualizationType} (None: any id, an x86_64 HVM image).
+        `unoffered`: (instance type, zone) pairs EC2 does not offer (the rest of INSTANCE_TYPES is)."""
         self.region = region
         self.azs = available_azs or [f"{region}{letter}" for letter in "abcd"]
         self.existing = dict(existing_subnets or {})
@@ -104,6 +135,9 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         self.subnets: dict[str, dict[str, Any]] = {k: {"cidr": v["cidr"], "az": v["az"]} for k, v in self.existing.items()}
         self.used_ips: dict[str, str] = {}  # ip -> instance name
         self.resources: list[tuple[str, str, dict]] = []
+        self.key_pairs = None if key_pairs is None else set(key_pairs)
+        self.images = images
+        self.unoffered = set(unoffered)
 
     def _arn(self, service: str, resource: str, region: bool = True) -> str:
         return f"arn:aws:{service}:{self.region if region else ''}:{ACCOUNT_ID}:{resource}"
@@ -328,9 +362,35 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
                 "groupNames": [self.region] * len(self.azs),
             }
         if tok == "aws:ec2/getAmi:getAmi":
-            return {"id": "ami-0a1b2c3d4e5f60718", "imageId": "ami-0a1b2c3d4e5f60718",
-                    "name": "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20261101",
-                    "ownerId": "099720109477", "architecture": "x86_64"}
+            ids = [v for f in a.get("filters") or [] if f["name"] == "image-id" for v in f["values"]]
+            if not ids:
+                return dict(UBUNTU_IMAGE)
+            ami = ids[0]
+            if self.images is not None and ami not in self.images:
+                raise ValueError(f"Your query returned no results (image {ami}). Please change your search criteria and try again.")
+            found = (self.images or {}).get(ami, {})
+            return {"id": ami, "imageId": ami, "name": f"image {ami}", "ownerId": ACCOUNT_ID,
+                    "architecture": found.get("architecture", "x86_64"),
+                    "virtualizationType": found.get("virtualizationType", "hvm")}
+        if tok == "aws:ec2/getKeyPair:getKeyPair":
+            name = a.get("keyName")
+            if self.key_pairs is not None and name not in self.key_pairs:
+                raise ValueError(f"InvalidKeyPair.NotFound: The key pair '{name}' does not exist")
+            return {"id": f"key-{_hex(name or '')}", "keyPairId": f"key-{_hex(name or '')}", "keyName": name,
+                    "arn": self._arn("ec2", f"key-pair/{name}"), "fingerprint": "", "keyType": "ed25519", "tags": {}}
+        if tok == "aws:ec2/getInstanceType:getInstanceType":
+            itype = a.get("instanceType")
+            if itype not in INSTANCE_TYPES:
+                raise ValueError(f"InvalidInstanceType: The following supplied instance types do not exist: [{itype}]")
+            vcpus, mib, archs, virts = INSTANCE_TYPES[itype]
+            return {"id": itype, "instanceType": itype, "defaultVcpus": vcpus, "memorySize": mib,
+                    "supportedArchitectures": list(archs), "supportedVirtualizationTypes": list(virts)}
+        if tok == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
+            values = {f["name"]: f["values"] for f in a.get("filters") or []}
+            pairs = [(t, z) for t in values.get("instance-type", INSTANCE_TYPES) for z in values.get("location", self.azs)
+                     if t in INSTANCE_TYPES and z in self.azs and (t, z) not in self.unoffered]
+            return {"id": self.region, "instanceTypes": [t for t, _ in pairs], "locations": [z for _, z in pairs],
+                    "locationTypes": ["availability-zone"] * len(pairs)}
         if tok == "aws:ec2/getSubnet:getSubnet":
             sid = a.get("id")
             if sid not in self.existing:

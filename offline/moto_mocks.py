@@ -313,7 +313,38 @@ class MotoMocks(pulumi.runtime.Mocks):
             img = sorted(images, key=lambda i: (i.get("CreationDate", ""), i["ImageId"]))[-1]
             return {"id": img["ImageId"], "imageId": img["ImageId"], "name": img.get("Name"),
                     "ownerId": img.get("OwnerId"), "architecture": img.get("Architecture"),
+                    "virtualizationType": img.get("VirtualizationType"),
                     "rootDeviceName": img.get("RootDeviceName"), "creationDate": img.get("CreationDate")}
+        if tok == "aws:ec2/getKeyPair:getKeyPair":
+            name = a.get("keyName")
+            if not ec2.describe_key_pairs(Filters=[{"Name": "key-name", "Values": [name]}])["KeyPairs"]:
+                if not self.create_missing_key_pairs:
+                    raise EmulatedAwsError(f"InvalidKeyPair.NotFound: The key pair '{name}' does not exist")
+                self._seed(f"{self.seed}:keypair::{name}")  # as at RunInstances: the stack assumes it exists
+                ec2.create_key_pair(KeyName=name)
+            (pair,) = ec2.describe_key_pairs(KeyNames=[name])["KeyPairs"]
+            return {"id": pair["KeyPairId"], "keyPairId": pair["KeyPairId"], "keyName": pair["KeyName"],
+                    "fingerprint": pair.get("KeyFingerprint", ""), "keyType": pair.get("KeyType", "rsa"),
+                    "arn": self._arn("ec2", f"key-pair/{name}"), "tags": {}}
+        if tok == "aws:ec2/getInstanceType:getInstanceType":
+            (t,) = ec2.describe_instance_types(InstanceTypes=[a["instanceType"]])["InstanceTypes"]
+            return {"id": t["InstanceType"], "instanceType": t["InstanceType"],
+                    "defaultVcpus": t["VCpuInfo"]["DefaultVCpus"], "memorySize": t["MemoryInfo"]["SizeInMiB"],
+                    "supportedArchitectures": t["ProcessorInfo"]["SupportedArchitectures"],
+                    "supportedVirtualizationTypes": t.get("SupportedVirtualizationTypes", [])}
+        if tok == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
+            location_type = a.get("locationType") or "region"
+            filters = self._filters(a)
+            offers = ec2.describe_instance_type_offerings(LocationType=location_type, Filters=filters)["InstanceTypeOfferings"]
+            if not offers and not self._has_offerings_data(location_type):
+                # moto gap: it has no offerings data for GovCloud and China regions (moto/ec2/resources/
+                # instance_type_offerings); there every type it knows is offered in every zone asked for.
+                values = {f["Name"]: f["Values"] for f in filters}
+                known = {t["InstanceType"] for t in ec2.describe_instance_types(
+                    InstanceTypes=values.get("instance-type", []))["InstanceTypes"]} if values.get("instance-type") else set()
+                offers = [{"InstanceType": t, "Location": z} for t in sorted(known) for z in values.get("location", [])]
+            return {"id": self.region, "instanceTypes": [o["InstanceType"] for o in offers],
+                    "locations": [o["Location"] for o in offers], "locationTypes": [location_type] * len(offers)}
         if tok == "aws:ec2/getVpc:getVpc":
             (vpc,) = ec2.describe_vpcs(VpcIds=[a["id"]])["Vpcs"]
             attr = {k: ec2.describe_vpc_attribute(VpcId=a["id"], Attribute=k)[k[0].upper() + k[1:]]["Value"]
@@ -368,6 +399,11 @@ class MotoMocks(pulumi.runtime.Mocks):
             return {"id": self.region, "name": self.region, "region": self.region,
                     "endpoint": f"ec2.{self.region}.amazonaws.com"}
         raise NotImplementedError(f"the emulated account does not answer {tok}; add it to offline/moto_mocks.py")
+
+    def _has_offerings_data(self, location_type: str) -> bool:
+        from moto.ec2.models.instance_types import INSTANCE_TYPE_OFFERINGS
+
+        return bool(INSTANCE_TYPE_OFFERINGS.get(location_type, {}).get(self.region))
 
     # ---- resources -------------------------------------------------------------------------
 

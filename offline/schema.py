@@ -23,7 +23,8 @@ from typing import Any
 import yaml
 
 from components import config_model as model
-from components.config import EMPTY_MEANS_DEFAULT, NAMESPACE, REGION_RE, STRING_KEYS
+from components.config import EMPTY_MEANS_DEFAULT, KNOWN_NAMESPACES, NAMESPACE, REGION_RE, STRING_KEYS
+from components.patterns import int_set_regex, whole
 
 from .stacks import STACKS_DIR
 
@@ -64,8 +65,8 @@ SECURE_REF = {"$ref": "#/definitions/secure"}
 
 def _as_written(node: Any) -> Any:
     """What the program accepts besides the JSON type, so the editor flags nothing Pulumi and the
-    program take: numbers and booleans as text (`pulumi config set` writes text), and any value
-    encrypted (`pulumi config set --secret --path a.b`)."""
+    program take: numbers and booleans as text (`pulumi config set --path` writes text). Never an
+    encrypted value: the program refuses `secure:` everywhere but kubeconfig (config.SECRET_KEYS)."""
     if isinstance(node, list):
         return [_as_written(v) for v in node]
     if not isinstance(node, dict):
@@ -81,16 +82,17 @@ def _as_written(node: Any) -> Any:
 
 
 def _text_forms(prop: dict[str, Any]) -> dict[str, Any]:
-    forms = [prop]
+    """A property with the text forms the program also takes (config_model._numeric_string,
+    _boolean_string: ASCII digits without leading zeros, six spellings of a boolean)."""
     if prop.get("type") == "integer" and "enum" in prop:
-        forms.append({"type": "string", "enum": [str(v) for v in prop["enum"]]})
+        text = {"type": "string", "pattern": whole(int_set_regex(prop["enum"]))}
     elif prop.get("type") == "integer":
-        forms.append({"type": "string", "pattern": r"^\s*-?\d+\s*$"})
+        text = {"type": "string", "pattern": whole(int_set_regex(range(prop["minimum"], prop["maximum"] + 1)))}
     elif prop.get("type") == "boolean":
-        forms.append({"type": "string", "enum": ["true", "false", "True", "False", "TRUE", "FALSE"]})
-    if "$ref" in prop and prop["$ref"] == SECURE_REF["$ref"]:
+        text = {"type": "string", "enum": list(model.BOOL_TEXTS)}
+    else:
         return prop
-    return {"anyOf": [*forms, SECURE_REF], **({"description": prop["description"]} if "description" in prop else {})}
+    return {"anyOf": [prop, text], **({"description": prop["description"]} if "description" in prop else {})}
 
 
 def json_schema() -> dict[str, Any]:
@@ -99,7 +101,9 @@ def json_schema() -> dict[str, Any]:
     definitions["NodePool"]["required"] = list(REQUIRED_POOL_KEYS)
     definitions["secure"] = SECURE
     properties: dict[str, Any] = {
-        "aws:region": _text_forms({"type": "string", "pattern": REGION_RE.pattern, "description": "AWS region (any partition)."}),
+        # Other namespaces are not this program's to check, and may be encrypted (aws:secretKey).
+        "aws:region": {"anyOf": [{"type": "string", "pattern": REGION_RE.pattern}, SECURE_REF],
+                       "description": "AWS region (any partition)."},
     }
     for key, prop in _tidy(top["properties"]).items():
         name = f"{NAMESPACE}:{key}"
@@ -107,9 +111,12 @@ def json_schema() -> dict[str, Any]:
             properties[name] = {"anyOf": [SECURE_REF, {"const": ""}], "description": prop.get("description", "")}
             continue
         properties[name] = _text_forms(_as_written(prop))
+        if key == "tags":  # a free map: {secure: ...} would fit it, but is an encrypted value the program refuses
+            properties[name] = {"allOf": [properties[name], {"not": SECURE_REF}]}
         if key in EMPTY_MEANS_DEFAULT:  # Pulumi.yaml's default "": the program's default
-            properties[name]["anyOf"].append({"const": ""})
-    known = sorted(properties)
+            properties[name] = {"anyOf": [properties[name], {"const": ""}]}
+    known = sorted(k for k in properties if k.startswith(f"{NAMESPACE}:"))
+    others = "|".join(KNOWN_NAMESPACES)
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
         "title": "rke-aws stack file (stacks/Pulumi.<stack>.yaml)",
@@ -119,8 +126,12 @@ def json_schema() -> dict[str, Any]:
             "config": {
                 "type": "object",
                 "properties": properties,
-                # Other namespaces (aws:profile, pulumi:tags, ...) pass; in rke-aws only known keys.
-                "propertyNames": {"anyOf": [{"not": {"pattern": f"^{NAMESPACE}:"}}, {"enum": known}]},
+                # The providers' and engine's namespaces pass (aws:profile, pulumi:tags, ...; the CLI's
+                # `ns:config:name` form too); in rke-aws only known keys; any other namespace is a
+                # typo nothing would read (config._own_key). Keys without a namespace, which the CLI
+                # gives the project's, are refused here: write them as `pulumi config set` does.
+                "propertyNames": {"anyOf": [{"enum": known},
+                                            {"pattern": whole(f"(?:{others}):(?:config:)?[^:]+")}]},
             },
             "environment": {"description": "Pulumi ESC environments imported by this stack."},
             "secretsprovider": {"type": "string"},

@@ -15,7 +15,8 @@ What the engine passes:
 
 Configuration (`pulumi preview --policy-pack policies --policy-pack-config cfg.json`):
     {"sg-no-public-admin-ports": {"adminCidrs": ["198.51.100.7/32"]}}
-lists world-wide CIDRs (0.0.0.0/0, ::/0) that may nonetheless reach the admin ports.
+lists world-wide CIDRs (0.0.0.0/0, ::/0) that may nonetheless reach the admin ports (the same key
+for sg-no-public-admin-union, which judges the union of a group's sources).
 """
 
 from __future__ import annotations
@@ -192,11 +193,52 @@ def validate_instance_profile(args: ResourceValidationArgs, report: ReportViolat
 
 # --- security groups: no internet-wide ingress to admin ports -----------------------------------
 
-def _world(cidr: Any) -> bool:
+# "The internet" is more than any one organisation holds. IPv4: more public addresses than a /8
+# (the largest block a registry ever assigned to one holder; the same threshold as the program's
+# access.adminCidrs, components/config_model.py WORLD_ADMIN_PUBLIC_ADDRESSES, held equal by
+# tests/test_hostile.py). IPv6: more of the global unicast space (2000::/3) than a /19, the
+# largest allocations registries make. 0.0.0.0/1 + 128.0.0.0/1 is the internet in pieces.
+WORLD_IPV4_ADDRESSES = 1 << 24
+WORLD_IPV6_ADDRESSES = 1 << (128 - 19)
+# Not reachable from the internet (IANA special-purpose registries): does not count.
+_NOT_PUBLIC_V4 = tuple(ipaddress.ip_network(n) for n in (
+    "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.0.0.0/24",
+    "192.0.2.0/24", "192.168.0.0/16", "198.18.0.0/15", "198.51.100.0/24", "203.0.113.0/24", "224.0.0.0/3"))
+_NOT_PUBLIC_V4 = tuple(ipaddress.collapse_addresses(_NOT_PUBLIC_V4))  # disjoint, so each counts once
+_GLOBAL_V6 = ipaddress.ip_network("2000::/3")
+
+
+def _network(cidr: Any) -> Optional[Any]:
     try:
-        return ipaddress.ip_network(str(cidr), strict=False).prefixlen == 0
+        return ipaddress.ip_network(str(cidr).strip(), strict=False)
     except ValueError:
-        return False
+        return None
+
+
+def _public_count(nets: Iterable[Any]) -> tuple[int, int]:
+    """(public IPv4 addresses, global IPv6 addresses) the union of `nets` covers, each counted once."""
+    v4 = list(ipaddress.collapse_addresses(n for n in nets if n.version == 4))
+    v6 = list(ipaddress.collapse_addresses(n for n in nets if n.version == 6))
+    four = sum(n.num_addresses for n in v4)
+    for u in v4:
+        for q in _NOT_PUBLIC_V4:
+            if u.overlaps(q):
+                four -= (u if u.subnet_of(q) else q).num_addresses
+    six = 0
+    for u in v6:
+        if u.overlaps(_GLOBAL_V6):
+            six += (u if u.subnet_of(_GLOBAL_V6) else _GLOBAL_V6).num_addresses
+    return four, six
+
+
+def _is_world(nets: Iterable[Any]) -> bool:
+    four, six = _public_count(list(nets))
+    return four > WORLD_IPV4_ADDRESSES or six > WORLD_IPV6_ADDRESSES
+
+
+def _world(cidr: Any) -> bool:
+    net = _network(cidr)
+    return net is not None and (net.prefixlen == 0 or _is_world([net]))
 
 
 def _normal_cidr(cidr: Any) -> str:
@@ -575,6 +617,46 @@ def validate_role_policies_single_owner(args: StackValidationArgs, report: Repor
                    "its policies; use RolePolicy / RolePolicyAttachment resources only", role.urn)
 
 
+# --- stack rule: the admin ports' sources together are not the internet -----------------------------
+
+def validate_no_public_admin_union(args: StackValidationArgs, report: ReportViolation) -> None:
+    """The per-rule check (sg-no-public-admin-ports) sees one CIDR at a time; 0.0.0.0/1 and
+    128.0.0.0/1 in two rules open an admin port to everyone all the same. Per security group and
+    admin port, the union of every source CIDR reaching it (separate rule resources and inline
+    ingress; the config's allowed CIDRs left out) must not be the internet."""
+    allowed = {_normal_cidr(c) for c in (args.get_config().get(ADMIN_CIDRS_CONFIG) or [])}
+    groups = [r for r in args.resources if r.resource_type == SECURITY_GROUP]
+    rule_types = (SG_INGRESS_RULE, EC2_SG_RULE)
+    targeting = _targeting(groups, [r for r in args.resources if r.resource_type in rule_types], "securityGroupId")
+    for g in groups:
+        entries: list[tuple[Any, Any, Any, list[Any]]] = []
+        for rule in targeting[g.urn]:
+            p = rule.props
+            if rule.resource_type == SG_INGRESS_RULE:
+                cidrs = [c for c in (_known(p, "cidrIpv4")[0], _known(p, "cidrIpv6")[0]) if c]
+                entries.append((_known(p, "ipProtocol")[0], _known(p, "fromPort")[0], _known(p, "toPort")[0], cidrs))
+            elif _known(p, "type")[0] == "ingress":
+                cidrs = _as_list(_known(p, "cidrBlocks")[0]) + _as_list(_known(p, "ipv6CidrBlocks")[0])
+                entries.append((_known(p, "protocol")[0], _known(p, "fromPort")[0], _known(p, "toPort")[0], cidrs))
+        inline, known = _known(g.props, "ingress")
+        if known:
+            for e in _as_list(inline):
+                cidrs = _as_list(_get(e, "cidrBlocks")) + _as_list(_get(e, "ipv6CidrBlocks"))
+                entries.append((_get(e, "protocol"), _get(e, "fromPort"), _get(e, "toPort"), cidrs))
+        for lo, hi, name in ADMIN_PORTS:
+            nets = []
+            for protocol, from_port, to_port, cidrs in entries:
+                ports = _port_range(protocol, from_port, to_port)
+                if ports is None or ports[0] > hi or ports[1] < lo:
+                    continue
+                nets += [n for n in map(_network, cidrs) if n is not None and _normal_cidr(str(n)) not in allowed]
+            if len(nets) > 1 and _is_world(nets) and not any(_world(str(n)) for n in nets):
+                four, six = _public_count(nets)
+                report(f"{g.urn}: ingress from {sorted({str(n) for n in nets})} together reaches {name} from "
+                       f"{four:,} public IPv4 and {six:,} IPv6 addresses: the internet in pieces; open admin ports "
+                       "only to your networks", g.urn)
+
+
 # --- the policies ----------------------------------------------------------------------------------
 
 def _resource(name: str, description: str, validate: Callable, **kw: Any) -> ResourceValidationPolicy:
@@ -582,9 +664,9 @@ def _resource(name: str, description: str, validate: Callable, **kw: Any) -> Res
                                     enforcement_level=EnforcementLevel.MANDATORY, **kw)
 
 
-def _stack(name: str, description: str, validate: Callable) -> StackValidationPolicy:
+def _stack(name: str, description: str, validate: Callable, **kw: Any) -> StackValidationPolicy:
     return StackValidationPolicy(name=name, description=description, validate=validate,
-                                 enforcement_level=EnforcementLevel.MANDATORY)
+                                 enforcement_level=EnforcementLevel.MANDATORY, **kw)
 
 
 INSTANCE_POLICIES = [
@@ -604,7 +686,8 @@ INSTANCE_POLICIES = [
 SECURITY_GROUP_POLICIES = [
     _resource(
         "sg-no-public-admin-ports",
-        "No ingress from 0.0.0.0/0 or ::/0 to SSH, the Kubernetes API, the RKE2 supervisor, etcd or the kubelet.",
+        "No ingress from the internet (0.0.0.0/0, ::/0, or one CIDR larger than a /8 of public addresses) to SSH, "
+        "the Kubernetes API, the RKE2 supervisor, etcd or the kubelet.",
         validate_no_public_admin_ingress,
         config_schema=PolicyConfigSchema(properties={
             ADMIN_CIDRS_CONFIG: {
@@ -630,6 +713,11 @@ STACK_POLICIES = [
     _stack("one-cluster-security-group-per-instance",
            "Each instance has exactly one security group with its cluster tag.",
            validate_one_cluster_sg_per_instance),
+    _stack("sg-no-public-admin-union",
+           "Per security group and admin port, the union of the sources is not the internet (0.0.0.0/1 + 128.0.0.0/1).",
+           validate_no_public_admin_union, config_schema=PolicyConfigSchema(properties={
+               ADMIN_CIDRS_CONFIG: {"type": "array", "items": {"type": "string"}, "default": [],
+                                    "description": "World-wide CIDRs nonetheless allowed to reach the admin ports."}})),
     _stack("sg-rules-single-owner",
            "A security group's rules are inline or separate rule resources, never both.",
            validate_sg_rules_single_owner),

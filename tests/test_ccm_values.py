@@ -22,7 +22,7 @@ from tests.conftest import user_data
 
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 INSTANCE_TYPE = "aws:ec2/instance:Instance"
-KUBECONFIG = "apiVersion: v1\nkind: Config\n"
+KUBECONFIG = harness.secret("apiVersion: v1\nkind: Config\n")  # as `pulumi config set --secret` stores it
 STACKS = harness.stack_names()
 
 CHART_NAME = "aws-cloud-controller-manager"

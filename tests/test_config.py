@@ -32,11 +32,19 @@ NAT_NONE = (
     "rke-aws:nodePools[{i}].subnet: 'private' needs a way out for the bootstrap downloads, but "
     "network.natGateways is none; use single or perAz, or subnet public"
 )
-CLUSTER_ID_RULE = "use 1-43 chars of a-z, 0-9 and -, starting with a letter"
+CLUSTER_ID_RULE = "use 1-43 chars of a-z, 0-9 and -, starting with a letter, not sg-"
 OLD_CCM_IMAGE = "registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.9"
-RESERVED_TAG = ("is reserved (Name, kubernetes.io/cluster/*, kubernetes.io/role/* and rke-aws/* are set by this "
-                "program, aws:* by AWS); choose another key")
-TAG_CHARS = "has characters AWS does not allow in tags; use letters, digits, spaces and + - = . _ : / @"
+RESERVED_TAG = config.RESERVED_TAG
+TAG_CHARS = ("has characters AWS does not take in tag values of every service (IAM, SSM); use ASCII letters, digits, "
+             "space and _ . : / = + - @")
+BUCKET_RULE = ("an S3 bucket name (3-63 lowercase letters, digits, dots and hyphens, by S3's general purpose bucket "
+               "naming rules)")
+FOLDER_RULE = "a key prefix like prod/etcd (no leading, trailing or double /, no . or .. segment)"
+KMS_RULE = ("a KMS key ARN (not an alias) in its region's partition, like "
+            "arn:aws:kms:us-west-2:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab")
+KEY_ID = "1234abcd-12ab-34cd-56ef-1234567890ab"
+FLAG_RULE = ("write each flag as one --name=value entry (ASCII, no spaces or invisible characters: each entry is one "
+             "argument)")
 RKE2_FORM = f"write it like {versions.RKE2_VERSION} (v1.X.Y+rke2rN, digits 0-9 without leading zeros)"
 
 VPC_ID = "vpc-0123456789abcdef0"
@@ -169,7 +177,8 @@ INVALID = [
     row("vpcCidr-unparseable", net(vpcCidr="10.0.0.0/33"),
         "rke-aws:network.vpcCidr: '10.0.0.0/33' is not an IPv4 CIDR ('33' is not a valid netmask); write it like 10.0.0.0/16"),
     row("vpcCidr-host-bits", net(vpcCidr="10.30.0.1/16"),
-        "rke-aws:network.vpcCidr: '10.30.0.1/16' is not an IPv4 CIDR (10.30.0.1/16 has host bits set); write it like 10.0.0.0/16"),
+        "rke-aws:network.vpcCidr: '10.30.0.1/16' is not a network address (host bits set); the network is 10.30.0.0/16: "
+        "write that, or the CIDR you meant"),
     row("vpcCidr-public", net(vpcCidr="8.8.0.0/16"),
         "rke-aws:network.vpcCidr: '8.8.0.0/16' is not a private (RFC 1918) range; "
         "use a block inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16"),
@@ -186,7 +195,7 @@ INVALID = [
     row("subnet-cidr-count", net(publicSubnetCidrs=["10.30.128.0/20", "10.30.144.0/20"], privateSubnetCidrs=["10.30.0.0/20"]),
         "rke-aws:network.privateSubnetCidrs: 1 CIDR(s) for 2 availability zone(s); give one per zone, in zone order"),
     row("subnet-smaller-than-28", net(publicSubnetCidrs=["10.30.128.0/20", "10.30.144.0/20"], privateSubnetCidrs=["10.30.0.0/29", "10.30.16.0/20"]),
-        "rke-aws:network.privateSubnetCidrs[0]: '10.30.0.0/29' is smaller than /28; AWS subnets are /16 to /28"),
+        "rke-aws:network.privateSubnetCidrs[0]: '10.30.0.0/29' has prefix /29; AWS subnets are /16 to /28"),
     row("natGateways-unknown", net(natGateways="perAZ"),
         'rke-aws:network.natGateways: "perAZ" is not a NAT layout; use none, single, perAz'),
     # --- roles -------------------------------------------------------------------------------
@@ -250,9 +259,9 @@ INVALID = [
     row("extraArgs-cloud-provider", put("ccm", {"install": "manifest", "extraArgs": ["--cloud-provider=aws"]}),
         "rke-aws:ccm.extraArgs[0]: '--cloud-provider=aws' is set by this program; remove it"),
     row("extraArgs-not-a-flag", put("ccm", {"install": "manifest", "extraArgs": ["v=4"]}),
-        "rke-aws:ccm.extraArgs[0]: 'v=4' is not a flag; write each flag as one --name=value entry"),
+        f"rke-aws:ccm.extraArgs[0]: 'v=4' is not a flag; {FLAG_RULE}"),
     row("extraArgs-flag-with-space", put("ccm", {"install": "manifest", "extraArgs": ["--cloud-provider aws"]}),
-        "rke-aws:ccm.extraArgs[0]: '--cloud-provider aws' is not a flag; write each flag as one --name=value entry"),
+        f"rke-aws:ccm.extraArgs[0]: '--cloud-provider aws' is not a flag; {FLAG_RULE}"),
     row("kubernetesVersion-looks-like-number", put("kubernetesVersion", "1.30"),
         f'rke-aws:kubernetesVersion: "1.30" is not an RKE2 release name; {RKE2_FORM}'),
     row("ccm-install-unknown", put("ccm", {"install": "kubectl"}),
@@ -260,18 +269,18 @@ INVALID = [
     # --- unknown keys ------------------------------------------------------------------------
     row("unknown-top-level-typo",
         lambda cfg: cfg.__setitem__("rke-aws:nodepools", cfg.pop("rke-aws:nodePools")),
-        f"rke-aws:nodepools: unknown key; allowed keys are {TOP_KEYS}",
+        f"rke-aws:nodepools: unknown key; did you mean nodePools? allowed keys are {TOP_KEYS}",
         "rke-aws:nodePools: missing; list at least one pool with controlplane, one with etcd and one with worker"),
     row("unknown-network-key", net(vpcCIDR="10.30.0.0/16"),
-        "rke-aws:network.vpcCIDR: unknown key; allowed keys are vpcCidr, availabilityZones, natGateways, "
+        "rke-aws:network.vpcCIDR: unknown key; did you mean vpcCidr? allowed keys are vpcCidr, availabilityZones, natGateways, "
         "publicSubnetCidrs, privateSubnetCidrs, vpcId, publicSubnetIds, privateSubnetIds"),
     row("unknown-access-key", put("access", {"sshKey": "dev"}),
-        "rke-aws:access.sshKey: unknown key; allowed keys are adminCidrs, sshKeyName, sshUser, sshKeyPath, ssm, allowWorldAdmin"),
+        "rke-aws:access.sshKey: unknown key; did you mean sshKeyPath? allowed keys are adminCidrs, sshKeyName, sshUser, sshKeyPath, ssm, allowWorldAdmin"),
     row("unknown-pool-key", pool(0, instancetype="m6i.large"),
-        "rke-aws:nodePools[0].instancetype: unknown key; allowed keys are name, roles, count, instanceType, "
+        "rke-aws:nodePools[0].instancetype: unknown key; did you mean instanceType? allowed keys are name, roles, count, instanceType, "
         "subnet, rootVolumeGb, ami, ipBlock, imdsHopLimit, imdsHopLimitReason"),
     row("unknown-ccm-key", put("ccm", {"install": "manifest", "version": "0.0.11"}),
-        "rke-aws:ccm.version: unknown key; allowed keys are chartVersion, leaderMigration, extraArgs, install, image"),
+        "rke-aws:ccm.version: unknown key; did you mean chartVersion? allowed keys are chartVersion, leaderMigration, extraArgs, install, image"),
     # --- clusterId ---------------------------------------------------------------------------
     row("clusterId-uppercase", put("clusterId", "Prod"),
         f'rke-aws:clusterId: "Prod" is not a cluster ID; {CLUSTER_ID_RULE}'),
@@ -295,16 +304,17 @@ INVALID = [
         f"rke-aws:tags.kubernetes.io/cluster/x: {RESERVED_TAG}"),
     row("tag-reserved-role-key", put("tags", {"kubernetes.io/role/elb": "1"}), f"rke-aws:tags.kubernetes.io/role/elb: {RESERVED_TAG}"),
     row("tag-empty-key", put("tags", {"": "x"}), "rke-aws:tags.: is empty; tag keys need 1 to 128 characters"),
-    row("tag-bad-characters", put("tags", {"team": "a;b"}), f"rke-aws:tags.team: value {TAG_CHARS}"),
+    row("tag-bad-characters", put("tags", {"team": "a;b"}), f"rke-aws:tags.team: value 'a;b' {TAG_CHARS}"),
     row("tag-value-too-long", put("tags", {"team": "x" * 257}),
-        "rke-aws:tags.team: value is too long; AWS allows 128-char keys and 256-char values"),
+        f'rke-aws:tags.team: value "{"x" * 79}... (257 characters) is 257 characters long; AWS allows 128-character keys '
+        "and 256-character values"),
     row("too-many-tags", put("tags", {f"t{i}": "v" for i in range(45)}),
         "rke-aws:tags: 45 tags; AWS allows 50 per resource and this program sets up to 6 itself (Name, "
         "kubernetes.io/cluster/<id>, rke-aws/pool, rke-aws/roles, rke-aws/imds-hop-limit-reason, kubernetes.io/role/*): "
         "use at most 44"),
     # --- hardened inputs -------------------------------------------------------------------------
     row("region-trailing-newline", put("aws:region", "us-east-1\n"),
-        "aws:region: 'us-east-1\n' is not an AWS region; write it like us-west-2"),
+        'aws:region: "us-east-1\\n" is not an AWS region; write it like us-west-2'),
     row("admin-cidr-world", put("access", {"adminCidrs": ["0.0.0.0/0"]}),
         "rke-aws:access.adminCidrs[0]: '0.0.0.0/0' opens SSH (22) and the Kubernetes API (6443) to the whole "
         "internet; list your networks, or set access.allowWorldAdmin true if that is really meant"),
@@ -324,7 +334,8 @@ INVALID = [
         "1.36) or set ccm.image to a cloud-controller-manager image for 1.29"),
     row("ccm-image-without-tag", put("ccm", {"install": "manifest", "image": "registry.k8s.io/provider-aws/cloud-controller-manager"}),
         "rke-aws:ccm.image: 'registry.k8s.io/provider-aws/cloud-controller-manager' is not valid; expected an image "
-        "reference with a tag, like registry.k8s.io/provider-aws/cloud-controller-manager:v1.33.4"),
+        "reference pinned by a tag other than latest and/or an @sha256: digest, like "
+        "registry.k8s.io/provider-aws/cloud-controller-manager:v1.33.4"),
     row("endpoint-unknown", put("controlPlane", {"endpoint": "alb"}),
         'rke-aws:controlPlane.endpoint: "alb" is not an endpoint kind; use dns or nlb'),
     row("tag-value-not-string", put("tags", {"replicas": 3}),
@@ -344,27 +355,24 @@ INVALID = [
     row("etcdBackup-list", put("etcdBackup", ["x"]),
         'rke-aws:etcdBackup: ["x"] is not an object; expected a map of etcdBackup settings'),
     row("etcdBackup-typo", put("etcdBackup", {"bukket": "x"}),
-        "rke-aws:etcdBackup.bukket: unknown key; allowed keys are enabled, bucket, folder, intervalHours, retention, "
+        "rke-aws:etcdBackup.bukket: unknown key; did you mean bucket? allowed keys are enabled, bucket, folder, intervalHours, retention, "
         "expireDays, kmsKeyArn"),
     row("etcdBackup-bucket-name", put("etcdBackup", {"bucket": "My_Bucket"}),
-        "rke-aws:etcdBackup.bucket: 'My_Bucket' is not valid; expected an S3 bucket name (3-63 lowercase letters, "
-        "digits, dots and hyphens)"),
+        "rke-aws:etcdBackup.bucket: 'My_Bucket' has characters other than lowercase letters, digits, dots and hyphens; "
+        f"expected {BUCKET_RULE}"),
     row("etcdBackup-expiry-on-foreign-bucket", put("etcdBackup", {"bucket": "my-bucket", "expireDays": 7}),
         "rke-aws:etcdBackup.expireDays: applies to the bucket this program creates, but etcdBackup.bucket names "
         "'my-bucket'; set expiry on that bucket, or remove one of the keys"),
     row("etcdBackup-interval-zero", put("etcdBackup", {"intervalHours": 0}),
         "rke-aws:etcdBackup.intervalHours: 0 is not an interval that divides a day; use 1, 2, 3, 4, 6, 8, 12 or 24"),
     row("etcdBackup-folder-absolute", put("etcdBackup", {"folder": "/abs"}),
-        "rke-aws:etcdBackup.folder: '/abs' is not valid; expected a key prefix like prod/etcd (no leading, trailing or "
-        "double /)"),
+        f"rke-aws:etcdBackup.folder: '/abs' has an empty segment (a leading, trailing or double /); expected {FOLDER_RULE}"),
     row("etcdBackup-folder-trailing-slash", put("etcdBackup", {"folder": "prod/"}),
-        "rke-aws:etcdBackup.folder: 'prod/' is not valid; expected a key prefix like prod/etcd (no leading, trailing or "
-        "double /)"),
+        f"rke-aws:etcdBackup.folder: 'prod/' has an empty segment (a leading, trailing or double /); expected {FOLDER_RULE}"),
     row("etcdBackup-kms-alias", put("etcdBackup", {"kmsKeyArn": "arn:aws:kms:us-east-1:123456789012:alias/etcd"}),
-        "rke-aws:etcdBackup.kmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:alias/etcd' is not valid; expected a KMS "
-        "key ARN (not an alias) like arn:aws:kms:us-west-2:111122223333:key/1234abcd-..."),
-    row("etcdBackup-kms-other-region", put("etcdBackup", {"kmsKeyArn": "arn:aws:kms:eu-west-1:123456789012:key/abc-1"}),
-        "rke-aws:etcdBackup.kmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/abc-1' is a key in eu-west-1, but the "
+        f"rke-aws:etcdBackup.kmsKeyArn: 'arn:aws:kms:us-east-1:123456789012:alias/etcd' is not valid; expected {KMS_RULE}"),
+    row("etcdBackup-kms-other-region", put("etcdBackup", {"kmsKeyArn": f"arn:aws:kms:eu-west-1:123456789012:key/{KEY_ID}"}),
+        f"rke-aws:etcdBackup.kmsKeyArn: 'arn:aws:kms:eu-west-1:123456789012:key/{KEY_ID}' is a key in eu-west-1, but the "
         "cluster and its snapshot bucket are in us-east-1; use a key of us-east-1"),
     row("addons-ebsCsi-string", put("addons", {"ebsCsi": "yes"}),
         'rke-aws:addons.ebsCsi: "yes" is not a boolean; use true or false'),
@@ -445,7 +453,7 @@ def test_all_problems_reported_at_once(base_config):
 
 PROGRAM_CASES = [
     pytest.param(lambda cfg: cfg.__setitem__("rke-aws:nodepools", cfg.pop("rke-aws:nodePools")),
-                 f"rke-aws:nodepools: unknown key; allowed keys are {TOP_KEYS}", id="unknown-key-typo"),
+                 f"rke-aws:nodepools: unknown key; did you mean nodePools? allowed keys are {TOP_KEYS}", id="unknown-key-typo"),
     pytest.param(pool(1, roles=["worker", "master"]),
                  f"rke-aws:nodePools[1].roles: 'master' is not a role; {ROLE_HINT}", id="role-master"),
     pytest.param(net(vpcCidr="8.8.0.0/16"),
@@ -554,7 +562,7 @@ def test_empty_kubeconfig_means_unset(base_config):
 
 
 def test_kubeconfig_set_is_a_secret(base_config):
-    put("kubeconfig", "apiVersion: v1\nkind: Config\n")(base_config)
+    put("kubeconfig", harness.secret("apiVersion: v1\nkind: Config\n"))(base_config)
     kc = parse(base_config).kubeconfig
     assert isinstance(kc, config.Secret) and kc.reveal() == "apiVersion: v1\nkind: Config\n"
     assert "apiVersion" not in repr(kc)

@@ -22,7 +22,7 @@ SUBNET = "aws:ec2/subnet:Subnet"
 # Inputs that never reach a running instance (ignore_changes in nodes.py): a new AMI release or an
 # edited boot script must not replace a node.
 IGNORED = {"ami", "userData", "userDataBase64"}
-KUBECONFIG = "apiVersion: v1\nkind: Config\n"
+KUBECONFIG = harness.secret("apiVersion: v1\nkind: Config\n")  # as `pulumi config set --secret` stores it
 
 
 def run(config: dict, previous: harness.ProgramRun | None = None, stack: str = "day2") -> harness.ProgramRun:

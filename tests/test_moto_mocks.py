@@ -83,11 +83,15 @@ def test_ids_do_not_depend_on_registration_order():
 
 
 def test_a_stack_naming_a_missing_key_pair_fails_the_plan():
+    """Looked up at plan time (plan.key_pair_problems): a config error naming access.sshKeyName, before
+    anything is registered, not InvalidKeyPair.NotFound from RunInstances half-way through."""
     config = harness.stack_config("rke-dev")
     mocks = MotoMocks("us-west-2", create_missing_key_pairs=False)
-    with pytest.raises(EmulatedAwsError, match=r"^InvalidKeyPair\.NotFound: instance rke-dev-(control|workers)-\d: the key pair 'rke-dev'"):
+    with pytest.raises(pulumi.RunError, match=r"rke-aws:access\.sshKeyName: looking up the key pair 'rke-dev' in "
+                                              r"us-west-2 failed \(.*InvalidKeyPair\.NotFound"):
         moto_mocks.build(config, "rke-dev", mocks=mocks)
     assert not mocks.active, "a failed build left the emulated account running"
+    assert mocks.resources == []
 
 
 def test_bring_your_own_subnets_are_looked_up_and_tagged_shared_in_the_account():
@@ -134,7 +138,7 @@ def test_make_plan_json_is_the_snapshot_and_masks_the_token(capsys):
 
 def test_ccm_release_is_faked_as_deployed_once_kubeconfig_is_set():
     config = harness.stack_config("rke2-prod")
-    config["rke-aws:kubeconfig"] = "apiVersion: v1\nkind: Config\n"
+    config["rke-aws:kubeconfig"] = harness.secret("apiVersion: v1\nkind: Config\n")
     run, mocks = moto_mocks.build(config, "rke2-prod")
     mocks.stop()
     releases = run.of_type("kubernetes:helm.sh/v3:Release")

@@ -10,7 +10,7 @@ import yaml
 
 from offline import harness
 
-KUBECONFIG = "apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n    token: kubeconfig-secret-marker\n"
+KUBECONFIG = harness.secret("apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n    token: kubeconfig-secret-marker\n")
 
 
 @pytest.mark.parametrize("stack", ["rke-prod", "rke2-prod"])
@@ -38,11 +38,11 @@ def test_plain_text_kubeconfig_is_refused_before_anything_is_registered():
     from offline.mocks import AwsLikeMocks
 
     cfg = harness.stack_config("rke2-prod")
-    cfg["rke-aws:kubeconfig"] = KUBECONFIG
+    cfg["rke-aws:kubeconfig"] = str(KUBECONFIG)  # plain text, as `pulumi config set` without --secret stores it
     mocks = AwsLikeMocks("us-west-2")
     with pytest.raises(pulumi.RunError, match=r"rke-aws:kubeconfig: is stored as plain text .* --secret"):
-        # The harness marks kubeconfig secret as `pulumi config set --secret` would; undo that.
-        harness.run_program(cfg, stack="rke2-prod", mocks=mocks, secret_keys=[])
+        # The harness marks secret only what the CLI would (secure: values): nothing here.
+        harness.run_program(cfg, stack="rke2-prod", mocks=mocks)
     assert mocks.resources == []
 
 

@@ -260,7 +260,7 @@ def test_the_guard_is_part_of_the_version_check_for_rke2_only():
 
 
 def test_an_unsafe_upgrade_is_refused_before_anything_is_registered():
-    cfg = set_key(harness.stack_config("rke2-prod"), "kubeconfig", KUBECONFIG)
+    cfg = set_key(harness.stack_config("rke2-prod"), "kubeconfig", harness.secret(KUBECONFIG))
     cfg = set_key(cfg, "kubernetesVersion", "v1.33.5+rke2r1")
     before = harness.run_program(cfg, stack="rke2-prod")
     mocks = AwsLikeMocks(cfg["aws:region"])
