@@ -44,9 +44,9 @@ BYO_KEYS = ("vpcId", "publicSubnetIds", "privateSubnetIds")
 CIDR_KEYS = ("vpcCidr", "publicSubnetCidrs", "privateSubnetCidrs", "natGateways")
 # Pulumi.yaml declares these with default "" (its schema cannot express "the stack name" or
 # "per distribution"); an empty value therefore means "use the program's default".
-EMPTY_MEANS_DEFAULT = ("clusterId", "kubernetesVersion", "kubeconfig")
+EMPTY_MEANS_DEFAULT = ("clusterId", "kubernetesVersion", "kubeconfig", "confirmClusterState")
 # Plain string keys arrive as the text the user wrote; only structured keys are JSON.
-STRING_KEYS = ("distribution", "clusterId", "kubernetesVersion", "kubeconfig", "hardening")
+STRING_KEYS = ("distribution", "clusterId", "kubernetesVersion", "kubeconfig", "hardening", "confirmClusterState")
 
 # VPC sizes AWS allows are /16../28; the subnet layout needs four more bits, so /24 at most.
 MIN_VPC_PREFIX, MAX_VPC_PREFIX = 16, 24
@@ -214,6 +214,8 @@ class StackConfig:
     addons: AddonsConfig = field(default_factory=AddonsConfig)
     hardening: str = "none"
     allow_uninstall: bool = False
+    # ---- day 2 (history.py): confirmation codes for what the program cannot read from the cluster
+    confirm_cluster_state: Optional[str] = None
 
     @property
     def cluster_tag_key(self) -> str:
@@ -515,7 +517,9 @@ def _check_topology(p: _Problems, pools: tuple[NodePool, ...], warnings: list[st
         p.add("nodePools", "no node has the etcd role; add a pool with etcd and count >= 1")
     elif etcd % 2 == 0:
         warnings.append(
-            f"{NAMESPACE}:nodePools: {etcd} etcd members; an even count tolerates no more failures than {etcd - 1} (quorum): use an odd count"
+            # etcd tolerates (m - 1) // 2 failed members: 4 tolerate 1, like 3, with one more that can fail.
+            f"{NAMESPACE}:nodePools: {etcd} etcd members tolerate {(etcd - 1) // 2} failure(s), like {etcd - 1}: the "
+            f"extra member adds no tolerance, only one more that can fail; use an odd count ({etcd - 1} or {etcd + 1})"
         )
     if members(lambda pl: pl.is_worker) == 0:
         p.add("nodePools", "no node can run workloads; add a pool with the worker role and count >= 1")
@@ -670,6 +674,7 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
         kubeconfig=Secret(kubeconfig) if kubeconfig else None, tags=tags, protect_servers=top.protectServers,
         warnings=tuple(warnings), endpoint=endpoint, etcd_backup=backup,
         addons=AddonsConfig(ebs_csi=addons.ebsCsi), hardening=top.hardening, allow_uninstall=top.allowUninstall,
+        confirm_cluster_state=top.confirmClusterState,
     )
 
 

@@ -86,6 +86,8 @@ IMAGE_PATTERN = r"^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:/[a-z0-9]+(?:[._-][a-
 BUCKET_PATTERN = r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
 # k3s joins folder and name with path.Join: "a/" or "a//b" would not match the role's grant.
 FOLDER_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9._-]+)*$"
+# confirmClusterState: codes history.Statement prints (<topic>-<10 hex>), separated by spaces or commas.
+CONFIRM_CODES_PATTERN = r"^[a-z]+-[0-9a-f]{10}(?:[ ,]+[a-z]+-[0-9a-f]{10})*$"
 # A key ARN, not an alias ARN: IAM grants on an alias ARN do not cover the key it points to.
 KMS_KEY_ARN_PATTERN = r"^arn:(aws|aws-us-gov|aws-cn):kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$"
 
@@ -323,6 +325,13 @@ class StackConfiguration(_Section):
                            "`pulumi state delete` of the releases; Pulumi deletes what is still in the state.")
     protectServers: Annotated[Bool, Msg(declare=True, reason="replacing servers deliberately stays one command")] = Field(
         False, description="Protect controlplane/etcd instances from deletion and replacement (pulumi protect).")
+
+    # ---- day 2: what the user vouches for about the running cluster (issue 23; history.py) ----
+    confirmClusterState: Annotated[Str(CONFIRM_CODES_PATTERN), Msg(
+        pattern="{json} is not a confirmation code; copy the code a refusal or warning printed (like version-0123456789)",
+        default="unset", declare=True, type_name="string")] = Field(
+        None, description="Codes a refusal or warning printed (space-separated), each confirming one exact statement "
+                          "about the running cluster when it cannot be read; a code confirms nothing once the state moves on.")
 
 
 SECTIONS: dict[str, type[_Section]] = {
