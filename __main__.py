@@ -217,11 +217,10 @@ if cluster.in_cluster:
         in_cluster.append("aws-ebs-csi-driver")
     # The next update refuses to run without a kubeconfig while this is set (plan.in_cluster_problems).
     pulumi.export("installedInCluster", in_cluster)
-elif previous is not None and previous.installed_in_cluster and not manifest_install:
-    pulumi.log.warn(f"nothing is installed in the cluster by this update: {', '.join(previous.installed_in_cluster)} "
-                    "are uninstalled (allowUninstall), or wait until the servers' helm-controller has uninstalled "
-                    "the charts it ran from manifests (see the warnings above)")
-elif not manifest_install and not (cluster.manifests and cluster.manifests.removing):
+elif (not manifest_install and not (previous and previous.has_cluster_releases)
+      and not (cluster.manifests and cluster.manifests.removing)):
+    # Only before anything was ever installed: an update that uninstalls (allowUninstall) or waits for
+    # the servers' helm-controller says so in its warnings (plan.removal_warnings).
     pulumi.log.info(
         "aws-cloud-controller-manager not installed yet: once the first server has published the admin "
         "kubeconfig, `pulumi up` again installs it (or set one: `pulumi config set --secret kubeconfig < "

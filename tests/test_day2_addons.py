@@ -80,7 +80,11 @@ def test_ebs_csi_off_in_manifest_mode_uninstalls_through_the_servers_and_keeps_t
     # ... until the user confirms the HelmChart is gone ...
     done = run(set_key(copy.deepcopy(off), "confirmClusterState", code_in(w, "manifests")), again, stack="rke2-dev")
     assert not done.of_type(ACCESS_KEY) and done.outputs["rke2ManifestsRemoving"] == []
-    # ... or the cluster shows it (the published kubeconfig, read through a fake API).
+    # ... or the cluster shows it (through a fake API): not while the HelmChart is still there ...
+    monkeypatch.setattr(running, "TRANSPORT", lambda access: fake_api([], plans=[], charts=["aws-ebs-csi-driver"]))
+    still = run(readable(off, "rke2-dev"), again, stack="rke2-dev")
+    assert still.of_type(ACCESS_KEY) and still.outputs["rke2ManifestsRemoving"] == ["ebs-csi", "ebs-csi-credentials"]
+    # ... once it is gone.
     monkeypatch.setattr(running, "TRANSPORT", lambda access: fake_api(
         [], plans=[{"metadata": {"name": "rke2-server"}}], charts=["aws-cloud-controller-manager"]))
     read = run(readable(off, "rke2-dev"), again, stack="rke2-dev")
@@ -115,6 +119,10 @@ def test_manifest_to_helm_removes_the_charts_first_then_installs_releases(dev, m
     assert "the CCM is not running until a later `pulumi up` installs it" in w
     # Still there (the cluster cannot be read: the placeholder kubeconfig): no Release yet.
     assert not run(helm, phase1, stack="rke2-dev").of_type(RELEASE)
+    # The cluster shows the upgrade Plans still there: not yet either.
+    monkeypatch.setattr(running, "TRANSPORT", lambda access: fake_api([], plans=[{"metadata": {"name": "rke2-agent"}}],
+                                                                      charts=[]))
+    assert not run(readable(helm, "rke2-dev"), phase1, stack="rke2-dev").of_type(RELEASE)
     # The cluster shows the HelmCharts and Plans gone: the Releases go in.
     monkeypatch.setattr(running, "TRANSPORT", lambda access: fake_api([], plans=[], charts=[]))
     phase2 = run(readable(helm, "rke2-dev"), phase1, stack="rke2-dev")

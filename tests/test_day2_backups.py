@@ -16,7 +16,7 @@ import pytest
 from offline import harness
 from offline.mocks import AwsLikeMocks
 from tests.conftest import set_key
-from tests.test_day2 import refused, run
+from tests.test_day2 import run
 from tests.test_day2_running import code_in
 
 BUCKET = "aws:s3/bucket:Bucket"
