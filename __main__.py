@@ -9,7 +9,7 @@ from components.backups import EtcdBackupBucket, EtcdBackupBucketArgs
 from components.ccm import CloudControllerManager, CloudControllerManagerArgs
 from components.endpoint import KUBE_API_PORT, ControlPlaneEndpoint, ControlPlaneEndpointArgs
 from components.iam import NodeIam, NodeIamArgs, ParameterAccess
-from components.manifests import ServerManifests, ServerManifestsArgs, manifest_path
+from components.manifests import ServerManifests, ServerManifestsArgs, manifest_path, with_emptied
 from components.network import Network, NetworkArgs
 from components.nodes import Nodes, NodesArgs
 from components.secrets import JoinToken, JoinTokenArgs
@@ -44,15 +44,22 @@ manifest_install = cfg.ccm.install == "manifest"
 values = ccm_values.helm_values(cfg.distribution, cfg.node_pools, cfg.ccm.leader_migration, cfg.ccm.extra_args,
                                 cluster.ccm_image)
 
-network = Network(name, NetworkArgs(cluster_id=cfg.cluster_id, network=cfg.network, subnets=cluster.subnets, extra_tags=cfg.tags))
+# Stacks last updated by releases that named some children by list position get aliases from
+# those names (components/security.py, endpoint.py, network.py).
+legacy_names = previous is not None and not previous.keyed_children
+network = Network(name, NetworkArgs(
+    cluster_id=cfg.cluster_id, network=cfg.network, subnets=cluster.subnets, extra_tags=cfg.tags,
+    legacy_subnet_keys={v: k for k, v in previous.subnet_ids.items()} if legacy_names else None))
 security = ClusterSecurityGroup(name, ClusterSecurityGroupArgs(
-    cluster_id=cfg.cluster_id, vpc_id=network.vpc_id, admin_cidrs=cfg.access.admin_cidrs, extra_tags=cfg.tags))
+    cluster_id=cfg.cluster_id, vpc_id=network.vpc_id, admin_cidrs=cfg.access.admin_cidrs, extra_tags=cfg.tags,
+    legacy_names=legacy_names))
 endpoint = ControlPlaneEndpoint(name, ControlPlaneEndpointArgs(
     cluster_id=cfg.cluster_id, mode=cfg.endpoint, vpc_id=network.vpc_id, region=cfg.region,
     server_ips=cluster.server_ips,
     ports=(bootstrap.RKE2_SUPERVISOR_PORT, KUBE_API_PORT) if rke2 else (KUBE_API_PORT,),
     subnet_ids=[network.subnet_ids[s.key] for s in cluster.subnets if s.tier == "private"],
     node_security_group_id=security.group_id, admin_cidrs=cfg.access.admin_cidrs, extra_tags=cfg.tags,
+    legacy_names=legacy_names,
 ))
 
 boot_dependencies: list[pulumi.Resource] = []
@@ -65,10 +72,13 @@ if cluster.backup:
             expire_days=cfg.etcd_backup.expire_days, kms_key_arn=cfg.etcd_backup.kms_key_arn, extra_tags=cfg.tags))
         boot_dependencies.append(bucket.bucket)
     etcd_s3 = cluster.backup.etcd_s3
-    # The nodes that take snapshots: RKE2 servers; RKE1 etcd nodes (their pool's role).
+if cluster.snapshots.grant:
+    # The nodes that take snapshots: RKE2 servers; RKE1 etcd nodes (their pool's role). Where running
+    # servers still write while new settings have not reached them keeps its grant (history.py).
     snapshot_roles = {n.iam_role for n in cluster.nodes if n.pool.is_etcd} or {"controlplane"}
-    policy = backups.node_policy(cfg.partition.name, cluster.backup.bucket, cluster.backup.folder,
-                                 cfg.etcd_backup.kms_key_arn)
+    first, *others = cluster.snapshots.grant
+    policy = backups.node_policy(cfg.partition.name, first.bucket, first.folder, first.kms_key_arn,
+                                 also=[(s.bucket, s.folder, s.kms_key_arn) for s in others])
     for role in sorted(snapshot_roles):
         extra_policies.setdefault(role, []).append(("etcd-snapshots", policy))
 
@@ -76,7 +86,9 @@ ebs_values = None
 ebs_credentials = None
 if cluster.ebs_csi:
     ebs_values = addons.values(cfg.distribution, cfg.node_pools, cfg.cluster_id, cfg.region)
-    # Its own IAM user: the node roles stay out of reach of pods (hop limit 1; addons.py).
+if cluster.ebs_csi or cluster.keep_ebs_credentials:
+    # Its own IAM user: the node roles stay out of reach of pods (hop limit 1; addons.py). Kept while
+    # the servers may still run the driver with its key (an uninstall from manifests in progress).
     ebs_credentials = addons.EbsCsiCredentials(name, addons.EbsCsiCredentialsArgs(
         cluster_id=cfg.cluster_id, partition=cfg.partition.name, extra_tags=cfg.tags))
 
@@ -96,22 +108,26 @@ if rke2:
         extra_tags=cfg.tags,
     ))
     boot_dependencies += join_token.parameters
-    if manifest_install:
-        manifests = ServerManifests(name, ServerManifestsArgs(
-            cluster_id=cfg.cluster_id,
+    if cluster.manifests:
+        files = {}
+        if manifest_install:
             # The CCM runs before the cluster has a pod network or initialised nodes: bootstrap.
-            files={"ccm.yaml": charts.ccm(cfg.ccm.chart_version).manifest(values.merged_for_manifest(), bootstrap=True),
-                   **upgrades.upgrade_manifests(cfg.kubernetes_version),
-                   **({"ebs-csi.yaml": charts.EBS_CSI.manifest(ebs_values)} if ebs_values else {})},
-            secret_files={"ebs-csi-credentials.yaml": pulumi.Output.all(ebs_credentials.key_id, ebs_credentials.secret)
-                          .apply(lambda k: addons.credentials_secret_manifest(*k))} if ebs_credentials else {},
-            extra_tags=cfg.tags,
-        ))
+            files = {"ccm.yaml": charts.ccm(cfg.ccm.chart_version).manifest(values.merged_for_manifest(), bootstrap=True),
+                     **upgrades.upgrade_manifests(cfg.kubernetes_version),
+                     **({"ebs-csi.yaml": charts.EBS_CSI.manifest(ebs_values)} if ebs_values else {})}
+        secret_files = {"ebs-csi-credentials.yaml": pulumi.Output.all(ebs_credentials.key_id, ebs_credentials.secret)
+                        .apply(lambda k: addons.credentials_secret_manifest(*k))} if manifest_install and cluster.ebs_csi else {}
+        # What is no longer wanted is emptied, never just dropped (plan.ManifestPlan says why).
+        files = with_emptied(files, cluster.manifests.emptied)
+        manifest_names = sorted([*files, *secret_files])
+        manifests = ServerManifests(name, ServerManifestsArgs(
+            cluster_id=cfg.cluster_id, files=files, secret_files=secret_files, extra_tags=cfg.tags))
         boot_dependencies += manifests.parameters
     agent_arn = join_token.agent_parameter_arn
-    # GetParametersByPath is authorised on the path's own ARN, built from a sibling parameter's.
+    # GetParametersByPath is authorised on the path's own ARN, built from a sibling parameter's. Kept as
+    # long as the servers sync from it (a server booted in manifest mode syncs for good).
     path_arn = (join_token.marker_arn.apply(lambda arn: arn.split(":parameter/")[0] + ":parameter" + manifest_path(cfg.cluster_id))
-                if manifest_install else None)
+                if manifests else None)
     parameters = {
         "controlplane": ParameterAccess(
             read=[join_token.parameter_arn, join_token.marker_arn] + ([agent_arn] if agent_arn is not None else []),
@@ -182,10 +198,13 @@ else:
         pulumi.export("rke2KubeconfigParameter", join_token.kubeconfig_parameter_name)
     if manifests:
         pulumi.export("rke2ManifestPath", manifests.path)
+        # What the servers mirror, and the removals not yet known done (plan.manifest_plan reads both).
+        pulumi.export("rke2Manifests", manifest_names)
+        pulumi.export("rke2ManifestsRemoving", list(cluster.manifests.removing))
 
 # An explicit kubeconfig wins over the one the first server published (RKE2).
 kubeconfig = cfg.kubeconfig.reveal() if cfg.kubeconfig is not None else cluster.published_kubeconfig
-if kubeconfig is not None and not manifest_install:
+if cluster.in_cluster:
     ccm = CloudControllerManager(name, CloudControllerManagerArgs(
         kubeconfig=pulumi.Output.secret(kubeconfig), chart_version=cfg.ccm.chart_version, values=values,
         cluster_id=cfg.cluster_id))
@@ -200,7 +219,10 @@ if kubeconfig is not None and not manifest_install:
         in_cluster.append("aws-ebs-csi-driver")
     # The next update refuses to run without a kubeconfig while this is set (plan.in_cluster_problems).
     pulumi.export("installedInCluster", in_cluster)
-elif not manifest_install:
+elif (not manifest_install and not (previous and previous.has_cluster_releases)
+      and not (cluster.manifests and cluster.manifests.removing)):
+    # Only before anything was ever installed: an update that uninstalls (allowUninstall) or waits for
+    # the servers' helm-controller says so in its warnings (plan.removal_warnings).
     pulumi.log.info(
         "aws-cloud-controller-manager not installed yet: once the first server has published the admin "
         "kubeconfig, `pulumi up` again installs it (or set one: `pulumi config set --secret kubeconfig < "
@@ -227,8 +249,14 @@ pulumi.export("instanceProfileNames", iam.profile_names)
 pulumi.export("instanceProfileArns", iam.profile_arns)
 pulumi.export("nodes", nodes.node_outputs)
 pulumi.export("ccmImage", cluster.ccm_image)
+# ---- day 2: what the next update judges against (components/history.py)
+pulumi.export("kubernetesVersionConfirmed", cluster.version_confirmed)
+pulumi.export("etcdMembersRemoved", list(cluster.etcd_removed))
+pulumi.export("etcdSnapshotsRunning", cluster.snapshots.running.output() if cluster.snapshots.running else None)
+pulumi.export("controlPlaneEndpointType", cfg.endpoint)
 pulumi.export("ebsCsi", cluster.ebs_csi)
 pulumi.export("hardening", cfg.hardening)
 if cluster.backup:
     pulumi.export("etcdSnapshotLocation", f"s3://{cluster.backup.bucket}/{cluster.backup.folder}")
+    pulumi.export("etcdBucketManaged", cluster.backup.created)
 pulumi.export("ccmValues", values.merged_for_manifest())

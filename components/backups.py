@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -45,23 +45,33 @@ def bucket_arn(partition: str, bucket: str) -> str:
     return f"arn:{partition}:s3:::{bucket}"
 
 
-def node_policy(partition: str, bucket: str, folder: str, kms_key_arn: Optional[str]) -> str:
+def node_policy(partition: str, bucket: str, folder: str, kms_key_arn: Optional[str],
+                also: Sequence[tuple[str, str, Optional[str]]] = ()) -> str:
     """What a snapshotting node may do: objects under its folder of the bucket, nothing else.
 
     ListBucket is not narrowed by `s3:prefix`: k3s checks the bucket with minio-go's BucketExists
     (HeadBucket, authorised as s3:ListBucket with no prefix) before every snapshot and refuses to
     upload when that fails; a prefix condition would make every snapshot fail. Listing shows object
-    names only; reading, writing and deleting stay inside the folder."""
-    arn = bucket_arn(partition, bucket)
+    names only; reading, writing and deleting stay inside the folder.
+
+    `also`: (bucket, folder, key) where running servers still write while a change of the
+    snapshot settings has not reached them (history.snapshot_transition)."""
+    places = [(bucket, folder, kms_key_arn)] + [p for p in also if p != (bucket, folder, kms_key_arn)]
+    arns = list(dict.fromkeys(bucket_arn(partition, b) for b, _, _ in places))
+    objects = list(dict.fromkeys(f"{bucket_arn(partition, b)}/{f}/*" for b, f, _ in places))
+    keys = list(dict.fromkeys(k for _, _, k in places if k))
+
+    def one(items: list[str]) -> Any:
+        return items[0] if len(items) == 1 else items
     statements = [
-        {"Sid": "FindBucketAndSnapshots", "Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": arn},
-        {"Sid": "LocateBucket", "Effect": "Allow", "Action": ["s3:GetBucketLocation"], "Resource": arn},
+        {"Sid": "FindBucketAndSnapshots", "Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": one(arns)},
+        {"Sid": "LocateBucket", "Effect": "Allow", "Action": ["s3:GetBucketLocation"], "Resource": one(arns)},
         {"Sid": "Snapshots", "Effect": "Allow", "Action": ["s3:GetObject", "s3:PutObject", "s3:DeleteObject"],
-         "Resource": f"{arn}/{folder}/*"},
+         "Resource": one(objects)},
     ]
-    if kms_key_arn:
+    if keys:
         statements.append({"Sid": "SnapshotKey", "Effect": "Allow", "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
-                           "Resource": kms_key_arn})
+                           "Resource": one(keys)})
     return json.dumps({"Version": "2012-10-17", "Statement": statements}, indent=2, sort_keys=True)
 
 

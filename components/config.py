@@ -44,9 +44,9 @@ BYO_KEYS = ("vpcId", "publicSubnetIds", "privateSubnetIds")
 CIDR_KEYS = ("vpcCidr", "publicSubnetCidrs", "privateSubnetCidrs", "natGateways")
 # Pulumi.yaml declares these with default "" (its schema cannot express "the stack name" or
 # "per distribution"); an empty value therefore means "use the program's default".
-EMPTY_MEANS_DEFAULT = ("clusterId", "kubernetesVersion", "kubeconfig")
+EMPTY_MEANS_DEFAULT = ("clusterId", "kubernetesVersion", "kubeconfig", "confirmClusterState")
 # Plain string keys arrive as the text the user wrote; only structured keys are JSON.
-STRING_KEYS = ("distribution", "clusterId", "kubernetesVersion", "kubeconfig", "hardening")
+STRING_KEYS = ("distribution", "clusterId", "kubernetesVersion", "kubeconfig", "hardening", "confirmClusterState")
 # Booleans arrive as "true"/"false" (a YAML boolean) or the text written; the model reads exactly the
 # spellings the schema allows (config_model.BOOL_TEXTS), which JSON would loosen ("true\n", " true").
 BOOL_KEYS = ("allowUninstall", "protectServers")
@@ -224,6 +224,8 @@ class StackConfig:
     addons: AddonsConfig = field(default_factory=AddonsConfig)
     hardening: str = "none"
     allow_uninstall: bool = False
+    # ---- day 2 (history.py): confirmation codes for what the program cannot read from the cluster
+    confirm_cluster_state: Optional[str] = None
 
     @property
     def cluster_tag_key(self) -> str:
@@ -629,7 +631,9 @@ def _check_topology(p: _Problems, pools: tuple[NodePool, ...], warnings: list[st
         p.add("nodePools", "no node has the etcd role; add a pool with etcd and count >= 1")
     elif etcd % 2 == 0:
         warnings.append(
-            f"{NAMESPACE}:nodePools: {etcd} etcd members; an even count tolerates no more failures than {etcd - 1} (quorum): use an odd count"
+            # etcd tolerates (m - 1) // 2 failed members: 4 tolerate 1, like 3, with one more that can fail.
+            f"{NAMESPACE}:nodePools: {etcd} etcd members tolerate {(etcd - 1) // 2} failure(s), like {etcd - 1}: the "
+            f"extra member adds no tolerance, only one more that can fail; use an odd count ({etcd - 1} or {etcd + 1})"
         )
     if etcd > MAX_ETCD_MEMBERS:
         which = ", ".join(f"{pl.name}: {pl.count}" for pl in pools if pl.is_etcd and pl.count)
@@ -902,6 +906,7 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[
         kubeconfig=Secret(kubeconfig) if kubeconfig else None, tags=tags, protect_servers=top.protectServers,
         warnings=tuple(warnings), endpoint=endpoint, etcd_backup=backup,
         addons=AddonsConfig(ebs_csi=addons.ebsCsi), hardening=top.hardening, allow_uninstall=top.allowUninstall,
+        confirm_cluster_state=top.confirmClusterState,
     )
 
 

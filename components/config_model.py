@@ -201,6 +201,8 @@ SUBNET_CIDR_PATTERN = whole(cidr_regex(RFC1918_CIDRS, MIN_SUBNET_PREFIX, MAX_SUB
 # Numbers and booleans as text: what `pulumi config set --path a.b 3` stores.
 INT_TEXT_PATTERN = whole(r"-?(?:0|[1-9][0-9]*)")
 BOOL_TEXTS = ("true", "false", "True", "False", "TRUE", "FALSE")
+# confirmClusterState: codes history.Statement prints (<topic>-<10 hex>), separated by spaces or commas.
+CONFIRM_CODES_PATTERN = whole(r"[a-z]+-[0-9a-f]{10}(?:[ ,]+[a-z]+-[0-9a-f]{10})*")
 
 
 @dataclass(frozen=True)
@@ -540,6 +542,13 @@ class StackConfiguration(_Section):
                            "`pulumi state delete` of the releases; Pulumi deletes what is still in the state.")
     protectServers: Annotated[Bool, Msg(declare=True, reason="replacing servers deliberately stays one command")] = Field(
         False, description="Protect controlplane/etcd instances from deletion and replacement (pulumi protect).")
+
+    # ---- day 2: what the user vouches for about the running cluster (issue 23; history.py) ----
+    confirmClusterState: Annotated[Str(CONFIRM_CODES_PATTERN), Msg(
+        pattern="{json} is not a confirmation code; copy the code a refusal or warning printed (like version-0123456789)",
+        default="unset", declare=True, type_name="string")] = Field(
+        None, description="Codes a refusal or warning printed (space-separated), each confirming one exact statement "
+                          "about the running cluster when it cannot be read; a code confirms nothing once the state moves on.")
 
 
 SECTIONS: dict[str, type[_Section]] = {

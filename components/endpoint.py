@@ -22,6 +22,7 @@ import pulumi_aws as aws
 
 from . import tags
 from .bootstrap import RKE2_SUPERVISOR_PORT
+from .security import cidr_key
 
 KUBE_API_PORT = 6443
 ENDPOINT_DOMAIN = "rke-aws.internal"
@@ -78,6 +79,8 @@ class ControlPlaneEndpointArgs:
     node_security_group_id: Optional[pulumi.Input[str]] = None
     admin_cidrs: Sequence[str] = ()
     extra_tags: Mapping[str, str] = field(default_factory=dict)
+    # The stack's state may hold children under the position-numbered names of earlier releases.
+    legacy_names: bool = False
 
 
 class ControlPlaneEndpoint(pulumi.ComponentResource):
@@ -131,11 +134,16 @@ class ControlPlaneEndpoint(pulumi.ComponentResource):
                 ip_protocol="tcp", from_port=port, to_port=port, referenced_security_group_id=group.id,
                 description=f"the control-plane load balancer to the servers, port {port}",
                 tags=tags.named(f"{name}-nodes-from-endpoint-{port}", args.extra_tags), opts=child)
+        # Named by CIDR, so removing one re-creates no other (security.rule_plans says why); the
+        # position-numbered names of earlier releases are aliases for the list's current order.
         for i, cidr in enumerate(args.admin_cidrs):
+            rname = f"{sg_name}-admin-{cidr_key(cidr)}"
             aws.vpc.SecurityGroupIngressRule(
-                f"{sg_name}-admin-{i}", security_group_id=group.id, ip_protocol="tcp", from_port=KUBE_API_PORT,
+                rname, security_group_id=group.id, ip_protocol="tcp", from_port=KUBE_API_PORT,
                 to_port=KUBE_API_PORT, cidr_ipv4=cidr, description=f"admin access ({cidr}) to the Kubernetes API",
-                tags=tags.named(f"{sg_name}-admin-{i}", args.extra_tags), opts=child)
+                tags=tags.named(rname, args.extra_tags),
+                opts=pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(name=f"{sg_name}-admin-{i}")]
+                                            if args.legacy_names else None))
         lb = aws.lb.LoadBalancer(
             f"{name}-api",
             name=short_name(args.cluster_id, "api", load_balancer=True),
@@ -145,7 +153,10 @@ class ControlPlaneEndpoint(pulumi.ComponentResource):
             security_groups=[group.id],
             enable_cross_zone_load_balancing=True,
             tags=tags.named(f"{name}-api", args.extra_tags),
-            opts=child,
+            # A Network Load Balancer that loses a subnet is replaced (terraform-provider-aws
+            # internal/service/elbv2/load_balancer.go customizeDiffLoadBalancerNLB), and its fixed name
+            # cannot exist twice (resourceLoadBalancerCreate: "already exists"): the old one goes first.
+            opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
         )
         for port in args.ports:
             tg = aws.lb.TargetGroup(

@@ -1,15 +1,26 @@
-"""What this stack looked like after its last `pulumi up`, and the guards that compare against it.
+"""What this stack looked like after its last `pulumi up`, what is known to run, and the day-2 guards.
 
 The stack's own last outputs (`nodes`, `subnets`, `kubernetesVersion`, ...) are read once, before
 anything is planned, through the engine's `pulumi:pulumi:readStackOutputs` invoke (the same read a
 StackReference does, but synchronous, so a refusal happens before any resource is registered).
 A new stack has none; then nothing is compared.
 
+Outputs say what the last update configured, not what runs: a version change rolls through the
+nodes for a while after the update, and etcd keeps the members of removed servers until their
+Nodes are deleted. The guards therefore judge against, in this order: the cluster itself when it
+can be read (components/running.py), what earlier updates recorded as confirmed
+(`kubernetesVersionConfirmed`, `etcdMembersRemoved`, `etcdSnapshotsRunning`), and what the user
+confirms with `confirmClusterState`. A confirmation is a code naming one exact statement ("every
+node runs v1.34.1+rke2r1", "etcd lists exactly these members"); a refusal prints the statement and
+its code, and a code left in the stack file confirms nothing once the state has moved on.
+
 Everything but `read()` is pure: tests build `Previous` from a dict of outputs.
 """
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
 import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence
@@ -18,6 +29,30 @@ from . import versions
 
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 _VERSION_RE = re.compile(r"^v1\.(\d+)\.(\d+)(?:[-+](?:rancher|rke2r)(\d+))?")
+# What the engine stores for an output that was unknown when the stack's outputs were saved: the
+# outputs of resources that failed under `pulumi up --continue-on-error` (pulumi/pulumi
+# sdk/python/lib/pulumi/runtime/resource.py resolves them unknown; pkg/resource/stack/deployment.go
+# serialises an unknown as this placeholder; read back it is this string, None in an update or an
+# `Unknown` in a preview, sdk/python/lib/pulumi/runtime/rpc.py deserialize_property).
+UNKNOWN_PLACEHOLDER = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+_NODE_NAME_RE = re.compile(r"^ip-(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,3})\.")
+CONFIRM_KEY = "rke-aws:confirmClusterState"
+ENDPOINT_RE = re.compile(r"^api\.([a-z][a-z0-9-]*)\.rke-aws\.internal$")
+
+
+def _unknown(value: Any) -> bool:
+    return value == UNKNOWN_PLACEHOLDER or type(value).__name__ == "Unknown"
+
+
+def address_in_name(name: str) -> Optional[str]:
+    """The private IP an EC2 ip-name hostname encodes (ip-10-0-1-23.<domain> -> 10.0.1.23)."""
+    m = _NODE_NAME_RE.match(name or "")
+    if not m:
+        return None
+    try:
+        return str(ipaddress.IPv4Address(".".join(m.groups())))
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -43,6 +78,55 @@ class PreviousNode:
 
 
 @dataclass(frozen=True)
+class RemovedMember:
+    """An etcd member an earlier update removed from the stack, not yet known gone from etcd."""
+    name: str
+    private_ip: str
+
+
+@dataclass(frozen=True)
+class Snapshots:
+    """Where and how servers take etcd snapshots. interval/retention None: not known (outputs of
+    releases before they were exported)."""
+    bucket: str
+    folder: str
+    interval_hours: Optional[int] = None
+    retention: Optional[int] = None
+    kms_key_arn: Optional[str] = None
+
+    @property
+    def location(self) -> str:
+        return f"s3://{self.bucket}/{self.folder}"
+
+    def same_as(self, other: "Snapshots") -> bool:
+        def eq(a: Any, b: Any) -> bool:
+            return a is None or b is None or a == b
+        return (self.bucket, self.folder, self.kms_key_arn) == (other.bucket, other.folder, other.kms_key_arn) and \
+            eq(self.interval_hours, other.interval_hours) and eq(self.retention, other.retention)
+
+    def output(self) -> dict[str, Any]:
+        return {"bucket": self.bucket, "folder": self.folder, "intervalHours": self.interval_hours,
+                "retention": self.retention, "kmsKeyArn": self.kms_key_arn}
+
+    @classmethod
+    def from_output(cls, raw: Any) -> Optional["Snapshots"]:
+        if not isinstance(raw, Mapping) or not raw.get("bucket"):
+            return None
+        return cls(str(raw["bucket"]), str(raw.get("folder") or ""), raw.get("intervalHours"), raw.get("retention"),
+                   raw.get("kmsKeyArn") or None)
+
+    @classmethod
+    def from_location(cls, location: Optional[str]) -> Optional["Snapshots"]:
+        if not location or not location.startswith("s3://"):
+            return None
+        bucket, _, folder = location[len("s3://"):].partition("/")
+        return cls(bucket, folder)
+
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
 class Previous:
     distribution: Optional[str]
     kubernetes_version: Optional[str]
@@ -59,43 +143,121 @@ class Previous:
     installed_in_cluster: tuple[str, ...] = ()
     manifest_mode: bool = False  # RKE2 ccm.install: manifest (the servers' helm-controller owns the charts)
     snapshot_location: Optional[str] = None  # etcdSnapshotLocation: nodes were configured to snapshot to S3
+    cluster_id: Optional[str] = None
+    # kubernetesVersionConfirmed: the version every node was last known to run. `legacy_version`:
+    # outputs from before it was exported.
+    version_confirmed: Optional[str] = None
+    legacy_version: bool = False
+    ccm_image: Optional[str] = None
+    etcd_removed: tuple[RemovedMember, ...] = ()
+    # etcdSnapshotsRunning: what the running servers snapshot with (None: no S3 snapshots)
+    snapshots_running: Optional[Snapshots] = None
+    bucket_managed: Optional[bool] = None  # etcdBucketManaged; None: outputs from before it existed
+    subnet_ids: Mapping[str, str] = field(default_factory=dict)  # subnet key -> ID (for renamed children)
+    manifest_files: tuple[str, ...] = ()  # rke2Manifests: file names under the manifest path
+    manifests_removing: tuple[str, ...] = ()  # rke2ManifestsRemoving: removals not yet known done
+    keyed_children: bool = False  # written by a release whose children are keyed by CIDR / subnet ID
+    region: Optional[str] = None
+    endpoint_mode: Optional[str] = None  # controlPlaneEndpointType: dns | nlb (None: not exported)
 
     @classmethod
     def from_outputs(cls, outputs: Mapping[str, Any]) -> Optional["Previous"]:
-        """None for a stack without outputs (never deployed, or destroyed)."""
+        """None for a stack without outputs (never deployed, or destroyed). Raises HistoryError when
+        a value the guards need was saved unknown and cannot be recovered."""
         if not outputs or "nodes" not in outputs:
             return None
+        unknown: list[str] = []
         nodes: list[PreviousNode] = []
         seen: dict[str, int] = {}
-        for raw in outputs.get("nodes") or []:
+        raw_nodes = outputs.get("nodes")
+        if _unknown(raw_nodes) or not isinstance(raw_nodes, (list, tuple)):
+            unknown.append("nodes")
+            raw_nodes = []
+        for i, raw in enumerate(raw_nodes):
+            if not isinstance(raw, Mapping):
+                unknown.append(f"nodes[{i}]")
+                continue
+            for key in ("name", "pool", "roles", "availabilityZone"):
+                if raw.get(key) is None or _unknown(raw.get(key)):
+                    unknown.append(f"nodes[{i}].{key}")
+            name, ip = str(raw.get("name")), raw.get("privateIp")
+            if ip is None or _unknown(ip):
+                # The instance failed (or its update did): its address is the one its name encodes,
+                # which the program chose itself (node_plan.py).
+                ip = address_in_name(name)
+                if ip is None:
+                    unknown.append(f"nodes[{i}].privateIp")
             pool = str(raw.get("pool"))
             # Outputs of the first releases had no `index`: nodes are listed in plan order.
-            index = int(raw["index"]) if raw.get("index") is not None else seen.get(pool, 0)
+            index = int(raw["index"]) if isinstance(raw.get("index"), int) else seen.get(pool, 0)
             seen[pool] = index + 1
-            subnet = str(raw.get("subnet") or "")
-            tier = subnet.split("-")[0] if subnet else ("public" if raw.get("publicIp") else "private")
+            subnet = raw.get("subnet")
+            subnet = str(subnet) if subnet and not _unknown(subnet) else ""
+            public = raw.get("publicIp")
+            tier = subnet.split("-")[0] if subnet else ("public" if public and not _unknown(public) else "private")
             nodes.append(PreviousNode(
-                pool=pool, index=index, name=str(raw.get("name")), roles=tuple(raw.get("roles") or ()),
-                private_ip=str(raw.get("privateIp")), availability_zone=str(raw.get("availabilityZone")),
-                tier=tier, ip_block=int(raw["ipBlock"]) if raw.get("ipBlock") is not None else None,
-                key_name=raw.get("keyName") or None, instance_type=raw.get("instanceType") or None,
+                pool=pool, index=index, name=name,
+                roles=tuple(raw.get("roles") or ()) if isinstance(raw.get("roles"), (list, tuple)) else (),
+                private_ip=str(ip), availability_zone=str(raw.get("availabilityZone")),
+                tier=tier, ip_block=raw["ipBlock"] if isinstance(raw.get("ipBlock"), int) else None,
+                key_name=_known(raw.get("keyName")), instance_type=_known(raw.get("instanceType")),
             ))
-        zones = {k: str(v.get("availabilityZone")) for k, v in (outputs.get("subnets") or {}).items()
-                 if isinstance(v, Mapping)}
+        for key in ("distribution", "kubernetesVersion"):
+            if _unknown(outputs.get(key)):
+                unknown.append(key)
+        if unknown:
+            raise HistoryError(
+                f"this stack's last outputs hold values saved as unknown ({', '.join(unknown)}). The engine saves an "
+                "output that way when the resource behind it failed during `pulumi up --continue-on-error`, but "
+                "this program writes these values from its own plan, so these outputs were not written by it (or "
+                "were edited). Running nodes are planned from them, so nothing was changed: look at "
+                "`pulumi stack output --json`, and restore the outputs of the last good update (`pulumi stack "
+                "history`, `pulumi stack export --version <n>`) before running `pulumi up` again"
+            )
+        subnets = outputs.get("subnets") if isinstance(outputs.get("subnets"), Mapping) else {}
+        zones = {k: str(v.get("availabilityZone")) for k, v in subnets.items() if isinstance(v, Mapping)}
+        ids = {k: str(v["id"]) for k, v in subnets.items()
+               if isinstance(v, Mapping) and v.get("id") and not _unknown(v.get("id"))}
+        cluster_id = _known(outputs.get("clusterId"))
+        if cluster_id is None:  # outputs of releases that did not export it
+            m = ENDPOINT_RE.match(str(outputs.get("controlPlaneEndpoint") or ""))
+            cluster_id = m.group(1) if m else None
+        location = _known(outputs.get("etcdSnapshotLocation"))
+        running = outputs.get("etcdSnapshotsRunning", _MISSING)
+        removed = []
+        for raw in outputs.get("etcdMembersRemoved") or ():
+            if isinstance(raw, Mapping) and raw.get("name"):
+                ip = _known(raw.get("privateIp")) or address_in_name(str(raw["name"]))
+                if ip:
+                    removed.append(RemovedMember(str(raw["name"]), ip))
         return cls(
             distribution=outputs.get("distribution"),
             kubernetes_version=outputs.get("kubernetesVersion"),
             nodes=tuple(nodes),
             subnet_zones=zones,
-            has_agent_token=bool(outputs.get("rke2AgentTokenParameter")),
+            has_agent_token=bool(_known(outputs.get("rke2AgentTokenParameter"))),
             ebs_csi=bool(outputs["ebsCsi"]) if outputs.get("ebsCsi") is not None else None,
             hardening=outputs.get("hardening"),
-            has_kubeconfig_parameter=bool(outputs.get("rke2KubeconfigParameter")),
+            has_kubeconfig_parameter=bool(_known(outputs.get("rke2KubeconfigParameter"))),
             # ccmReleaseStatus: stacks deployed before installedInCluster existed
             has_cluster_releases=bool(outputs.get("installedInCluster")) or outputs.get("ccmReleaseStatus") is not None,
-            snapshot_location=outputs.get("etcdSnapshotLocation") or None,
+            snapshot_location=location,
             installed_in_cluster=tuple(outputs.get("installedInCluster") or ()),
-            manifest_mode=bool(outputs.get("rke2ManifestPath")),
+            manifest_mode=bool(_known(outputs.get("rke2ManifestPath"))),
+            cluster_id=cluster_id,
+            version_confirmed=_known(outputs.get("kubernetesVersionConfirmed")),
+            legacy_version="kubernetesVersionConfirmed" not in outputs,
+            ccm_image=_known(outputs.get("ccmImage")),
+            etcd_removed=tuple(removed),
+            snapshots_running=(Snapshots.from_location(location) if running is _MISSING
+                               else Snapshots.from_output(running)),
+            bucket_managed=bool(outputs["etcdBucketManaged"]) if outputs.get("etcdBucketManaged") is not None else None,
+            subnet_ids=ids,
+            manifest_files=tuple(str(f) for f in outputs.get("rke2Manifests") or ()),
+            manifests_removing=tuple(str(f) for f in outputs.get("rke2ManifestsRemoving") or ()),
+            keyed_children="kubernetesVersionConfirmed" in outputs,
+            region=_known(outputs.get("region")),
+            endpoint_mode=_known(outputs.get("controlPlaneEndpointType")),
         )
 
     @property
@@ -108,6 +270,10 @@ class Previous:
     @property
     def etcd_members(self) -> tuple[PreviousNode, ...]:
         return tuple(n for n in self.nodes if n.is_etcd)
+
+
+def _known(value: Any) -> Optional[str]:
+    return None if value is None or _unknown(value) or value == "" else value
 
 
 # ---- reading ----------------------------------------------------------------------------------
@@ -140,15 +306,131 @@ def read() -> Optional[Previous]:
     )
 
 
-# ---- guards -----------------------------------------------------------------------------------
+# ---- confirmations ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Statement:
+    """Something only the user can vouch for when the cluster cannot be read, and its code."""
+    topic: str
+    text: str
+
+    @property
+    def code(self) -> str:
+        return f"{self.topic}-{hashlib.sha256(self.text.encode()).hexdigest()[:10]}"
+
+    def how(self) -> str:
+        return (f"confirm it: `pulumi config set {CONFIRM_KEY} {self.code}` (this code confirms exactly: "
+                f"\"{self.text}\") and `pulumi up` again")
+
+
+def parse_codes(value: Optional[str]) -> frozenset[str]:
+    return frozenset(c for c in re.split(r"[\s,]+", value or "") if c)
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What this update can know beyond the last outputs: the cluster as read (or why not) and the
+    user's confirmation codes."""
+    live: Any = None  # running.LiveCluster, or None
+    unreadable: Optional[str] = None  # why the cluster was not read
+    codes: frozenset[str] = frozenset()
+
+    @property
+    def source(self) -> str:
+        return "the cluster" if self.live is not None else "this stack's last outputs"
+
+    def confirmed(self, statement: Statement) -> bool:
+        return statement.code in self.codes
+
+    def no_read(self) -> str:
+        return (f"the cluster could not be read ({self.unreadable})" if self.unreadable
+                else "no kubeconfig reaches the cluster")
+
+
+# ---- versions ---------------------------------------------------------------------------------
 
 def parse_version(version: str) -> Optional[tuple[int, int, int]]:
     m = _VERSION_RE.match(version or "")
     return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)) if m else None
 
 
-def version_problems(previous: Optional[Previous], distribution: str, version: str) -> list[str]:
-    """A distribution change, a downgrade, or a skipped minor, compared with what runs now."""
+def runs_version(kubelet: str, target: str) -> bool:
+    """A kubelet's reported version is `target` (minor and patch; RKE2's build when reported:
+    kubelets report v1.X.Y+rke2rN, RKE1 kubelets v1.X.Y without RKE's -rancherN-N)."""
+    k, t = parse_version(kubelet), parse_version(target)
+    if k is None or t is None:
+        return False
+    return k[:2] == t[:2] and ("+rke2r" not in kubelet or k[2] == t[2])
+
+
+def _image_minor(image: Optional[str]) -> Optional[int]:
+    m = re.search(r":v1\.(\d+)\.", image or "")
+    return int(m.group(1)) if m else None
+
+
+@dataclass(frozen=True)
+class VersionState:
+    """Whether the last version change (to `target`) is known complete on every node."""
+    target: Optional[str]
+    complete: bool
+    confirmed: Optional[str]  # the version every node is known to run (None: not known)
+    servers_minor: Optional[int]  # the lowest minor any server is known to run
+    statement: Optional[Statement] = None
+    lagging: Mapping[str, str] = field(default_factory=dict)  # node -> version, as read from the cluster
+    applying: tuple[str, ...] = ()
+    how: str = ""  # how completeness is known
+
+
+def version_state(previous: Optional[Previous], observed: Observed, cluster_id: str) -> VersionState:
+    if previous is None or previous.kubernetes_version is None:
+        return VersionState(None, True, None, None)
+    target = previous.kubernetes_version
+    tv = parse_version(target)
+    recorded = previous.version_confirmed
+    if previous.legacy_version:
+        # Releases before kubernetesVersionConfirmed held the CCM one minor back in the update that
+        # raised the minor (and moved it on the next): a held CCM means the rollout just started.
+        held = _image_minor(previous.ccm_image)
+        recorded = None if (held is not None and tv and held < tv[0]) else target
+    names = ", ".join(sorted(n.name for n in previous.nodes)) or "none"
+    statement = Statement("version", f"every node of cluster {cluster_id} runs Kubernetes {target} ({names})")
+    if recorded == target:
+        return VersionState(target, True, target, tv[0] if tv else None, statement, how="recorded by an earlier update")
+    live = observed.live
+    if live is not None and live.nodes:
+        lagging = {n.name: n.kubelet_version for n in live.nodes if not runs_version(n.kubelet_version, target)}
+        server_minors = [v[0] for v in (parse_version(n.kubelet_version) for n in live.nodes
+                                        if n.control_plane or n.etcd) if v]
+        servers_minor = min(server_minors) if server_minors else None
+        complete = not lagging
+        return VersionState(target, complete, target if complete else recorded, servers_minor, statement,
+                            lagging=lagging, applying=live.applying, how="read from the cluster")
+    if observed.confirmed(statement):
+        return VersionState(target, True, target, tv[0] if tv else None, statement, how="confirmed by you")
+    known = parse_version(recorded or "")
+    servers_minor = known[0] if known else (tv[0] - 1 if tv else None)
+    return VersionState(target, False, recorded, servers_minor, statement)
+
+
+def _not_complete(vs: VersionState, observed: Observed, distribution: str) -> str:
+    if vs.lagging:
+        nodes = ", ".join(f"{n} ({v or 'no version'})" for n, v in sorted(vs.lagging.items())[:6])
+        more = f" and {len(vs.lagging) - 6} more" if len(vs.lagging) > 6 else ""
+        busy = f"; the upgrade Plans are applying on {', '.join(vs.applying)}" if vs.applying else ""
+        return (f"the cluster reports nodes not on {vs.target} yet: {nodes}{more}{busy}. Wait until `kubectl get nodes` "
+                f"shows every node on {vs.target}, then `pulumi up` again")
+    check = ("`kubectl get nodes` shows every node on it (and `kubectl -n system-upgrade get plans` shows both Plans "
+             "Complete)" if distribution == "rke2" else
+             f"`rke up` ran with it and `kubectl get nodes` shows every node on {vs.target}")
+    return (f"{observed.no_read()}, and no update since has recorded it complete. Check that {check}; then "
+            + (vs.statement.how() if vs.statement else "`pulumi up` again")
+            + ", or run `pulumi up` where the API server answers (inside the VPC)")
+
+
+def version_problems(previous: Optional[Previous], distribution: str, version: str,
+                     state: Optional[VersionState] = None, observed: Observed = Observed()) -> list[str]:
+    """A distribution change, a downgrade, a skipped minor, or a change while the last one is
+    still rolling out, compared with what runs now."""
     if previous is None or previous.kubernetes_version is None:
         return []
     if previous.distribution and previous.distribution != distribution:
@@ -165,8 +447,27 @@ def version_problems(previous: Optional[Previous], distribution: str, version: s
         return [f"rke-aws:kubernetesVersion: {version} skips a minor: {running}, and Kubernetes upgrades one minor "
                 f"at a time; set v1.{old[0] + 1}.x first, `pulumi up`, wait until every node reports it "
                 f"(`kubectl get nodes`), then v1.{new[0]}.x"]
+    if state is not None and not state.complete and new[0] != old[0]:
+        # A later patch of the minor being rolled out is fine: nodes still on the older minor go
+        # straight to it, servers first. A new minor would reach nodes two minors behind.
+        since = f" from {state.confirmed}" if state.confirmed else ""
+        return [f"rke-aws:kubernetesVersion: {version}, but the last change{since} to {previous.kubernetes_version} "
+                f"is not known complete: {_not_complete(state, observed, distribution)}. Kubernetes upgrades one "
+                "minor at a time on every node"]
     if distribution == "rke2":
-        return etcd_stepping_stone_problems(previous.kubernetes_version, version)
+        problems = etcd_stepping_stone_problems(previous.kubernetes_version, version)
+        if problems or state is None or state.complete:
+            return problems
+        # The last change is still rolling out: nodes may still run the release before it, so the
+        # etcd rule is judged from what every node is known to run as well.
+        if state.confirmed and state.confirmed != previous.kubernetes_version:
+            return etcd_stepping_stone_problems(state.confirmed, version)
+        target = _etcd(version)
+        if not state.confirmed and (target is None or target[:2] >= (3, 6)):
+            return [f"rke-aws:kubernetesVersion: {version} runs etcd {versions.RKE2_RELEASES.get(version, 'unknown')}, "
+                    f"but the last change to {previous.kubernetes_version} is not known complete: "
+                    f"{_not_complete(state, observed, distribution)}. etcd goes from 3.5 to 3.6 safely only from "
+                    "3.5.26, so every server must be known to run the last release first"]
     return []
 
 
@@ -211,6 +512,9 @@ def etcd_stepping_stone_problems(running: str, version: str) -> list[str]:
             f"members can come back and cost quorum): {via}"]
 
 
+
+# ---- etcd membership --------------------------------------------------------------------------
+
 @dataclass(frozen=True)
 class PlannedMember:
     """What the guard needs of a planned node: identity and the inputs whose change replaces it."""
@@ -221,6 +525,36 @@ class PlannedMember:
     tier: str
     key_name: Optional[str]
     is_etcd: bool
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class EtcdState:
+    """etcd's membership as far as this update knows it."""
+    listed: tuple[str, ...]  # members etcd lists
+    down: tuple[str, ...]  # listed members that do not run (removed instances, Nodes not Ready)
+    exact: bool  # read from the cluster or confirmed: more than one member may go in one update
+    statement: Optional[Statement] = None
+    how: str = "this stack's last outputs"
+
+
+def etcd_state(previous: Optional[Previous], observed: Observed, cluster_id: str) -> EtcdState:
+    if previous is None:
+        return EtcdState((), (), True)
+    running = sorted(n.name for n in previous.etcd_members)
+    statement = Statement("etcd", f"etcd of cluster {cluster_id} lists exactly these members, all healthy: "
+                                  f"{', '.join(running) or 'none'}")
+    live = observed.live
+    if live is not None:
+        listed = live.etcd_members
+        # A removed server's Node stays NotReady until it is deleted (then etcd drops the member).
+        gone = set(live.not_ready) | {m.name for m in previous.etcd_removed}
+        down = tuple(n for n in listed if n in gone)
+        return EtcdState(listed, down, True, statement, "the cluster")
+    if observed.confirmed(statement):
+        return EtcdState(tuple(running), (), True, statement, "your confirmation")
+    pending = sorted({m.name for m in previous.etcd_removed} - set(running))
+    return EtcdState(tuple(sorted(set(running) | set(pending))), tuple(pending), False, statement)
 
 
 def etcd_changes(previous: Optional[Previous], planned: Iterable[PlannedMember]) -> tuple[list[str], list[str]]:
@@ -239,30 +573,197 @@ def etcd_changes(previous: Optional[Previous], planned: Iterable[PlannedMember])
     return deleted, replaced
 
 
-def quorum_problems(previous: Optional[Previous], planned: Sequence[PlannedMember]) -> list[str]:
-    """Refuse an update that takes more than a minority of the current etcd members away at once.
+def _replace_reasons(previous: Previous, planned: Sequence[PlannedMember], replaced: list[str]) -> set[str]:
+    by_key = {(p.pool, p.index): p for p in planned}
+    reasons = set()
+    for member in previous.etcd_members:
+        p = by_key.get(member.key)
+        if member.name in replaced and p is not None:
+            reasons.add("key" if p.key_name != member.key_name else "address")
+    return reasons
+
+
+def quorum_problems(previous: Optional[Previous], planned: Sequence[PlannedMember],
+                    state: Optional[EtcdState] = None) -> list[str]:
+    """Refuse an update that takes more than a minority of etcd's members away at once, or, when
+    the membership is not known exactly, more than one.
 
     Instances are replaced delete-before-create (their fixed address cannot be held twice), so a
-    replaced member is gone while its successor boots, exactly like a deleted one.
+    replaced member is gone while its successor boots, exactly like a deleted one. Members etcd
+    still lists but that do not run count for the quorum and cannot be lost again.
     """
     deleted, replaced = etcd_changes(previous, planned)
-    assert previous is not None or not (deleted or replaced)
-    lost = len(deleted) + len(replaced)
+    if not (deleted or replaced):
+        return []
+    assert previous is not None
+    if state is None:
+        state = EtcdState(tuple(sorted(n.name for n in previous.etcd_members)), (), True)
+    down = set(state.down)
+    lost = [n for n in deleted + replaced if n not in down]
     if not lost:
         return []
-    members = len(previous.etcd_members)
-    tolerable = (members - 1) // 2  # members that can be lost while the rest keep quorum
-    if lost <= tolerable:
-        return []
-    what = ", ".join(f"{n} (deleted)" for n in deleted) + (", " if deleted and replaced else "") + \
-        ", ".join(f"{n} (replaced)" for n in replaced)
+    members = len(set(state.listed) | set(deleted) | set(replaced))
     quorum = members // 2 + 1
+    alive_after = members - len(down) - len(lost)
+    tolerable = max((members - 1) // 2 - len(down), 0)  # members that may go while the rest keep quorum
+    what = ", ".join([f"{n} (deleted)" for n in deleted if n not in down] +
+                     [f"{n} (replaced)" for n in replaced if n not in down])
+    stale = ""
+    if down:
+        stale = (f"; etcd also still lists {', '.join(sorted(down))}, which no longer run ({state.how}: removed by "
+                 "earlier updates, or not Ready)")
+    if alive_after >= quorum and (len(lost) <= 1 or state.exact):
+        return []
+    reasons = _replace_reasons(previous, planned, replaced)
+    if alive_after >= quorum:
+        return [
+            f"rke-aws:nodePools: this update would take {len(lost)} etcd members away at once ({what}); without a "
+            f"view of the cluster ({state.how}) the program removes at most one per update, because etcd may list "
+            "members it does not know about. Go one member per `pulumi up`, or check that "
+            "`kubectl get nodes -l node-role.kubernetes.io/etcd=true` lists exactly the servers this stack runs, all "
+            "Ready, and " + (state.statement.how() if state.statement else "`pulumi up` again")
+        ]
+    steps = []
+    if down:
+        steps.append(f"First remove the members that no longer run: `kubectl delete node {' '.join(sorted(down))}` "
+                     "(RKE2 removes a server's etcd member with its Node; RKE1: `rke up` with rkeClusterYml), then "
+                     "`pulumi up` again where the cluster can be read, or "
+                     + (state.statement.how() if state.statement else "`pulumi up` again") + ".")
+    if "key" in reasons:
+        steps.append("access.sshKeyName applies to every node and EC2 cannot change the key pair of an instance, so "
+                     "the new name replaces every node at once; there is no per-node way. Set it back (Session "
+                     "Manager needs no key pair); to rotate SSH keys, change authorized_keys on the running nodes.")
+    if "address" in reasons:
+        steps.append("A node whose address, zone or subnet changes (network.vpcCidr, the subnet CIDRs or IDs) is a new "
+                     "instance, and all servers would move at once; set the network back. A cluster moves to another "
+                     "network as a new stack: restore an etcd snapshot there (README 'Restoring a snapshot onto new "
+                     "servers').")
+    if set(deleted) - down:
+        steps.append("Take an etcd snapshot, then go one member per `pulumi up`: lower the pool's count by one, "
+                     "`pulumi up`, delete the removed server's Node (`kubectl delete node <name>`, which removes its "
+                     "etcd member) and wait until the remaining servers are Ready, then the next. Keep an odd number "
+                     "of members.")
+    if members == 1:
+        steps.append("A single-member cluster cannot lose its only member: it holds all cluster state; add members first.")
     return [
-        f"rke-aws:nodePools: this update would take {lost} of the {members} etcd members away at once ({what}); "
-        f"etcd keeps quorum only with {quorum} of {members} running, so at most {tolerable} may go per update. "
-        "Take an etcd snapshot, then go one member per `pulumi up`: lower the pool's count by one (or change one "
-        "node), `pulumi up`, wait until the remaining servers are Ready (`kubectl get nodes`) and etcd is healthy, "
-        "then the next. Keep an odd number of members."
-        + (" A single-member cluster cannot lose its only member: it holds all cluster state; add members first."
-           if members == 1 else "")
+        f"rke-aws:nodePools: this update would take {len(lost)} of the {members} etcd members away at once ({what})"
+        f"{stale}; etcd keeps quorum only with {quorum} of {members} running, so at most {tolerable} may go now. "
+        + " ".join(steps)
     ]
+
+
+def etcd_removed_after(previous: Optional[Previous], planned: Sequence[PlannedMember], state: EtcdState,
+                       observed: Observed) -> list[dict[str, str]]:
+    """etcdMembersRemoved for this update's outputs: members etcd may still list that the stack no
+    longer runs (the next update counts them, and never gives their address to a new node)."""
+    if previous is None:
+        return []
+    planned_etcd = {p.name for p in planned if p.is_etcd}
+    deleted, _ = etcd_changes(previous, planned)
+    if observed.live is not None:
+        still = set(observed.live.etcd_members) - planned_etcd
+    elif state.exact:
+        still = set()
+    else:
+        still = {m.name for m in previous.etcd_removed}
+    names = sorted((still | set(deleted)) - planned_etcd)
+    known = {m.name: m.private_ip for m in previous.etcd_removed} | {n.name: n.private_ip for n in previous.nodes}
+    out = []
+    for name in names:
+        ip = known.get(name) or address_in_name(name)
+        if ip:
+            out.append({"name": name, "privateIp": ip})
+    return out
+
+
+# ---- what a running stack must not change -----------------------------------------------------
+
+def cluster_id_problems(previous: Optional[Previous], cluster_id: str, stack: str) -> list[str]:
+    """A new cluster ID renames every resource: a second cluster, the running one deleted."""
+    if previous is None or previous.cluster_id in (None, cluster_id):
+        return []
+    old = previous.cluster_id
+    servers = len(previous.etcd_members)
+    defaulted = (" (clusterId is not set here and defaults to the stack name, so a renamed stack changes it: "
+                 f"set it to '{old}')") if cluster_id == stack else ""
+    return [
+        f"rke-aws:clusterId: '{cluster_id}', but this stack runs cluster '{old}' ({len(previous.nodes)} nodes, "
+        f"{servers} etcd members, endpoint api.{old}.rke-aws.internal){defaulted}. The cluster ID names every "
+        "resource: this update would build a new VPC, new tokens and new servers under the new ID and delete every "
+        f"running node, etcd members included. Set it back: `pulumi config set rke-aws:clusterId {old}`. To move a "
+        "cluster to a new ID, create a new stack with it, restore an etcd snapshot there (README 'Restoring a "
+        "snapshot onto new servers'), move the workloads, then `pulumi destroy` this stack"
+    ]
+
+
+def region_problems(previous: Optional[Previous], region: str) -> list[str]:
+    if previous is None or previous.region in (None, region):
+        return []
+    return [f"aws:region: '{region}', but this stack runs its cluster in {previous.region}; a cluster does not move "
+            f"between regions (every node, subnet and address would be new): set it back (`pulumi config set "
+            f"aws:region {previous.region}`). For a cluster in {region}, create a new stack there and restore an etcd "
+            "snapshot into it (README 'Restoring a snapshot onto new servers')"]
+
+
+def role_problems(previous: Optional[Previous], pools: Sequence[Any]) -> list[str]:
+    """A running node keeps the roles it booted with (user data is read at first boot only), so a
+    pool whose roles change would be counted, routed and guarded by roles its nodes do not have."""
+    if previous is None:
+        return []
+    problems = []
+    for i, pool in enumerate(pools):
+        kept = [n for j, n in previous.pool_nodes(pool.name).items() if j < pool.count]
+        was = sorted({r for n in kept for r in n.roles})
+        if kept and was != sorted(pool.roles):
+            problems.append(
+                f"rke-aws:nodePools[{i}].roles: {sorted(pool.roles)}, but pool '{pool.name}' runs {len(kept)} node(s) "
+                f"as {was}, and a running node keeps the roles it booted with: set the roles back. Nodes with other "
+                "roles are a new pool: add one, and lower this pool's count (one etcd member per update)"
+            )
+    return problems
+
+
+# ---- etcd snapshots ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SnapshotTransition:
+    """What the running servers snapshot with after this update, and what their role must reach."""
+    running: Optional[Snapshots]  # etcdSnapshotsRunning after this update
+    grant: tuple[Snapshots, ...]  # locations the snapshotting role may write (running ones included)
+    warning: Optional[str] = None
+    statement: Optional[Statement] = None
+
+
+def _settings(s: Optional[Snapshots]) -> str:
+    if s is None:
+        return "no S3 snapshots"
+    every = f" every {s.interval_hours} h" if s.interval_hours else ""
+    keep = f", {s.retention} kept" if s.retention else ""
+    return f"snapshots to {s.location}{every}{keep}"
+
+
+def snapshot_transition(previous: Optional[Previous], configured: Optional[Snapshots], observed: Observed,
+                        cluster_id: str, distribution: str, steps: str = "") -> SnapshotTransition:
+    """Servers read their snapshot settings at start (RKE2 config.yaml; RKE1 `rke up`), so a change
+    on a running cluster reaches them only by hand. Until the user confirms they run the new
+    settings, their role keeps its grant on where they still write, and every update says so."""
+    if previous is None or not previous.nodes:
+        return SnapshotTransition(configured, (configured,) if configured else ())
+    running = previous.snapshots_running
+    if running is None and configured is None:
+        return SnapshotTransition(None, ())
+    if running is not None and configured is not None and running.same_as(configured):
+        return SnapshotTransition(configured, (configured,))
+    statement = Statement("snapshots", f"every server of cluster {cluster_id} runs {_settings(configured)}")
+    if observed.confirmed(statement):
+        return SnapshotTransition(configured, (configured,) if configured else (), statement=statement)
+    grant = tuple(s for s in (running, configured) if s is not None)
+    where = ("`rke up` with the new rkeClusterYml reconfigures every etcd node" if distribution == "rke" else
+             f"on each server, one at a time: {steps or 'edit /etc/rancher/rke2/config.yaml'}, then "
+             "`systemctl restart rke2-server` and wait until the node is Ready before the next")
+    keep = (f"; until then their role keeps its grant on {running.location}, where they still write, and "
+            "`etcdSnapshotsRunning` names it (snapshots to restore from are there)" if running is not None else "")
+    warning = (f"rke-aws:etcdBackup: the running servers take {_settings(running)}, and this stack now configures "
+               f"{_settings(configured)}; servers read these settings only when they start, so only servers booted "
+               f"from now on have them. To move the running ones: {where}. Then {statement.how()}{keep}")
+    return SnapshotTransition(running, grant, warning, statement)

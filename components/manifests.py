@@ -10,7 +10,7 @@ the manifests directory of every server, and differing copies would undo each ot
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
+from typing import Iterable, Mapping, Optional
 
 import pulumi
 import pulumi_aws as aws
@@ -23,6 +23,32 @@ STANDARD_TIER_MAX = 4096
 
 def manifest_path(cluster_id: str) -> str:
     return f"/rke-aws/{cluster_id}/manifests"
+
+
+# An emptied manifest: RKE2's deploy controller names an Addon after the file name up to its first
+# dot and, applying a file, prunes what that Addon created before and the file no longer holds
+# (k3s pkg/deploy/controller.go: apply WithOwner(addon)); a file that disappears is only forgotten.
+# So "<base>.removed.yaml" empties the Addon "<base>" whatever the old file's extension (.yaml, or
+# a downloaded .url), and the sync removes the old file, which holds no more parameters.
+EMPTIED_SUFFIX = ".removed.yaml"
+EMPTIED = ("# Emptied by rke-aws: RKE2's deploy controller deletes what the manifest of this name created.\n"
+           "# Kept so that rke2-server, which applies every file here when it starts, never brings it back.\n")
+
+
+def base_name(fname: str) -> str:
+    return fname.split(".")[0]
+
+
+def emptied_name(base: str) -> str:
+    return base + EMPTIED_SUFFIX
+
+
+def with_emptied(files: Mapping[str, str], emptied: Iterable[str]) -> dict[str, str]:
+    """`files` plus an empty manifest for every base name in `emptied`."""
+    out = dict(files)
+    for base in emptied:
+        out[emptied_name(base)] = EMPTIED
+    return out
 
 
 def tier_for(value: str) -> str:

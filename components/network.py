@@ -26,6 +26,9 @@ class NetworkArgs:
     network: NetworkConfig
     subnets: tuple[SubnetPlan, ...]
     extra_tags: Mapping[str, str] = field(default_factory=dict)
+    # Bring-your-own: subnet ID -> its position-numbered key ("private-0") when earlier releases
+    # named the tags by position (from the stack's last outputs), for aliases; None: no aliases.
+    legacy_subnet_keys: Optional[Mapping[str, str]] = None
 
 
 class Network(pulumi.ComponentResource):
@@ -143,8 +146,18 @@ class Network(pulumi.ComponentResource):
         ids = {"public": a.network.public_subnet_ids or (), "private": a.network.private_subnet_ids or ()}
         for plan in a.subnets:
             subnet_id = ids[plan.tier][plan.az_index]
-            sname = f"{n}-{plan.tier}-{plan.az_index}"
-            aws.ec2.Tag(f"{sname}-cluster", resource_id=subnet_id, key=cluster_key, value=tags.SHARED, opts=child)
-            aws.ec2.Tag(f"{sname}-role", resource_id=subnet_id, key=tags.subnet_role_tag(plan.tier), value="1", opts=child)
+            # Named by subnet ID: reordering the lists re-creates no tag. A tag re-created under a new
+            # name is created before the old one is deleted, and deleting the old one then removes
+            # the key from the subnet (the cluster and role tags gone, the CCM no longer finds it).
+            sname = f"{n}-{subnet_id}"
+            old = None
+            if a.legacy_subnet_keys is not None:
+                old = f"{n}-{a.legacy_subnet_keys.get(subnet_id, plan.key)}"
+
+            def opts(suffix: str) -> pulumi.ResourceOptions:
+                return pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(name=f"{old}-{suffix}")] if old else None)
+            aws.ec2.Tag(f"{sname}-cluster", resource_id=subnet_id, key=cluster_key, value=tags.SHARED, opts=opts("cluster"))
+            aws.ec2.Tag(f"{sname}-role", resource_id=subnet_id, key=tags.subnet_role_tag(plan.tier), value="1",
+                        opts=opts("role"))
             self.subnet_ids[plan.key] = pulumi.Output.from_input(subnet_id)
             self.node_dependencies[plan.key] = []

@@ -59,7 +59,7 @@ class NodePlan:
 
     def member(self, key_name: Optional[str]) -> PlannedMember:
         return PlannedMember(self.pool.name, self.index, self.private_ip, self.az, self.subnet.tier, key_name,
-                             self.pool.is_etcd)
+                             self.pool.is_etcd, self.name)
 
 
 class CapacityError(Exception):
@@ -151,8 +151,10 @@ def plan_nodes(cfg: StackConfig, subnets: list[SubnetPlan], previous: Optional[P
     problems: list[str] = []
     blocks = _pool_blocks(cfg, previous, subnets, problems)
     # Addresses of the last run are never handed to a new node in this update: a removed node's
-    # address is freed only after its instance is gone.
-    taken = {n.private_ip for n in previous.nodes} if previous else set()
+    # address is freed only after its instance is gone. Nor are those of etcd members removed
+    # earlier and maybe still listed: a server with the same name could not join (RKE2 refuses a
+    # duplicate node name while etcd lists it).
+    taken = ({n.private_ip for n in previous.nodes} | {m.private_ip for m in previous.etcd_removed}) if previous else set()
     plans: list[NodePlan] = []
     first_server_seen = False
     for pool_index, pool in enumerate(cfg.node_pools):
@@ -171,9 +173,13 @@ def plan_nodes(cfg: StackConfig, subnets: list[SubnetPlan], previous: Optional[P
                 break
             here = next((s for s in tier_subnets if s.az == old.availability_zone), None)
             if here is None:
+                # A pool's nodes go only from its highest index down (count lowered), or with the pool.
                 problems.append(f"rke-aws:network.availabilityZones: {old.availability_zone} is gone, but node {old.name} "
-                                f"(nodePools[{pool_index}] '{pool.name}') runs there; lower the pool's count or remove "
-                                "the pool first, then the zone")
+                                f"(nodePools[{pool_index}] '{pool.name}', index {j}) runs there, and a pool loses its "
+                                f"highest-numbered nodes first: {old.name} goes only once nodePools[{pool_index}].count is "
+                                f"{j} or less. Keep the zone until then: add a pool with the same roles if the cluster "
+                                "needs the capacity (servers: one etcd member per update), lower this pool's count, "
+                                "`pulumi up`, then remove the zone")
                 continue
             if ipaddress.IPv4Address(old.private_ip) in ipaddress.IPv4Network(here.cidr):
                 placed[j] = (here, old.private_ip)

@@ -11,14 +11,17 @@ from __future__ import annotations
 import json
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence, TypeVar
+from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
 
 import pulumi_aws as aws
 
-from . import versions
+from . import running, versions
 from .config import ConfigError, StackConfig
 from .network_plan import SubnetPlan, plan_subnets
-from .history import Previous, parse_version, quorum_problems, version_problems
+from .history import (EtcdState, Observed, Previous, Snapshots, SnapshotTransition, Statement, VersionState,
+                      cluster_id_problems, etcd_removed_after, etcd_state, parse_codes, parse_version,
+                      quorum_problems, region_problems, role_problems, snapshot_transition, version_problems,
+                      version_state)
 from .node_plan import CapacityError, NodePlan, plan_nodes
 
 T = TypeVar("T")
@@ -38,6 +41,16 @@ class ClusterPlan:
     ebs_csi: bool = False
     published_kubeconfig: Optional[str] = None  # RKE2: what the first server published (secret)
     account_id: str = ""
+    # ---- day 2: what runs, as far as this update knows (history.py, running.py)
+    observed: Observed = Observed()
+    version: Optional[VersionState] = None
+    etcd: Optional[EtcdState] = None
+    etcd_removed: tuple[dict, ...] = ()  # etcdMembersRemoved after this update
+    version_confirmed: Optional[str] = None  # kubernetesVersionConfirmed after this update
+    snapshots: SnapshotTransition = SnapshotTransition(None, ())
+    manifests: Optional["ManifestPlan"] = None
+    in_cluster: tuple[str, ...] = ()  # what this update installs through the kubeconfig
+    keep_ebs_credentials: bool = False  # the driver is being uninstalled from manifests: its key stays
 
     @property
     def server_ips(self) -> tuple[str, ...]:
@@ -56,6 +69,28 @@ class BackupPlan:
     created: bool  # this program creates (and tags) the bucket
     etcd_s3: Any = None  # bootstrap.EtcdS3: what the snapshotting nodes are configured with
     notes: tuple[str, ...] = ()
+
+
+# RKE2 manifest mode: the files the servers mirror (components/manifests.py), by base name, and the
+# HelmChart each one creates (kube-system), which helm-controller uninstalls when it is deleted.
+MANIFEST_HELMCHARTS = {"ccm": "aws-cloud-controller-manager", "ebs-csi": "aws-ebs-csi-driver"}
+
+
+@dataclass(frozen=True)
+class ManifestPlan:
+    """Manifest files this update delivers (base names) and the ones it empties.
+
+    RKE2's deploy controller never deletes what a manifest created when the file disappears (k3s
+    pkg/deploy/controller.go lists only the files present); applying a file with fewer objects
+    prunes the rest (it applies with the Addon as owner). So a manifest that is no longer wanted
+    becomes an empty one under the same Addon name (manifests.tombstone_name), kept for good:
+    rke2-server re-applies every file at each start, and an emptied file applies nothing. A deleted
+    HelmChart is uninstalled by helm-controller (k3s-io/helm-controller pkg/controllers/chart OnRemove).
+    """
+    live: tuple[str, ...]  # base names delivered with content
+    emptied: tuple[str, ...]  # base names delivered empty
+    removing: tuple[str, ...]  # emptied ones whose removal is not known done (rke2ManifestsRemoving)
+    statement: Optional[Statement] = None
 
 
 def _looked_up(key: str, what: str, fix: str, call: Callable[[], T]) -> T:
@@ -187,24 +222,82 @@ def _check_existing_network(cfg: StackConfig, subnets: list[SubnetPlan], found: 
     # New nodes' planned addresses must be free (no reservation protects them in subnets not ours).
     running = {n.private_ip for n in previous.nodes} if previous else set()
     for plan in subnets:
-        wanted = sorted(n.private_ip for n in nodes if n.subnet.key == plan.key and n.private_ip not in running)
+        names = {n.private_ip: n.name for n in nodes if n.subnet.key == plan.key and n.private_ip not in running}
+        wanted = sorted(names)
         if not wanted:
             continue
         sid = found[plan.key].id
         key = f"rke-aws:network.{plan.tier}SubnetIds[{plan.az_index}]"
-        used = _looked_up(key, f"looking up network interfaces in '{sid}'", "check the subnet",
-                          lambda sid=sid, wanted=wanted: aws.ec2.get_network_interfaces(filters=[
-                              {"name": "subnet-id", "values": [sid]},
-                              {"name": "addresses.private-ip-address", "values": wanted}]))
+        used = _interfaces(key, sid, wanted)
         if used.ids:
-            problems.append(f"{key}: planned node addresses in '{sid}' ({', '.join(wanted)}) are taken by "
+            # An update that failed after creating instances leaves the stack's outputs as they were
+            # after the last successful one (pulumi/pulumi pkg/resource/deploy/step_executor.go keeps
+            # the old outputs on error), while those instances run: an instance of this cluster named
+            # as the planned node holds its address because it is that node.
+            theirs = [ip for ip in wanted if not _own_node_holds(cfg, key, ip, names[ip])]
+            used = _interfaces(key, sid, theirs) if theirs else None
+        if used is not None and used.ids:
+            problems.append(f"{key}: planned node addresses in '{sid}' ({', '.join(theirs)}) are taken by "
                             f"{', '.join(sorted(used.ids))}; give the pools there another ipBlock")
     return problems
 
 
+def _interfaces(key: str, sid: str, addresses: list[str]) -> Any:
+    return _looked_up(key, f"looking up network interfaces in '{sid}'", "check the subnet",
+                      lambda: aws.ec2.get_network_interfaces(filters=[
+                          {"name": "subnet-id", "values": [sid]},
+                          {"name": "addresses.private-ip-address", "values": addresses}]))
+
+
+def _own_node_holds(cfg: StackConfig, key: str, ip: str, name: str) -> bool:
+    found = _looked_up(key, f"looking up the instance holding {ip}", "check the subnet",
+                       lambda: aws.ec2.get_instances(
+                           filters=[{"name": "private-ip-address", "values": [ip]},
+                                    {"name": f"tag:{cfg.cluster_tag_key}", "values": ["owned"]},
+                                    {"name": "tag:Name", "values": [name]}],
+                           instance_state_names=["pending", "running", "stopping", "stopped"]))
+    return bool(found.ids)
+
+
+# ---- what runs ---------------------------------------------------------------------------------
+
+def observe(cfg: StackConfig, previous: Optional[Previous], kubeconfig: Optional[str]) -> Observed:
+    """The cluster as read through the kubeconfig this update has (running.py), or why not, and
+    the user's confirmation codes. Nothing is read for a new stack."""
+    codes = parse_codes(cfg.confirm_cluster_state)
+    if previous is None or not previous.nodes:
+        return Observed(codes=codes)
+    if kubeconfig is None:
+        return Observed(codes=codes)
+    reading = running.read(kubeconfig, cfg.distribution == "rke2")
+    if isinstance(reading, running.Unreadable):
+        return Observed(unreadable=reading.reason, codes=codes)
+    return Observed(live=reading, codes=codes)
+
+
+def _observed_notes(observed: Observed, previous: Optional[Previous]) -> tuple[str, ...]:
+    if previous is None or not previous.nodes:
+        return ()
+    if observed.live is not None:
+        live = observed.live
+        return (f"read the running cluster ({live.server}, read-only): {len(live.nodes)} nodes, etcd members "
+                f"{', '.join(live.etcd_members) or 'none'}; the day-2 guards judge against it",)
+    why = observed.no_read()
+    return (f"{why[0].upper() + why[1:]}; the day-2 guards judge against this stack's last outputs and your "
+            "confirmations (confirmClusterState)",)
+
+
 def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
     """Everything before the first resource; `previous`: the stack's last outputs (history.read())."""
-    problems = version_problems(previous, cfg.distribution, cfg.kubernetes_version)
+    # A different cluster ID or region is a different cluster: nothing else compares.
+    problems = cluster_id_problems(previous, cfg.cluster_id, cfg.stack) + region_problems(previous, cfg.region)
+    if problems:
+        raise ConfigError(problems)
+    kubeconfig, more = _published_kubeconfig(cfg, previous)
+    observed = observe(cfg, previous, cfg.kubeconfig.reveal() if cfg.kubeconfig is not None else kubeconfig)
+    vstate = version_state(previous, observed, cfg.cluster_id)
+    problems = version_problems(previous, cfg.distribution, cfg.kubernetes_version, vstate, observed)
+    problems += role_problems(previous, cfg.node_pools)
     if problems:
         raise ConfigError(problems)
     found: dict[str, Any] = {}
@@ -225,12 +318,18 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
     except CapacityError as exc:
         raise ConfigError(exc.problems) from None
     problems = _check_existing_network(cfg, subnets, found, nodes, previous) if found else []
-    problems += quorum_problems(previous, [n.member(cfg.access.ssh_key_name) for n in nodes])
-    kubeconfig, more = _published_kubeconfig(cfg, previous)
-    problems += upgrade_problems(cfg, previous, nodes, kubeconfig_published=kubeconfig is not None)
-    problems += in_cluster_problems(cfg, previous, kubeconfig is not None or cfg.kubeconfig is not None)
+    members = [n.member(cfg.access.ssh_key_name) for n in nodes]
+    estate = etcd_state(previous, observed, cfg.cluster_id)
+    problems += quorum_problems(previous, members, estate)
+    available = kubeconfig is not None or cfg.kubeconfig is not None
+    problems += upgrade_problems(cfg, previous, nodes, kubeconfig_published=kubeconfig is not None, state=vstate,
+                                 observed=observed)
+    manifests = manifest_plan(cfg, previous, ebs_csi, observed)
+    in_cluster = planned_in_cluster(cfg, ebs_csi, available, manifests)
+    problems += in_cluster_problems(cfg, previous, available)
+    problems += allow_uninstall_problems(cfg, previous, in_cluster)
     problems += cluster_network_problems(cfg, subnets) if found else []
-    image, notes = ccm_image(cfg, previous)
+    image, notes = ccm_image(cfg, previous, vstate)
     problems += manifest_size_problems(cfg, image)
     try:
         default_image = _default_image(cfg)
@@ -243,15 +342,46 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
         raise ConfigError(problems)
     account = _account(cfg)
     backup = _backup(cfg, account, previous)
+    snapshots = snapshot_transition(previous, _configured_snapshots(cfg, backup), observed, cfg.cluster_id,
+                                    cfg.distribution, _snapshot_steps(cfg, backup))
     return ClusterPlan(tuple(azs), tuple(subnets), tuple(nodes), default_image.id if default_image else "", previous,
-                       image, notes + more,
+                       image, _observed_notes(observed, previous) + notes + more,
                        warnings=(_hardening_warnings(cfg, previous) + instance_type_warnings(cfg, previous, nodes)
                                  + machine_warnings
-                                 + _snapshot_warnings(cfg, previous, backup)
-                                 + in_cluster_warnings(cfg, previous) + (backup.notes if backup else ())),
+                                 + ((snapshots.warning,) if snapshots.warning else ())
+                                 + endpoint_warnings(cfg, previous, subnets, found)
+                                 + removal_warnings(cfg, previous, ebs_csi, manifests, in_cluster)
+                                 + stale_confirmation_warnings(cfg, observed, vstate, estate, snapshots, manifests)
+                                 + (backup.notes if backup else ())),
                        backup=backup, account_id=account,
                        ebs_csi=ebs_csi,
-                       published_kubeconfig=kubeconfig)
+                       published_kubeconfig=kubeconfig,
+                       observed=observed, version=vstate, etcd=estate,
+                       etcd_removed=tuple(etcd_removed_after(previous, members, estate, observed)),
+                       version_confirmed=_version_confirmed(cfg, previous, vstate),
+                       snapshots=snapshots, manifests=manifests, in_cluster=in_cluster,
+                       keep_ebs_credentials=bool(manifests and "ebs-csi" in manifests.removing))
+
+
+def _version_confirmed(cfg: StackConfig, previous: Optional[Previous], vstate: VersionState) -> Optional[str]:
+    """kubernetesVersionConfirmed after this update: the version every node is known to run. A new
+    cluster boots the configured version everywhere; a change is confirmed by a later update."""
+    if previous is None or not previous.nodes:
+        return cfg.kubernetes_version
+    return vstate.target if vstate.complete else vstate.confirmed
+
+
+def stale_confirmation_warnings(cfg: StackConfig, observed: Observed, vstate: VersionState, estate: EtcdState,
+                                snapshots: SnapshotTransition, manifests: Optional[ManifestPlan]) -> tuple[str, ...]:
+    """A code that confirms nothing this update needs: the state it confirmed has moved on."""
+    current = {s.code for s in (vstate.statement, estate.statement, snapshots.statement,
+                                manifests.statement if manifests else None) if s is not None}
+    stale = sorted(observed.codes - current)
+    if not stale:
+        return ()
+    return (f"rke-aws:confirmClusterState: {', '.join(stale)} confirms nothing this update needs (a confirmation "
+            "names one exact state, and the cluster has moved on from it); remove it: `pulumi config rm "
+            "rke-aws:confirmClusterState`",)
 
 
 def _ebs_csi(cfg: StackConfig, previous: Optional[Previous]) -> bool:
@@ -284,8 +414,8 @@ def instance_type_warnings(cfg: StackConfig, previous: Optional[Previous], nodes
     for i, pool in enumerate(cfg.node_pools):
         if not pool.is_server:
             continue
-        running = [before.get((pool.name, n.index)) for n in nodes if n.pool.name == pool.name]
-        stale = [(r.name, r.instance_type) for r in running
+        running_nodes = [before.get((pool.name, n.index)) for n in nodes if n.pool.name == pool.name]
+        stale = [(r.name, r.instance_type) for r in running_nodes
                  if r is not None and r.instance_type not in (None, pool.instance_type)]
         if stale:
             names = ", ".join(f"{name} ({old})" for name, old in stale)
@@ -296,10 +426,36 @@ def instance_type_warnings(cfg: StackConfig, previous: Optional[Previous], nodes
     return tuple(out)
 
 
+def endpoint_warnings(cfg: StackConfig, previous: Optional[Previous], subnets: Sequence[SubnetPlan],
+                      found: Mapping[str, Any]) -> tuple[str, ...]:
+    """A Network Load Balancer cannot lose a subnet: the provider replaces it (terraform-provider-aws
+    internal/service/elbv2/load_balancer.go customizeDiffLoadBalancerNLB: ForceNew when subnets are
+    removed or swapped, in place when only added). It keeps its fixed name, so it is replaced
+    delete-first (endpoint.py); say what that means while it happens."""
+    if cfg.endpoint != "nlb" or previous is None or not previous.nodes or previous.endpoint_mode == "dns":
+        return ()
+    private = [s for s in subnets if s.tier == "private"]
+    if cfg.network.bring_your_own:
+        before = {v for k, v in previous.subnet_ids.items() if k.startswith("private-")}
+        now = {found[s.key].id for s in private if s.key in found}
+    else:
+        before = {k for k in previous.subnet_zones if k.startswith("private-")}
+        now = {s.key for s in private}
+    lost = sorted(before - now)
+    if not before or not lost:
+        return ()
+    return (f"rke-aws:network: the control-plane load balancer leaves subnet(s) {', '.join(lost)}; AWS cannot remove "
+            "a subnet from a Network Load Balancer, so it is replaced: deleted first and created again under its "
+            "name, with new addresses behind the same endpoint name. For those few minutes the endpoint does not "
+            "answer: kubectl and nodes joining wait, running nodes keep talking to the servers directly",)
+
+
 def _account(cfg: StackConfig) -> str:
     return _looked_up("aws:region", "looking up the AWS account (for names that must be unique, key policies)",
                       "check your AWS credentials", lambda: aws.get_caller_identity().account_id)
 
+
+# ---- etcd snapshots ----------------------------------------------------------------------------
 
 def _backup(cfg: StackConfig, account: str, previous: Optional[Previous]) -> Optional[BackupPlan]:
     b = cfg.etcd_backup
@@ -311,14 +467,31 @@ def _backup(cfg: StackConfig, account: str, previous: Optional[Previous]) -> Opt
     bucket = b.bucket or bucket_name(cfg.cluster_id, account, cfg.region)
     folder = b.folder or cfg.cluster_id
     created, notes = not b.bucket, ()
-    ours = previous is not None and (previous.snapshot_location or "").startswith(f"s3://{bucket}/")
-    if created and not ours and _bucket_exists(bucket):
-        # Kept by an earlier `pulumi destroy` (retain_on_delete), or snapshots turned off and on:
-        # creating it again would fail (or, in us-east-1, silently succeed).
+    managed = previous is not None and previous.bucket_managed is True and \
+        (previous.snapshot_location or "").startswith(f"s3://{bucket}/")
+    if created and not managed and _bucket_exists(bucket):
+        # Kept by an earlier `pulumi destroy` (retain_on_delete), snapshots turned off and on, or
+        # created by a first update that failed: declaring it again fails in every region (the
+        # provider checks first in us-east-1, where S3 itself would answer 200 for a bucket this
+        # account owns: terraform-provider-aws internal/service/s3/bucket.go resourceBucketCreate).
+        # Not declaring a bucket that is in the state only forgets it (retain_on_delete).
+        if not _bucket_owned(bucket):
+            # HeadBucket answers 200 for another account's bucket whose policy lets us list it; the
+            # snapshots hold every Secret of the cluster.
+            raise ConfigError([
+                f"rke-aws:etcdBackup.bucket: not set, and the bucket this stack would create, {bucket}, exists but "
+                "belongs to another account (ListBuckets of this account does not show it); etcd snapshots hold "
+                "every Secret of the cluster and must not go there. Set etcdBackup.bucket to a bucket of this "
+                "account"])
         created = False
-        notes = (f"rke-aws:etcdBackup: the bucket {bucket} exists already (kept when snapshots were last removed "
-                 "from this stack): snapshots go there, and this stack does not manage it; to manage it again, "
-                 f"`pulumi import aws:s3/bucket:Bucket {cfg.cluster_id}-etcd-snapshots {bucket}` and its settings",)
+        legacy = previous is not None and previous.bucket_managed is None and previous.has_snapshots
+        notes = (f"rke-aws:etcdBackup: the bucket {bucket} exists already in this account (kept when snapshots were "
+                 "last removed from this stack, or created by an update that failed): snapshots go there, and this "
+                 "stack does not declare it, so its settings stay as they are"
+                 + (". This stack's last outputs do not say whether it manages the bucket (they predate "
+                    "etcdBucketManaged), so if the bucket and its settings are in its state they leave it now "
+                    "(retainOnDelete: nothing in AWS changes); declaring a bucket that is not in the state would fail"
+                    if legacy else ""),)
     return BackupPlan(bucket, folder, created=created, notes=notes, etcd_s3=EtcdS3(
         bucket=bucket, region=cfg.region, folder=folder, endpoint=cfg.partition.endpoint("s3", cfg.region),
         interval_hours=b.interval_hours, retention=b.retention))
@@ -332,22 +505,35 @@ def _bucket_exists(bucket: str) -> bool:
     return True
 
 
-def _snapshot_warnings(cfg: StackConfig, previous: Optional[Previous], backup: Optional[BackupPlan]) -> tuple[str, ...]:
-    """Snapshots turned on for a running cluster: its nodes read their configuration at first boot
-    only, so they need the keys by hand (RKE2) or the next `rke up` (RKE1)."""
-    if backup is None or previous is None or previous.has_snapshots or not previous.nodes:
-        return ()
-    if cfg.distribution == "rke":
-        return (f"rke-aws:etcdBackup: the running cluster takes no S3 snapshots until `rke up` runs with the new "
-                f"rkeClusterYml (services.etcd.backup_config, to s3://{backup.bucket}/{backup.folder})",)
+def _bucket_owned(bucket: str) -> bool:
+    """ListBuckets shows only the caller's account's buckets (unlike HeadBucket)."""
+    found = _looked_up("rke-aws:etcdBackup", f"listing this account's buckets named {bucket}",
+                       "check your AWS credentials (s3:ListAllMyBuckets)",
+                       lambda: aws.s3.get_buckets(prefix=bucket))
+    return any(b.name == bucket for b in found.buckets or ())
+
+
+def _configured_snapshots(cfg: StackConfig, backup: Optional[BackupPlan]) -> Optional[Snapshots]:
+    if backup is None:
+        return None
+    return Snapshots(backup.bucket, backup.folder, cfg.etcd_backup.interval_hours, cfg.etcd_backup.retention,
+                     cfg.etcd_backup.kms_key_arn)
+
+
+def _snapshot_steps(cfg: StackConfig, backup: Optional[BackupPlan]) -> str:
+    """RKE2: what to change in a running server's config.yaml for the configured snapshots."""
+    if cfg.distribution != "rke2":
+        return ""
     from .bootstrap import etcd_s3_keys
 
+    if backup is None:
+        return "in /etc/rancher/rke2/config.yaml remove the etcd-s3* keys and etcd-snapshot-schedule-cron"
     keys = etcd_s3_keys(backup.etcd_s3, cfg.kubernetes_version)
     lines = "; ".join(f"{k}: {json.dumps(v)}" for k, v in keys.items())
-    return (f"rke-aws:etcdBackup: the running servers read /etc/rancher/rke2/config.yaml at first boot only and take "
-            f"no S3 snapshots yet: on each server add {lines} to it and `systemctl restart rke2-server`, one server "
-            "at a time (servers booted from now on have them)",)
+    return f"in /etc/rancher/rke2/config.yaml set {lines}"
 
+
+# ---- what is installed in the cluster ----------------------------------------------------------
 
 def _published_kubeconfig(cfg: StackConfig, previous: Optional[Previous]) -> tuple[Optional[str], tuple[str, ...]]:
     """RKE2: the admin kubeconfig the first server published, when no kubeconfig is configured.
@@ -379,6 +565,28 @@ def _published_kubeconfig(cfg: StackConfig, previous: Optional[Previous]) -> tup
     return value, (f"using the admin kubeconfig the first server published ({name}); set kubeconfig to override it",)
 
 
+# What uninstalling each one means for the running cluster.
+UNINSTALLED = {
+    "aws-cloud-controller-manager": "aws-cloud-controller-manager (nodes that join afterwards stay uninitialized and "
+                                    "unschedulable, LoadBalancer Services are no longer reconciled; running nodes "
+                                    "and load balancers stay)",
+    "system-upgrade-controller": "system-upgrade-controller and its upgrade Plans (a version change no longer reaches "
+                                 "running nodes; what they run stays)",
+    "aws-ebs-csi-driver": "aws-ebs-csi-driver with its gp3 StorageClass (pods can no longer get, attach or detach "
+                          "EBS volumes; the volumes and their PersistentVolumes stay, and volumes of reclaimPolicy "
+                          "Delete are no longer deleted for you)",
+}
+
+
+def planned_in_cluster(cfg: StackConfig, ebs_csi: bool, available: bool,
+                       manifests: Optional[ManifestPlan]) -> tuple[str, ...]:
+    """What this update installs through the kubeconfig (installedInCluster)."""
+    if cfg.ccm.install != "helm" or not available or (manifests is not None and manifests.removing):
+        return ()
+    return ("aws-cloud-controller-manager",) + (("system-upgrade-controller",) if cfg.distribution == "rke2" else ()) \
+        + (("aws-ebs-csi-driver",) if ebs_csi else ())
+
+
 def in_cluster_problems(cfg: StackConfig, previous: Optional[Previous], available: bool) -> list[str]:
     """Pulumi deletes what a program stops declaring: an update that would leave out what the last
     one installed in the cluster (installedInCluster) is refused unless allowUninstall says so."""
@@ -403,31 +611,123 @@ def in_cluster_problems(cfg: StackConfig, previous: Optional[Previous], availabl
             "cluster is gone, `pulumi state delete` what was in it and set allowUninstall: true for one update"]
 
 
-def in_cluster_warnings(cfg: StackConfig, previous: Optional[Previous]) -> tuple[str, ...]:
-    if previous is None or not previous.manifest_mode or cfg.ccm.install != "helm" or cfg.distribution != "rke2":
+def allow_uninstall_problems(cfg: StackConfig, previous: Optional[Previous], in_cluster: Sequence[str]) -> list[str]:
+    """allowUninstall is for one update: set while nothing is left to uninstall, it would let a later
+    update without a kubeconfig uninstall everything without a word."""
+    if not cfg.allow_uninstall:
+        return []
+    left = [x for x in (previous.installed_in_cluster if previous else ()) if x not in in_cluster]
+    if previous is not None and previous.has_cluster_releases and (left or not previous.installed_in_cluster):
+        return []
+    return ["rke-aws:allowUninstall: true, but this update uninstalls nothing (the last update installed "
+            + ("nothing in the cluster" if previous is None or not previous.has_cluster_releases else
+               "only what this one installs again") +
+            "); remove it (`pulumi config rm rke-aws:allowUninstall`): left set, a later update without a "
+            "kubeconfig would uninstall the CCM and everything else from the running cluster"]
+
+
+def manifest_plan(cfg: StackConfig, previous: Optional[Previous], ebs_csi: bool,
+                  observed: Observed) -> Optional[ManifestPlan]:
+    """RKE2: which manifests the servers get, which are emptied, and which removals are not yet
+    known done. None when the cluster never used manifests."""
+    if cfg.distribution != "rke2":
+        return None
+    live: tuple[str, ...] = ()
+    if cfg.ccm.install == "manifest":
+        from .upgrades import upgrade_manifests
+
+        live = ("ccm",) + tuple(f.split(".")[0] for f in upgrade_manifests(cfg.kubernetes_version)) + \
+            (("ebs-csi", "ebs-csi-credentials") if ebs_csi else ())
+    before = {f.split(".")[0] for f in (previous.manifest_files if previous else ())}
+    if previous is not None and previous.manifest_mode and not previous.manifest_files:
+        # outputs of releases before rke2Manifests: what manifest mode delivered then
+        before |= {"ccm", "upgrade-plans", "system-upgrade-controller", "system-upgrade-controller-crd"} | \
+            ({"ebs-csi", "ebs-csi-credentials"} if previous.ebs_csi else set())
+    if not live and not before:
+        return None
+    emptied = tuple(sorted(before - set(live)))
+    was_live = {f.split(".")[0] for f in (previous.manifest_files if previous else ()) if ".removed." not in f}
+    if previous is not None and previous.manifest_mode and not previous.manifest_files:
+        was_live = set(before)
+    pending = (set(previous.manifests_removing if previous else ()) | (was_live - set(live))) - set(live)
+    charts = sorted(MANIFEST_HELMCHARTS[b] for b in pending if b in MANIFEST_HELMCHARTS)
+    statement = Statement("manifests", f"the servers of cluster {cfg.cluster_id} no longer run what their emptied "
+                                       f"manifests installed ({', '.join(sorted(pending)) or 'nothing'}; HelmCharts "
+                                       f"gone: {', '.join(charts) or 'none'})") if pending else None
+    live_read = observed.live
+    if pending and live_read is not None and live_read.helm_charts is not None:
+        from .upgrades import AGENT_PLAN, SERVER_PLAN
+
+        plans_left = "upgrade-plans" in pending and any(p.name in (SERVER_PLAN, AGENT_PLAN) for p in live_read.plans or ())
+        if not (set(charts) & live_read.helm_charts) and not plans_left:
+            pending = set()
+    elif pending and statement is not None and observed.confirmed(statement):
+        pending = set()
+    return ManifestPlan(tuple(sorted(live)), emptied, tuple(sorted(pending)), statement)
+
+
+def removal_warnings(cfg: StackConfig, previous: Optional[Previous], ebs_csi: bool, manifests: Optional[ManifestPlan],
+                     in_cluster: Sequence[str]) -> tuple[str, ...]:
+    """Say what an update uninstalls, and what stays."""
+    if previous is None or not previous.nodes:
         return ()
-    return ("rke-aws:ccm.install: helm on a cluster whose servers' helm-controller installed the charts from "
-            "manifests: removing the manifests does not remove those HelmCharts, and Helm refuses to install a "
-            "release name still in use. Delete them first (`kubectl -n kube-system delete helmchart "
-            "aws-cloud-controller-manager aws-ebs-csi-driver`: the CCM is down until this update installs it), "
-            "or keep ccm.install: manifest",)
+    out = []
+    gone = [x for x in previous.installed_in_cluster if x not in in_cluster]
+    if gone and cfg.ccm.install == "helm" and not (manifests and manifests.removing):
+        how = ("allowUninstall: true and no kubeconfig" if cfg.allow_uninstall else "addons.ebsCsi: false")
+        out.append(f"rke-aws: this update uninstalls from the cluster ({how}): "
+                   + "; ".join(UNINSTALLED[x] for x in gone if x in UNINSTALLED)
+                   + (". The driver's IAM user and key are deleted after it" if "aws-ebs-csi-driver" in gone else ""))
+    if manifests is not None and manifests.removing:
+        pending = set(manifests.removing)
+        charts = [MANIFEST_HELMCHARTS[b] for b in sorted(pending) if b in MANIFEST_HELMCHARTS]
+        what = "; ".join(UNINSTALLED[c] for c in charts)
+        if "upgrade-plans" in pending:
+            what += ("; " if what else "") + UNINSTALLED["system-upgrade-controller"]
+        how = ("once the cluster can be read and shows them gone (`kubectl -n kube-system get helmcharts`), or "
+               + manifests.statement.how()) if manifests.statement else ""
+        if cfg.ccm.install == "helm":
+            out.append(f"rke-aws:ccm.install: helm on a cluster whose servers installed the charts from manifests: "
+                       "the servers now get those manifests emptied, so their deploy controller deletes the HelmCharts "
+                       f"and helm-controller uninstalls: {what}. Helm releases with the same names can be installed "
+                       f"only after that, so the CCM is not running until a later `pulumi up` installs it, {how}")
+        else:
+            out.append(f"rke-aws:addons.ebsCsi: false: the servers get the driver's manifests emptied, so their deploy "
+                       f"controller deletes its HelmChart and helm-controller uninstalls {what}. Its IAM user and key "
+                       f"stay while it may still run, until a `pulumi up` knows it is gone: {how}")
+    return tuple(out)
 
 
 def upgrade_problems(cfg: StackConfig, previous: Optional[Previous], nodes: list[NodePlan],
-                     kubeconfig_published: bool = False) -> list[str]:
-    """A version change must have a way to the running nodes, and come alone: a node added in the
-    same update would boot the new version before the servers run it (a kubelet must not be newer
-    than its kube-apiserver)."""
-    if previous is None or previous.kubernetes_version in (None, cfg.kubernetes_version):
+                     kubeconfig_published: bool = False, state: Optional[VersionState] = None,
+                     observed: Observed = Observed()) -> list[str]:
+    """A version change must have a way to the running nodes, and come alone; and no node boots the
+    configured version while servers may still run an older minor (a kubelet must not be newer than
+    its kube-apiserver)."""
+    if previous is None or previous.kubernetes_version is None:
         return []
     problems = []
-    running = {n.key for n in previous.nodes}
-    added = [n.name for n in nodes if (n.pool.name, n.index) not in running]
-    if added:
-        problems.append(f"rke-aws:kubernetesVersion: changed from {previous.kubernetes_version} together with new nodes "
-                        f"({', '.join(added)}), which would boot {cfg.kubernetes_version} before the servers are "
-                        "upgraded; change the version in an update of its own, wait until every node runs it, then add nodes")
-    if cfg.distribution == "rke2" and cfg.ccm.install == "helm" and cfg.kubeconfig is None and not kubeconfig_published:
+    before = {n.key: n for n in previous.nodes}
+    member = {n.key: (n.private_ip, n.availability_zone, n.tier, n.key_name) for n in previous.nodes}
+    booting = [n.name for n in nodes if (n.pool.name, n.index) not in before
+               or member[(n.pool.name, n.index)] != (n.private_ip, n.az, n.subnet.tier, cfg.access.ssh_key_name)]
+    changed = previous.kubernetes_version != cfg.kubernetes_version
+    if changed and booting:
+        problems.append(f"rke-aws:kubernetesVersion: changed from {previous.kubernetes_version} together with new or "
+                        f"replaced nodes ({', '.join(booting)}), which would boot {cfg.kubernetes_version} before the "
+                        "servers are upgraded; change the version in an update of its own, wait until every node "
+                        "runs it, then add nodes")
+    elif booting and state is not None and not state.complete:
+        old, new = parse_version(state.confirmed or ""), parse_version(cfg.kubernetes_version)
+        if old is None or new is None or old[0] != new[0]:
+            from .history import _not_complete
+
+            problems.append(
+                f"rke-aws:nodePools: new or replaced nodes ({', '.join(booting)}) would boot {cfg.kubernetes_version}, "
+                f"but the change to it is not known complete, so servers may still run an older minor (a kubelet "
+                f"must not be newer than its kube-apiserver): {_not_complete(state, observed, cfg.distribution)}")
+    if changed and cfg.distribution == "rke2" and cfg.ccm.install == "helm" and cfg.kubeconfig is None \
+            and not kubeconfig_published:
         problems.append(f"rke-aws:kubernetesVersion: changed from {previous.kubernetes_version}, but the upgrade Plans "
                         "reach the cluster through its kubeconfig, which is neither set nor published by the first "
                         "server (or not readable with your credentials); set it (`pulumi config set --secret "
@@ -435,19 +735,24 @@ def upgrade_problems(cfg: StackConfig, previous: Optional[Previous], nodes: list
     return problems
 
 
-def ccm_image(cfg: StackConfig, previous: Optional[Previous]) -> tuple[str, tuple[str, ...]]:
-    """The CCM image for this update: the cluster's minor, except while a minor upgrade is rolling
-    out: the CCM may be one minor older than kube-apiserver, never newer, so it stays on the running
-    minor until the next `pulumi up` after the upgrade."""
+def ccm_image(cfg: StackConfig, previous: Optional[Previous],
+              state: Optional[VersionState] = None) -> tuple[str, tuple[str, ...]]:
+    """The CCM image for this update: the cluster's minor once every server runs it. The CCM may
+    be one minor older than kube-apiserver, never newer, so while servers may run the older minor
+    (the change is not known complete) it stays on that minor."""
     if cfg.ccm.image:
         return cfg.ccm.image, ()
     minor = cfg.kubernetes_minor
-    old = parse_version(previous.kubernetes_version or "") if previous else None
-    if old and old[0] == minor - 1 and old[0] in versions.CCM_IMAGE_TAGS:
-        held = cfg.ccm.image_for(old[0])
-        return held, (f"Kubernetes 1.{old[0]} -> 1.{minor}: the CCM stays on {held} while the nodes upgrade; once "
-                      f"`kubectl get nodes` shows every server on {cfg.kubernetes_version}, `pulumi up` again moves it "
-                      f"to {cfg.ccm.image_for(minor)}",)
+    if state is None and previous is not None:
+        old = parse_version(previous.kubernetes_version or "")
+        held = old[0] if old else None
+    else:
+        held = state.servers_minor if state is not None else None
+    if previous is not None and held == minor - 1 and held in versions.CCM_IMAGE_TAGS:
+        image = cfg.ccm.image_for(held)
+        return image, (f"Kubernetes 1.{held} -> 1.{minor}: the CCM stays on {image} until every server runs "
+                       f"1.{minor}; the first `pulumi up` that knows it (read from the cluster through the "
+                       f"kubeconfig, or confirmed with confirmClusterState) moves it to {cfg.ccm.image_for(minor)}",)
     return cfg.ccm.image_for(minor), ()
 
 

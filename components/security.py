@@ -31,16 +31,27 @@ class RulePlan:
     to_port: Optional[int]
     cidr: Optional[str]  # None: the group itself
     description: str
+    old_name: Optional[str] = None  # its name when rules were numbered by list position
+
+
+def cidr_key(cidr: str) -> str:
+    """A child's name part for a CIDR: 10.0.0.0/8 -> 10-0-0-0-8 (a CIDR names one rule)."""
+    return cidr.replace(".", "-").replace("/", "-").replace(":", "-")
 
 
 def rule_plans(admin_cidrs: tuple[str, ...]) -> list[RulePlan]:
+    """Admin rules are named by their CIDR, so removing or reordering one re-creates no other (AWS
+    refuses a second rule identical to one that exists, and a create-before-delete of the same rule
+    is exactly that). Releases before named them by list position: `old_name` is that name for the
+    list's current order, for aliases."""
     rules = [
         RulePlan("nodes", "ingress", "-1", None, None, None, "all traffic between cluster nodes"),
         RulePlan("egress", "egress", "-1", None, None, "0.0.0.0/0", "nodes reach package mirrors, registries and AWS APIs"),
     ]
     for i, cidr in enumerate(admin_cidrs):
         for port in ADMIN_PORTS:
-            rules.append(RulePlan(f"admin-{i}-{port}", "ingress", "tcp", port, port, cidr, f"admin access ({cidr}) to port {port}"))
+            rules.append(RulePlan(f"admin-{cidr_key(cidr)}-{port}", "ingress", "tcp", port, port, cidr,
+                                  f"admin access ({cidr}) to port {port}", old_name=f"admin-{i}-{port}"))
     return rules
 
 
@@ -50,6 +61,8 @@ class ClusterSecurityGroupArgs:
     vpc_id: pulumi.Input[str]
     admin_cidrs: tuple[str, ...] = ()
     extra_tags: Mapping[str, str] = field(default_factory=dict)
+    # The stack's state may hold children under the position-numbered names of earlier releases.
+    legacy_names: bool = False
 
 
 class ClusterSecurityGroup(pulumi.ComponentResource):
@@ -72,7 +85,8 @@ class ClusterSecurityGroup(pulumi.ComponentResource):
                 to_port=rule.to_port,
                 description=rule.description,
                 tags=tags.named(f"{gname}-{rule.name}", args.extra_tags),
-                opts=child,
+                opts=pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(name=f"{gname}-{rule.old_name}")]
+                                            if args.legacy_names and rule.old_name else None),
             )
             target = {"cidr_ipv4": rule.cidr} if rule.cidr else {"referenced_security_group_id": self.group.id}
             cls = aws.vpc.SecurityGroupIngressRule if rule.direction == "ingress" else aws.vpc.SecurityGroupEgressRule

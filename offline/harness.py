@@ -10,6 +10,7 @@ import decimal
 import json
 import logging
 import math
+import os
 import re
 import runpy
 import sys
@@ -53,6 +54,7 @@ class Registration:
     secret_inputs: set[str] = field(default_factory=set)
     id: str = ""  # the physical ID the mocks answered (custom resources)
     retain_on_delete: bool = False
+    aliases: list[str] = field(default_factory=list)  # URNs this resource may have had in the state
 
 
 @dataclass
@@ -163,9 +165,26 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 secret_inputs={k for k, v in raw_inputs.items() if _has_secret(v)},
                 id=response.id or "",
                 retain_on_delete=bool(request.retainOnDelete),
+                aliases=[_alias_urn(response.urn, a) for a in request.aliases],
             )
         )
         return response
+
+
+def _alias_urn(urn: str, alias) -> str:
+    """An alias as the engine resolves it (pulumi/pulumi pkg/resource/deploy/step_generator.go
+    collapseAliasToUrn): a whole URN, or the resource's own URN under the alias's name and type
+    (pulumi-aws itself aliases renamed types, e.g. BucketV2 -> Bucket). A parent in the alias is
+    not resolved here: this program never moves a resource to another parent."""
+    if alias.urn:
+        return alias.urn
+    assert not alias.spec.parentUrn and not alias.spec.noParent, f"{urn}: alias of another parent"
+    prefix, _, name = urn.rpartition("::")
+    head, _, qualified = prefix.rpartition("::")
+    if alias.spec.type:
+        parents, sep, _ = qualified.rpartition("$")
+        qualified = f"{parents}{sep}{alias.spec.type}"
+    return f"{head}::{qualified}::{alias.spec.name or name}"
 
 
 class _LogCollector(logging.Handler):
@@ -513,6 +532,8 @@ def run_program(config: dict[str, str], stack: str = "test", preview: bool = Fal
     logger.addHandler(_LogCollector(run))
 
     drain_leftover_tasks()
+    # No cluster answers offline, and kubeconfigs here are placeholders (components/running.py).
+    os.environ.setdefault("RKE_AWS_OFFLINE", "1")
     settings.ROOT.set(None)
     pulumi.runtime.set_all_config(dict(config), secret_keys_of(config) if secret_keys is None else secret_keys)
     monitor = _RecordingMonitor(run.mocks, run)

@@ -132,6 +132,10 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         self.taken_ips: set[str] = set()
         self.parameters: dict[str, str] = {}
         self.buckets: set[str] = set()
+        # Buckets of other accounts that HeadBucket still answers for (their policy lets us list them).
+        self.foreign_buckets: set[str] = set()
+        # Instances of the account besides what the program creates: private IP -> their tags.
+        self.instances: dict[str, dict[str, str]] = {}
         self.subnets: dict[str, dict[str, Any]] = {k: {"cidr": v["cidr"], "az": v["az"]} for k, v in self.existing.items()}
         self.used_ips: dict[str, str] = {}  # ip -> instance name
         self.resources: list[tuple[str, str, dict]] = []
@@ -427,9 +431,22 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         if tok == "aws:s3/getBucket:getBucket":
             # Buckets the account holds besides what the program creates (one kept by a destroy).
             name = a.get("bucket")
-            if name not in self.buckets:
+            if name not in self.buckets | self.foreign_buckets:
                 raise ValueError(f"NotFound: bucket {name} does not exist")
             return {"id": name, "bucket": name, "arn": f"arn:aws:s3:::{name}", "region": self.region}
+        if tok == "aws:s3/getBuckets:getBuckets":
+            # ListBuckets: this account's buckets only.
+            prefix = a.get("prefix") or ""
+            return {"id": self.region, "buckets": [
+                {"name": b, "bucketArn": f"arn:aws:s3:::{b}", "bucketRegion": self.region, "creationDate": ""}
+                for b in sorted(self.buckets) if b.startswith(prefix)]}
+        if tok == "aws:ec2/getInstances:getInstances":
+            values = {f["name"]: set(f["values"]) for f in a.get("filters") or []}
+            ips = [ip for ip, tags in sorted(self.instances.items())
+                   if ip in values.get("private-ip-address", {ip})
+                   and all(tags.get(k[len("tag:"):]) in v for k, v in values.items() if k.startswith("tag:"))]
+            return {"id": self.region, "ids": [f"i-{_hex(ip)}" for ip in ips], "privateIps": ips, "publicIps": [],
+                    "ipv6Addresses": []}
         if tok == "aws:ec2/getNetworkInterfaces:getNetworkInterfaces":
             values = {f["name"]: f["values"] for f in a.get("filters") or []}
             taken = [f"eni-{_hex(ip)}" for ip in values.get("addresses.private-ip-address", []) if ip in self.taken_ips]

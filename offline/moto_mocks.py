@@ -374,6 +374,19 @@ class MotoMocks(pulumi.runtime.Mocks):
             except Exception:  # noqa: BLE001 - botocore's 404
                 raise EmulatedAwsError(f"NotFound: bucket {name} does not exist") from None
             return {"id": name, "bucket": name, "arn": f"arn:{self.partition}:s3:::{name}", "region": self.region}
+        if tok == "aws:s3/getBuckets:getBuckets":
+            prefix = a.get("prefix") or ""
+            found = [b for b in self._s3().list_buckets().get("Buckets", []) if b["Name"].startswith(prefix)]
+            return {"id": self.region, "buckets": [
+                {"name": b["Name"], "bucketArn": f"arn:{self.partition}:s3:::{b['Name']}", "bucketRegion": self.region,
+                 "creationDate": str(b.get("CreationDate", ""))} for b in found]}
+        if tok == "aws:ec2/getInstances:getInstances":
+            kwargs: dict[str, Any] = {"Filters": self._filters(a)}
+            if a.get("instanceStateNames"):
+                kwargs["Filters"].append({"Name": "instance-state-name", "Values": list(a["instanceStateNames"])})
+            found = [i for r in ec2.describe_instances(**kwargs)["Reservations"] for i in r["Instances"]]
+            return {"id": self.region, "ids": [i["InstanceId"] for i in found],
+                    "privateIps": [i.get("PrivateIpAddress", "") for i in found], "publicIps": [], "ipv6Addresses": []}
         if tok == "aws:ssm/getParameter:getParameter":
             param = self._client("ssm").get_parameter(Name=a["name"], WithDecryption=bool(a.get("withDecryption")))["Parameter"]
             return {"id": param["Name"], "name": param["Name"], "value": param["Value"], "type": param["Type"],

@@ -27,7 +27,7 @@ NO_ETCD = "rke-aws:nodePools: no node has the etcd role; add a pool with etcd an
 NO_WORKER = "rke-aws:nodePools: no node can run workloads; add a pool with the worker role and count >= 1"
 BYO_KEYS = "vpcId, publicSubnetIds, privateSubnetIds"
 TOP_KEYS = ("distribution, clusterId, network, access, nodePools, kubernetesVersion, ccm, controlPlane, etcdBackup, addons, "
-            "hardening, kubeconfig, tags, allowUninstall, protectServers")
+            "hardening, kubeconfig, tags, allowUninstall, protectServers, confirmClusterState")
 NAT_NONE = (
     "rke-aws:nodePools[{i}].subnet: 'private' needs a way out for the bootstrap downloads, but "
     "network.natGateways is none; use single or perAz, or subnet public"
@@ -491,7 +491,8 @@ def test_even_etcd_count_parses_with_quorum_warning(base_config):
     cfg = parse(base_config)
     assert len(cfg.warnings) == 1
     (warning,) = cfg.warnings
-    assert warning.startswith("rke-aws:nodePools: 2 etcd members") and "quorum" in warning and "odd" in warning
+    # etcd tolerates (m - 1) // 2 failed members: 2 tolerate none, like 1.
+    assert warning.startswith("rke-aws:nodePools: 2 etcd members tolerate 0 failure(s), like 1") and "odd" in warning
 
 
 def test_odd_etcd_count_has_no_warning(base_config):
@@ -503,7 +504,7 @@ def test_even_etcd_warning_reaches_pulumi_log(base_config):
     pool(0, count=2)(base_config)
     run = harness.run_program(base_config, stack="test")
     warnings = [msg for level, msg in run.logs if level == "warning"]
-    assert any("2 etcd members" in m and "quorum" in m for m in warnings), run.logs
+    assert any("2 etcd members tolerate 0 failure(s)" in m for m in warnings), run.logs
     assert run.resources, "a warning must not stop the program"
 
 

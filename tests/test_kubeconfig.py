@@ -287,8 +287,9 @@ def test_switching_to_manifest_mode_would_uninstall_and_is_refused_until_handed_
                                  mocks=AwsLikeMocks(REGION), previous_outputs=installed.outputs)
     assert "installedInCluster" not in handed.outputs and handed.outputs["rke2ManifestPath"]
     later = harness.run_program(helm_config(), stack=RKE2_STACK, mocks=AwsLikeMocks(REGION),
-                                previous_outputs=handed.outputs)  # back to helm: told what stands in the way
-    assert [m for lvl, m in later.logs if lvl == "warning" and "delete helmchart" in m], later.logs
+                                previous_outputs=handed.outputs)  # back to helm: the HelmCharts go first
+    assert [m for lvl, m in later.logs if lvl == "warning" and "helm-controller uninstalls" in m], later.logs
+    assert not later.of_type("kubernetes:helm.sh/v3:Release"), "a Release while helm-controller still runs the chart"
 
 
 def test_allow_uninstall_is_the_way_out_when_the_cluster_is_gone():

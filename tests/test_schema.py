@@ -41,7 +41,7 @@ def test_the_reference_covers_every_key():
             assert f"`{key}`" in table, key
     declared = yaml.safe_load(schema.PULUMI_YAML.read_text())["config"]
     assert set(declared) == {"distribution", "clusterId", "kubernetesVersion", "hardening", "kubeconfig",
-                             "allowUninstall", "protectServers"}
+                             "allowUninstall", "protectServers", "confirmClusterState"}
     assert declared["protectServers"]["type"] == "boolean" and declared["hardening"]["default"] == "none"
 
 
