@@ -451,9 +451,11 @@ class StackDiff:
 def _registrations(result: dict):
     from offline.harness import Registration
 
+    known = {f.name for f in dataclasses.fields(Registration)}
     regs = []
     for r in result.get("resources", []):
-        r = dict(r)
+        # Another checkout's harness may record more or fewer fields than this one.
+        r = {k: v for k, v in r.items() if k in known}
         r["secret_inputs"] = set(r.get("secret_inputs") or [])
         regs.append(Registration(**r))
     return regs
@@ -519,6 +521,18 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
         result.note = f"the base did not evaluate ({base['refused'][:200]}); everything shows as added"
     old = {r.urn: r for r in _registrations(base)}
     new = {r.urn: r for r in _registrations(head)}
+    # The engine finds a resource's old state by its URN, then by its aliases, each old resource
+    # claimed once (pulumi/pulumi pkg/resource/deploy/step_generator.go getOldResource): a child
+    # renamed with an alias to its old name is the same resource, not a delete and a create.
+    match = {urn: urn for urn in new if urn in old}
+    claimed = set(match.values())
+    for urn, n in new.items():
+        if urn in match:
+            continue
+        found = next((a for a in n.aliases if a in old and a not in claimed), None)
+        if found is not None:
+            match[urn] = found
+            claimed.add(found)
     replaced_ids: set[str] = set()
     replaced_providers: set[str] = set()
     maybe_providers: set[str] = set()
@@ -529,9 +543,9 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
     for _ in range(20):
         grew = False
         for urn, n in new.items():
-            if urn not in old or not n.custom:
+            if urn not in match or not n.custom:
                 continue
-            o = old[urn]
+            o = old[match[urn]]
             a, b = _comparable(o), _comparable(n)
             keys = {k for k in set(a) | set(b) if a.get(k) != b.get(k)}
             unknown = {k for k, v in n.inputs.items() if _mentions(v, replaced_ids) and k not in keys}
@@ -577,8 +591,8 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
         if not grew:
             break
     changes = [c for c in decided.values() if c.action != "unchanged" or c.ignored]
-    changes += [Change("add", u, r.type, r.name, _node_name(r)) for u, r in new.items() if u not in old and r.custom]
-    changes += [Change("delete", u, r.type, r.name, _node_name(r)) for u, r in old.items() if u not in new and r.custom]
+    changes += [Change("add", u, r.type, r.name, _node_name(r)) for u, r in new.items() if u not in match and r.custom]
+    changes += [Change("delete", u, r.type, r.name, _node_name(r)) for u, r in old.items() if u not in claimed and r.custom]
     order = {a: i for i, a in enumerate(ACTIONS + ("unchanged",))}
     result.changes = sorted(changes, key=lambda c: (order[c.action], c.type, c.name))
     etcd_nodes = {n["name"] for n in base.get("outputs", {}).get("nodes", []) if "etcd" in n.get("roles", [])}

@@ -552,3 +552,22 @@ def test_markdown_names_the_real_preview_when_there_is_one():
     linked = diff.render_markdown([d], "main", "https://github.com/o/r/actions/runs/1")
     assert "[this workflow run](https://github.com/o/r/actions/runs/1)" in linked and "authoritative" in linked
     assert "No real `pulumi preview` runs for this pull request" in diff.render_markdown([d], "main")
+
+
+def _renamed(result: dict, typ: str, name: str, new_name: str, alias: bool) -> None:
+    reg = res(result, typ, name)
+    old_urn = reg["urn"]
+    reg["urn"], reg["name"] = old_urn[: -len(name)] + new_name, new_name
+    reg["aliases"] = [old_urn] if alias else []
+
+
+def test_a_child_renamed_with_an_alias_is_the_same_resource():
+    """pulumi/pulumi pkg/resource/deploy/step_generator.go getOldResource: URN first, then each alias,
+    an old resource claimed once. Admin rules and bring-your-own subnet tags were renamed from list
+    positions to what they are (components/security.py, network.py) with aliases to the old names."""
+    rule = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+    name = next(r["name"] for r in base_of(HELM_STACK)["resources"] if r["type"] == rule)
+    d, _ = planted(HELM_STACK, lambda h: _renamed(h, rule, name, name + "-renamed", alias=True))
+    assert not d.changes, diff.render_text([d])
+    d, _ = planted(HELM_STACK, lambda h: _renamed(h, rule, name, name + "-renamed", alias=False))
+    assert by_action(d, "add") == {name + "-renamed"} and by_action(d, "delete") == {name}, diff.render_text([d])
