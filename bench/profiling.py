@@ -22,7 +22,7 @@ def profile(fn: Callable[[], object]) -> pstats.Stats:
 
 
 def where(filename: str) -> str:
-    """A short, stable name for a profiled file: `components/nodes.py`, `yaml/emitter.py`, `asyncio/base_events.py`."""
+    """A short, stable name for a profiled file: `components/aws/nodes.py`, `yaml/emitter.py`, `asyncio/base_events.py`."""
     if filename == "~":
         return "<built-in>"
     if filename.startswith("<"):

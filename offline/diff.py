@@ -521,18 +521,13 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
         result.note = f"the base did not evaluate ({base['refused'][:200]}); everything shows as added"
     old = {r.urn: r for r in _registrations(base)}
     new = {r.urn: r for r in _registrations(head)}
-    # The engine finds a resource's old state by its URN, then by its aliases, each old resource
-    # claimed once (pulumi/pulumi pkg/resource/deploy/step_generator.go getOldResource): a child
-    # renamed with an alias to its old name is the same resource, not a delete and a create.
-    match = {urn: urn for urn in new if urn in old}
+    # The engine finds a resource's old state by its URN, then by its aliases and those inherited from
+    # an aliased parent, each old resource claimed once (harness.match_old_urns): a child renamed or
+    # moved with an alias is the same resource, not a delete and a create.
+    from offline import harness
+
+    match = harness.match_old_urns(list(new.values()), set(old))
     claimed = set(match.values())
-    for urn, n in new.items():
-        if urn in match:
-            continue
-        found = next((a for a in n.aliases if a in old and a not in claimed), None)
-        if found is not None:
-            match[urn] = found
-            claimed.add(found)
     replaced_ids: set[str] = set()
     replaced_providers: set[str] = set()
     maybe_providers: set[str] = set()

@@ -37,7 +37,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional
 
-from components import iam_policy, tags as tagsets
+from components.aws import iam_policies as iam_policy
+from components.settings import tags as tagsets
 
 PASS, WARN, FAIL = "PASS", "WARN", "FAIL"
 LIVE_STATES = ["pending", "running", "stopping", "stopped"]
@@ -293,7 +294,7 @@ def check_iam(c: Clients, exp: Expectations) -> list[Result]:
             out.append(Result("iam", FAIL, subject,
                               f"role {role_name} (profile {profile_name}) does not allow {len(missing)} of the {len(needed)} "
                               f"actions a {node.iam_role} node needs: {', '.join(missing)}",
-                              f"add them to {role_name}'s inline policy (components/iam_policy.py lists them; "
+                              f"add them to {role_name}'s inline policy (components/aws/iam_policies.py lists them; "
                               "`pulumi up` restores the policy)"))
         else:
             out.append(Result("iam", PASS, subject,
@@ -448,7 +449,7 @@ def check_iam_simulate(c: Clients, exp: Expectations) -> list[Result]:
             out.append(Result("iam-simulate", FAIL, subject,
                               f"AWS denies {len(denied)} of the {calls} {node_role} calls on this cluster's resources: {shown}"
                               + (" ..." if len(denied) > 8 else ""),
-                              f"`pulumi up` restores {role_name}'s policy (components/iam_policy.py); look for a Deny, "
+                              f"`pulumi up` restores {role_name}'s policy (components/aws/iam_policies.py); look for a Deny, "
                               "a permissions boundary or a condition that names another cluster"))
         else:
             out.append(Result("iam-simulate", PASS, subject,
@@ -456,7 +457,7 @@ def check_iam_simulate(c: Clients, exp: Expectations) -> list[Result]:
     return out
 
 
-# Instance tag a pool sets when it opts into hop limit 2 (components/nodes.py IMDS_REASON_TAG).
+# Instance tag a pool sets when it opts into hop limit 2 (components/aws/nodes.py IMDS_REASON_TAG).
 IMDS_REASON_TAG = "rke-aws/imds-hop-limit-reason"
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import decimal
+import gc
 import json
 import logging
 import math
@@ -120,6 +121,18 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         self.run = run
 
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """The engine's URN (pulumi/pulumi pkg/resource/deploy/deployment.go generateURN): the parent's
+        whole qualified type, none for children of the root stack. The SDK's MockMonitor.make_urn keeps
+        only the parent's last type and puts the stack's in front of its children."""
+        from pulumi.runtime.settings import get_project, get_stack
+
+        parent_type = parent.split("::")[2] if parent else ""
+        if parent_type == "pulumi:pulumi:Stack":
+            parent_type = ""
+        qualified = f"{parent_type}${type_}" if parent_type else type_
+        return "urn:pulumi:" + "::".join([get_stack(), get_project(), qualified, name])
+
     def Invoke(self, request):
         if request.tok == "pulumi:pulumi:readStackOutputs":
             # The backend's answer for this stack: its outputs after the previous run (none: a new stack).
@@ -172,19 +185,63 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
 
 
 def _alias_urn(urn: str, alias) -> str:
-    """An alias as the engine resolves it (pulumi/pulumi pkg/resource/deploy/step_generator.go
-    collapseAliasToUrn): a whole URN, or the resource's own URN under the alias's name and type
-    (pulumi-aws itself aliases renamed types, e.g. BucketV2 -> Bucket). A parent in the alias is
-    not resolved here: this program never moves a resource to another parent."""
+    """An alias as the engine collapses it to a URN (pulumi/pulumi pkg/resource/deploy/step_generator.go
+    collapseAliasToUrn): a whole URN, or the resource's own URN under the alias's name, type and parent
+    (pulumi-aws itself aliases renamed types, e.g. BucketV2 -> Bucket). No parent (`noParent`, or the root
+    stack: the Python SDK sends `Alias(parent=pulumi.ROOT_STACK_RESOURCE)`, which is None, as noParent)
+    means the type stands alone, as for any child of the stack. A parent that was itself found by an
+    alias is resolved by `match_old_urns`, as the engine does."""
     if alias.urn:
         return alias.urn
-    assert not alias.spec.parentUrn and not alias.spec.noParent, f"{urn}: alias of another parent"
     prefix, _, name = urn.rpartition("::")
     head, _, qualified = prefix.rpartition("::")
-    if alias.spec.type:
-        parents, sep, _ = qualified.rpartition("$")
-        qualified = f"{parents}{sep}{alias.spec.type}"
-    return f"{head}::{qualified}::{alias.spec.name or name}"
+    parents, _, own_type = qualified.rpartition("$")
+    own_type = alias.spec.type or own_type
+    if alias.spec.noParent:
+        parents = ""
+    elif alias.spec.parentUrn:
+        parent_type = alias.spec.parentUrn.split("::")[2]
+        parents = "" if parent_type == "pulumi:pulumi:Stack" else parent_type
+    return f"{head}::{parents + '$' if parents else ''}{own_type}::{alias.spec.name or name}"
+
+
+def _urn_parts(urn: str) -> tuple[str, str, str]:
+    """(urn:pulumi:<stack>::<project>, qualified type, name)."""
+    prefix, _, name = urn.rpartition("::")
+    head, _, qualified = prefix.rpartition("::")
+    return head, qualified, name
+
+
+def match_old_urns(resources: list[Registration], olds: set[str]) -> dict[str, str]:
+    """New URN -> the old resource's URN each registration takes over, as the engine's step generator
+    finds it (pulumi/pulumi pkg/resource/deploy/step_generator.go getOldResource): its own URN first,
+    then its aliases (generateAliases), each old URN claimed once. A child of a resource that was found
+    by an alias also gets the inherited alias under that old URN (inheritedChildAlias: the old parent's
+    type chain, and the old parent's name in place of the new one where the child's name starts with
+    it); the Python SDK leaves this to the engine when the engine takes alias specs
+    (sdk/python/lib/pulumi/runtime/resource.py prepare_aliases)."""
+    found_by_alias: dict[str, str] = {}  # the step generator's `aliases`: new URN -> the old URN it took over
+    match: dict[str, str] = {}
+    claimed: set[str] = set()
+    for r in resources:
+        candidates = [r.urn, *r.aliases]
+        parent_old = found_by_alias.get(r.parent or "")
+        if parent_old is not None:
+            parent_name = _urn_parts(r.parent)[2]
+            for alias in [r.urn, *r.aliases]:
+                _, qualified, name = _urn_parts(alias)
+                head, parent_qualified, parent_old_name = _urn_parts(parent_old)
+                if name.startswith(parent_name):
+                    name = parent_old_name + name[len(parent_name):]
+                candidates.append(f"{head}::{parent_qualified}${qualified.rpartition('$')[2]}::{name}")
+        for candidate in candidates:
+            if candidate in olds and candidate not in claimed:
+                match[r.urn] = candidate
+                claimed.add(candidate)
+                if candidate != r.urn:
+                    found_by_alias[r.urn] = candidate
+                break
+    return match
 
 
 class _LogCollector(logging.Handler):
@@ -346,7 +403,7 @@ _CliLoader.add_constructor("tag:yaml.org,2002:binary",
 
 
 def _config_error(problems: list[str]) -> Exception:
-    from components.config import ConfigError  # late: diff.py runs other checkouts' components
+    from components.settings.config import ConfigError  # late: diff.py runs other checkouts' components
 
     return ConfigError(problems)
 
@@ -532,7 +589,11 @@ def run_program(config: dict[str, str], stack: str = "test", preview: bool = Fal
     logger.addHandler(_LogCollector(run))
 
     drain_leftover_tasks()
-    # No cluster answers offline, and kubeconfigs here are placeholders (components/running.py).
+    # Programs with hundreds of nodes hold tens of thousands of long-lived Output objects; with the
+    # default thresholds the collector rescans them over and over (over half the run time at 500
+    # nodes, bench/RESULTS.md). Fewer full collections keep offline runs linear in node count.
+    gc.set_threshold(700, 10, 100)
+    # No cluster answers offline, and kubeconfigs here are placeholders (components/plan/running.py).
     os.environ.setdefault("RKE_AWS_OFFLINE", "1")
     settings.ROOT.set(None)
     pulumi.runtime.set_all_config(dict(config), secret_keys_of(config) if secret_keys is None else secret_keys)

@@ -25,9 +25,9 @@ from typing import Any, Optional
 
 import yaml
 
-from components import config as cfgmod
-from components.endpoint import KUBE_API_PORT, endpoint_name
-from components.secrets import KUBECONFIG_PENDING, kubeconfig_parameter_name, published_kubeconfig_problem
+from components.plan.lookups import published_kubeconfig_problem
+from components.plan.names import KUBE_API_PORT, KUBECONFIG_PENDING, endpoint_name, kubeconfig_parameter_name
+from components.settings import config as cfgmod
 
 from . import harness, schema
 

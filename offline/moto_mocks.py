@@ -35,7 +35,7 @@ import boto3
 import pulumi
 from botocore.exceptions import ClientError
 
-from components import versions
+from components.settings import versions
 
 from .harness import unwrap_secrets
 from .mocks import region_refusal, route_result, user_data_refusal

@@ -28,8 +28,8 @@ from typing import Any
 import yaml
 from pulumi import RunError
 
-from components import tags as tagsets
-from components import versions
+from components.settings import tags as tagsets
+from components.settings import versions
 
 from . import harness
 from .review import MASK, _cloud_config, _parsed, decode_user_data, review_inputs

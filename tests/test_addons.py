@@ -28,7 +28,8 @@ from typing import Any, Optional
 import pytest
 import yaml
 
-from components import bootstrap, versions
+from components.node import bootstrap
+from components.settings import versions
 from offline import harness
 from tests import iam_eval
 from tests.conftest import cloud_config, run_stack_cached, set_key, written_file

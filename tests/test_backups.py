@@ -13,7 +13,8 @@ import json
 import pytest
 import yaml
 
-from components import backups, bootstrap
+from components.aws import backups
+from components.node import bootstrap
 from offline import harness
 from tests import iam_eval
 from tests.conftest import cloud_config, run_stack_cached, set_key, written_file
@@ -120,7 +121,7 @@ def test_the_bucket_name_is_known_at_preview_and_the_same_in_every_run():
     assert isinstance(a.inputs.get("bucket"), str) and a.inputs["bucket"] == b.inputs["bucket"], (a.inputs, b.inputs)
     assert update.outputs["etcdSnapshotLocation"].startswith(f"s3://{a.inputs['bucket']}/")
     # another interpreter with another hash seed computes the same name
-    code = "from components import backups; print(backups.bucket_name('c1', '111111111111', 'eu-west-1'))"
+    code = "from components.plan.names import bucket_name; print(bucket_name('c1', '111111111111', 'eu-west-1'))"
     other = subprocess.run([sys.executable, "-c", code], cwd=harness.ROOT, capture_output=True, text=True, check=True,
                            env={"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin"}).stdout.strip()
     assert other == backups.bucket_name("c1", "111111111111", "eu-west-1")

@@ -19,7 +19,8 @@ import jsonschema
 import pytest
 import yaml
 
-from components import bootstrap, secrets
+from components.node import bootstrap
+from components.plan.lookups import published_kubeconfig_problem
 from offline import harness
 from tests import upstream
 from tests.conftest import STACKS, cloud_config, run_stack_cached, server_ips, shellcheck
@@ -178,8 +179,8 @@ def test_first_server_initialises_a_new_cluster_and_writes_the_marker(prod, tmp_
     assert put["Type"] == "SecureString" and put["KeyId"] == alias.inputs["name"] == param.inputs["keyId"], put
     assert put["Tier"] == param.inputs["tier"] == "Advanced" and put["Overwrite"] is True, put
     assert f"server: https://{prod.outputs['controlPlaneEndpoint']}:6443" in put["Value"], put["Value"]
-    # What the first server publishes is what the next `pulumi up` accepts (secrets.py).
-    assert secrets.published_kubeconfig_problem(put["Value"], prod.outputs["kubernetesApiUrl"]) is None
+    # What the first server publishes is what the next `pulumi up` accepts (components/plan/lookups.py).
+    assert published_kubeconfig_problem(put["Value"], prod.outputs["kubernetesApiUrl"]) is None
     token = b.root / b.config_at_start["token-file"].lstrip("/")
     assert stat.S_IMODE(token.stat().st_mode) == 0o600
     assert token.read_text() == rke2_parameters(prod)[prod.outputs["rke2TokenParameter"]], "not the server token"

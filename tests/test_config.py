@@ -13,8 +13,8 @@ from typing import Callable
 import pulumi
 import pytest
 
-from components import config, versions
-from components.config import ConfigError
+from components.settings import config, versions
+from components.settings.config import ConfigError
 from offline import harness
 from offline.mocks import AwsLikeMocks
 from tests.conftest import set_key

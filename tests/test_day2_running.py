@@ -1,6 +1,6 @@
 """Day 2, judged against what runs: each case is base -> change (and sequences of two changes), the
 previous run's outputs fed back as the stack's last outputs, with the cluster readable through a fake
-API (components/running.py's transport), unreadable, or vouched for with confirmClusterState.
+API (components/plan/running.py's transport), unreadable, or vouched for with confirmClusterState.
 Refusals come before any registration (tests.test_day2.refused asserts nothing was registered).
 """
 
@@ -13,8 +13,9 @@ import re
 import pulumi
 import pytest
 
-from components import running, versions
-from components.history import UNKNOWN_PLACEHOLDER
+from components.plan import running
+from components.plan.history import UNKNOWN_PLACEHOLDER
+from components.settings import versions
 from offline import harness
 from offline.mocks import AwsLikeMocks
 from tests.conftest import set_key
@@ -239,7 +240,7 @@ def test_a_running_pool_cannot_change_roles(prod):
 # ---- the init marker --------------------------------------------------------------------------
 
 def test_a_running_clusters_init_marker_is_never_written_as_pending(prod):
-    from components.secrets import MARKER_EXISTING, MARKER_PENDING
+    from components.aws.join_secrets import MARKER_EXISTING, MARKER_PENDING
 
     def marker(r):
         (m,) = [p for p in r.of_type("aws:ssm/parameter:Parameter") if p.inputs["name"].endswith("rke2-initialized")]

@@ -130,7 +130,7 @@ def test_an_agent_type_change_updates_within_an_architecture_and_replaces_across
     for name in agents:
         assert f"`Instance {name}`" in md
     # Across architectures (Graviton with the default amd64 image) the program refuses at plan time
-    # (components/plan.py's image/type look-ups); the provider's ForceNewIf across architectures is
+    # (components/plan/spec.py's image/type look-ups); the provider's ForceNewIf across architectures is
     # judged on planted registrations below (test_instance_type_replaces_only_across_cpu_architectures).
     arm = run_diff(repo, NLB_STACK, lambda c: pools_with(c, agents={"instanceType": "m6g.large"}))
     assert arm.refused and "rke-aws:nodePools[1].instanceType" in arm.refused, diff.render_text([arm])
@@ -381,7 +381,7 @@ def test_kubernetes_provider_is_replaced_when_its_cluster_changes(server, identi
     for result, ident in zip((base, head), identifiers):
         if ident:
             _provider(result)["clusterIdentifier"] = ident
-        else:  # a Provider without one (the program sets one: components/ccm.py)
+        else:  # a Provider without one (the program sets one: components/cluster/ccm.py)
             _provider(result).pop("clusterIdentifier", None)
     d = diff.compare(HELM_STACK, base, head)
     text = diff.render_text([d]) + diff.render_markdown([d], "main")
@@ -399,7 +399,7 @@ def test_kubernetes_provider_is_replaced_when_its_cluster_changes(server, identi
 
 def test_a_kubeconfig_that_cannot_be_read_offline_is_unknown_and_so_is_all_it_manages():
     """An encrypted stack value is a placeholder offline: whether its cluster changed cannot be told
-    for a Provider without clusterIdentifier; with one (what the program registers, components/ccm.py)
+    for a Provider without clusterIdentifier; with one (what the program registers, components/cluster/ccm.py)
     only the identifier decides (provider.go DiffConfig)."""
     base = base_of(HELM_STACK)
     _provider(base).update(kubeconfig=KUBECONFIG)
@@ -564,7 +564,7 @@ def _renamed(result: dict, typ: str, name: str, new_name: str, alias: bool) -> N
 def test_a_child_renamed_with_an_alias_is_the_same_resource():
     """pulumi/pulumi pkg/resource/deploy/step_generator.go getOldResource: URN first, then each alias,
     an old resource claimed once. Admin rules and bring-your-own subnet tags were renamed from list
-    positions to what they are (components/security.py, network.py) with aliases to the old names."""
+    positions to what they are (components/aws/security.py, network.py) with aliases to the old names."""
     rule = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
     name = next(r["name"] for r in base_of(HELM_STACK)["resources"] if r["type"] == rule)
     d, _ = planted(HELM_STACK, lambda h: _renamed(h, rule, name, name + "-renamed", alias=True))

@@ -27,7 +27,7 @@ def test_doctor_passes_on_the_account_each_stack_builds(stack):
     assert not doctor.failed(results), f"{stack}: doctor fails on its own emulated account:\n" + doctor.report(list(results), stack)
     assert {r.check for r in results} == CHECK_NAMES, f"{stack}: checks that did not run: {CHECK_NAMES - {r.check for r in results}}"
     # The only warnings: dedicated control-plane nodes at hop limit 2 for the EBS CSI controller, which
-    # state their reason (components/addons.py), and the simulator the emulated account lacks.
+    # state their reason (components/cluster/ebs_csi.py), and the simulator the emulated account lacks.
     warnings = [r for r in results if r.status == doctor.WARN]
     assert all((r.check == "imds" and "aws-ebs-csi-driver controller" in r.detail)
                or (r.check == "iam-simulate" and NOT_ASKED in r.detail) for r in warnings), doctor.report(list(results), stack)

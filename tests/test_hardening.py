@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from components import bootstrap
+from components.node import bootstrap
+from components.plan.snapshots import has_etcd_s3_retention
 from offline import harness
 from tests.conftest import cloud_config, set_key, written_file
 from tests.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS
@@ -42,7 +43,7 @@ def test_profile_name_for_the_version(version, profile):
     ("v1.34.0+rke2r1", False), ("v1.34.1+rke2r1", True), ("v1.35.0+rke2r1", True),
 ])
 def test_etcd_s3_retention_only_where_rke2_has_it(version, present):
-    assert bootstrap.has_etcd_s3_retention(version) is present
+    assert has_etcd_s3_retention(version) is present
 
 
 @pytest.fixture(scope="module")

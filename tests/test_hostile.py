@@ -18,8 +18,9 @@ from typing import Callable, Optional
 import pulumi
 import pytest
 
-from components import config, config_model
-from components.config import ConfigError
+from components.settings import config
+from components.settings import model as config_model
+from components.settings.config import ConfigError
 from offline import harness
 from offline.mocks import AwsLikeMocks
 from tests.conftest import set_key
@@ -159,8 +160,8 @@ PIECES = [
     row("seventeen-slash-12s", access(adminCidrs=[f"{20 + i // 16}.{(i % 16) * 16}.0.0/12" for i in range(17)]),
         ("access.adminCidrs", "together open SSH (22) and the Kubernetes API (6443) to 17,825,792 public addresses")),
     row("one-slash-6", access(adminCidrs=["4.0.0.0/6"]),
-        ("access.adminCidrs[0]", f"'4.0.0.0/6' opens SSH (22) and the Kubernetes API (6443) to 67,108,864 public "
-                                 f"addresses, more than a /8's worth")),
+        ("access.adminCidrs[0]", "'4.0.0.0/6' opens SSH (22) and the Kubernetes API (6443) to 67,108,864 public "
+                                 "addresses, more than a /8's worth")),
     row("world-itself", access(adminCidrs=["0.0.0.0/0"]), ("access.adminCidrs[0]", "to the whole internet; " + "list your")),
     row("a-slash-8-and-more", access(adminCidrs=["11.0.0.0/8", "12.0.0.0/9"]),
         ("access.adminCidrs", "together open SSH (22) and the Kubernetes API (6443) to 25,165,824 public addresses")),
@@ -656,7 +657,7 @@ def test_bring_your_own_subnet_in_the_pod_network(base_config):
 
 def test_manifest_size_limit_counts_what_main_renders(base_config):
     """The check renders the same manifest __main__ stores: the parameter registered is at most the limit."""
-    from components import plan
+    from components.plan import spec as plan
 
     ccm(extraArgs=[f"--flag-{i:03d}={'x' * 120}" for i in range(40)])(base_config)
     run = harness.run_program(base_config)
@@ -746,7 +747,7 @@ def test_image_look_ups_ask_what_ec2_needs(base_config):
     """The default image: Canonical's account of the partition, the name of Ubuntu 24.04 amd64, available,
     newest. An explicit image: by id, deprecated ones included (DescribeImages leaves them out unless
     asked, although EC2 still launches them)."""
-    from components import versions
+    from components.settings import versions
 
     pool(1, ami="ami-0ccccccccccccccc1")(base_config)
     run = harness.run_program(base_config)
@@ -876,7 +877,7 @@ def test_rke1_servers_get_no_rke2_size_warning(base_config):
 def test_manifest_size_limit_is_exactly_the_parameters_size(base_config, monkeypatch):
     """Refused exactly when the parameter __main__ would store is larger than the limit: the check
     renders the same manifest, byte for byte."""
-    from components import plan
+    from components.plan import spec as plan
 
     ccm(extraArgs=[f"--flag-{i:03d}={'x' * 60}" for i in range(10)])(base_config)
     run = harness.run_program(base_config)

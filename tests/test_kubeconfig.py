@@ -175,7 +175,7 @@ def _tampered(**changes) -> str:
     ("kind: Secret\n", "not a kubeconfig"),
 ])
 def test_only_what_rke2_writes_is_accepted(text, problem):
-    from components.secrets import published_kubeconfig_problem
+    from components.plan.lookups import published_kubeconfig_problem
 
     found = published_kubeconfig_problem(text, API)
     assert (found is None) if problem is None else (problem in (found or "")), found

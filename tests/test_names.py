@@ -16,8 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components import backups, config, config_model
-from components.endpoint import short_name
+from components.aws import backups
+from components.aws.endpoint import short_name
+from components.settings import config
+from components.settings import model as config_model
 
 PROPERTY = settings(derandomize=True, database=None, max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])

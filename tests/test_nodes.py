@@ -10,8 +10,10 @@ import re
 import pytest
 import yaml
 
-from components import bootstrap, config, node_plan
-from components.network_plan import plan_subnets
+from components.node import bootstrap
+from components.plan import nodes as node_plan
+from components.plan.network import plan_subnets
+from components.settings import config
 from offline import harness
 from tests.conftest import cloud_config, set_key, user_data, written_file
 from tests.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS

@@ -2,7 +2,7 @@
 with every ARN, the EC2 principal, the SSM endpoint and the image owner of that partition.
 
 The expectations are written out here from the partitions' documentation (domain.md section 6;
-Canonical's "Find Ubuntu images on AWS"), independent of components/partition.py.
+Canonical's "Find Ubuntu images on AWS"), independent of components/settings/partitions.py.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ import jsonschema
 import pytest
 import yaml
 
-from components import config, config_model
+from components.settings import config
+from components.settings import model as config_model
 from offline import harness, schema
 from tests.test_config import INVALID, VPC_ID, put
 

@@ -10,7 +10,6 @@ import json
 import re
 
 import pytest
-
 import yaml
 
 from offline import harness, plan, snapshots

@@ -24,7 +24,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import bootstrap, config, nodes
+from components.aws import nodes
+from components.node import bootstrap
+from components.settings import config
 from offline import harness
 from offline.mocks import EC2_USER_DATA_LIMIT, AwsLikeMocks, user_data_refusal
 from offline.review import decode_user_data, review_inputs

@@ -1,4 +1,4 @@
-"""Kubernetes versions: only canonical names of releases components/versions.py knows, a default that
+"""Kubernetes versions: only canonical names of releases components/settings/versions.py knows, a default that
 never upgrades a running cluster, and the etcd 3.5 -> 3.6 stepping stone RKE2's release notes demand.
 
 The release tables are checked against facts stated in prose elsewhere in the same release notes
@@ -16,8 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import config, history, versions
-from components.config import ConfigError
+from components.plan import history
+from components.settings import config, versions
+from components.settings.config import ConfigError
 from offline import harness
 from offline.mocks import AwsLikeMocks
 from tests.conftest import set_key
@@ -140,7 +141,7 @@ def test_an_unknown_release_lists_the_known_ones_of_its_minor(base_config):
     assert problem.startswith('rke-aws:kubernetesVersion: "v1.33.99+rke2r1" is not a release this program knows; '), problem
     known_33 = sorted((r for r in versions.RKE2_RELEASES if minor(r) == 33), key=key)
     assert f"known 1.33 releases: {', '.join(known_33)}" in problem, problem
-    assert "components/versions.py RKE2_RELEASES" in problem and "etcd version" in problem, problem
+    assert "components/settings/versions.py RKE2_RELEASES" in problem and "etcd version" in problem, problem
     base_config["rke-aws:kubernetesVersion"] = "v1.99.1+rke2r1"
     (problem,) = problems(base_config)
     assert "no 1.99 release is known; known minors: 1.24, 1.25" in problem and "1.36" in problem, problem
@@ -151,7 +152,7 @@ def test_an_unknown_rke1_release_lists_the_known_ones(rke1_config):
     (problem,) = [p for p in problems(rke1_config) if p.startswith("rke-aws:kubernetesVersion")]
     known_32 = sorted((r for r in versions.RKE_RELEASES if minor(r) == 32), key=key)
     assert problem == ('rke-aws:kubernetesVersion: "v1.32.99-rancher1-1" is not a release this program knows; known 1.32 '
-                       f"releases: {', '.join(known_32)}. A newer release goes into components/versions.py "
+                       f"releases: {', '.join(known_32)}. A newer release goes into components/settings/versions.py "
                        "RKE_RELEASES, from the rke releases' own lists"), problem
     rke1_config["rke-aws:kubernetesVersion"] = "v1.20.1-rancher1-1"
     (problem,) = [p for p in problems(rke1_config) if p.startswith("rke-aws:kubernetesVersion")]
@@ -226,7 +227,7 @@ def test_an_unknown_running_release_is_not_assumed_safe():
     (problem,) = history.etcd_stepping_stone_problems("v1.33.99+rke2r1", "v1.34.1+rke2r1")
     assert problem == (
         "rke-aws:kubernetesVersion: v1.34.1+rke2r1 runs etcd 3.6.4, but the cluster runs v1.33.99+rke2r1, whose etcd "
-        "version this program does not know (add it to components/versions.py RKE2_RELEASES from its release notes if it "
+        "version this program does not know (add it to components/settings/versions.py RKE2_RELEASES from its release notes if it "
         "already runs etcd 3.5.26 or later); etcd goes from 3.5 to 3.6 safely only from 3.5.26 (RKE2's release notes: "
         "removed members can come back and cost quorum): no release this program knows leads there; go through an RKE2 "
         "release with etcd 3.5.26 or a later 3.5 first"), problem

@@ -20,25 +20,16 @@ from typing import Mapping, Optional, Sequence
 import pulumi
 import pulumi_aws as aws
 
-from . import tags
-from .bootstrap import RKE2_SUPERVISOR_PORT
+from ..node.bootstrap import RKE2_SUPERVISOR_PORT
+from ..plan.names import KUBE_API_PORT, endpoint_name, zone_name
+from ..settings import tags
 from .security import cidr_key
 
-KUBE_API_PORT = 6443
-ENDPOINT_DOMAIN = "rke-aws.internal"
 RECORD_TTL = 30  # seconds: a replaced server's address is current within half a minute
 # port -> health check path over HTTPS, or None for a TCP check. The supervisor's /ping answers
 # anyone; kube-apiserver runs with anonymous-auth=false (RKE2 via k3s, RKE1 by default), so its
 # /readyz answers 401 to a load balancer and every target would look unhealthy: TCP instead.
 HEALTH_PATHS: dict[int, str | None] = {RKE2_SUPERVISOR_PORT: "/ping", KUBE_API_PORT: None}
-
-
-def zone_name(cluster_id: str) -> str:
-    return f"{cluster_id}.{ENDPOINT_DOMAIN}"
-
-
-def endpoint_name(cluster_id: str) -> str:
-    return f"api.{zone_name(cluster_id)}"
 
 
 def health_check(port: int) -> aws.lb.TargetGroupHealthCheckArgs:

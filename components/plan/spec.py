@@ -9,20 +9,40 @@ pool's instance type (offered where its nodes go, the image's architecture and v
 from __future__ import annotations
 
 import json
-
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
 
 import pulumi_aws as aws
 
-from . import running, versions
-from .config import ConfigError, StackConfig
-from .network_plan import SubnetPlan, plan_subnets
-from .history import (EtcdState, Observed, Previous, Snapshots, SnapshotTransition, Statement, VersionState,
-                      cluster_id_problems, etcd_removed_after, etcd_state, parse_codes, parse_version,
-                      quorum_problems, region_problems, role_problems, snapshot_transition, version_problems,
-                      version_state)
-from .node_plan import CapacityError, NodePlan, plan_nodes
+from ..settings import config, versions
+from ..settings.config import ConfigError, StackConfig
+from . import ccm_values, cluster_documents, running
+from .cluster_documents import AGENT_PLAN, SERVER_PLAN, upgrade_manifests
+from .history import (
+    EtcdState,
+    Observed,
+    Previous,
+    Snapshots,
+    SnapshotTransition,
+    Statement,
+    VersionState,
+    cluster_id_problems,
+    etcd_removed_after,
+    etcd_state,
+    parse_codes,
+    parse_version,
+    quorum_problems,
+    region_problems,
+    role_problems,
+    snapshot_transition,
+    version_problems,
+    version_state,
+)
+from .lookups import published_kubeconfig_problem
+from .names import KUBE_API_PORT, KUBECONFIG_PENDING, bucket_name, endpoint_name, kubeconfig_parameter_name
+from .network import SubnetPlan, plan_subnets
+from .nodes import CapacityError, NodePlan, plan_nodes
+from .snapshots import EtcdS3, etcd_s3_keys
 
 T = TypeVar("T")
 
@@ -62,6 +82,57 @@ class ClusterPlan:
         return self.previous is None
 
 
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """The resolved spec RkeCluster builds: the configuration, the plan, and what the stack's last outputs
+    decide about the resources (history.py). Everything here is known before the first resource."""
+    config: StackConfig
+    plan: ClusterPlan
+    previous: Optional[Previous] = None
+
+    @property
+    def legacy_names(self) -> bool:
+        """Last updated by a release that named some children by list position: they get aliases from those
+        names (components/aws/security.py, endpoint.py, network.py)."""
+        return self.previous is not None and not self.previous.keyed_children
+
+    @property
+    def legacy_subnet_keys(self) -> Optional[dict[str, str]]:
+        if not self.legacy_names or self.previous is None:
+            return None
+        return {v: k for k, v in self.previous.subnet_ids.items()}
+
+    @property
+    def snapshot_roles(self) -> tuple[str, ...]:
+        """The roles whose nodes take snapshots: RKE2 servers; RKE1 etcd nodes (their pool's role)."""
+        return tuple(sorted({n.iam_role for n in self.plan.nodes if n.pool.is_etcd} or {"controlplane"}))
+
+    @property
+    def agent_token(self) -> bool:
+        """Clusters created before agent tokens keep one token (components/aws/join_secrets.py)."""
+        return self.plan.first_deployment or bool(self.previous and self.previous.has_agent_token)
+
+    @property
+    def cluster_exists(self) -> bool:
+        return bool(self.previous and self.previous.etcd_members)
+
+    @property
+    def publish_kubeconfig(self) -> bool:
+        """New clusters only: a running cluster's first server never re-reads its user data."""
+        return self.plan.first_deployment or bool(self.previous and self.previous.has_kubeconfig_parameter)
+
+    @property
+    def had_cluster_releases(self) -> bool:
+        return bool(self.previous and self.previous.has_cluster_releases)
+
+
+def resolve(previous: Optional[Previous]) -> ClusterSpec:
+    """The configuration read and checked against the stack's last outputs, then everything planned."""
+    cfg = config.load(previous)
+    return ClusterSpec(cfg, build(cfg, previous), previous)
+
+
 @dataclass(frozen=True)
 class BackupPlan:
     bucket: str
@@ -71,7 +142,7 @@ class BackupPlan:
     notes: tuple[str, ...] = ()
 
 
-# RKE2 manifest mode: the files the servers mirror (components/manifests.py), by base name, and the
+# RKE2 manifest mode: the files the servers mirror (components/cluster/manifests.py), by base name, and the
 # HelmChart each one creates (kube-system), which helm-controller uninstalls when it is deleted.
 MANIFEST_HELMCHARTS = {"ccm": "aws-cloud-controller-manager", "ebs-csi": "aws-ebs-csi-driver"}
 
@@ -461,9 +532,6 @@ def _backup(cfg: StackConfig, account: str, previous: Optional[Previous]) -> Opt
     b = cfg.etcd_backup
     if not b.enabled:
         return None
-    from .backups import bucket_name
-    from .bootstrap import EtcdS3
-
     bucket = b.bucket or bucket_name(cfg.cluster_id, account, cfg.region)
     folder = b.folder or cfg.cluster_id
     created, notes = not b.bucket, ()
@@ -524,8 +592,6 @@ def _snapshot_steps(cfg: StackConfig, backup: Optional[BackupPlan]) -> str:
     """RKE2: what to change in a running server's config.yaml for the configured snapshots."""
     if cfg.distribution != "rke2":
         return ""
-    from .bootstrap import etcd_s3_keys
-
     if backup is None:
         return "in /etc/rancher/rke2/config.yaml remove the etcd-s3* keys and etcd-snapshot-schedule-cron"
     keys = etcd_s3_keys(backup.etcd_s3, cfg.kubernetes_version)
@@ -546,9 +612,6 @@ def _published_kubeconfig(cfg: StackConfig, previous: Optional[Previous]) -> tup
     if (cfg.distribution != "rke2" or cfg.kubeconfig is not None or previous is None
             or not previous.has_kubeconfig_parameter):
         return None, ()
-    from .endpoint import KUBE_API_PORT, endpoint_name
-    from .secrets import KUBECONFIG_PENDING, kubeconfig_parameter_name, published_kubeconfig_problem
-
     name = kubeconfig_parameter_name(cfg.cluster_id)
     try:
         value = aws.ssm.get_parameter(name=name, with_decryption=True).value
@@ -634,8 +697,6 @@ def manifest_plan(cfg: StackConfig, previous: Optional[Previous], ebs_csi: bool,
         return None
     live: tuple[str, ...] = ()
     if cfg.ccm.install == "manifest":
-        from .upgrades import upgrade_manifests
-
         live = ("ccm",) + tuple(f.split(".")[0] for f in upgrade_manifests(cfg.kubernetes_version)) + \
             (("ebs-csi", "ebs-csi-credentials") if ebs_csi else ())
     before = {f.split(".")[0] for f in (previous.manifest_files if previous else ())}
@@ -656,8 +717,6 @@ def manifest_plan(cfg: StackConfig, previous: Optional[Previous], ebs_csi: bool,
                                        f"gone: {', '.join(charts) or 'none'})") if pending else None
     live_read = observed.live
     if pending and live_read is not None and live_read.helm_charts is not None:
-        from .upgrades import AGENT_PLAN, SERVER_PLAN
-
         plans_left = "upgrade-plans" in pending and any(p.name in (SERVER_PLAN, AGENT_PLAN) for p in live_read.plans or ())
         if not (set(charts) & live_read.helm_charts) and not plans_left:
             pending = set()
@@ -792,7 +851,7 @@ def cluster_network_problems(cfg: StackConfig, subnets: Sequence[SubnetPlan]) ->
     as network.vpcCidr and the subnet CIDRs this program creates must (config.py)."""
     import ipaddress
 
-    from .config_model import CLUSTER_NETWORKS
+    from ..settings.model import CLUSTER_NETWORKS
 
     problems = []
     for plan in subnets:
@@ -924,11 +983,9 @@ def manifest_size_problems(cfg: StackConfig, ccm_image: str) -> list[str]:
     renders it."""
     if cfg.ccm.install != "manifest":
         return []
-    from . import ccm_values, charts
-
     values = ccm_values.helm_values(cfg.distribution, cfg.node_pools, cfg.ccm.leader_migration, cfg.ccm.extra_args,
                                     ccm_image)
-    text = charts.ccm(cfg.ccm.chart_version).manifest(values.merged_for_manifest(), bootstrap=True)
+    text = cluster_documents.ccm(cfg.ccm.chart_version).manifest(values.merged_for_manifest(), bootstrap=True)
     size = len(text.encode())
     if size <= ADVANCED_TIER_MAX:
         return []

@@ -9,7 +9,7 @@ Address layout inside each subnet of size S: offsets [S/4, S/2) form the node ra
 with an explicit subnet CIDR reservation so AWS never hands those addresses to NAT gateways or
 load balancer interfaces. The range is cut into MAX_POOL_BLOCKS equal blocks; each pool owns one.
 
-Placement is stable (components/history.py gives the stack's last outputs):
+Placement is stable (components/plan/history.py gives the stack's last outputs):
 - a running node keeps its zone, subnet and address; only new nodes are placed, and only nodes
   removed from the config (count lowered, pool removed) go away;
 - a pool keeps its block; a new pool takes its `ipBlock`, or the lowest block no pool used before;
@@ -26,9 +26,9 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Optional
 
-from .config import MAX_POOL_BLOCKS, NodePool, StackConfig
+from ..settings.config import MAX_POOL_BLOCKS, NodePool, StackConfig
 from .history import PlannedMember, Previous
-from .network_plan import SubnetPlan
+from .network import SubnetPlan
 
 
 @dataclass(frozen=True)

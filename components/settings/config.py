@@ -19,14 +19,22 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional
 
-from . import config_model as model
-from . import partition as partitions
+from . import model, partitions, versions
 from . import tags as tagsets
-from . import versions
-from .config_model import (  # noqa: F401 - the defaults are part of this module's interface
-    DEFAULT_AZ_COUNT, DEFAULT_BACKUP_EXPIRE_DAYS, DEFAULT_BACKUP_INTERVAL_HOURS, DEFAULT_BACKUP_RETENTION,
-    DEFAULT_ENDPOINT, DEFAULT_IMDS_HOP_LIMIT, DEFAULT_KUBERNETES_VERSION, DEFAULT_ROOT_VOLUME_GB, DEFAULT_VPC_CIDR,
-    MAX_AZ_COUNT, MAX_CLUSTER_ID, MAX_POOL_BLOCKS, MAX_USER_TAGS,
+from .model import (  # noqa: F401 - the defaults are part of this module's interface
+    DEFAULT_AZ_COUNT,
+    DEFAULT_BACKUP_EXPIRE_DAYS,
+    DEFAULT_BACKUP_INTERVAL_HOURS,
+    DEFAULT_BACKUP_RETENTION,
+    DEFAULT_ENDPOINT,
+    DEFAULT_IMDS_HOP_LIMIT,
+    DEFAULT_KUBERNETES_VERSION,
+    DEFAULT_ROOT_VOLUME_GB,
+    DEFAULT_VPC_CIDR,
+    MAX_AZ_COUNT,
+    MAX_CLUSTER_ID,
+    MAX_POOL_BLOCKS,
+    MAX_USER_TAGS,
 )
 
 NAMESPACE = "rke-aws"
@@ -64,7 +72,7 @@ CLUSTER_NETWORKS = tuple(ipaddress.ip_network(n) for n in model.CLUSTER_NETWORKS
 RKE1_EOL = ("RKE1 reached end of life on 2025-07-31 and rancher/rke is archived (last release v1.8.14); plan a "
             "move to RKE2 (https://docs.rke2.io/install/migrate)")
 FLAG_RE = re.compile(model.FLAG_PATTERN)
-# CCM flags this program sets itself (components/ccm_values.py); --v may be overridden.
+# CCM flags this program sets itself (components/plan/ccm_values.py); --v may be overridden.
 PROGRAM_FLAGS = model.PROGRAM_FLAGS
 CLUSTER_ID_RE = re.compile(model.CLUSTER_ID_PATTERN)
 RKE_VERSION_RE = re.compile(model.RKE_VERSION_PATTERN)
@@ -709,7 +717,7 @@ def _parse_tags(p: _Problems, raw: Any) -> dict[str, str]:
 
 
 def known_releases(distribution: str) -> Iterable[str]:
-    """The releases components/versions.py knows for a distribution."""
+    """The releases components/settings/versions.py knows for a distribution."""
     return versions.RKE_RELEASES if distribution == "rke" else versions.RKE2_RELEASES
 
 
@@ -741,7 +749,7 @@ def _kubernetes_version(p: _Problems, given: Optional[str], distribution: Option
         where = ("RKE_RELEASES, from the rke releases' own lists" if distribution == "rke" else
                  "RKE2_RELEASES, from RKE2's release notes, with each release's etcd version")
         p.add("kubernetesVersion", f"{_json(kver)} is not a release this program knows; {listed}. A newer release goes "
-                                   f"into components/versions.py {where}")
+                                   f"into components/settings/versions.py {where}")
         return None
     return kver
 
@@ -751,7 +759,7 @@ def _release_key(release: str) -> tuple[int, ...]:
 
 
 # Namespaces something reads: this program's, and the providers' and engine's it runs with. The
-# random provider (components/secrets.py) takes no configuration (pulumi-random's schema has no
+# random provider (components/aws/join_secrets.py) takes no configuration (pulumi-random's schema has no
 # config variables: the SDK has no `config` module), so `random:` keys would be ignored too.
 KNOWN_NAMESPACES = ("aws", "kubernetes", "pulumi")
 # The one key the program treats as a secret; every other value becomes names, tags, addresses or

@@ -12,8 +12,9 @@ from typing import Mapping, Optional
 import pulumi
 import pulumi_aws as aws
 
-from . import bootstrap, tags
-from .node_plan import NodePlan
+from ..node import bootstrap
+from ..plan.nodes import NodePlan
+from ..settings import tags
 
 ROOT_VOLUME_TYPE = "gp3"
 # Instance tag saying why a pool lets pods reach IMDS (imdsHopLimit 2); the policy pack and doctor
@@ -139,7 +140,7 @@ class Nodes(pulumi.ComponentResource):
                 raise pulumi.RunError(f"node {node.name}: EC2 reports private DNS name {actual}; the CCM matches nodes by this name")
             return actual
 
-        # index, subnet, ipBlock, keyName and instanceType are read back on the next run (components/history.py):
+        # index, subnet, ipBlock, keyName and instanceType are read back on the next run (components/plan/history.py):
         # they keep this node where it is and let the quorum guard see what would replace it.
         return {
             "name": node.name,

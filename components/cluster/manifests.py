@@ -15,14 +15,11 @@ from typing import Iterable, Mapping, Optional
 import pulumi
 import pulumi_aws as aws
 
-from . import tags
+from ..plan.names import manifest_path
+from ..settings import tags
 
 # SSM standard parameters hold 4 KB; larger values need the advanced tier.
 STANDARD_TIER_MAX = 4096
-
-
-def manifest_path(cluster_id: str) -> str:
-    return f"/rke-aws/{cluster_id}/manifests"
 
 
 # An emptied manifest: RKE2's deploy controller names an Addon after the file name up to its first

@@ -18,7 +18,7 @@ carries one, tags.go `buildTags`; these nodes do not):
           carry the cluster tag as well (`aws:ResourceTag/...`): the VPC a security group is created
           in (owned, or shared for a bring-your-own VPC), the load balancer a listener is added to.
 - mutate: a call on an existing resource -> `aws:ResourceTag/kubernetes.io/cluster/<id> = owned`.
-          The node security groups this program creates carry that tag (components/security.py),
+          The node security groups this program creates carry that tag (components/aws/security.py),
           so the CCM's ingress rules for load balancer traffic on them are covered.
 - tag:    tag-on-create authorization: EC2 authorizes TagSpecifications as `ec2:CreateTags` with
           `ec2:CreateAction`; ELB authorizes the Tags of CreateLoadBalancer/CreateTargetGroup/
@@ -43,7 +43,7 @@ import json
 from dataclasses import dataclass
 from typing import Iterable
 
-from .tags import CLUSTER_TAG_PREFIX, OWNED, SHARED, cluster_tag_key
+from ..settings.tags import CLUSTER_TAG_PREFIX, OWNED, SHARED, cluster_tag_key
 
 # --- the CCM's calls -------------------------------------------------------------------------------
 

@@ -12,7 +12,6 @@ cluster tag, and left in the account by `pulumi destroy`.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
@@ -20,25 +19,8 @@ from typing import Any, Mapping, Optional, Sequence
 import pulumi
 import pulumi_aws as aws
 
-from . import tags
-
-
-# S3 refuses bucket names starting with these (S3 User Guide, "General purpose bucket naming rules").
-RESERVED_BUCKET_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
-
-
-def bucket_name(cluster_id: str, account_id: str, region: str) -> str:
-    """Globally unique and known at preview: the cluster ID plus a digest of account and region.
-
-    Never a name S3 refuses: the cluster ID (a-z, 0-9, -, starting with a letter) gives lowercase
-    letters, digits and hyphens, at most 54 characters, ending in the hex digest (no reserved suffix,
-    no IP form, no dots); a reserved prefix (a cluster named xn--..., sthree-... or amzn-s3-demo-...)
-    gets "etcd-" in front, the only names that change (no bucket could be created under them)."""
-    digest = hashlib.sha256(f"{account_id}:{region}:{cluster_id}".encode()).hexdigest()[:8]
-    name = f"{cluster_id[:40].rstrip('-')}-etcd-{digest}"
-    if name.startswith(RESERVED_BUCKET_PREFIXES):
-        name = f"etcd-{name}"
-    return name
+from ..plan.names import RESERVED_BUCKET_PREFIXES, bucket_name  # noqa: F401 - part of this module's interface
+from ..settings import tags
 
 
 def bucket_arn(partition: str, bucket: str) -> str:

@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Iterable, Literal, Optional
 
-from pydantic_core import PydanticCustomError
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, StringConstraints, ValidationError
 from pydantic.json_schema import WithJsonSchema
+from pydantic_core import PydanticCustomError
 
 from . import versions
 from .patterns import ci, cidr_regex, int_set_regex, literal, whole
@@ -90,7 +90,7 @@ MAX_ADMIN_CIDRS = (SG_INBOUND_RULE_QUOTA - CCM_RULE_HEADROOM - 1) // 2  # the dn
 WORLD_ADMIN_PUBLIC_ADDRESSES = 1 << 24
 WORLD_ADMIN_DESCRIPTION = "a /8's worth of public addresses"
 
-# ---- patterns (components/patterns.py: ASCII, one meaning in Python's re and ECMA-262) ------------
+# ---- patterns (components/settings/patterns.py: ASCII, one meaning in Python's re and ECMA-262) ------------
 
 # The pod and service networks RKE2 and RKE1 use when none is configured (this program configures
 # none): a VPC or subnet overlapping them sends the nodes' traffic for those addresses into the
@@ -112,7 +112,7 @@ CLUSTER_ID_PATTERN = whole(rf"(?!sg-)[a-z][a-z0-9-]{{0,{MAX_CLUSTER_ID - 1}}}")
 POOL_NAME_PATTERN = whole(r"[a-z][a-z0-9-]{0,30}")
 # Release names as Rancher writes them, canonical only (no leading zeros: v1.033.5 and v1.33.05 name
 # no release) and ASCII digits; group 1 is the minor. config.py further accepts only the releases
-# components/versions.py knows.
+# components/settings/versions.py knows.
 RKE_VERSION_BODY = r"v1\.(0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)-rancher[1-9][0-9]*-[1-9][0-9]*"
 RKE2_VERSION_BODY = r"v1\.(0|[1-9][0-9]*)\.(?:0|[1-9][0-9]*)\+rke2r[1-9][0-9]*"
 RKE_VERSION_PATTERN = whole(RKE_VERSION_BODY)
@@ -303,7 +303,7 @@ class _Section(BaseModel):
     """Every key is optional: a field's default (often None, "not set") is not validated, a value
     given must have the field's type. Whether a key is required is config.py's rule (its message
     names what to set). Patterns run on Python's re, which the JSON Schema validators use too (the
-    default Rust engine has no look-ahead; components/patterns.py)."""
+    default Rust engine has no look-ahead; components/settings/patterns.py)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, regex_engine="python-re")
 
@@ -518,7 +518,7 @@ class StackConfiguration(_Section):
     kubernetesVersion: Annotated[Text(whole(f"{RKE_VERSION_BODY}|{RKE2_VERSION_BODY}")), Msg(
         default=f"new stacks: RKE `{versions.RKE_KUBERNETES_VERSION}`, RKE2 `{versions.RKE2_VERSION}`; running stacks: what they run",
         declare=True, type_name="string")] = Field(
-        None, description="RKE: v1.X.Y-rancherN-N; RKE2: v1.X.Y+rke2rN; a release components/versions.py knows; one minor up "
+        None, description="RKE: v1.X.Y-rancherN-N; RKE2: v1.X.Y+rke2rN; a release components/settings/versions.py knows; one minor up "
                           "at a time; RKE2 etcd 3.5 -> 3.6 only from 3.5.26.")
     ccm: Annotated[Ccm, Msg()] = Field(None, description=Ccm.__doc__)
     controlPlane: Annotated[ControlPlane, Msg()] = Field(None, description=ControlPlane.__doc__)

@@ -5,16 +5,21 @@ code base names a version. None of them could be checked against the live regist
 they were written (no internet); each says where it was read (repository, path, commit).
 """
 
+from __future__ import annotations
+
+import re
+from typing import Mapping
+
 # aws-cloud-controller-manager chart (app v1.35.0; kubernetes/cloud-provider-aws charts/
 # aws-cloud-controller-manager/Chart.yaml at 63ec440c, 2026-07-07, still 0.0.11); values in
-# components/ccm_values.py are written against this chart's defaults
+# components/plan/ccm_values.py are written against this chart's defaults
 # (../shared/reference/aws-cloud-controller-manager-0.0.11).
 CCM_CHART_REPO = "https://kubernetes.github.io/cloud-provider-aws"
 CCM_CHART_NAME = "aws-cloud-controller-manager"
 CCM_CHART_VERSION = "0.0.11"
 
 # aws-ebs-csi-driver chart (driver v1.64.0), addons.ebsCsi; kubernetes-sigs/aws-ebs-csi-driver
-# charts/aws-ebs-csi-driver/Chart.yaml at 429e202e (2026-08-19). Values in components/addons.py.
+# charts/aws-ebs-csi-driver/Chart.yaml at 429e202e (2026-08-19). Values in components/cluster/ebs_csi.py.
 EBS_CSI_CHART_REPO = "https://kubernetes-sigs.github.io/aws-ebs-csi-driver"
 EBS_CSI_CHART_NAME = "aws-ebs-csi-driver"
 EBS_CSI_CHART_VERSION = "2.64.0"
@@ -154,5 +159,14 @@ SUC_MANIFEST_URLS = (
 RKE2_UPGRADE_IMAGE = "rancher/rke2-upgrade"
 
 # Default node image: Canonical's Ubuntu 24.04 LTS; the owner account is per partition
-# (components/partition.py).
+# (components/settings/partitions.py).
 UBUNTU_AMI_NAME = "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-*"
+
+
+def rke2_patch_at_least(version: str, first: Mapping[int, int], from_minor: int) -> bool:
+    """Whether `version` (v1.X.Y+rke2rN) is at least first[X].first[X]..., or X >= from_minor."""
+    m = re.match(r"^v1\.(\d+)\.(\d+)", version)
+    if not m:
+        return False
+    minor, patch = int(m.group(1)), int(m.group(2))
+    return minor >= from_minor or (minor in first and patch >= first[minor])

@@ -14,7 +14,7 @@ from typing import Mapping, Optional
 import pulumi
 import pulumi_aws as aws
 
-from . import tags
+from ..settings import tags
 
 SSH_PORT = 22
 KUBE_API_PORT = 6443

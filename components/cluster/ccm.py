@@ -8,8 +8,10 @@ from typing import Optional
 import pulumi
 import pulumi_kubernetes as k8s
 
+from ..plan import cluster_documents
+from ..plan.ccm_values import CcmValues
 from . import charts
-from .ccm_values import CcmValues
+
 
 def cluster_identifier(cluster_id: str) -> str:
     """The Kubernetes provider's identity: one per cluster, whatever kubeconfig reaches it."""
@@ -41,7 +43,8 @@ class CloudControllerManager(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         overrides = args.values.overrides_yaml()
-        self.release = charts.ccm(args.chart_version).release(
+        self.release = charts.release(
+            cluster_documents.ccm(args.chart_version),
             f"{name}-release",
             args.values.values,
             pulumi.ResourceOptions(parent=self, provider=provider),

@@ -7,7 +7,7 @@
   `initialized ...` (bootstrap.py): from then on no server ever initialises a second cluster.
 
 Nodes read them at boot with their instance role, which may read only the parameters of its own
-kind (components/iam.py), so user data stays free of secrets and readable in `pulumi preview`.
+kind (components/aws/iam.py), so user data stays free of secrets and readable in `pulumi preview`.
 """
 
 from __future__ import annotations
@@ -19,70 +19,25 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_random as random
 
-from . import tags
+from ..plan.names import (
+    KUBECONFIG_PENDING,
+    agent_token_parameter_name,
+    kubeconfig_key_alias,
+    kubeconfig_parameter_name,
+    marker_parameter_name,
+    token_parameter_name,
+)
+from ..settings import tags
 
 TOKEN_LENGTH = 48  # RKE2 accepts any string; 48 alphanumerics is ~285 bits
 MARKER_PENDING = "pending"
-KUBECONFIG_PENDING = "pending"  # until the first server publishes the real one
 # Stacks deployed before the marker existed already run a cluster: its first server must join.
 MARKER_EXISTING = "initialized before rke-aws kept an init marker"
 
 
-def kubeconfig_parameter_name(cluster_id: str) -> str:
-    return f"/rke-aws/{cluster_id}/admin-kubeconfig"
-
-
-def token_parameter_name(cluster_id: str) -> str:
-    return f"/rke-aws/{cluster_id}/rke2-join-token"
-
-
-def agent_token_parameter_name(cluster_id: str) -> str:
-    return f"/rke-aws/{cluster_id}/rke2-agent-token"
-
-
-def marker_parameter_name(cluster_id: str) -> str:
-    return f"/rke-aws/{cluster_id}/rke2-initialized"
-
-
-def kubeconfig_key_alias(cluster_id: str) -> str:
-    """The key the published kubeconfig is encrypted with, as both Pulumi and the first server name it."""
-    return f"alias/rke-aws/{cluster_id}/admin-kubeconfig"
-
-
-# What an admin kubeconfig from RKE2 holds (k3s writeKubeConfig: one cluster, one client
-# certificate). Anything else in a published copy was put there by someone else: `exec` and
-# `auth-provider` run commands on the machine that uses it, file paths read its files.
-KUBECONFIG_CLUSTER_KEYS = frozenset({"server", "certificate-authority-data"})
-KUBECONFIG_USER_KEYS = frozenset({"client-certificate-data", "client-key-data"})
-
-
-def published_kubeconfig_problem(text: str, api_url: str) -> Optional[str]:
-    """Why a published kubeconfig must not be used, or None: it must be exactly what RKE2 writes,
-    pointed at this cluster's endpoint. Every server may overwrite the parameter (the first one
-    publishes it), so its content is checked before anything runs with it."""
-    import yaml
-
-    try:
-        doc = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return "it is not YAML"
-    if not isinstance(doc, dict) or doc.get("kind") != "Config":
-        return "it is not a kubeconfig"
-    clusters = [c.get("cluster") or {} for c in doc.get("clusters") or [] if isinstance(c, dict)]
-    users = [u.get("user") or {} for u in doc.get("users") or [] if isinstance(u, dict)]
-    if len(clusters) != 1 or len(users) != 1:
-        return f"it names {len(clusters)} clusters and {len(users)} users, RKE2 writes one of each"
-    extra = sorted(set(clusters[0]) - KUBECONFIG_CLUSTER_KEYS) + sorted(set(users[0]) - KUBECONFIG_USER_KEYS)
-    if extra:
-        return f"it carries {', '.join(extra)}, which RKE2 never writes (exec and auth-provider run commands)"
-    if clusters[0].get("server") != api_url:
-        return f"its server is {clusters[0].get('server')!r}, not this cluster's {api_url}"
-    return None
-
-
 def kubeconfig_key_policy(partition: str, account_id: str) -> str:
     """The account administers the key through IAM; nothing else. The controlplane role gets
-    kms:Encrypt from its own IAM policy (components/iam.py) and no role gets kms:Decrypt, so only
+    kms:Encrypt from its own IAM policy (components/aws/iam.py) and no role gets kms:Decrypt, so only
     principals whose IAM policies allow kms:Decrypt on this key (or on every key) can read the
     kubeconfig."""
     import json

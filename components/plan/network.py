@@ -2,7 +2,7 @@
 
 The VPC is cut into 16 equal slots (four more prefix bits). The private subnet of the zone with
 index i takes slot i, the public one slot 8 + i. A zone keeps its index for the life of the stack
-(from the stack's last outputs, components/history.py); a zone seen for the first time takes the
+(from the stack's last outputs, components/plan/history.py); a zone seen for the first time takes the
 lowest index no zone used before. So adding, removing or reordering zones never renumbers, and so
 never replaces, an existing subnet.
 """

@@ -8,7 +8,7 @@ A new stack has none; then nothing is compared.
 Outputs say what the last update configured, not what runs: a version change rolls through the
 nodes for a while after the update, and etcd keeps the members of removed servers until their
 Nodes are deleted. The guards therefore judge against, in this order: the cluster itself when it
-can be read (components/running.py), what earlier updates recorded as confirmed
+can be read (components/plan/running.py), what earlier updates recorded as confirmed
 (`kubernetesVersionConfirmed`, `etcdMembersRemoved`, `etcdSnapshotsRunning`), and what the user
 confirms with `confirmClusterState`. A confirmation is a code naming one exact statement ("every
 node runs v1.34.1+rke2r1", "etcd lists exactly these members"); a refusal prints the statement and
@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from . import versions
+from ..settings import versions
 
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 _VERSION_RE = re.compile(r"^v1\.(\d+)\.(\d+)(?:[-+](?:rancher|rke2r)(\d+))?")
@@ -505,7 +505,7 @@ def etcd_stepping_stone_problems(running: str, version: str) -> list[str]:
            f"until every server runs it (`kubectl get nodes`), then {version}" if first else
            "no release this program knows leads there; go through an RKE2 release with etcd 3.5.26 or a later 3.5 first")
     what = (f"which runs etcd {_etcd_text(running)}" if old is not None else
-            "whose etcd version this program does not know (add it to components/versions.py RKE2_RELEASES from "
+            "whose etcd version this program does not know (add it to components/settings/versions.py RKE2_RELEASES from "
             "its release notes if it already runs etcd 3.5.26 or later)")
     return [f"rke-aws:kubernetesVersion: {version} runs etcd {_etcd_text(version)}, but the cluster runs "
             f"{running}, {what}; etcd goes from 3.5 to 3.6 safely only from 3.5.26 (RKE2's release notes: removed "

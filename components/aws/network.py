@@ -14,10 +14,10 @@ from typing import Mapping, Optional
 import pulumi
 import pulumi_aws as aws
 
-from . import tags
-from .config import NetworkConfig
-from .network_plan import SubnetPlan
-from .node_plan import node_range
+from ..plan.network import SubnetPlan
+from ..plan.nodes import node_range
+from ..settings import tags
+from ..settings.config import NetworkConfig
 
 
 @dataclass(frozen=True)

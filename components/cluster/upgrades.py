@@ -5,63 +5,22 @@ The server Plan upgrades control-plane nodes one at a time (concurrency 1, cordo
 Plan's `prepare` step waits until the server Plan has finished, then upgrades agents one at a time.
 Nodes are upgraded in place by the rke2-upgrade image; no instance is replaced.
 
-`plans()` is pure. Two ways to the cluster:
+`plans()` (components/plan/cluster_documents.py) is pure. Two ways to the cluster:
 - `SystemUpgrades` (ccm.install: helm): through the kubernetes provider, once `kubeconfig` is set;
 - `upgrade_manifests()` (ccm.install: manifest): files the servers mirror from SSM into RKE2's
-  manifests directory (components/manifests.py), no kubeconfig needed.
+  manifests directory (components/cluster/manifests.py), no kubeconfig needed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
 
-from . import versions
-from .bootstrap import dump_yaml
-
-NAMESPACE = "system-upgrade"  # the controller's namespace: Plans must live there
-SERVICE_ACCOUNT = "system-upgrade"
-SERVER_PLAN = "rke2-server"
-AGENT_PLAN = "rke2-agent"
-CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
-
-
-def plans(version: str) -> list[dict[str, Any]]:
-    """The server and agent Plans for RKE2 `version` (as in RKE2's documented example, with
-    `version` instead of a channel, so the cluster runs what the stack says)."""
-    upgrade = {"image": versions.RKE2_UPGRADE_IMAGE}
-    common = {"concurrency": 1, "cordon": True, "serviceAccountName": SERVICE_ACCOUNT, "version": version,
-              "upgrade": upgrade}
-    server = {
-        **common,
-        "nodeSelector": {"matchExpressions": [{"key": CONTROL_PLANE_LABEL, "operator": "In", "values": ["true"]}]},
-        # Servers carry no taint by default, but a dedicated control plane may (CriticalAddonsOnly).
-        "tolerations": [{"operator": "Exists"}],
-    }
-    agent = {
-        **common,
-        "nodeSelector": {"matchExpressions": [{"key": CONTROL_PLANE_LABEL, "operator": "DoesNotExist"}]},
-        # Agents only after every server runs the new version.
-        "prepare": {"image": versions.RKE2_UPGRADE_IMAGE, "args": ["prepare", SERVER_PLAN]},
-    }
-    return [
-        {"apiVersion": "upgrade.cattle.io/v1", "kind": "Plan",
-         "metadata": {"name": name, "namespace": NAMESPACE}, "spec": spec}
-        for name, spec in ((SERVER_PLAN, server), (AGENT_PLAN, agent))
-    ]
-
-
-def upgrade_manifests(version: str) -> dict[str, str]:
-    """Manifest-mode files (name -> content; `.url`: a manifest to download), for the servers' sync."""
-    crd, controller = versions.SUC_MANIFEST_URLS
-    return {
-        "system-upgrade-controller-crd.url": crd,
-        "system-upgrade-controller.url": controller,
-        "upgrade-plans.yaml": "---\n".join(dump_yaml(p, sort_keys=True) for p in plans(version)),
-    }
+from ..plan.cluster_documents import plans
+from ..settings import versions
 
 
 @dataclass(frozen=True)

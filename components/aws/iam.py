@@ -8,7 +8,8 @@ from typing import Mapping, Optional, Sequence
 import pulumi
 import pulumi_aws as aws
 
-from . import iam_policy, tags
+from ..settings import tags
+from . import iam_policies as iam_policy
 
 NODE_IAM_ROLES = ("controlplane", "worker")
 

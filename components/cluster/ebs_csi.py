@@ -27,12 +27,14 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from . import charts, iam_policy, tags
-from .bootstrap import dump_yaml
-from .ccm_values import control_plane_tolerations, node_selector
-from .config import NodePool
+from ..aws import iam_policies as iam_policy
+from ..plan.ccm_values import control_plane_tolerations, node_selector
+from ..plan.cluster_documents import EBS_CSI, dump_yaml
+from ..settings import tags
+from ..settings.config import NodePool
+from . import charts
 
-NAMESPACE = charts.EBS_CSI.namespace
+NAMESPACE = EBS_CSI.namespace
 # The Secret the chart's controller reads AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY from.
 CREDENTIALS_SECRET = {"name": "aws-ebs-csi-driver-credentials", "keyId": "key_id", "accessKey": "access_key"}
 # The chart's own controller tolerations (values.yaml), kept because a list replaces them.
@@ -131,7 +133,7 @@ class EbsCsiDriver(pulumi.ComponentResource):
             opts=in_cluster,
         )
         # The controller reads the Secret when it starts.
-        self.release = charts.EBS_CSI.release(
-            f"{name}-ebs-csi", args.values,
+        self.release = charts.release(
+            EBS_CSI, f"{name}-ebs-csi", args.values,
             pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[secret]))
         self.register_outputs({"status": self.release.status})

@@ -20,8 +20,8 @@ import copy
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
-from .bootstrap import dump_yaml
-from .config import NodePool
+from ..settings.config import NodePool
+from .cluster_documents import dump_yaml
 
 UNINITIALIZED_TAINT_KEY = "node.cloudprovider.kubernetes.io/uninitialized"
 
