@@ -26,7 +26,7 @@ from .aws.security import ClusterSecurityGroup, ClusterSecurityGroupArgs
 from .cluster import ebs_csi, upgrades
 from .cluster.ccm import CloudControllerManager, CloudControllerManagerArgs
 from .cluster.manifests import ServerManifests, ServerManifestsArgs, with_emptied
-from .node import bootstrap
+from .node import rke2_config
 from .plan import ccm_values, cluster_documents, history
 from .plan.names import KUBE_API_PORT, RKE2_SUPERVISOR_PORT, kubeconfig_key_alias, manifest_path
 from .plan.spec import ClusterSpec, resolve
@@ -176,7 +176,7 @@ class RkeCluster(pulumi.ComponentResource):
 
         rke2_boot = None
         if join_token is not None:
-            rke2_boot = bootstrap.Rke2Boot(
+            rke2_boot = rke2_config.Rke2Boot(
                 region=cfg.region,
                 ssm_host=cfg.partition.endpoint("ssm", cfg.region),
                 install_version=cfg.kubernetes_version,
@@ -188,7 +188,7 @@ class RkeCluster(pulumi.ComponentResource):
                 manifest_path=manifests.path if manifests else None,
                 leader_migration=cfg.ccm.leader_migration,
                 etcd_s3=etcd_s3,
-                cis_profile=bootstrap.cis_profile(cfg.kubernetes_version) if cfg.hardening == "cis" else None,
+                cis_profile=rke2_config.cis_profile(cfg.kubernetes_version) if cfg.hardening == "cis" else None,
                 kubeconfig_parameter=join_token.kubeconfig_parameter_name,
                 kubeconfig_key=kubeconfig_key_alias(cfg.cluster_id) if join_token.kubeconfig_parameter_name else None,
             )

@@ -28,7 +28,7 @@ from typing import Any, Optional
 import pytest
 import yaml
 
-from components.node import bootstrap
+from components.node import rke2_config, scripts
 from components.settings import versions
 from offline import harness
 from tests import iam_eval
@@ -68,7 +68,7 @@ def cluster_nodes(run) -> dict[str, dict[str, Any]]:
             labels = {f"node-role.kubernetes.io/{r}": "true" for r in roles}
             taints = [] if "worker" in roles else [RKE1_OWN_TAINTS[r] for r in ("controlplane", "etcd") if r in roles]
         else:
-            conf = yaml.safe_load(written_file(cloud_config(instances[node["name"]]), bootstrap.RKE2_CONFIG_PATH))
+            conf = yaml.safe_load(written_file(cloud_config(instances[node["name"]]), rke2_config.RKE2_CONFIG_PATH))
             labels = dict(label.split("=", 1) for label in conf.get("node-label") or [])
             if "controlplane" in roles:
                 labels.update({"node-role.kubernetes.io/control-plane": "true", "node-role.kubernetes.io/etcd": "true"})
@@ -176,10 +176,10 @@ def test_manifest_mode_ships_the_same_values_as_a_helmchart_and_its_credentials_
     assert (secret["kind"], secret["metadata"]["name"], secret["metadata"]["namespace"]) == ("Secret", ref["name"], "kube-system")
     (key,) = run.of_type("aws:iam/accessKey:AccessKey")
     assert secret["stringData"] == {ref["keyId"]: key.id, ref["accessKey"]: key.state["secret"]}
-    # The servers fetch it decrypted, and write it readable by root only (bootstrap.py's sync).
+    # The servers fetch it decrypted, and write it readable by root only (components/node/scripts/sync.sh).
     server = next(i for i in run.of_type("aws:ec2/instance:Instance") if "controlplane" in i.inputs["tags"]["rke-aws/roles"])
-    sync = written_file(cloud_config(server), bootstrap.SYNC_PATH)
-    assert '"WithDecryption": true' in sync and "0o600" in sync, f"{server.urn}: {bootstrap.SYNC_PATH}"
+    sync = written_file(cloud_config(server), scripts.SYNC_PATH)
+    assert '"WithDecryption": true' in sync and "0o600" in sync, f"{server.urn}: {scripts.SYNC_PATH}"
 
 
 # ---- the controller's own credentials -----------------------------------------------------------

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from components.aws import backups
-from components.node import bootstrap
+from components.node import rke2_config
 from offline import harness
 from tests import iam_eval
 from tests.conftest import cloud_config, run_stack_cached, set_key, written_file
@@ -41,7 +41,7 @@ def _bucket_and_folder(run) -> tuple[str, str]:
 
 
 def _rke2_configs(run) -> dict[str, dict]:
-    return {r.inputs["tags"]["Name"]: yaml.safe_load(written_file(cloud_config(r), bootstrap.RKE2_CONFIG_PATH))
+    return {r.inputs["tags"]["Name"]: yaml.safe_load(written_file(cloud_config(r), rke2_config.RKE2_CONFIG_PATH))
             for r in run.of_type("aws:ec2/instance:Instance")}
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from components.node import bootstrap
+from components.node import rke2_config
 from components.plan.snapshots import has_etcd_s3_retention
 from offline import harness
 from tests.conftest import cloud_config, set_key, written_file
@@ -34,7 +34,7 @@ INSTANCE = "aws:ec2/instance:Instance"
     ("v1.25.15+rke2r1", "cis"),
 ])
 def test_profile_name_for_the_version(version, profile):
-    assert bootstrap.cis_profile(version) == profile
+    assert rke2_config.cis_profile(version) == profile
 
 
 @pytest.mark.parametrize("version, present", [
@@ -55,7 +55,7 @@ def _configs(run) -> dict[str, tuple[dict, dict]]:
     out = {}
     for inst in run.of_type(INSTANCE):
         doc = cloud_config(inst)
-        out[inst.inputs["tags"]["Name"]] = (yaml.safe_load(written_file(doc, bootstrap.RKE2_CONFIG_PATH)), doc)
+        out[inst.inputs["tags"]["Name"]] = (yaml.safe_load(written_file(doc, rke2_config.RKE2_CONFIG_PATH)), doc)
     return out
 
 

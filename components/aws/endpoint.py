@@ -20,8 +20,7 @@ from typing import Mapping, Optional, Sequence
 import pulumi
 import pulumi_aws as aws
 
-from ..node.bootstrap import RKE2_SUPERVISOR_PORT
-from ..plan.names import KUBE_API_PORT, endpoint_name, zone_name
+from ..plan.names import KUBE_API_PORT, RKE2_SUPERVISOR_PORT, endpoint_name, zone_name
 from ..settings import tags
 from .security import cidr_key
 

@@ -4,7 +4,7 @@
 - the agent token (`agent-token`; RKE2 accepts it from agents, not from joining servers), read by
   agents, and by servers, which must all be configured with it;
 - the init marker, `pending` until the first server has initialised the cluster and writes
-  `initialized ...` (bootstrap.py): from then on no server ever initialises a second cluster.
+  `initialized ...` (components/node/scripts/rke2.sh): from then on no server ever initialises a second cluster.
 
 Nodes read them at boot with their instance role, which may read only the parameters of its own
 kind (components/aws/iam.py), so user data stays free of secrets and readable in `pulumi preview`.

@@ -12,7 +12,8 @@ from typing import Mapping, Optional
 import pulumi
 import pulumi_aws as aws
 
-from ..node import bootstrap
+from ..node import cloud_init, rke1_cluster, rke2_config
+from ..plan import snapshots
 from ..plan.nodes import NodePlan
 from ..settings import tags
 
@@ -48,14 +49,14 @@ class NodesArgs:
     instance_profiles: Mapping[str, pulumi.Input[str]]  # IAM role kind -> instance profile name
     ssh_user: str
     ssh_key_name: Optional[str] = None
-    rke2: Optional[bootstrap.Rke2Boot] = None  # RKE2: what every node boots with
+    rke2: Optional[rke2_config.Rke2Boot] = None  # RKE2: what every node boots with
     # Resources a node must wait for besides its subnet's (IAM grants and parameters it uses at boot).
     boot_dependencies: tuple = ()
     leader_migration: bool = False
     kubernetes_version: str = ""
     ssh_key_path: Optional[str] = None
     api_endpoint: Optional[str] = None  # RKE1: in cluster.yml's authentication.sans
-    etcd_s3: Optional[bootstrap.EtcdS3] = None  # RKE1: cluster.yml's etcd backup_config
+    etcd_s3: Optional[snapshots.EtcdS3] = None  # RKE1: cluster.yml's etcd backup_config
     protect_servers: bool = False
     extra_tags: Mapping[str, str] = field(default_factory=dict)
 
@@ -63,11 +64,11 @@ class NodesArgs:
 def user_data_base64(node: str, text: str) -> str:
     """The node's cloud-config as `user_data_base64`; a payload EC2 would refuse stops the run
     (config.py refuses every configuration that could get here, before anything is registered)."""
-    encoded = bootstrap.encode_user_data(text)
-    size = bootstrap.raw_size(encoded)
-    if size > bootstrap.USER_DATA_LIMIT:
+    encoded = cloud_init.encode_user_data(text)
+    size = cloud_init.raw_size(encoded)
+    if size > cloud_init.USER_DATA_LIMIT:
         raise pulumi.RunError(f"node {node}: user data is {size} bytes compressed; EC2 accepts at most "
-                              f"{bootstrap.USER_DATA_LIMIT}")
+                              f"{cloud_init.USER_DATA_LIMIT}")
     return encoded
 
 
@@ -161,7 +162,7 @@ class Nodes(pulumi.ComponentResource):
     def _cluster_yml(self, args: NodesArgs) -> pulumi.Output[str]:
         public = {n.name: self.instances[n.name].public_ip for n in args.nodes if n.public}
         ips = pulumi.Output.all(**public) if public else pulumi.Output.from_input({})
-        return ips.apply(lambda known: bootstrap.rke_cluster_yml(
+        return ips.apply(lambda known: rke1_cluster.rke_cluster_yml(
             args.nodes, known, cluster_id=args.cluster_id, kubernetes_version=args.kubernetes_version,
             ssh_user=args.ssh_user, ssh_key_path=args.ssh_key_path, leader_migration=args.leader_migration,
             api_endpoint=args.api_endpoint, etcd_s3=args.etcd_s3))
@@ -169,6 +170,6 @@ class Nodes(pulumi.ComponentResource):
     @staticmethod
     def _user_data(node: NodePlan, args: NodesArgs) -> str:
         if args.distribution == "rke":
-            return bootstrap.rke_user_data(node, args.ssh_user)
+            return cloud_init.rke_user_data(node, args.ssh_user)
         assert args.rke2 is not None
-        return bootstrap.rke2_user_data(node, args.rke2)
+        return cloud_init.rke2_user_data(node, args.rke2)
