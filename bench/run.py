@@ -581,7 +581,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     text = report(cases, what_if_rows, prof, time.perf_counter() - t0, argv)
     print(text)
     if args.write:
-        RESULTS.write_text(text)
+        # The commands' timings (bench/commands.py) are measured apart and kept.
+        from bench import commands
+
+        kept = commands.kept_section(RESULTS.read_text()) if RESULTS.exists() else None
+        RESULTS.write_text(commands.with_section(text, kept) if kept else text)
         log(f"bench: wrote {RESULTS}")
     return 0
 

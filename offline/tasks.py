@@ -116,7 +116,11 @@ def run(task: str, args: list[str]) -> int:
     uv = find_uv()
     env = uv_env()
     # uv writes its progress to stderr, so `plan --json > plan.json` stays valid JSON.
-    sync = subprocess.run([*uv, "sync", "--frozen"], cwd=ROOT, env=env)
+    # --compile-bytecode: the .pyc files of every installed module, written once (later syncs check them
+    # in a fraction of a second). Without them each run compiles moto, boto3 and the providers again
+    # where bytecode is not written (PYTHONDONTWRITEBYTECODE, read-only trees): about 2 s of every
+    # offline plan, and the same in every test worker and subprocess (bench/RESULTS.md).
+    sync = subprocess.run([*uv, "sync", "--frozen", "--compile-bytecode"], cwd=ROOT, env=env)
     if sync.returncode != 0:
         return sync.returncode
     if task in ("setup", "test"):
