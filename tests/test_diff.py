@@ -720,3 +720,19 @@ def test_an_alias_to_an_old_urn_nobody_else_holds_is_still_the_same_resource():
 
     d, _ = planted(HELM_STACK, plant)
     assert not d.refused and not d.changes, diff.render_text([d])
+
+
+def test_the_first_alias_found_in_the_old_state_is_the_one_taken():
+    """getOldResource walks the URN, then the aliases in order, and stops at the first old resource
+    it finds; an old resource named only by a later alias is not claimed, so it is deleted."""
+    first, second = [r["name"] for r in base_of(HELM_STACK)["resources"] if r["type"] == RULE][:2]
+
+    def plant(h):
+        a, b = res(h, RULE, first), res(h, RULE, second)
+        a["aliases"] = [a["urn"], b["urn"]]
+        a["urn"], a["name"] = a["urn"][: -len(first)] + first + "-renamed", first + "-renamed"
+        h["resources"].remove(b)
+
+    d, _ = planted(HELM_STACK, plant)
+    assert not d.refused and by_action(d, "delete") == {second}, diff.render_text([d])
+    assert not by_action(d, "add"), diff.render_text([d])

@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 import yaml
@@ -28,7 +29,9 @@ from offline import harness
 # is a placeholder, secret because it was `secure:`.
 SECURE_KUBECONFIG = "v1:dHJ5RmNxQ1RXaGx0M0ZqRzpBbm90aGVyIGZha2UgY2lwaGVydGV4dDsgaXRzIHBsYWludGV4dCBpcyBhIGt1YmVjb25maWcu"
 
+SENTINEL = "tests/test_user_stacks.py::test_pointed_at_the_copy_every_stack_read_has_a_kubeconfig"
 READS_STACKS = [
+    SENTINEL,  # first: the subprocess really reads the copy
     "tests/test_day2_addons.py::test_allow_uninstall_says_what_it_uninstalls_and_is_refused_once_nothing_is_left",
     "tests/test_day2_running.py::test_without_a_way_to_the_cluster_the_user_confirms_the_rollout",
     "tests/test_loader.py::test_null_cluster_id_is_the_stack_name_not_null",
@@ -54,6 +57,8 @@ def with_kubeconfig(text: str) -> str:
 
 def user_stacks(into: Path) -> Path:
     into.mkdir(parents=True, exist_ok=True)
+    # The files' `$schema=../schema/...` line resolves beside the copy as it does beside stacks/.
+    (into.parent / "schema").symlink_to(harness.ROOT / "schema", target_is_directory=True)
     for path in sorted(harness.STACKS_DIR.glob("Pulumi.*.yaml")):
         text = with_kubeconfig(path.read_text())
         assert yaml.safe_load(text)["config"]["rke-aws:kubeconfig"] is not None, path
@@ -79,13 +84,29 @@ def test_the_tests_over_stacks_pass_when_every_stack_has_a_kubeconfig(tmp_path):
     stacks = user_stacks(tmp_path / "stacks")
     env = {**os.environ, "RKE_AWS_STACKS_DIR": str(stacks)}
     if os.environ.get("RKE_AWS_USER_STACKS_ALL"):
-        selection = ["tests", "--ignore", "tests/test_user_stacks.py", "--ignore", "tests/test_snapshots.py",
+        selection = ["tests", "--ignore", "tests/test_snapshots.py",
                      "-n", os.environ.get("RKE_AWS_USER_STACKS_WORKERS", "auto")]
     else:
         selection = [*READS_STACKS, "-p", "no:xdist"]
-    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *selection],
+    report = tmp_path / "report.xml"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *selection],
                           cwd=harness.ROOT, env=env, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, f"with a kubeconfig in every stacks/ file:\n{proc.stdout[-6000:]}\n{proc.stderr[-2000:]}"
+    # The sentinel ran (not skipped): the subprocess read the copy, not stacks/.
+    cases = ElementTree.parse(report).getroot().iter("testcase")
+    (sentinel,) = [c for c in cases if c.get("name") == SENTINEL.rsplit("::", 1)[1]]
+    assert not list(sentinel), ElementTree.tostring(sentinel, encoding="unicode")
+
+
+def test_pointed_at_the_copy_every_stack_read_has_a_kubeconfig():
+    """Run in the subprocess above: stacks/ is the copy, and what the tests read carries the kubeconfig."""
+    if not os.environ.get("RKE_AWS_STACKS_DIR"):
+        pytest.skip("not pointed at a copy of stacks/")
+    assert harness.STACKS_DIR == Path(os.environ["RKE_AWS_STACKS_DIR"]) != harness.ROOT / "stacks"
+    environments = harness.stack_names(include_fixtures=False)
+    assert environments and all(harness.stack_file(s).parent == harness.STACKS_DIR for s in environments)
+    for stack in environments:
+        assert "rke-aws:kubeconfig" in harness.secret_keys_of(harness.stack_config(stack)), stack
 
 
 def test_pull_requests_run_the_whole_suite_against_the_copy():
