@@ -14,12 +14,14 @@ masked (a changed secret is a change; its value is never shown), and judged as t
               by stopping it, called out)
   +- replace  a changed input that forces a new resource, an input that takes the ID of a resource
               being replaced, or a resource whose provider is replaced
-  ? unknown   may replace: a type without rules here, or a rule that needs what only AWS knows
+  ? unknown   may replace: a type without rules here, or a rule that needs what only AWS knows, or
+              a component the provider builds itself (kubernetes:yaml/v2:ConfigFile) whose inputs changed
 
 Inputs a resource ignores (ignore_changes) are listed but never count. Instances show their node
 name; etcd members deleted, replaced or stopped are called out. If the working tree's program
 refuses the change (the quorum or version guard, a bad config), that refusal is the stack's result,
-as in `pulumi preview`. Both programs run under the AWS-like mocks (IDs derived from names, so they
+as in `pulumi preview`; so is a second claim on one old resource through an alias (the engine's
+"Duplicate resource alias"). Both programs run under the AWS-like mocks (IDs derived from names, so they
 compare across runs) in subprocesses, each importing its own checkout's `components`.
 
     python -m offline.diff --base origin/main [--format markdown] [--preview-url URL] [--all] [stack ...]
