@@ -510,7 +510,8 @@ def _comparable(reg) -> dict:
 
 # Components the program defines itself (types in its own package) are only groupings: the engine
 # has nothing to create, update or delete for them (pulumi/pulumi pkg/resource/deploy/step_generator.go
-# steps for `!goal.Custom` resources touch no provider). A component of a provider's package (a
+# diff: "If there is no provider for this resource (which should only happen for component
+# resources)", no provider is asked). A component of a provider's package (a
 # "remote" component: kubernetes:yaml/v2:ConfigFile, kubernetes:helm.sh/v4:Chart) is different: the
 # engine hands it to the provider's Construct (pkg/resource/deploy/source_eval.go; pulumi/pulumi-kubernetes
 # provider/pkg/provider/provider_construct.go maps those types to provider/pkg/provider/yaml/v2 and
