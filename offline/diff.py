@@ -14,12 +14,14 @@ masked (a changed secret is a change; its value is never shown), and judged as t
               by stopping it, called out)
   +- replace  a changed input that forces a new resource, an input that takes the ID of a resource
               being replaced, or a resource whose provider is replaced
-  ? unknown   may replace: a type without rules here, or a rule that needs what only AWS knows
+  ? unknown   may replace: a type without rules here, or a rule that needs what only AWS knows, or
+              a component the provider builds itself (kubernetes:yaml/v2:ConfigFile) whose inputs changed
 
 Inputs a resource ignores (ignore_changes) are listed but never count. Instances show their node
 name; etcd members deleted, replaced or stopped are called out. If the working tree's program
 refuses the change (the quorum or version guard, a bad config), that refusal is the stack's result,
-as in `pulumi preview`. Both programs run under the AWS-like mocks (IDs derived from names, so they
+as in `pulumi preview`; so is a second claim on one old resource through an alias (the engine's
+"Duplicate resource alias"). Both programs run under the AWS-like mocks (IDs derived from names, so they
 compare across runs) in subprocesses, each importing its own checkout's `components`.
 
     python -m offline.diff --base origin/main [--format markdown] [--preview-url URL] [--all] [stack ...]
@@ -506,6 +508,54 @@ def _comparable(reg) -> dict:
     return review_inputs(reg, mask=False)
 
 
+# Components the program defines itself (types in its own package) are only groupings: the engine
+# has nothing to create, update or delete for them (pulumi/pulumi pkg/resource/deploy/step_generator.go
+# diff: "If there is no provider for this resource (which should only happen for component
+# resources)", no provider is asked). A component of a provider's package (a
+# "remote" component: kubernetes:yaml/v2:ConfigFile, kubernetes:helm.sh/v4:Chart) is different: the
+# engine hands it to the provider's Construct (pkg/resource/deploy/source_eval.go; pulumi/pulumi-kubernetes
+# provider/pkg/provider/provider_construct.go maps those types to provider/pkg/provider/yaml/v2 and
+# helm/v4), which reads the manifest or chart at preview time and registers the children itself, with
+# the component's provider. Offline the mocks never see those children, so the component stands for
+# them: changed inputs may change, replace or delete any of them; added or deleted, all of them are;
+# a replaced provider replaces all of them.
+OWN_PACKAGES = ("rke-aws", "pulumi")
+REMOTE_WHY = "children decided by the provider: may replace"
+
+
+def diffable(reg) -> bool:
+    """A resource the engine asks a provider about: custom, or a component of a provider's package."""
+    return bool(reg.custom) or reg.type.split(":", 1)[0] not in OWN_PACKAGES
+
+
+class DuplicateAlias(Exception):
+    """Two resources of the new program claim one old resource (pulumi/pulumi step_generator.go
+    getOldResource: diag 2008 "Duplicate resource alias" / 2016 "Duplicate resource URN ... conflicting
+    with alias"); `pulumi preview` stops with that error."""
+
+
+def _match_old(old: dict, new: dict) -> dict:
+    """new URN -> the old URN whose state it takes: its own URN, else the first alias found in the
+    old state (step_generator.go getOldResource looks up the URN, then each alias). The engine refuses
+    an alias that names an old resource another new resource already holds, by URN or by alias,
+    whatever the order of registration: so does this."""
+    match = {urn: urn for urn in new if urn in old}
+    holder = {urn: urn for urn in match}
+    for urn, n in new.items():
+        if urn in match:
+            continue
+        found = next((a for a in n.aliases if a in old), None)
+        if found is None:
+            continue
+        if found in holder:
+            other = holder[found]
+            how = "is registered as it is" if other == found else f"is claimed through an alias by {other}"
+            raise DuplicateAlias(f"Duplicate resource alias: {urn} claims {found} through an alias, but {found} {how}")
+        match[urn] = found
+        holder[found] = urn
+    return match
+
+
 def compare(stack: str, base: dict, head: dict) -> StackDiff:
     """What the next `pulumi up` of `head` does to the resources `base` registered, per resource.
 
@@ -523,16 +573,14 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
     new = {r.urn: r for r in _registrations(head)}
     # The engine finds a resource's old state by its URN, then by its aliases, each old resource
     # claimed once (pulumi/pulumi pkg/resource/deploy/step_generator.go getOldResource): a child
-    # renamed with an alias to its old name is the same resource, not a delete and a create.
-    match = {urn: urn for urn in new if urn in old}
+    # renamed with an alias to its old name is the same resource, not a delete and a create. A second
+    # claim is an engine error: the preview stops, and so does this diff.
+    try:
+        match = _match_old(old, new)
+    except DuplicateAlias as e:
+        result.refused = str(e)
+        return result
     claimed = set(match.values())
-    for urn, n in new.items():
-        if urn in match:
-            continue
-        found = next((a for a in n.aliases if a in old and a not in claimed), None)
-        if found is not None:
-            match[urn] = found
-            claimed.add(found)
     replaced_ids: set[str] = set()
     replaced_providers: set[str] = set()
     maybe_providers: set[str] = set()
@@ -543,7 +591,7 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
     for _ in range(20):
         grew = False
         for urn, n in new.items():
-            if urn not in match or not n.custom:
+            if urn not in match or not diffable(n):
                 continue
             o = old[match[urn]]
             a, b = _comparable(o), _comparable(n)
@@ -552,15 +600,18 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
             ignored = sorted(k for k in keys | unknown if k in n.ignore_changes)
             changed = {k for k in keys if k not in n.ignore_changes}
             unknown = {k for k in unknown if k not in n.ignore_changes}
-            rules = RULES.get(n.type)
-            if rules is None:
+            rules = RULES.get(n.type) if n.custom else None
+            if not n.custom:
+                verdicts = [Verdict("unknown", tuple(sorted(changed | unknown)), REMOTE_WHY)] if changed | unknown else []
+            elif rules is None:
                 verdicts = [Verdict("unknown", tuple(sorted(changed | unknown)),
                                     f"no replace rules for {n.type}: may replace")] if changed | unknown else []
             else:
                 verdicts = judge(rules, o.inputs, n.inputs, changed, unknown)
             provider = _provider_urn(n)
             if provider in replaced_providers:
-                verdicts.append(Verdict("replace", ("provider",), "its provider is replaced"))
+                verdicts.append(Verdict("replace", ("provider",), "its provider is replaced" if n.custom else
+                                        "its provider is replaced, and with it every child it created"))
             elif provider in maybe_providers:
                 verdicts.append(Verdict("unknown", ("provider",), "its provider may be replaced"))
             actions = {v.action for v in verdicts}
@@ -591,8 +642,8 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
         if not grew:
             break
     changes = [c for c in decided.values() if c.action != "unchanged" or c.ignored]
-    changes += [Change("add", u, r.type, r.name, _node_name(r)) for u, r in new.items() if u not in match and r.custom]
-    changes += [Change("delete", u, r.type, r.name, _node_name(r)) for u, r in old.items() if u not in claimed and r.custom]
+    changes += [Change("add", u, r.type, r.name, _node_name(r)) for u, r in new.items() if u not in match and diffable(r)]
+    changes += [Change("delete", u, r.type, r.name, _node_name(r)) for u, r in old.items() if u not in claimed and diffable(r)]
     order = {a: i for i, a in enumerate(ACTIONS + ("unchanged",))}
     result.changes = sorted(changes, key=lambda c: (order[c.action], c.type, c.name))
     etcd_nodes = {n["name"] for n in base.get("outputs", {}).get("nodes", []) if "etcd" in n.get("roles", [])}
