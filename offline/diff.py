@@ -14,12 +14,14 @@ masked (a changed secret is a change; its value is never shown), and judged as t
               by stopping it, called out)
   +- replace  a changed input that forces a new resource, an input that takes the ID of a resource
               being replaced, or a resource whose provider is replaced
-  ? unknown   may replace: a type without rules here, or a rule that needs what only AWS knows
+  ? unknown   may replace: a type without rules here, or a rule that needs what only AWS knows, or
+              a component the provider builds itself (kubernetes:yaml/v2:ConfigFile) whose inputs changed
 
 Inputs a resource ignores (ignore_changes) are listed but never count. Instances show their node
 name; etcd members deleted, replaced or stopped are called out. If the working tree's program
 refuses the change (the quorum or version guard, a bad config), that refusal is the stack's result,
-as in `pulumi preview`. Both programs run under the AWS-like mocks (IDs derived from names, so they
+as in `pulumi preview`; so is a second claim on one old resource through an alias (the engine's
+"Duplicate resource alias"). Both programs run under the AWS-like mocks (IDs derived from names, so they
 compare across runs) in subprocesses, each importing its own checkout's `components`.
 
     python -m offline.diff --base origin/main [--format markdown] [--preview-url URL] [--all] [stack ...]
@@ -506,6 +508,32 @@ def _comparable(reg) -> dict:
     return review_inputs(reg, mask=False)
 
 
+# Components the program defines itself (types in its own package) are only groupings: the engine
+# has nothing to create, update or delete for them (pulumi/pulumi pkg/resource/deploy/step_generator.go
+# diff: "If there is no provider for this resource (which should only happen for component
+# resources)", no provider is asked). A component of a provider's package (a
+# "remote" component: kubernetes:yaml/v2:ConfigFile, kubernetes:helm.sh/v4:Chart) is different: the
+# engine hands it to the provider's Construct (pkg/resource/deploy/source_eval.go; pulumi/pulumi-kubernetes
+# provider/pkg/provider/provider_construct.go maps those types to provider/pkg/provider/yaml/v2 and
+# helm/v4), which reads the manifest or chart at preview time and registers the children itself, with
+# the component's provider. Offline the mocks never see those children, so the component stands for
+# them: changed inputs may change, replace or delete any of them; added or deleted, all of them are;
+# a replaced provider replaces all of them.
+OWN_PACKAGES = ("rke-aws", "pulumi")
+REMOTE_WHY = "children decided by the provider: may replace"
+
+
+def diffable(reg) -> bool:
+    """A resource the engine asks a provider about: custom, or a component of a provider's package."""
+    return bool(reg.custom) or reg.type.split(":", 1)[0] not in OWN_PACKAGES
+
+
+class DuplicateAlias(Exception):
+    """Two resources of the new program claim one old resource (pulumi/pulumi step_generator.go
+    getOldResource: diag 2008 "Duplicate resource alias" / 2016 "Duplicate resource URN ... conflicting
+    with alias"); `pulumi preview` stops with that error."""
+
+
 def compare(stack: str, base: dict, head: dict) -> StackDiff:
     """What the next `pulumi up` of `head` does to the resources `base` registered, per resource.
 
@@ -522,11 +550,16 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
     old = {r.urn: r for r in _registrations(base)}
     new = {r.urn: r for r in _registrations(head)}
     # The engine finds a resource's old state by its URN, then by its aliases and those inherited from
-    # an aliased parent, each old resource claimed once (harness.match_old_urns): a child renamed or
-    # moved with an alias is the same resource, not a delete and a create.
+    # an aliased parent (harness.match_old_urns: pulumi/pulumi pkg/resource/deploy/step_generator.go
+    # getOldResource): a child renamed or moved with an alias is the same resource, not a delete and a
+    # create. A second claim is an engine error: the preview stops, and so does this diff.
     from offline import harness
 
-    match = harness.match_old_urns(list(new.values()), set(old))
+    try:
+        match = harness.match_old_urns(list(new.values()), set(old), duplicate=DuplicateAlias)
+    except DuplicateAlias as e:
+        result.refused = str(e)
+        return result
     claimed = set(match.values())
     replaced_ids: set[str] = set()
     replaced_providers: set[str] = set()
@@ -538,7 +571,7 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
     for _ in range(20):
         grew = False
         for urn, n in new.items():
-            if urn not in match or not n.custom:
+            if urn not in match or not diffable(n):
                 continue
             o = old[match[urn]]
             a, b = _comparable(o), _comparable(n)
@@ -547,15 +580,18 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
             ignored = sorted(k for k in keys | unknown if k in n.ignore_changes)
             changed = {k for k in keys if k not in n.ignore_changes}
             unknown = {k for k in unknown if k not in n.ignore_changes}
-            rules = RULES.get(n.type)
-            if rules is None:
+            rules = RULES.get(n.type) if n.custom else None
+            if not n.custom:
+                verdicts = [Verdict("unknown", tuple(sorted(changed | unknown)), REMOTE_WHY)] if changed | unknown else []
+            elif rules is None:
                 verdicts = [Verdict("unknown", tuple(sorted(changed | unknown)),
                                     f"no replace rules for {n.type}: may replace")] if changed | unknown else []
             else:
                 verdicts = judge(rules, o.inputs, n.inputs, changed, unknown)
             provider = _provider_urn(n)
             if provider in replaced_providers:
-                verdicts.append(Verdict("replace", ("provider",), "its provider is replaced"))
+                verdicts.append(Verdict("replace", ("provider",), "its provider is replaced" if n.custom else
+                                        "its provider is replaced, and with it every child it created"))
             elif provider in maybe_providers:
                 verdicts.append(Verdict("unknown", ("provider",), "its provider may be replaced"))
             actions = {v.action for v in verdicts}
@@ -586,8 +622,8 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
         if not grew:
             break
     changes = [c for c in decided.values() if c.action != "unchanged" or c.ignored]
-    changes += [Change("add", u, r.type, r.name, _node_name(r)) for u, r in new.items() if u not in match and r.custom]
-    changes += [Change("delete", u, r.type, r.name, _node_name(r)) for u, r in old.items() if u not in claimed and r.custom]
+    changes += [Change("add", u, r.type, r.name, _node_name(r)) for u, r in new.items() if u not in match and diffable(r)]
+    changes += [Change("delete", u, r.type, r.name, _node_name(r)) for u, r in old.items() if u not in claimed and diffable(r)]
     order = {a: i for i, a in enumerate(ACTIONS + ("unchanged",))}
     result.changes = sorted(changes, key=lambda c: (order[c.action], c.type, c.name))
     etcd_nodes = {n["name"] for n in base.get("outputs", {}).get("nodes", []) if "etcd" in n.get("roles", [])}

@@ -10,11 +10,15 @@ The workflows take their matrices from here, so adding an environment is adding 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-STACKS_DIR = ROOT / "stacks"
+# RKE_AWS_STACKS_DIR: another directory of stack files in place of stacks/, for tests only
+# (tests/test_user_stacks.py runs the tests over stacks/ against a copy whose files all carry a
+# kubeconfig, as a user's own stacks may).
+STACKS_DIR = Path(os.environ["RKE_AWS_STACKS_DIR"]) if os.environ.get("RKE_AWS_STACKS_DIR") else ROOT / "stacks"
 PRODUCTION_SUFFIX = "-prod"
 
 

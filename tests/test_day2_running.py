@@ -56,6 +56,7 @@ def cluster(monkeypatch):
 @pytest.fixture
 def prod() -> dict:
     cfg = set_key(harness.stack_config("rke2-prod"), "kubernetesVersion", V33)
+    cfg.pop("rke-aws:kubeconfig", None)  # no way to the cluster unless a test sets one (whatever stacks/ holds)
     return cfg
 
 

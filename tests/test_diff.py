@@ -571,3 +571,168 @@ def test_a_child_renamed_with_an_alias_is_the_same_resource():
     assert not d.changes, diff.render_text([d])
     d, _ = planted(HELM_STACK, lambda h: _renamed(h, rule, name, name + "-renamed", alias=False))
     assert by_action(d, "add") == {name + "-renamed"} and by_action(d, "delete") == {name}, diff.render_text([d])
+
+
+# ---- components a provider implements (remote components) ----------------------------------------
+#
+# kubernetes:yaml/v2:ConfigFile is a component of the kubernetes package: the engine hands it to the
+# provider's Construct (pulumi/pulumi pkg/resource/deploy/source_eval.go, `remote`), and pulumi-kubernetes
+# provider/pkg/provider/provider_construct.go (resourceProviders: yaml/v2 ConfigFile and ConfigGroup,
+# helm.sh/v4 Chart, kustomize/v2 Directory) reads the manifest at preview time and registers the
+# children with the component's provider. The mocks never see those children; the diff must not skip
+# the component that stands for them.
+
+SUC = "kubernetes:yaml/v2:ConfigFile"
+
+
+@lru_cache(maxsize=None)
+def _with_upgrades(suc_urls: tuple[str, str] | None = None) -> str:
+    """An RKE2 fixture stack with a kubeconfig (so system-upgrade-controller goes in), evaluated;
+    with `suc_urls`, the program's pinned manifest URLs replaced (a version bump in a pull request)."""
+    from components.settings import versions
+    from tests.conftest import set_key
+    from tests.test_day2 import KUBECONFIG as ANY_KUBECONFIG
+
+    config = set_key(set_key(harness.stack_config(NLB_STACK), "ccm", {"install": "helm"}), "kubeconfig", ANY_KUBECONFIG)
+    saved = versions.SUC_MANIFEST_URLS
+    try:
+        if suc_urls:
+            versions.SUC_MANIFEST_URLS = suc_urls
+        run = harness.run_program(config, stack=NLB_STACK)
+    finally:
+        versions.SUC_MANIFEST_URLS = saved
+    return json.dumps(diff.result_of(run), default=str)
+
+
+def upgrades_base() -> dict:
+    base = json.loads(_with_upgrades())
+    assert {r["name"] for r in base["resources"] if r["type"] == SUC} == {f"{NLB_STACK}-suc-crd", f"{NLB_STACK}-suc"}
+    return base
+
+
+def test_a_bumped_manifest_url_of_a_remote_component_is_shown_as_may_replace():
+    """The review's experiment: SUC_MANIFEST_URLS v0.20.1 -> v0.21.0 changes the controller's
+    Deployment, RBAC and CRDs in a real preview; offline it showed "0 to add, 0 to replace". The head
+    is the program itself with the pinned URLs bumped, not an edited registration."""
+    from components.settings import versions
+
+    bumped = tuple(u.replace(versions.SUC_VERSION, "v0.99.0") for u in versions.SUC_MANIFEST_URLS)
+    assert bumped != versions.SUC_MANIFEST_URLS
+    base = upgrades_base()
+    head = json.loads(_with_upgrades(bumped))
+    d = diff.compare(NLB_STACK, base, head)
+    text = diff.render_text([d])
+    assert by_action(d, "unknown") == {f"{NLB_STACK}-suc-crd", f"{NLB_STACK}-suc"}, text
+    assert not {c.name for c in d.changes} - by_action(d, "unknown"), text
+    assert change_of(d, f"{NLB_STACK}-suc").changed == ["file"], text
+    assert "children decided by the provider: may replace" in text and "1 unknown" not in text, text
+    assert "2 unknown (may replace)" in text, text
+
+
+def test_a_remote_component_is_listed_when_added_or_deleted():
+    base = upgrades_base()
+    without = copy.deepcopy(base)
+    without["resources"] = [r for r in without["resources"] if r["type"] != SUC]
+    added = diff.compare(NLB_STACK, without, base)
+    deleted = diff.compare(NLB_STACK, base, without)
+    names = {f"{NLB_STACK}-suc-crd", f"{NLB_STACK}-suc"}
+    assert by_action(added, "add") == names, diff.render_text([added])
+    assert by_action(deleted, "delete") == names, diff.render_text([deleted])
+    # The program's own components are groupings, with nothing for a provider to do: never listed.
+    own = copy.deepcopy(base)
+    own["resources"] = [r for r in own["resources"] if not r["type"].startswith("rke-aws:")]
+    assert not diff.compare(NLB_STACK, base, own).changes
+    assert not diff.compare(NLB_STACK, own, base).changes
+
+
+def test_a_replaced_kubernetes_provider_replaces_what_its_remote_components_created():
+    """The engine replaces every resource of a replaced provider; a ConfigFile's children are
+    registered with the ConfigFile's provider (source_eval.go: a remote component's provider is the
+    one its children get), so they are replaced with it."""
+    base = upgrades_base()
+    head = copy.deepcopy(base)
+    provider = res(head, "pulumi:providers:kubernetes")["inputs"]
+    provider["clusterIdentifier"] = str(provider.get("clusterIdentifier")) + "-another-cluster"
+    d = diff.compare(NLB_STACK, base, head)
+    text = diff.render_text([d])
+    assert change_of(d, f"{NLB_STACK}-cluster").action == "replace", text
+    assert {f"{NLB_STACK}-suc-crd", f"{NLB_STACK}-suc"} <= by_action(d, "replace"), text
+    assert "every child it created" in text, text
+
+
+# ---- aliases the engine refuses -------------------------------------------------------------------
+
+def _aliased(result: dict, typ: str, name: str, new_name: str, alias: str) -> None:
+    """A copy of registration `name` as `new_name` with an alias to `alias`."""
+    reg = copy.deepcopy(res(result, typ, name))
+    reg["urn"], reg["name"], reg["aliases"] = reg["urn"][: -len(name)] + new_name, new_name, [alias]
+    result["resources"].append(reg)
+
+
+RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+
+
+def test_two_resources_claiming_one_old_resource_stop_the_diff():
+    """pulumi/pulumi pkg/resource/deploy/step_generator.go getOldResource: a second resource whose
+    alias names an old resource already claimed through an alias is diag 2008 "Duplicate resource
+    alias" (sdk/go/common/diag/errors.go); the preview stops. Not given to the first claimant."""
+    name = next(r["name"] for r in base_of(HELM_STACK)["resources"] if r["type"] == RULE)
+
+    def plant(h):
+        old_urn = res(h, RULE, name)["urn"]
+        _aliased(h, RULE, name, name + "-a", old_urn)
+        _aliased(h, RULE, name, name + "-b", old_urn)
+        h["resources"] = [r for r in h["resources"] if r["urn"] != old_urn]
+
+    d, _ = planted(HELM_STACK, plant)
+    assert d.refused and "Duplicate resource alias" in d.refused, diff.render_text([d])
+    assert name + "-a" in d.refused and name + "-b" in d.refused and not d.changes
+    assert "would stop" in diff.render_text([d])
+
+
+def test_an_alias_to_an_old_urn_that_is_also_registered_stops_the_diff():
+    """step_generator.go getOldResource: an alias naming an old URN that a resource of this run
+    registers as it is: diag 2008 when the URN came first, 2016 "Duplicate resource URN ...
+    conflicting with alias" when the alias did; either order stops the preview."""
+    name = next(r["name"] for r in base_of(HELM_STACK)["resources"] if r["type"] == RULE)
+    for first in (True, False):
+        def plant(h):
+            old_urn = res(h, RULE, name)["urn"]
+            _aliased(h, RULE, name, name + "-copy", old_urn)
+            if first:  # the aliasing resource registers before the one keeping the URN
+                h["resources"].insert(0, h["resources"].pop())
+
+        d, _ = planted(HELM_STACK, plant)
+        assert d.refused and "Duplicate resource alias" in d.refused, diff.render_text([d])
+        assert name + "-copy" in d.refused and res(base_of(HELM_STACK), RULE, name)["urn"] in d.refused
+
+
+def test_an_alias_to_an_old_urn_nobody_else_holds_is_still_the_same_resource():
+    """The refusal is only for a second claim: one alias per old resource matches as before, and an
+    alias to a URN not in the old state matches nothing (a create)."""
+    name = next(r["name"] for r in base_of(HELM_STACK)["resources"] if r["type"] == RULE)
+
+    def plant(h):
+        reg = res(h, RULE, name)
+        old_urn = reg["urn"]
+        reg["urn"], reg["name"] = old_urn[: -len(name)] + name + "-renamed", name + "-renamed"
+        reg["aliases"] = [old_urn + "-never-existed", old_urn]
+
+    d, _ = planted(HELM_STACK, plant)
+    assert not d.refused and not d.changes, diff.render_text([d])
+
+
+def test_the_first_alias_found_in_the_old_state_is_the_one_taken():
+    """getOldResource walks the URN, then the aliases in order, and stops at the first old resource
+    it finds; an old resource named only by a later alias is not claimed, so it is deleted."""
+    first, second = [r["name"] for r in base_of(HELM_STACK)["resources"] if r["type"] == RULE][:2]
+
+    def plant(h):
+        a, b = res(h, RULE, first), res(h, RULE, second)
+        a["aliases"] = [a["urn"], b["urn"]]
+        a["urn"], a["name"] = a["urn"][: -len(first)] + first + "-renamed", first + "-renamed"
+        h["resources"].remove(b)
+
+    d, _ = planted(HELM_STACK, plant)
+    assert not d.refused and by_action(d, "delete") == {second}, diff.render_text([d])
+    assert not by_action(d, "add"), diff.render_text([d])

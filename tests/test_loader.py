@@ -129,10 +129,10 @@ def test_alias_bomb_is_refused_quickly():
 def test_null_cluster_id_is_the_stack_name_not_null():
     cfg = parse_text(doc_text(**{"rke-aws:clusterId": "~"}), stack="prod-eu")
     assert cfg.cluster_id == "prod-eu"  # the CLI passes "" and Pulumi.yaml's default "" means the stack name
-    flat, _ = load(doc_text(**{"rke-aws:clusterId": "~"}))
+    flat, secret_keys = load(doc_text(**{"rke-aws:clusterId": "~"}))
     flat["rke-aws:clusterId"] = "null"  # what a CLI treating nulls as null (announced) would pass
     with pytest.raises(ConfigError) as info:
-        config.parse(flat, project="rke-aws", stack="prod-eu", region="us-east-1")
+        config.parse(flat, project="rke-aws", stack="prod-eu", region="us-east-1", secret_keys=secret_keys)
     assert info.value.problems == ["rke-aws:clusterId: " + config.model.NULL_PROBLEM]
 
 

@@ -54,6 +54,7 @@ def test_children_inherit_the_parents_alias_with_its_old_name():
             _reg(head + "my:Top$my:C$aws:s3/bucket:Bucket::data", parent.urn)]
     match = harness.match_old_urns([parent, *kids], old)
     assert sorted(match.values()) == sorted(old)
-    # An old URN is claimed once: a second resource aliased to it gets nothing.
+    # An old URN is claimed once: a second claim stops the engine ("Duplicate resource alias").
     twin = _reg(head + "my:D::x", aliases=[head + "my:C::app"])
-    assert twin.urn not in harness.match_old_urns([parent, twin], old)
+    with pytest.raises(ValueError, match="Duplicate resource alias"):
+        harness.match_old_urns([parent, twin], old)

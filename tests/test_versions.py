@@ -40,6 +40,9 @@ def etcd(release: str) -> tuple[int, ...]:
 
 
 def parse(cfg: dict, **kw) -> config.StackConfig:
+    """config.parse as the program calls it: the keys the CLI decrypted are secret (a `secure:`
+    kubeconfig in stacks/ is refused as plain text otherwise)."""
+    kw.setdefault("secret_keys", harness.secret_keys_of(cfg))
     return config.parse(cfg, project="rke-aws", stack="rke2-dev", region=cfg["aws:region"], **kw)
 
 
@@ -161,7 +164,7 @@ def test_an_unknown_rke1_release_lists_the_known_ones(rke1_config):
 
 def test_a_running_rke1_stack_stays_on_its_release(rke1_config):
     parsed = config.parse(rke1_config, project="rke-aws", stack="rke-dev", region=rke1_config["aws:region"],
-                          running_version="v1.31.9-rancher1-1")
+                          running_version="v1.31.9-rancher1-1", secret_keys=harness.secret_keys_of(rke1_config))
     assert parsed.kubernetes_version == "v1.31.9-rancher1-1"
 
 
@@ -184,8 +187,9 @@ def test_an_unset_version_is_the_default_for_a_new_stack_and_what_runs_for_a_run
 
 
 def test_a_new_default_leaves_a_running_stack_on_its_release():
-    """Day 2 through the program: a stack deployed when the default was v1.33.5 keeps it."""
-    cfg = harness.stack_config("rke2-prod")
+    """Day 2 through the program: a stack deployed when the default was v1.33.5 keeps it. With a
+    kubeconfig (set here, whatever stacks/ holds) the upgrade Plans exist, and stay on that release."""
+    cfg = set_key(harness.stack_config("rke2-prod"), "kubeconfig", harness.secret("apiVersion: v1\nkind: Config\n"))
     pinned = set_key(copy.deepcopy(cfg), "kubernetesVersion", "v1.33.5+rke2r1")
     before = harness.run_program(pinned, stack="rke2-prod")  # what the old default deployed
     assert before.outputs["kubernetesVersion"] == "v1.33.5+rke2r1"
@@ -193,7 +197,8 @@ def test_a_new_default_leaves_a_running_stack_on_its_release():
     assert after.outputs["kubernetesVersion"] == "v1.33.5+rke2r1"
     old = {i.urn: i.inputs for i in before.of_type(INSTANCE)}
     assert all(i.inputs == old[i.urn] for i in after.of_type(INSTANCE))
-    assert not [r for r in after.resources if r.type == "kubernetes:upgrade.cattle.io/v1:Plan"]
+    plans = {r.name: r.inputs["spec"]["version"] for r in after.resources if r.type == "kubernetes:upgrade.cattle.io/v1:Plan"}
+    assert plans and set(plans.values()) == {"v1.33.5+rke2r1"}, plans
     assert any("stays on v1.33.5+rke2r1" in m for _, m in after.logs), after.logs
 
 
