@@ -335,9 +335,12 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
         default_image = _default_image(cfg)
     except ConfigError as err:  # reported with the rest
         problems, default_image = problems + err.problems, None
-    problems += key_pair_problems(cfg)
-    machine, machine_warnings = machine_problems(cfg, nodes, previous, default_image)
+    booting = booting_nodes(cfg, previous, nodes)
+    keys, key_warnings = key_pair_problems(cfg, launching=bool(booting))
+    problems += keys
+    machine, machine_warnings = machine_problems(cfg, nodes, previous, default_image, booting)
     problems += machine
+    machine_warnings = tuple(key_warnings) + machine_warnings
     if problems:
         raise ConfigError(problems)
     account = _account(cfg)
@@ -698,6 +701,18 @@ def removal_warnings(cfg: StackConfig, previous: Optional[Previous], ebs_csi: bo
     return tuple(out)
 
 
+def booting_nodes(cfg: StackConfig, previous: Optional[Previous], nodes: Sequence[NodePlan]) -> list[NodePlan]:
+    """The instances this update launches: new ones, and running ones replaced because their address,
+    zone, tier or key pair changes (privateIp, subnetId, keyName force a new instance:
+    terraform-provider-aws internal/service/ec2/ec2_instance.go, ForceNew on each). Only these call
+    RunInstances, so only these need the key pair, the image and the zone's offering."""
+    if previous is None:
+        return list(nodes)
+    member = {n.key: (n.private_ip, n.availability_zone, n.tier, n.key_name) for n in previous.nodes}
+    return [n for n in nodes if (n.pool.name, n.index) not in member
+            or member[(n.pool.name, n.index)] != (n.private_ip, n.az, n.subnet.tier, cfg.access.ssh_key_name)]
+
+
 def upgrade_problems(cfg: StackConfig, previous: Optional[Previous], nodes: list[NodePlan],
                      kubeconfig_published: bool = False, state: Optional[VersionState] = None,
                      observed: Observed = Observed()) -> list[str]:
@@ -707,10 +722,7 @@ def upgrade_problems(cfg: StackConfig, previous: Optional[Previous], nodes: list
     if previous is None or previous.kubernetes_version is None:
         return []
     problems = []
-    before = {n.key: n for n in previous.nodes}
-    member = {n.key: (n.private_ip, n.availability_zone, n.tier, n.key_name) for n in previous.nodes}
-    booting = [n.name for n in nodes if (n.pool.name, n.index) not in before
-               or member[(n.pool.name, n.index)] != (n.private_ip, n.az, n.subnet.tier, cfg.access.ssh_key_name)]
+    booting = [n.name for n in booting_nodes(cfg, previous, nodes)]
     changed = previous.kubernetes_version != cfg.kubernetes_version
     if changed and booting:
         problems.append(f"rke-aws:kubernetesVersion: changed from {previous.kubernetes_version} together with new or "
@@ -806,17 +818,24 @@ def cluster_network_problems(cfg: StackConfig, subnets: Sequence[SubnetPlan]) ->
     return problems
 
 
-def key_pair_problems(cfg: StackConfig) -> list[str]:
+def key_pair_problems(cfg: StackConfig, launching: bool = True) -> tuple[list[str], list[str]]:
     """access.sshKeyName must name a key pair of this region and account: EC2 refuses RunInstances
-    for every node otherwise (InvalidKeyPair.NotFound), after the network and roles exist."""
+    for every node otherwise (InvalidKeyPair.NotFound), after the network and roles exist. Only
+    RunInstances reads it: when this update launches no instance, a key pair deleted since is a
+    warning (the next node added would be refused), not a refusal of every later update: renaming
+    the key replaces every node, which the quorum guard refuses, so re-importing it would be the
+    only way out."""
     name = cfg.access.ssh_key_name
     if not name:
-        return []
-    problems: list[str] = []
-    _collect(problems, "rke-aws:access.sshKeyName", f"looking up the key pair '{name}' in {cfg.region}",
+        return [], []
+    found: list[str] = []
+    _collect(found, "rke-aws:access.sshKeyName", f"looking up the key pair '{name}' in {cfg.region}",
              f"create or import it in {cfg.region} (aws ec2 import-key-pair --key-name ...), or fix the name",
              lambda: aws.ec2.get_key_pair(key_name=name))
-    return problems
+    if launching:
+        return found, []
+    return [], [f"{m}; no instance is launched by this update, so it goes ahead, but the next new or replaced node "
+                "would be refused" for m in found]
 
 
 # RKE2's documented minimum for a server (docs.rke2.io install/requirements, "Hardware": "RAM: 4GB
@@ -827,40 +846,69 @@ RKE2_SIZING_GUIDE = ((2, 4096, 225), (4, 8192, 450), (8, 16384, 1300))
 
 
 def machine_problems(cfg: StackConfig, nodes: Sequence[NodePlan], previous: Optional[Previous],
-                     default_image: Any) -> tuple[list[str], tuple[str, ...]]:
+                     default_image: Any, booting: Optional[Sequence[NodePlan]] = None
+                     ) -> tuple[list[str], tuple[str, ...]]:
     """Every pool's instance type and image, checked with look-ups before RunInstances would refuse
     them: the type exists in the region, is offered in the zones the pool's new nodes go to, runs
     the image's architecture and virtualization. One look-up per distinct type and image, one for
     all offerings, whatever the node count. RKE2 servers below RKE2's minimum are warned about, not
     refused: the documented figures are minimum recommendations, and a running cluster's servers
-    keep their type, so a refusal would stop every later update of a small test cluster."""
+    keep their type, so a refusal would stop every later update of a small test cluster.
+
+    Refused only where this update asks EC2 for it: pools with `booting` (new or replaced) instances,
+    and agent pools whose running instances change type (within one CPU architecture EC2 stops the
+    instance, changes its type and starts it; across architectures it is replaced:
+    terraform-provider-aws internal/service/ec2/ec2_instance.go CustomizeDiff ForceNewIf on
+    instance_type; servers ignore the type, nodes.IGNORED_ON_SERVERS). The image is read by RunInstances only (nodes ignore ami changes), so
+    a deregistered image or a type since withdrawn on a pool that launches nothing is a warning."""
     problems: list[str] = []
     warnings: list[str] = []
+    if booting is None:
+        booting = booting_nodes(cfg, previous, nodes)
     pools = [(i, pool) for i, pool in enumerate(cfg.node_pools) if pool.count]
-    first_use: dict[str, int] = {}
-    for i, pool in pools:
-        first_use.setdefault(pool.instance_type, i)
+    launching = {n.pool.name for n in booting}
+    running = {n.key: n for n in previous.nodes} if previous else {}
+    retyped_nodes = [n for n in nodes if not n.pool.is_server and n not in booting
+                     and (n.pool.name, n.index) in running
+                     and running[(n.pool.name, n.index)].instance_type not in (None, n.pool.instance_type)]
+    strict = launching | {n.pool.name for n in retyped_nodes}
+
+    def judged(pool: Any, found: list[str], reason: str) -> None:
+        if pool.name in strict:
+            problems.extend(found)
+        else:
+            warnings.extend(f"{m}; {reason}" for m in found)
+
+    first_use: dict[str, tuple[int, Any]] = {}
+    for i, pool in sorted(pools, key=lambda ip: ip[1].name not in strict):
+        first_use.setdefault(pool.instance_type, (i, pool))
     types: dict[str, Any] = {}
-    for itype, i in first_use.items():
+    for itype, (i, pool) in first_use.items():
+        found: list[str] = []
         types[itype] = _collect(
-            problems, f"rke-aws:nodePools[{i}].instanceType", f"looking up instance type '{itype}' in {cfg.region}",
+            found, f"rke-aws:nodePools[{i}].instanceType", f"looking up instance type '{itype}' in {cfg.region}",
             f"use an instance type EC2 offers in {cfg.region} (aws ec2 describe-instance-types)",
             lambda itype=itype: aws.ec2.get_instance_type(instance_type=itype))
+        judged(pool, found, "no instance of the pool is launched or changes type in this update, so it goes ahead")
     images: dict[str, Any] = {}
-    for i, pool in pools:
+    for i, pool in sorted(pools, key=lambda ip: ip[1].name not in launching):
         if pool.ami and pool.ami not in images:
+            found = []
             images[pool.ami] = _collect(
-                problems, f"rke-aws:nodePools[{i}].ami", f"looking up image '{pool.ami}' in {cfg.region}",
+                found, f"rke-aws:nodePools[{i}].ami", f"looking up image '{pool.ami}' in {cfg.region}",
                 f"use an image that exists in {cfg.region} and this account may launch",
                 lambda ami=pool.ami: aws.ec2.get_ami(filters=[{"name": "image-id", "values": [ami]}],
                                                      include_deprecated=True))
-    running = {n.key for n in previous.nodes} if previous else set()
+            if pool.name in launching:
+                problems.extend(found)
+            else:
+                warnings.extend(f"{m}; running nodes ignore their image and this update launches none of the pool's, "
+                                "so it goes ahead, but the pool's next new node would be refused" for m in found)
     new_zones: dict[str, set[str]] = {}
-    for n in nodes:
-        if (n.pool.name, n.index) not in running:
-            new_zones.setdefault(n.pool.name, set()).add(n.az)
+    for n in list(booting) + retyped_nodes:
+        new_zones.setdefault(n.pool.name, set()).add(n.az)
     offered: Optional[set[tuple[str, str]]] = None
-    wanted_types = sorted(t for t in types if types[t] is not None)
+    wanted_types = sorted({p.instance_type for _, p in pools if p.name in new_zones and types.get(p.instance_type)})
     zones = sorted(set().union(*new_zones.values())) if new_zones else []
     if wanted_types and zones:
         found = _collect(problems, "rke-aws:nodePools[].instanceType",
@@ -888,15 +936,18 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[NodePlan], previous: Opti
         if image is None:
             continue
         which = f"image {pool.ami}" if pool.ami else f"default image {image.id} (Ubuntu 24.04 amd64)"
+        found = []
         archs = list(info.supported_architectures or [])
         if image.architecture not in archs:
-            problems.append(f"{key}: '{pool.instance_type}' runs {' or '.join(archs)}, but the pool's {which} is "
-                            f"{image.architecture}; use an instance type for {image.architecture}, or set "
-                            f"nodePools[{i}].ami to an image for {' or '.join(archs)}")
+            found.append(f"{key}: '{pool.instance_type}' runs {' or '.join(archs)}, but the pool's {which} is "
+                         f"{image.architecture}; use an instance type for {image.architecture}, or set "
+                         f"nodePools[{i}].ami to an image for {' or '.join(archs)}")
         virt = list(info.supported_virtualization_types or [])
         if image.virtualization_type not in virt:
-            problems.append(f"{key}: '{pool.instance_type}' supports {' or '.join(virt)} virtualization, but the "
-                            f"pool's {which} is {image.virtualization_type}; use another type or image")
+            found.append(f"{key}: '{pool.instance_type}' supports {' or '.join(virt)} virtualization, but the "
+                         f"pool's {which} is {image.virtualization_type}; use another type or image")
+        judged(pool, found, "no instance of the pool is launched or changes type in this update, so it goes ahead, "
+                            "but the pool's next new node would be refused")
         if cfg.distribution == "rke2" and pool.is_server:
             vcpus, mib = info.default_vcpus, info.memory_size
             if vcpus < RKE2_SERVER_MIN_VCPUS or mib < RKE2_SERVER_MIN_MIB:
