@@ -159,6 +159,8 @@ class Previous:
     keyed_children: bool = False  # written by a release whose children are keyed by CIDR / subnet ID
     region: Optional[str] = None
     endpoint_mode: Optional[str] = None  # controlPlaneEndpointType: dns | nlb (None: not exported)
+    security_group_id: Optional[str] = None  # securityGroupId: the node security group
+    vpc_id: Optional[str] = None  # vpcId
 
     @classmethod
     def from_outputs(cls, outputs: Mapping[str, Any]) -> Optional["Previous"]:
@@ -258,6 +260,8 @@ class Previous:
             keyed_children="kubernetesVersionConfirmed" in outputs,
             region=_known(outputs.get("region")),
             endpoint_mode=_known(outputs.get("controlPlaneEndpointType")),
+            security_group_id=_known(outputs.get("securityGroupId")),
+            vpc_id=_known(outputs.get("vpcId")),
         )
 
     @property

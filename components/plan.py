@@ -9,8 +9,9 @@ pool's instance type (offered where its nodes go, the image's architecture and v
 from __future__ import annotations
 
 import json
+import re
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
 
 import pulumi_aws as aws
@@ -51,6 +52,9 @@ class ClusterPlan:
     manifests: Optional["ManifestPlan"] = None
     in_cluster: tuple[str, ...] = ()  # what this update installs through the kubeconfig
     keep_ebs_credentials: bool = False  # the driver is being uninstalled from manifests: its key stays
+    # Admin rules of a stack whose state still names them by list position: child name -> the name
+    # the existing rule for that CIDR and port has in the state (admin_rule_aliases).
+    admin_aliases: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def server_ips(self) -> tuple[str, ...]:
@@ -343,6 +347,7 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
     machine_warnings = tuple(key_warnings) + machine_warnings
     if problems:
         raise ConfigError(problems)
+    admin_aliases = admin_rule_aliases(cfg, previous)
     account = _account(cfg)
     backup = _backup(cfg, account, previous)
     snapshots = snapshot_transition(previous, _configured_snapshots(cfg, backup), observed, cfg.cluster_id,
@@ -363,7 +368,67 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
                        etcd_removed=tuple(etcd_removed_after(previous, members, estate, observed)),
                        version_confirmed=_version_confirmed(cfg, previous, vstate),
                        snapshots=snapshots, manifests=manifests, in_cluster=in_cluster,
-                       keep_ebs_credentials=bool(manifests and "ebs-csi" in manifests.removing))
+                       keep_ebs_credentials=bool(manifests and "ebs-csi" in manifests.removing),
+                       admin_aliases=admin_aliases)
+
+
+def admin_rule_aliases(cfg: StackConfig, previous: Optional[Previous]) -> dict[str, str]:
+    """Releases before the CIDR-keyed names numbered admin rules by list position, and their last
+    outputs do not say which CIDR each position held. An alias from the list's current order would
+    match a new CIDR to another CIDR's old rule when adminCidrs changes in the same update (review
+    finding 3): the engine updates that rule's cidrIpv4 (ModifySecurityGroupRules) before it deletes
+    the rule already holding the CIDR, and AWS refuses duplicate rules (InvalidPermission.Duplicate).
+    So the existing rules are read (DescribeSecurityGroupRules: aws.vpc.get_security_group_rules,
+    then get_security_group_rule for each) and each CIDR and port is aliased to the rule that holds
+    it, by that rule's Name tag, which the old release set to the rule's resource name. A CIDR no
+    rule holds gets no alias (a new rule); old rules for CIDRs no longer listed are deleted."""
+    if previous is None or previous.keyed_children or not cfg.access.admin_cidrs:
+        return {}
+    from .security import ADMIN_PORTS, KUBE_API_PORT, cidr_key
+
+    name = cfg.cluster_id
+    groups: list[tuple[str, str, tuple[int, ...], str]] = []  # (group ID, child prefix, ports, old-name pattern)
+    fix = ("check your AWS credentials (ec2:DescribeSecurityGroupRules, ec2:DescribeSecurityGroups), or leave "
+           "access.adminCidrs as it was for this update and change it in the next one")
+    key = "rke-aws:access.adminCidrs"
+    if previous.security_group_id:
+        groups.append((previous.security_group_id, f"{name}-nodes-admin", ADMIN_PORTS,
+                       rf"{re.escape(name)}-nodes-admin-\d+-(\d+)"))
+    if cfg.endpoint == "nlb" and previous.endpoint_mode in (None, "nlb") and previous.vpc_id:
+        found = _looked_up(key, f"looking up the control-plane load balancer's security group ({name}-endpoint)",
+                           fix, lambda: aws.ec2.get_security_groups(filters=[
+                               {"name": "vpc-id", "values": [previous.vpc_id]},
+                               {"name": "tag:Name", "values": [f"{name}-endpoint"]}]))
+        for gid in found.ids:
+            groups.append((gid, f"{name}-endpoint-admin", (KUBE_API_PORT,), rf"{re.escape(name)}-endpoint-admin-\d+()"))
+    aliases: dict[str, str] = {}
+    problems: list[str] = []
+    for gid, prefix, ports, pattern in groups:
+        listed = _looked_up(key, f"looking up the rules of security group {gid}, whose admin rules this update "
+                            "renames", fix,
+                            lambda gid=gid: aws.vpc.get_security_group_rules(
+                                filters=[{"name": "group-id", "values": [gid]}]))
+        for rid in listed.ids:
+            rule = _looked_up(key, f"looking up security group rule {rid}", fix,
+                              lambda rid=rid: aws.vpc.get_security_group_rule(security_group_rule_id=rid))
+            if rule.is_egress or rule.cidr_ipv4 not in cfg.access.admin_cidrs or rule.from_port not in ports \
+                    or rule.to_port != rule.from_port or rule.ip_protocol != "tcp":
+                continue
+            old = (rule.tags or {}).get("Name") or ""
+            m = re.fullmatch(pattern, old, re.ASCII)
+            new = f"{prefix}-{cidr_key(rule.cidr_ipv4)}" + (f"-{rule.from_port}" if len(ports) > 1 else "")
+            if m is None or (m.group(1) and int(m.group(1)) != rule.from_port) or new in aliases:
+                # Not a rule this program named: the new rule would duplicate it, which AWS refuses.
+                problems.append(f"{key}: security group {gid} already has rule {rid} (Name '{old}') for "
+                                f"{rule.cidr_ipv4} port {rule.from_port}, which is not one of this stack's admin "
+                                "rules, so the rule this update creates would duplicate it "
+                                "(InvalidPermission.Duplicate); remove that rule, or leave this CIDR out of "
+                                "access.adminCidrs for this update")
+                continue
+            aliases[new] = old
+    if problems:
+        raise ConfigError(problems)
+    return aliases
 
 
 def _version_confirmed(cfg: StackConfig, previous: Optional[Previous], vstate: VersionState) -> Optional[str]:
