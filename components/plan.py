@@ -535,7 +535,11 @@ def _backup(cfg: StackConfig, account: str, previous: Optional[Previous]) -> Opt
     bucket = b.bucket or bucket_name(cfg.cluster_id, account, cfg.region)
     folder = b.folder or cfg.cluster_id
     created, notes = not b.bucket, ()
-    managed = previous is not None and previous.bucket_managed is True and \
+    # etcdBucketManaged None: outputs of a release before it, which declared the bucket whenever it
+    # was not set by the user and the last snapshot location was in it (5e0c40f^ components/plan.py
+    # _backup, `ours`): its last update put the bucket and its settings in the state, so they stay
+    # declared (same names, same URNs) rather than leave the state unseen (review finding 5).
+    managed = previous is not None and previous.bucket_managed in (True, None) and \
         (previous.snapshot_location or "").startswith(f"s3://{bucket}/")
     if created and not managed and _bucket_exists(bucket):
         # Kept by an earlier `pulumi destroy` (retain_on_delete), snapshots turned off and on, or
@@ -552,14 +556,9 @@ def _backup(cfg: StackConfig, account: str, previous: Optional[Previous]) -> Opt
                 "every Secret of the cluster and must not go there. Set etcdBackup.bucket to a bucket of this "
                 "account"])
         created = False
-        legacy = previous is not None and previous.bucket_managed is None and previous.has_snapshots
         notes = (f"rke-aws:etcdBackup: the bucket {bucket} exists already in this account (kept when snapshots were "
                  "last removed from this stack, or created by an update that failed): snapshots go there, and this "
-                 "stack does not declare it, so its settings stay as they are"
-                 + (". This stack's last outputs do not say whether it manages the bucket (they predate "
-                    "etcdBucketManaged), so if the bucket and its settings are in its state they leave it now "
-                    "(retainOnDelete: nothing in AWS changes); declaring a bucket that is not in the state would fail"
-                    if legacy else ""),)
+                 "stack does not declare it, so its settings stay as they are",)
     return BackupPlan(bucket, folder, created=created, notes=notes, etcd_s3=EtcdS3(
         bucket=bucket, region=cfg.region, folder=folder, endpoint=cfg.partition.endpoint("s3", cfg.region),
         interval_hours=b.interval_hours, retention=b.retention))
