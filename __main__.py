@@ -251,6 +251,10 @@ pulumi.export("nodes", nodes.node_outputs)
 pulumi.export("ccmImage", cluster.ccm_image)
 # ---- day 2: what the next update judges against (components/history.py)
 pulumi.export("kubernetesVersionConfirmed", cluster.version_confirmed)
+if cluster.version is not None and cluster.version.assumed:
+    # kubernetesVersionConfirmed above is carried over from outputs that never recorded it: the next
+    # update still asks for a read or a confirmation where the etcd rule depends on it.
+    pulumi.export("kubernetesVersionAssumed", True)
 pulumi.export("etcdMembersRemoved", list(cluster.etcd_removed))
 pulumi.export("etcdSnapshotsRunning", cluster.snapshots.running.output() if cluster.snapshots.running else None)
 pulumi.export("controlPlaneEndpointType", cfg.endpoint)

@@ -159,6 +159,7 @@ class Previous:
     keyed_children: bool = False  # written by a release whose children are keyed by CIDR / subnet ID
     region: Optional[str] = None
     endpoint_mode: Optional[str] = None  # controlPlaneEndpointType: dns | nlb (None: not exported)
+    version_assumed: bool = False  # kubernetesVersionAssumed: kubernetesVersionConfirmed is an assumption
     security_group_id: Optional[str] = None  # securityGroupId: the node security group
     vpc_id: Optional[str] = None  # vpcId
 
@@ -260,6 +261,7 @@ class Previous:
             keyed_children="kubernetesVersionConfirmed" in outputs,
             region=_known(outputs.get("region")),
             endpoint_mode=_known(outputs.get("controlPlaneEndpointType")),
+            version_assumed=outputs.get("kubernetesVersionAssumed") is True,
             security_group_id=_known(outputs.get("securityGroupId")),
             vpc_id=_known(outputs.get("vpcId")),
         )
@@ -383,6 +385,9 @@ class VersionState:
     lagging: Mapping[str, str] = field(default_factory=dict)  # node -> version, as read from the cluster
     applying: tuple[str, ...] = ()
     how: str = ""  # how completeness is known
+    # Complete only by assumption: outputs from before kubernetesVersionConfirmed (or an update that
+    # kept that assumption, kubernetesVersionAssumed) say nothing about what the nodes run.
+    assumed: bool = False
 
 
 def version_state(previous: Optional[Previous], observed: Observed, cluster_id: str) -> VersionState:
@@ -391,16 +396,28 @@ def version_state(previous: Optional[Previous], observed: Observed, cluster_id: 
     target = previous.kubernetes_version
     tv = parse_version(target)
     recorded = previous.version_confirmed
+    assumed = False
     if previous.legacy_version:
         # Releases before kubernetesVersionConfirmed held the CCM one minor back in the update that
         # raised the minor (and moved it on the next): a held CCM means the rollout just started.
+        # They did not hold it on a patch change, so otherwise the version is only assumed to run
+        # (review finding 7): fine for what tolerates a patch skew, not for the etcd 3.6 rule.
         held = _image_minor(previous.ccm_image)
         recorded = None if (held is not None and tv and held < tv[0]) else target
+        assumed = recorded == target
+    elif previous.version_assumed and recorded == target:
+        assumed = True
     names = ", ".join(sorted(n.name for n in previous.nodes)) or "none"
     statement = Statement("version", f"every node of cluster {cluster_id} runs Kubernetes {target} ({names})")
-    if recorded == target:
-        return VersionState(target, True, target, tv[0] if tv else None, statement, how="recorded by an earlier update")
     live = observed.live
+    if recorded == target and not (assumed and live is not None and live.nodes):
+        if not assumed:
+            return VersionState(target, True, target, tv[0] if tv else None, statement,
+                                how="recorded by an earlier update")
+        if observed.confirmed(statement):
+            return VersionState(target, True, target, tv[0] if tv else None, statement, how="confirmed by you")
+        return VersionState(target, True, target, tv[0] if tv else None, statement, assumed=True,
+                            how="assumed from outputs that predate kubernetesVersionConfirmed")
     if live is not None and live.nodes:
         lagging = {n.name: n.kubelet_version for n in live.nodes if not runs_version(n.kubelet_version, target)}
         server_minors = [v[0] for v in (parse_version(n.kubelet_version) for n in live.nodes
@@ -460,6 +477,15 @@ def version_problems(previous: Optional[Previous], distribution: str, version: s
                 "minor at a time on every node"]
     if distribution == "rke2":
         problems = etcd_stepping_stone_problems(previous.kubernetes_version, version)
+        if not problems and state is not None and state.assumed and _crosses_to_etcd_36(previous.kubernetes_version,
+                                                                                        version):
+            # The stepping stone is judged from what runs: an assumption is not that.
+            problems = [f"rke-aws:kubernetesVersion: {version} runs etcd {versions.RKE2_RELEASES.get(version, 'unknown')}, "
+                        f"and this stack's last outputs (from a release before kubernetesVersionConfirmed) do not say "
+                        f"that every server runs {previous.kubernetes_version} (etcd "
+                        f"{versions.RKE2_RELEASES.get(previous.kubernetes_version, 'unknown')}): an earlier change may "
+                        "still be rolling out, and etcd goes from 3.5 to 3.6 safely only from 3.5.26. "
+                        f"{_not_complete(state, observed, distribution)}"]
         if problems or state is None or state.complete:
             return problems
         # The last change is still rolling out: nodes may still run the release before it, so the
@@ -473,6 +499,12 @@ def version_problems(previous: Optional[Previous], distribution: str, version: s
                     f"{_not_complete(state, observed, distribution)}. etcd goes from 3.5 to 3.6 safely only from "
                     "3.5.26, so every server must be known to run the last release first"]
     return []
+
+
+def _crosses_to_etcd_36(running: str, version: str) -> bool:
+    """The change from `running` to `version` takes etcd from 3.5 (or unknown) to 3.6 (or unknown)."""
+    old, new = _etcd(running), _etcd(version)
+    return (new is None or new[:2] >= (3, 6)) and (old is None or old[:2] < (3, 6))
 
 
 def _etcd(release: Optional[str]) -> Optional[tuple[int, ...]]:

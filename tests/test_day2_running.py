@@ -118,6 +118,37 @@ def test_two_minor_upgrades_in_consecutive_updates_wait_for_the_first_to_complet
     assert changed_instances(first, third) == {}
 
 
+def test_legacy_outputs_do_not_vouch_for_the_etcd_stepping_stone(prod, cluster):
+    """Review finding 7. Outputs from before kubernetesVersionConfirmed say v1.33.9 (etcd 3.5.26),
+    but the release that wrote them did not hold anything on a patch change, so the servers may
+    still run v1.33.5 (etcd 3.5.21). v1.34.10 (etcd 3.6.14) follows only 3.5.26 (rancher/rke2-docs
+    docs/release-notes/v1.33.X.md, "RKE2 v1.34 Upgrade Warning"): refused without a read or a
+    confirmation, accepted with either; an update without that change is not held up."""
+    v339, v3410 = "v1.33.9+rke2r1", "v1.34.10+rke2r1"
+    assert versions.RKE2_RELEASES[v339] == "3.5.26" and versions.RKE2_RELEASES[v3410].startswith("3.6.")
+    prod = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})  # no kubeconfig needed to upgrade
+    base = run(set_key(copy.deepcopy(prod), "kubernetesVersion", v339))
+    legacy = copy.copy(base)
+    legacy.outputs = {k: v for k, v in base.outputs.items() if k != "kubernetesVersionConfirmed"}
+    assert run(set_key(copy.deepcopy(prod), "kubernetesVersion", v339), legacy).resources  # nothing to judge
+    upgrade = set_key(copy.deepcopy(prod), "kubernetesVersion", v3410)
+    message = refused(upgrade, legacy)
+    assert f"rke-aws:kubernetesVersion: {v3410} runs etcd" in message and f"every server runs {v339}" in message
+    code = code_in(message, "version")
+    confirmed = run(set_key(copy.deepcopy(upgrade), "confirmClusterState", code), legacy)
+    assert confirmed.resources and confirmed.outputs["kubernetesVersion"] == v3410
+    # Read from the cluster instead: a server still on v1.33.5 refuses, all on v1.33.9 accepts.
+    server = next(n["name"] for n in base.outputs["nodes"] if "etcd" in n["roles"])
+    cluster(base, v339, versions_by_node={server: "v1.33.5+rke2r1"})
+    assert "rke-aws:kubernetesVersion" in refused(readable(upgrade), legacy)
+    cluster(base, v339)
+    assert run(readable(upgrade), legacy).resources
+    # An update that keeps the assumption says so in its outputs, so the next one still asks.
+    kept = run(set_key(copy.deepcopy(prod), "kubernetesVersion", v339), legacy)
+    assert kept.outputs.get("kubernetesVersionAssumed") is True
+    assert f"every server runs {v339}" in refused(upgrade, kept)
+
+
 def test_without_a_way_to_the_cluster_the_user_confirms_the_rollout(prod):
     cfg = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})
     base = run(cfg)
