@@ -28,7 +28,9 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from . import versions
 
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
-_VERSION_RE = re.compile(r"^v1\.(\d+)\.(\d+)(?:[-+](?:rancher|rke2r)(\d+))?")
+# v1.X.Y, v1.X.Y+rke2rN (RKE2), v1.X.Y-rancherN-M (RKE1: RKE builds M of Rancher's build N; a later
+# M ships fixed system images, so -rancher1-2 after -rancher1-3 is a downgrade: review finding 8).
+_VERSION_RE = re.compile(r"^v1\.(\d+)\.(\d+)(?:-rancher(\d+)(?:-(\d+))?|\+rke2r(\d+))?", re.ASCII)
 # What the engine stores for an output that was unknown when the stack's outputs were saved: the
 # outputs of resources that failed under `pulumi up --continue-on-error` (pulumi/pulumi
 # sdk/python/lib/pulumi/runtime/resource.py resolves them unknown; pkg/resource/stack/deployment.go
@@ -355,9 +357,12 @@ class Observed:
 
 # ---- versions ---------------------------------------------------------------------------------
 
-def parse_version(version: str) -> Optional[tuple[int, int, int]]:
+def parse_version(version: str) -> Optional[tuple[int, int, int, int]]:
+    """(minor, patch, build, RKE1 sub-build): ordered as the releases are."""
     m = _VERSION_RE.match(version or "")
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)) if m else None
+    if not m:
+        return None
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or m.group(5) or 0), int(m.group(4) or 0))
 
 
 def runs_version(kubelet: str, target: str) -> bool:
@@ -526,7 +531,7 @@ def etcd_stepping_stone_problems(running: str, version: str) -> list[str]:
     old, new = _etcd(running), _etcd(version)
     if new is None or new[:2] < (3, 6) or (old is not None and old >= versions.ETCD_SAFE_BEFORE_3_6):
         return []
-    start, target = parse_version(running) or (0, 0, 0), parse_version(version)
+    start, target = parse_version(running) or (0, 0, 0, 0), parse_version(version)
 
     def stone(release: str) -> bool:  # reachable from what runs, leads to the target, carries 3.5.26+
         at = parse_version(release)

@@ -268,3 +268,33 @@ def test_an_unsafe_upgrade_is_refused_before_anything_is_registered():
         harness.run_program(set_key(copy.deepcopy(cfg), "kubernetesVersion", "v1.33.11+rke2r1"), stack="rke2-prod",
                             mocks=mocks, previous_outputs=before.outputs)
     assert mocks.resources == [], "registered before refusing"
+
+
+# ---- RKE1 builds (review finding 8) -----------------------------------------------------------
+
+def rke1_release(minor_: int, patch: int, build: int, sub: int) -> str:
+    return f"v1.{minor_}.{patch}-rancher{build}-{sub}"
+
+
+@given(st.tuples(*[st.integers(1, 40)] * 4), st.tuples(*[st.integers(1, 40)] * 4))
+def test_rke1_releases_order_by_every_number_of_their_name(a, b):
+    """v1.X.Y-rancherN-M: rancher/rke publishes a later M of the same N as a new release (fixed
+    system images, e.g. v1.25.16-rancher2-3 in versions.RKE_RELEASES), so the order is the order of
+    all four numbers; a change in M alone is a change, and a lower M a downgrade."""
+    pa, pb = history.parse_version(rke1_release(*a)), history.parse_version(rke1_release(*b))
+    assert (pa < pb) == (a < b) and (pa == pb) == (a == b), (a, b, pa, pb)
+    old = history.Previous("rke", rke1_release(*a), (), cluster_id="c")
+    state = history.VersionState(rke1_release(*a), True, rke1_release(*a), a[0])
+    problems = history.version_problems(old, "rke", rke1_release(*b), state, history.Observed())
+    if b < a:
+        assert problems and "is a downgrade" in problems[0], (a, b, problems)
+    elif b == a:
+        assert problems == []
+
+
+def test_an_rke1_build_downgrade_is_refused():
+    old = history.Previous("rke", "v1.32.13-rancher1-3", (), cluster_id="c")
+    state = history.VersionState("v1.32.13-rancher1-3", True, "v1.32.13-rancher1-3", 32)
+    (problem,) = history.version_problems(old, "rke", "v1.32.13-rancher1-2", state, history.Observed())
+    assert problem.startswith("rke-aws:kubernetesVersion: v1.32.13-rancher1-2 is a downgrade")
+    assert history.parse_version("v1.34.10+rke2r2") == (34, 10, 2, 0)
