@@ -19,7 +19,7 @@ import pulumi_aws as aws
 from . import running, versions
 from .config import ConfigError, StackConfig
 from .network_plan import SubnetPlan, plan_subnets
-from .history import (EtcdState, Observed, Previous, Snapshots, SnapshotTransition, Statement, VersionState,
+from .history import (CONFIRM_KEY, EtcdState, Observed, Previous, Snapshots, SnapshotTransition, Statement, VersionState,
                       cluster_id_problems, etcd_removed_after, etcd_state, parse_codes, parse_version,
                       quorum_problems, region_problems, role_problems, snapshot_transition, version_problems,
                       version_state)
@@ -291,6 +291,26 @@ def _observed_notes(observed: Observed, previous: Optional[Previous]) -> tuple[s
             "confirmations (confirmClusterState)",)
 
 
+_CODE_RE = re.compile(r"confirmClusterState ([a-z]+-[0-9a-f]{10})\b", re.ASCII)
+
+
+def with_combined_confirmation(problems: list[str], observed: Observed) -> list[str]:
+    """Each refusal prints `pulumi config set rke-aws:confirmClusterState <its code>`, and each such
+    command replaces the value: with more than one code pending (or one pending and others already
+    set), running them in turn keeps only the last (review finding 10). One more line gives the
+    value holding all of them, comma-separated (CONFIRM_CODES_PATTERN in config_model.py)."""
+    pending = list(dict.fromkeys(c for p in problems for c in _CODE_RE.findall(p)))
+    if not pending:
+        return problems
+    codes = sorted(set(observed.codes) - set(pending)) + pending
+    if len(codes) < 2:
+        return problems
+    return problems + [f"{CONFIRM_KEY}: to confirm {'these' if len(pending) > 1 else 'this'} together with "
+                       f"{'each other' if len(codes) == len(pending) else 'what is already confirmed'}, set every "
+                       f"code at once (each command above replaces the value): `pulumi config set {CONFIRM_KEY} "
+                       f"{','.join(codes)}`, then `pulumi up` again"]
+
+
 def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
     """Everything before the first resource; `previous`: the stack's last outputs (history.read())."""
     # A different cluster ID or region is a different cluster: nothing else compares.
@@ -303,7 +323,7 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
     problems = version_problems(previous, cfg.distribution, cfg.kubernetes_version, vstate, observed)
     problems += role_problems(previous, cfg.node_pools)
     if problems:
-        raise ConfigError(problems)
+        raise ConfigError(with_combined_confirmation(problems, observed))
     found: dict[str, Any] = {}
     if cfg.network.bring_your_own:
         _available_zones(cfg, regular_only=False)
@@ -346,7 +366,7 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
     problems += machine
     machine_warnings = tuple(key_warnings) + machine_warnings
     if problems:
-        raise ConfigError(problems)
+        raise ConfigError(with_combined_confirmation(problems, observed))
     admin_aliases = admin_rule_aliases(cfg, previous)
     account = _account(cfg)
     backup = _backup(cfg, account, previous)

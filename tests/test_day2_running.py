@@ -149,6 +149,41 @@ def test_legacy_outputs_do_not_vouch_for_the_etcd_stepping_stone(prod, cluster):
     assert f"every server runs {v339}" in refused(upgrade, kept)
 
 
+def test_pending_codes_are_printed_as_one_value_that_keeps_the_others(prod):
+    """Review finding 10: every refusal prints `pulumi config set ... <its code>`, which replaces
+    the value; with a code already set (or several pending) the last line gives them all at once,
+    and the program accepts that comma-separated value (config_model.CONFIRM_CODES_PATTERN)."""
+    v339, v3410 = "v1.33.9+rke2r1", "v1.34.10+rke2r1"
+    prod = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})
+    base = run(set_key(copy.deepcopy(prod), "kubernetesVersion", v339))
+    legacy = copy.copy(base)
+    legacy.outputs = {k: v for k, v in base.outputs.items() if k != "kubernetesVersionConfirmed"}
+    upgrade = set_key(copy.deepcopy(prod), "kubernetesVersion", v3410)
+    alone = refused(upgrade, legacy)
+    assert "confirm these together" not in alone and "confirm this together" not in alone  # one code, nothing set
+    earlier = "etcd-0123456789"  # a code the user set for an earlier refusal
+    message = refused(set_key(copy.deepcopy(upgrade), "confirmClusterState", earlier), legacy)
+    code = code_in(message, "version")
+    combined = re.search(r"`pulumi config set rke-aws:confirmClusterState ([a-z0-9,-]+)`", message.splitlines()[-1])
+    assert combined and combined.group(1).split(",") == [earlier, code], message.splitlines()[-1]
+    accepted = run(set_key(copy.deepcopy(upgrade), "confirmClusterState", combined.group(1)), legacy)
+    assert accepted.outputs["kubernetesVersion"] == v3410
+
+
+def test_several_pending_codes_are_combined_in_their_order():
+    from components.history import Observed
+    from components.plan import with_combined_confirmation
+
+    a, b = "version-0123456789", "etcd-abcdef0123"
+    problems = [f"x: `pulumi config set rke-aws:confirmClusterState {a}`", f"y: confirmClusterState {b} (...)"]
+    out = with_combined_confirmation(problems, Observed())
+    assert out[:2] == problems and out[2].endswith(f"`pulumi config set rke-aws:confirmClusterState {a},{b}`, then "
+                                                   "`pulumi up` again")
+    assert with_combined_confirmation(problems[:1], Observed()) == problems[:1]
+    assert with_combined_confirmation(problems[:1], Observed(codes=frozenset({a}))) == problems[:1]
+    assert with_combined_confirmation(["no code here"], Observed(codes=frozenset({b}))) == ["no code here"]
+
+
 def test_without_a_way_to_the_cluster_the_user_confirms_the_rollout(prod):
     cfg = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})
     base = run(cfg)
