@@ -247,6 +247,33 @@ def test_a_stack_with_position_numbered_subnet_tags_keeps_every_tag():
         assert steps["create"] == [] and steps["delete"] == [] and steps["replace"] == [], (order, steps)
 
 
+def test_a_subnet_the_last_outputs_do_not_know_claims_no_old_tag():
+    """Review finding 6: with position-numbered tags in the state, a subnet ID the last outputs do
+    not name has no old tag. Falling back to its list position would give it another subnet's old
+    name (here private-1, the tags of subnet ...b2 it replaces), so the engine would "replace" ...b2's
+    tags onto it, and where a listed subnet kept that name two registrations would claim one old
+    resource, which the engine refuses (pulumi/pulumi pkg/resource/deploy/step_generator.go
+    getOldResource, "Duplicate resource alias"). New tags are created; ...b2's are deleted."""
+    existing = {**EXISTING, "subnet-0bbbbbbbbbbbbbbb3": {"cidr": "172.31.64.0/20", "az": "us-east-1b", "vpc": VPC}}
+    before = byo_run(byo(), mocks=AwsLikeMocks("us-east-1", existing_subnets=existing))
+    by_id = {v["id"]: k for k, v in before.outputs["subnets"].items()}
+    old_state = {}
+    for reg in before.of_type(TAG):
+        head, _, name = reg.urn.rpartition("::")
+        sid = reg.inputs["resourceId"]
+        old_state[f"{head}::{name if sid not in by_id else name.replace(sid, by_id[sid])}"] = reg
+    cfg = set_key(byo(), "network", {"vpcId": VPC, "publicSubnetIds": ["subnet-0aaaaaaaaaaaaaaa1", "subnet-0aaaaaaaaaaaaaaa2"],
+                                     "privateSubnetIds": ["subnet-0bbbbbbbbbbbbbbb1", "subnet-0bbbbbbbbbbbbbbb3"]})
+    after = harness.run_program(cfg, stack="byo", mocks=AwsLikeMocks("us-east-1", existing_subnets=existing),
+                                previous_outputs={k: v for k, v in before.outputs.items()
+                                                  if k != "kubernetesVersionConfirmed"})
+    new_tags = [r for r in after.of_type(TAG) if r.inputs["resourceId"] == "subnet-0bbbbbbbbbbbbbbb3"]
+    assert new_tags and not [r.aliases for r in new_tags if r.aliases], [r.aliases for r in new_tags]
+    steps = engine_steps(old_state, of(after, TAG), {TAG: TAG_REPLACE_KEYS})  # asserts one claimant per old URN
+    assert not steps["replace"], steps
+    assert {old_state[u].inputs["resourceId"] for u in steps["delete"]} == {"subnet-0bbbbbbbbbbbbbbb2"}, steps["delete"]
+
+
 # ---- bring-your-own addresses after a failed update -------------------------------------------
 
 def test_an_address_held_by_this_clusters_own_node_is_planned_on():
