@@ -143,7 +143,8 @@ def test_an_unknown_release_lists_the_known_ones_of_its_minor(base_config):
     assert "components/versions.py RKE2_RELEASES" in problem and "etcd version" in problem, problem
     base_config["rke-aws:kubernetesVersion"] = "v1.99.1+rke2r1"
     (problem,) = problems(base_config)
-    assert "no 1.99 release is known; known minors: 1.24, 1.25" in problem and "1.36" in problem, problem
+    assert "no 1.99 release is known; known minors: 1.24 (needs ccm.image), 1.25 (needs ccm.image)" in problem
+    assert "1.30, 1.31" in problem and "1.36" in problem, problem
 
 
 def test_an_unknown_rke1_release_lists_the_known_ones(rke1_config):
@@ -155,7 +156,30 @@ def test_an_unknown_rke1_release_lists_the_known_ones(rke1_config):
                        "RKE_RELEASES, from the rke releases' own lists"), problem
     rke1_config["rke-aws:kubernetesVersion"] = "v1.20.1-rancher1-1"
     (problem,) = [p for p in problems(rke1_config) if p.startswith("rke-aws:kubernetesVersion")]
-    assert "no 1.20 release is known; known minors: 1.25, 1.26, 1.27, 1.28, 1.29, 1.30, 1.31, 1.32." in problem, problem
+    assert ("no 1.20 release is known; known minors: 1.25 (needs ccm.image), 1.26 (needs ccm.image), 1.27 (needs "
+            "ccm.image), 1.28 (needs ccm.image), 1.29 (needs ccm.image), 1.30, 1.31, 1.32.") in problem, problem
+
+
+def test_the_known_releases_offered_plainly_are_the_ones_accepted_without_ccm_image(rke1_config):
+    """Review finding 9: RKE_RELEASES knows 1.25-1.29, CCM_IMAGE_TAGS starts at 1.30 (no tag is
+    added here without a verified source), so the message says which minors need ccm.image, and
+    that note matches what the program refuses."""
+    rke1_config["rke-aws:kubernetesVersion"] = "v1.20.1-rancher1-1"
+    (problem,) = [p for p in problems(rke1_config) if p.startswith("rke-aws:kubernetesVersion")]
+    listed = re.search(r"known minors: (.*)\. A newer", problem).group(1).split(", ")
+    for entry in listed:
+        m = int(entry.split()[0].split(".")[1])
+        release = max((r for r in versions.RKE_RELEASES if minor(r) == m), key=key)
+        rke1_config["rke-aws:kubernetesVersion"] = release
+        try:
+            parse(rke1_config)
+            refused = []
+        except ConfigError as err:
+            refused = [p for p in err.problems if "no aws-cloud-controller-manager release is known" in p]
+        assert bool(refused) == entry.endswith("(needs ccm.image)"), (entry, refused)
+    rke1_config["rke-aws:kubernetesVersion"] = "v1.28.99-rancher1-1"
+    (problem,) = [p for p in problems(rke1_config) if p.startswith("rke-aws:kubernetesVersion")]
+    assert "known 1.28 releases: " in problem and "(no CCM image of this program for 1.28: needs ccm.image)" in problem
 
 
 def test_a_running_rke1_stack_stays_on_its_release(rke1_config):
