@@ -192,6 +192,12 @@ def test_a_rule_the_old_release_did_not_name_is_not_duplicated(prod_nlb):
     cidrs = json.loads(prod_nlb["rke-aws:access"])["adminCidrs"]
     current = run(prod_nlb)
     mocks = legacy_account(current, legacy_state(current, cidrs))
+    # A rule for a CIDR no longer listed is none of this update's business, whatever its name.
+    mocks.security_group_rules["sgr-0ffffffffffffffff"] = {
+        "groupId": current.outputs["securityGroupId"], "ipProtocol": "tcp", "fromPort": 22, "toPort": 22,
+        "cidrIpv4": "198.51.100.0/24", "tags": {"Name": "someone-elses"}}
+    assert harness.run_program(prod_nlb, stack="day2", previous_outputs=legacy(current.outputs), mocks=mocks).resources
+    mocks = legacy_account(current, legacy_state(current, cidrs))
     next(iter(mocks.security_group_rules.values()))["tags"] = {"Name": "added-by-hand"}
     with pytest.raises(pulumi.RunError, match=r"rke-aws:access\.adminCidrs: security group \S+ already has rule "
                                               r"sgr-\w+ \(Name 'added-by-hand'\)"):

@@ -149,6 +149,20 @@ def test_legacy_outputs_do_not_vouch_for_the_etcd_stepping_stone(prod, cluster):
     assert f"every server runs {v339}" in refused(upgrade, kept)
 
 
+def test_legacy_outputs_hold_up_only_the_change_to_etcd_3_6():
+    """Already on etcd 3.6 (or staying on 3.5): the stepping stone does not depend on what runs, so
+    the assumption from legacy outputs holds nothing up."""
+    from components import history
+
+    for running_, wanted in (("v1.34.1+rke2r1", "v1.34.10+rke2r1"), ("v1.33.5+rke2r1", "v1.33.9+rke2r1")):
+        prev = history.Previous("rke2", running_, (), cluster_id="c", legacy_version=True)
+        state = history.version_state(prev, history.Observed(), "c")
+        assert state.assumed and history.version_problems(prev, "rke2", wanted, state, history.Observed()) == []
+    prev = history.Previous("rke2", "v1.33.9+rke2r1", (), cluster_id="c", legacy_version=True)
+    state = history.version_state(prev, history.Observed(), "c")
+    assert history.version_problems(prev, "rke2", "v1.34.10+rke2r1", state, history.Observed())
+
+
 def test_pending_codes_are_printed_as_one_value_that_keeps_the_others(prod):
     """Review finding 10: every refusal prints `pulumi config set ... <its code>`, which replaces
     the value; with a code already set (or several pending) the last line gives them all at once,

@@ -840,6 +840,15 @@ def test_an_agent_type_changed_in_place_must_be_offered_in_its_zone(base_config)
     assert "rke-aws:nodePools[1].instanceType: 'm6i.xlarge' is not offered in us-east-1b" in message
 
 
+def test_an_agent_type_for_another_architecture_is_refused_although_no_node_is_new(base_config):
+    """Across architectures the running agents are replaced (ec2_instance.go CustomizeDiff
+    ForceNewIf instance_type) and launched from the pool's image: an arm64 type with the default
+    amd64 image is refused on day 2 as on day 1."""
+    first, _ = _day2(base_config)
+    pool(1, instanceType="m7g.large")(base_config)
+    assert "rke-aws:nodePools[1].instanceType: 'm7g.large' runs arm64" in run_refused_day2(base_config, first)
+
+
 def run_refused_day2(cfg, first, **mock_kwargs) -> str:
     mocks = AwsLikeMocks("us-east-1", **mock_kwargs)
     with pytest.raises(pulumi.RunError) as info:
