@@ -52,14 +52,14 @@ network = Network(name, NetworkArgs(
     legacy_subnet_keys={v: k for k, v in previous.subnet_ids.items()} if legacy_names else None))
 security = ClusterSecurityGroup(name, ClusterSecurityGroupArgs(
     cluster_id=cfg.cluster_id, vpc_id=network.vpc_id, admin_cidrs=cfg.access.admin_cidrs, extra_tags=cfg.tags,
-    legacy_names=legacy_names))
+    admin_aliases=cluster.admin_aliases))
 endpoint = ControlPlaneEndpoint(name, ControlPlaneEndpointArgs(
     cluster_id=cfg.cluster_id, mode=cfg.endpoint, vpc_id=network.vpc_id, region=cfg.region,
     server_ips=cluster.server_ips,
     ports=(bootstrap.RKE2_SUPERVISOR_PORT, KUBE_API_PORT) if rke2 else (KUBE_API_PORT,),
     subnet_ids=[network.subnet_ids[s.key] for s in cluster.subnets if s.tier == "private"],
     node_security_group_id=security.group_id, admin_cidrs=cfg.access.admin_cidrs, extra_tags=cfg.tags,
-    legacy_names=legacy_names,
+    admin_aliases=cluster.admin_aliases,
 ))
 
 boot_dependencies: list[pulumi.Resource] = []
@@ -251,6 +251,10 @@ pulumi.export("nodes", nodes.node_outputs)
 pulumi.export("ccmImage", cluster.ccm_image)
 # ---- day 2: what the next update judges against (components/history.py)
 pulumi.export("kubernetesVersionConfirmed", cluster.version_confirmed)
+if cluster.version is not None and cluster.version.assumed:
+    # kubernetesVersionConfirmed above is carried over from outputs that never recorded it: the next
+    # update still asks for a read or a confirmation where the etcd rule depends on it.
+    pulumi.export("kubernetesVersionAssumed", True)
 pulumi.export("etcdMembersRemoved", list(cluster.etcd_removed))
 pulumi.export("etcdSnapshotsRunning", cluster.snapshots.running.output() if cluster.snapshots.running else None)
 pulumi.export("controlPlaneEndpointType", cfg.endpoint)
