@@ -140,6 +140,11 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         self.used_ips: dict[str, str] = {}  # ip -> instance name
         self.resources: list[tuple[str, str, dict]] = []
         self.key_pairs = None if key_pairs is None else set(key_pairs)
+        # Security groups and rules of the account besides what the program creates (what an earlier
+        # release left): group ID -> {vpcId, tags}; rule ID -> {groupId, isEgress, ipProtocol,
+        # fromPort, toPort, cidrIpv4 (or referencedGroupId), tags}.
+        self.security_groups: dict[str, dict[str, Any]] = {}
+        self.security_group_rules: dict[str, dict[str, Any]] = {}
         self.images = images
         self.unoffered = set(unoffered)
 
@@ -420,6 +425,33 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
                       "none": []}[route]
             return {"id": f"rtb-{_hex(sid)}", "routeTableId": f"rtb-{_hex(sid)}", "routes": routes, "subnetId": sid,
                     "vpcId": found["vpc"], "associations": []}
+        if tok == "aws:ec2/getSecurityGroups:getSecurityGroups":
+            # DescribeSecurityGroups with vpc-id and tag:<key> filters (the only ones the program uses).
+            values = {f["name"]: set(f["values"]) for f in a.get("filters") or []}
+            ids = sorted(g for g, v in self.security_groups.items()
+                         if v["vpcId"] in values.get("vpc-id", {v["vpcId"]})
+                         and all(v.get("tags", {}).get(k[4:]) in want for k, want in values.items()
+                                 if k.startswith("tag:")))
+            return {"id": self.region, "ids": ids, "vpcIds": [self.security_groups[g]["vpcId"] for g in ids],
+                    "arns": [self._arn("ec2", f"security-group/{g}") for g in ids]}
+        if tok == "aws:vpc/getSecurityGroupRules:getSecurityGroupRules":
+            values = {f["name"]: set(f["values"]) for f in a.get("filters") or []}
+            unknown = set(values) - {"group-id"}
+            if unknown:
+                raise ValueError(f"the offline mocks answer DescribeSecurityGroupRules by group-id only, not {unknown}")
+            ids = sorted(r for r, v in self.security_group_rules.items() if v["groupId"] in values.get("group-id", ()))
+            return {"id": self.region, "ids": ids}
+        if tok == "aws:vpc/getSecurityGroupRule:getSecurityGroupRule":
+            rid = a.get("securityGroupRuleId")
+            if rid not in self.security_group_rules:
+                raise ValueError(f"InvalidSecurityGroupRuleId.NotFound: {rid}")
+            r = self.security_group_rules[rid]
+            return {"id": rid, "securityGroupRuleId": rid, "securityGroupId": r["groupId"],
+                    "arn": self._arn("ec2", f"security-group-rule/{rid}"), "isEgress": r.get("isEgress", False),
+                    "ipProtocol": r.get("ipProtocol", "tcp"), "fromPort": r.get("fromPort", -1),
+                    "toPort": r.get("toPort", -1), "cidrIpv4": r.get("cidrIpv4", ""), "cidrIpv6": "",
+                    "description": r.get("description", ""), "prefixListId": "",
+                    "referencedSecurityGroupId": r.get("referencedGroupId", ""), "tags": dict(r.get("tags") or {})}
         if tok == "aws:ssm/getParameter:getParameter":
             # Parameters the account holds besides what the program creates (e.g. a published kubeconfig).
             name = a.get("name")

@@ -25,7 +25,7 @@ RKE_S3_KEYS = {"access_key", "secret_key", "bucket_name", "region", "endpoint", 
 RKE_ETCD_SERVICE_KEYS = {"image", "extra_args", "extra_binds", "extra_env", "win_extra_args", "win_extra_binds",
                          "win_extra_env", "external_urls", "ca_cert", "cert", "key", "path", "uid", "gid",
                          "snapshot", "retention", "creation", "backup_config"}
-# S3 endpoints per partition, as AWS documents them (not from components/partitions.py).
+# S3 endpoints per partition, as AWS documents them (not from components/settings/partitions.py).
 S3_ENDPOINT = {"us-east-1": "s3.us-east-1.amazonaws.com", "us-west-2": "s3.us-west-2.amazonaws.com",
                "eu-west-1": "s3.eu-west-1.amazonaws.com", "eu-central-1": "s3.eu-central-1.amazonaws.com",
                "us-gov-west-1": "s3.us-gov-west-1.amazonaws.com",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import json
 
+import pulumi
 import pytest
 
 from offline import harness
@@ -125,14 +126,36 @@ def legacy_state(r: harness.ProgramRun, cidrs: list[str]) -> dict[str, harness.R
     return out
 
 
+def legacy_account(r: harness.ProgramRun, old_state: dict[str, harness.Registration]) -> AwsLikeMocks:
+    """The account as the old release left it: its rules, each with the Name tag it set to the
+    rule's resource name (tags.named in 469ec91 components/security.py and endpoint.py), and the
+    load balancer's group under its Name tag."""
+    mocks = AwsLikeMocks(r.outputs["region"])
+    node_group = r.outputs["securityGroupId"]
+    for i, (urn, reg) in enumerate(sorted(old_state.items())):
+        mocks.security_group_rules[f"sgr-{i:017x}"] = {
+            "groupId": reg.inputs["securityGroupId"], "ipProtocol": "tcp", "fromPort": int(reg.inputs["fromPort"]),
+            "toPort": int(reg.inputs["toPort"]), "cidrIpv4": reg.inputs["cidrIpv4"],
+            "tags": {"Name": urn.rpartition("::")[2]}}
+        if reg.inputs["securityGroupId"] != node_group:
+            mocks.security_groups[reg.inputs["securityGroupId"]] = {
+                "vpcId": r.outputs["vpcId"], "tags": {"Name": f"{r.outputs['clusterId']}-endpoint"}}
+    return mocks
+
+
+def legacy(outputs: dict) -> dict:
+    return {k: v for k, v in outputs.items() if k != "kubernetesVersionConfirmed"}
+
+
 def test_a_stack_with_position_numbered_rules_sees_no_create_before_delete(prod_nlb):
     """The first update by this release over a state the old naming wrote: every rule is matched
     by an alias and stays; only its Name tag changes in place."""
     cidrs = json.loads(prod_nlb["rke-aws:access"])["adminCidrs"]
     current = run(prod_nlb)
     old_state = legacy_state(current, cidrs)
-    legacy_outputs = {k: v for k, v in current.outputs.items() if k != "kubernetesVersionConfirmed"}
-    after = harness.run_program(prod_nlb, stack="day2", previous_outputs=legacy_outputs)
+    legacy_outputs = legacy(current.outputs)
+    after = harness.run_program(prod_nlb, stack="day2", previous_outputs=legacy_outputs,
+                                mocks=legacy_account(current, old_state))
     steps = engine_steps(old_state, of(after, INGRESS), {INGRESS: RULE_REPLACE_KEYS})
     assert steps["delete"] == [] and steps["replace"] == [], steps
     assert not [u for u in steps["create"] if u in cidr_rules(after)], steps["create"]
@@ -140,6 +163,46 @@ def test_a_stack_with_position_numbered_rules_sees_no_create_before_delete(prod_
                ((next(a for a in after.by_urn(u).aliases if a in old_state), u) for u in steps["update"]))
     # A stack this release already wrote carries no aliases at all.
     assert not [x.aliases for x in cidr_rules(run(prod_nlb, current)).values() if x.aliases]
+
+
+def test_legacy_rules_are_aliased_by_the_cidr_they_hold_not_by_list_position(prod_nlb):
+    """Review finding 3: the old release had [10.0.0.0/8, 192.168.10.0/24]; this update lists
+    [192.168.10.0/24] only. Aliasing by the current position would make 192.168.10.0/24's rule the
+    old admin-0 (10.0.0.0/8) and update its cidrIpv4 while admin-1 still holds 192.168.10.0/24: AWS
+    refuses duplicate rules. The rules are read from AWS instead (plan.admin_rule_aliases)."""
+    old_cidrs = ["10.0.0.0/8", "192.168.10.0/24"]
+    before = run(set_key(copy.deepcopy(prod_nlb), "access", {"adminCidrs": old_cidrs}))
+    old_state = legacy_state(before, old_cidrs)
+    cfg = set_key(copy.deepcopy(prod_nlb), "access", {"adminCidrs": ["192.168.10.0/24"]})
+    after = harness.run_program(cfg, stack="day2", previous_outputs=legacy(before.outputs),
+                                mocks=legacy_account(before, old_state))
+    steps = engine_steps(old_state, of(after, INGRESS), {INGRESS: RULE_REPLACE_KEYS})
+    assert not [u for u in steps["create"] if u in cidr_rules(after)], steps["create"]
+    assert not steps["replace"], steps
+    for urn in steps["update"]:
+        (old,) = [a for a in after.by_urn(urn).aliases if a in old_state]
+        assert old_state[old].inputs["cidrIpv4"] == after.by_urn(urn).inputs["cidrIpv4"], (old, urn)
+    assert sorted(steps["delete"]) == sorted(u for u, r in old_state.items() if r.inputs["cidrIpv4"] == "10.0.0.0/8")
+    assert all(u.rpartition("::")[2].split("-admin-")[1].startswith("0") for u in steps["delete"]), steps["delete"]
+
+
+def test_a_rule_the_old_release_did_not_name_is_not_duplicated(prod_nlb):
+    """A rule for a listed CIDR and port whose Name tag is not the old release's: creating this
+    release's rule next to it is InvalidPermission.Duplicate at apply, so the plan refuses."""
+    cidrs = json.loads(prod_nlb["rke-aws:access"])["adminCidrs"]
+    current = run(prod_nlb)
+    mocks = legacy_account(current, legacy_state(current, cidrs))
+    # A rule for a CIDR no longer listed is none of this update's business, whatever its name.
+    mocks.security_group_rules["sgr-0ffffffffffffffff"] = {
+        "groupId": current.outputs["securityGroupId"], "ipProtocol": "tcp", "fromPort": 22, "toPort": 22,
+        "cidrIpv4": "198.51.100.0/24", "tags": {"Name": "someone-elses"}}
+    assert harness.run_program(prod_nlb, stack="day2", previous_outputs=legacy(current.outputs), mocks=mocks).resources
+    mocks = legacy_account(current, legacy_state(current, cidrs))
+    next(iter(mocks.security_group_rules.values()))["tags"] = {"Name": "added-by-hand"}
+    with pytest.raises(pulumi.RunError, match=r"rke-aws:access\.adminCidrs: security group \S+ already has rule "
+                                              r"sgr-\w+ \(Name 'added-by-hand'\)"):
+        harness.run_program(prod_nlb, stack="day2", previous_outputs=legacy(current.outputs), mocks=mocks)
+    assert mocks.resources == []
 
 
 # ---- bring-your-own subnet tags --------------------------------------------------------------
@@ -188,6 +251,33 @@ def test_a_stack_with_position_numbered_subnet_tags_keeps_every_tag():
                                     previous_outputs=legacy_outputs)
         steps = engine_steps(old_state, of(after, TAG), {TAG: TAG_REPLACE_KEYS})
         assert steps["create"] == [] and steps["delete"] == [] and steps["replace"] == [], (order, steps)
+
+
+def test_a_subnet_the_last_outputs_do_not_know_claims_no_old_tag():
+    """Review finding 6: with position-numbered tags in the state, a subnet ID the last outputs do
+    not name has no old tag. Falling back to its list position would give it another subnet's old
+    name (here private-1, the tags of subnet ...b2 it replaces), so the engine would "replace" ...b2's
+    tags onto it, and where a listed subnet kept that name two registrations would claim one old
+    resource, which the engine refuses (pulumi/pulumi pkg/resource/deploy/step_generator.go
+    getOldResource, "Duplicate resource alias"). New tags are created; ...b2's are deleted."""
+    existing = {**EXISTING, "subnet-0bbbbbbbbbbbbbbb3": {"cidr": "172.31.64.0/20", "az": "us-east-1b", "vpc": VPC}}
+    before = byo_run(byo(), mocks=AwsLikeMocks("us-east-1", existing_subnets=existing))
+    by_id = {v["id"]: k for k, v in before.outputs["subnets"].items()}
+    old_state = {}
+    for reg in before.of_type(TAG):
+        head, _, name = reg.urn.rpartition("::")
+        sid = reg.inputs["resourceId"]
+        old_state[f"{head}::{name if sid not in by_id else name.replace(sid, by_id[sid])}"] = reg
+    cfg = set_key(byo(), "network", {"vpcId": VPC, "publicSubnetIds": ["subnet-0aaaaaaaaaaaaaaa1", "subnet-0aaaaaaaaaaaaaaa2"],
+                                     "privateSubnetIds": ["subnet-0bbbbbbbbbbbbbbb1", "subnet-0bbbbbbbbbbbbbbb3"]})
+    after = harness.run_program(cfg, stack="byo", mocks=AwsLikeMocks("us-east-1", existing_subnets=existing),
+                                previous_outputs={k: v for k, v in before.outputs.items()
+                                                  if k != "kubernetesVersionConfirmed"})
+    new_tags = [r for r in after.of_type(TAG) if r.inputs["resourceId"] == "subnet-0bbbbbbbbbbbbbbb3"]
+    assert new_tags and not [r.aliases for r in new_tags if r.aliases], [r.aliases for r in new_tags]
+    steps = engine_steps(old_state, of(after, TAG), {TAG: TAG_REPLACE_KEYS})  # asserts one claimant per old URN
+    assert not steps["replace"], steps
+    assert {old_state[u].inputs["resourceId"] for u in steps["delete"]} == {"subnet-0bbbbbbbbbbbbbbb2"}, steps["delete"]
 
 
 # ---- bring-your-own addresses after a failed update -------------------------------------------

@@ -120,6 +120,86 @@ def test_two_minor_upgrades_in_consecutive_updates_wait_for_the_first_to_complet
     assert changed_instances(first, third) == {}
 
 
+def test_legacy_outputs_do_not_vouch_for_the_etcd_stepping_stone(prod, cluster):
+    """Review finding 7. Outputs from before kubernetesVersionConfirmed say v1.33.9 (etcd 3.5.26),
+    but the release that wrote them did not hold anything on a patch change, so the servers may
+    still run v1.33.5 (etcd 3.5.21). v1.34.10 (etcd 3.6.14) follows only 3.5.26 (rancher/rke2-docs
+    docs/release-notes/v1.33.X.md, "RKE2 v1.34 Upgrade Warning"): refused without a read or a
+    confirmation, accepted with either; an update without that change is not held up."""
+    v339, v3410 = "v1.33.9+rke2r1", "v1.34.10+rke2r1"
+    assert versions.RKE2_RELEASES[v339] == "3.5.26" and versions.RKE2_RELEASES[v3410].startswith("3.6.")
+    prod = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})  # no kubeconfig needed to upgrade
+    base = run(set_key(copy.deepcopy(prod), "kubernetesVersion", v339))
+    legacy = copy.copy(base)
+    legacy.outputs = {k: v for k, v in base.outputs.items() if k != "kubernetesVersionConfirmed"}
+    assert run(set_key(copy.deepcopy(prod), "kubernetesVersion", v339), legacy).resources  # nothing to judge
+    upgrade = set_key(copy.deepcopy(prod), "kubernetesVersion", v3410)
+    message = refused(upgrade, legacy)
+    assert f"rke-aws:kubernetesVersion: {v3410} runs etcd" in message and f"every server runs {v339}" in message
+    code = code_in(message, "version")
+    confirmed = run(set_key(copy.deepcopy(upgrade), "confirmClusterState", code), legacy)
+    assert confirmed.resources and confirmed.outputs["kubernetesVersion"] == v3410
+    # Read from the cluster instead: a server still on v1.33.5 refuses, all on v1.33.9 accepts.
+    server = next(n["name"] for n in base.outputs["nodes"] if "etcd" in n["roles"])
+    cluster(base, v339, versions_by_node={server: "v1.33.5+rke2r1"})
+    assert "rke-aws:kubernetesVersion" in refused(readable(upgrade), legacy)
+    cluster(base, v339)
+    assert run(readable(upgrade), legacy).resources
+    # An update that keeps the assumption says so in its outputs, so the next one still asks.
+    kept = run(set_key(copy.deepcopy(prod), "kubernetesVersion", v339), legacy)
+    assert kept.outputs.get("kubernetesVersionAssumed") is True
+    assert f"every server runs {v339}" in refused(upgrade, kept)
+
+
+def test_legacy_outputs_hold_up_only_the_change_to_etcd_3_6():
+    """Already on etcd 3.6 (or staying on 3.5): the stepping stone does not depend on what runs, so
+    the assumption from legacy outputs holds nothing up."""
+    from components.plan import history
+
+    for running_, wanted in (("v1.34.1+rke2r1", "v1.34.10+rke2r1"), ("v1.33.5+rke2r1", "v1.33.9+rke2r1")):
+        prev = history.Previous("rke2", running_, (), cluster_id="c", legacy_version=True)
+        state = history.version_state(prev, history.Observed(), "c")
+        assert state.assumed and history.version_problems(prev, "rke2", wanted, state, history.Observed()) == []
+    prev = history.Previous("rke2", "v1.33.9+rke2r1", (), cluster_id="c", legacy_version=True)
+    state = history.version_state(prev, history.Observed(), "c")
+    assert history.version_problems(prev, "rke2", "v1.34.10+rke2r1", state, history.Observed())
+
+
+def test_pending_codes_are_printed_as_one_value_that_keeps_the_others(prod):
+    """Review finding 10: every refusal prints `pulumi config set ... <its code>`, which replaces
+    the value; with a code already set (or several pending) the last line gives them all at once,
+    and the program accepts that comma-separated value (config_model.CONFIRM_CODES_PATTERN)."""
+    v339, v3410 = "v1.33.9+rke2r1", "v1.34.10+rke2r1"
+    prod = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})
+    base = run(set_key(copy.deepcopy(prod), "kubernetesVersion", v339))
+    legacy = copy.copy(base)
+    legacy.outputs = {k: v for k, v in base.outputs.items() if k != "kubernetesVersionConfirmed"}
+    upgrade = set_key(copy.deepcopy(prod), "kubernetesVersion", v3410)
+    alone = refused(upgrade, legacy)
+    assert "confirm these together" not in alone and "confirm this together" not in alone  # one code, nothing set
+    earlier = "etcd-0123456789"  # a code the user set for an earlier refusal
+    message = refused(set_key(copy.deepcopy(upgrade), "confirmClusterState", earlier), legacy)
+    code = code_in(message, "version")
+    combined = re.search(r"`pulumi config set rke-aws:confirmClusterState ([a-z0-9,-]+)`", message.splitlines()[-1])
+    assert combined and combined.group(1).split(",") == [earlier, code], message.splitlines()[-1]
+    accepted = run(set_key(copy.deepcopy(upgrade), "confirmClusterState", combined.group(1)), legacy)
+    assert accepted.outputs["kubernetesVersion"] == v3410
+
+
+def test_several_pending_codes_are_combined_in_their_order():
+    from components.plan.history import Observed
+    from components.plan.spec import with_combined_confirmation
+
+    a, b = "version-0123456789", "etcd-abcdef0123"
+    problems = [f"x: `pulumi config set rke-aws:confirmClusterState {a}`", f"y: confirmClusterState {b} (...)"]
+    out = with_combined_confirmation(problems, Observed())
+    assert out[:2] == problems and out[2].endswith(f"`pulumi config set rke-aws:confirmClusterState {a},{b}`, then "
+                                                   "`pulumi up` again")
+    assert with_combined_confirmation(problems[:1], Observed()) == problems[:1]
+    assert with_combined_confirmation(problems[:1], Observed(codes=frozenset({a}))) == problems[:1]
+    assert with_combined_confirmation(["no code here"], Observed(codes=frozenset({b}))) == ["no code here"]
+
+
 def test_without_a_way_to_the_cluster_the_user_confirms_the_rollout(prod):
     cfg = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})
     base = run(cfg)

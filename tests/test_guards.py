@@ -444,7 +444,7 @@ def test_version_problems_edges():
     unknown = history.version_state(rke1, Observed(), CID)
     (msg,) = history.version_problems(rke1, "rke", "v1.35.0-rancher1-1", unknown, Observed())
     assert "the last change to v1.34.1-rancher1-1 is not known complete" in msg and "`rke up` ran with it" in msg
-    assert history.parse_version("v1.33.5") == (33, 5, 0) and history.parse_version("x") is None
+    assert history.parse_version("v1.33.5") == (33, 5, 0, 0) and history.parse_version("x") is None
     assert history._image_minor(None) is None and history._image_minor("repo:v1.34.3") == 34
 
 

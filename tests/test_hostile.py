@@ -780,6 +780,84 @@ def test_running_nodes_are_not_judged_by_todays_offerings(base_config):
     assert offerings.args["filters"][1] == {"name": "location", "values": ["us-east-1a"]}
 
 
+def _day2(base_config, **mock_kwargs):
+    """The stack as deployed (everything exists), then the same stack judged against an account
+    where something it was deployed with has gone since."""
+    first = harness.run_program(base_config, stack="day2")
+    return first, lambda cfg: harness.run_program(cfg, stack="day2", previous_outputs=first.outputs,
+                                                  mocks=AwsLikeMocks("us-east-1", **mock_kwargs))
+
+
+def test_a_key_pair_deleted_since_warns_until_a_node_is_launched(base_config):
+    """Review finding 4: only RunInstances reads the key pair (keyName is ForceNew on aws_instance,
+    terraform-provider-aws internal/service/ec2/ec2_instance.go), so a key deleted after the nodes
+    booted must not refuse a tag or version update; renaming the key would replace every node."""
+    access(sshKeyName="dev")(base_config)
+    first, later = _day2(base_config, key_pairs=[])
+    run = later(base_config)
+    assert run.resources and any(
+        m.startswith("rke-aws:access.sshKeyName: looking up the key pair 'dev' in us-east-1 failed")
+        and m.endswith("no instance is launched by this update, so it goes ahead, but the next new or replaced node "
+                       "would be refused") for m in _warnings(run)), _warnings(run)
+    pool(1, count=3)(base_config)  # one more agent: RunInstances with the missing key
+    message = run_refused_day2(base_config, first, key_pairs=[])
+    assert "rke-aws:access.sshKeyName: looking up the key pair 'dev'" in message
+
+
+def test_a_deregistered_image_warns_until_its_pool_launches_a_node(base_config):
+    pool(1, ami="ami-0aaaaaaaaaaaaaaa9")(base_config)
+    first, later = _day2(base_config, images={})
+    run = later(base_config)
+    assert run.resources and any(m.startswith("rke-aws:nodePools[1].ami: looking up image 'ami-0aaaaaaaaaaaaaaa9'")
+                                 and "launches none of the pool's" in m for m in _warnings(run)), _warnings(run)
+    servers = copy.deepcopy(base_config)
+    pool(0, count=3)(servers)  # more servers; the agents' pool launches nothing: still a warning
+    assert later(servers).resources
+    pool(1, count=3)(base_config)
+    message = run_refused_day2(base_config, first, images={})
+    assert "rke-aws:nodePools[1].ami: looking up image 'ami-0aaaaaaaaaaaaaaa9'" in message
+
+
+def test_an_image_for_another_architecture_is_refused_only_where_a_node_launches(base_config):
+    """A pool's `ami` changed to an arm64 image: running nodes ignore it (nodes.IGNORED_ON_UPDATE), so
+    only its next node would be refused by EC2."""
+    first, later = _day2(base_config, images={"ami-0bbbbbbbbbbbbbbb9": {"architecture": "arm64",
+                                                                        "virtualizationType": "hvm"}})
+    pool(1, ami="ami-0bbbbbbbbbbbbbbb9")(base_config)
+    run = later(base_config)
+    assert any(m.startswith("rke-aws:nodePools[1].instanceType: 'm6i.large' runs x86_64") for m in _warnings(run))
+    pool(1, count=3)(base_config)
+    assert "rke-aws:nodePools[1].instanceType: 'm6i.large' runs x86_64" in run_refused_day2(
+        base_config, first, images={"ami-0bbbbbbbbbbbbbbb9": {"architecture": "arm64", "virtualizationType": "hvm"}})
+
+
+def test_an_agent_type_changed_in_place_must_be_offered_in_its_zone(base_config):
+    """An agent's instanceType changes by stop / modify / start of the running instance (no
+    ForceNew within one architecture, ec2_instance.go CustomizeDiff), which EC2 refuses in a zone
+    that does not offer the type: judged although no node is new."""
+    first, _ = _day2(base_config)
+    pool(1, instanceType="m6i.xlarge")(base_config)
+    message = run_refused_day2(base_config, first, unoffered=[("m6i.xlarge", "us-east-1b")])
+    assert "rke-aws:nodePools[1].instanceType: 'm6i.xlarge' is not offered in us-east-1b" in message
+
+
+def test_an_agent_type_for_another_architecture_is_refused_although_no_node_is_new(base_config):
+    """Across architectures the running agents are replaced (ec2_instance.go CustomizeDiff
+    ForceNewIf instance_type) and launched from the pool's image: an arm64 type with the default
+    amd64 image is refused on day 2 as on day 1."""
+    first, _ = _day2(base_config)
+    pool(1, instanceType="m7g.large")(base_config)
+    assert "rke-aws:nodePools[1].instanceType: 'm7g.large' runs arm64" in run_refused_day2(base_config, first)
+
+
+def run_refused_day2(cfg, first, **mock_kwargs) -> str:
+    mocks = AwsLikeMocks("us-east-1", **mock_kwargs)
+    with pytest.raises(pulumi.RunError) as info:
+        harness.run_program(cfg, stack="day2", mocks=mocks, previous_outputs=first.outputs)
+    assert mocks.resources == [], "registered before refusing"
+    return str(info.value)
+
+
 def test_every_pool_is_judged_after_a_failed_look_up(base_config):
     both(pool(0, instanceType="m9z.large"), pool(1, instanceType="m7g.large"))(base_config)
     _plan_refused(base_config, (("nodePools[0].instanceType", "InvalidInstanceType"),

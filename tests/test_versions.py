@@ -147,7 +147,8 @@ def test_an_unknown_release_lists_the_known_ones_of_its_minor(base_config):
     assert "components/settings/versions.py RKE2_RELEASES" in problem and "etcd version" in problem, problem
     base_config["rke-aws:kubernetesVersion"] = "v1.99.1+rke2r1"
     (problem,) = problems(base_config)
-    assert "no 1.99 release is known; known minors: 1.24, 1.25" in problem and "1.36" in problem, problem
+    assert "no 1.99 release is known; known minors: 1.24 (needs ccm.image), 1.25 (needs ccm.image)" in problem
+    assert "1.30, 1.31" in problem and "1.36" in problem, problem
 
 
 def test_an_unknown_rke1_release_lists_the_known_ones(rke1_config):
@@ -159,7 +160,30 @@ def test_an_unknown_rke1_release_lists_the_known_ones(rke1_config):
                        "RKE_RELEASES, from the rke releases' own lists"), problem
     rke1_config["rke-aws:kubernetesVersion"] = "v1.20.1-rancher1-1"
     (problem,) = [p for p in problems(rke1_config) if p.startswith("rke-aws:kubernetesVersion")]
-    assert "no 1.20 release is known; known minors: 1.25, 1.26, 1.27, 1.28, 1.29, 1.30, 1.31, 1.32." in problem, problem
+    assert ("no 1.20 release is known; known minors: 1.25 (needs ccm.image), 1.26 (needs ccm.image), 1.27 (needs "
+            "ccm.image), 1.28 (needs ccm.image), 1.29 (needs ccm.image), 1.30, 1.31, 1.32.") in problem, problem
+
+
+def test_the_known_releases_offered_plainly_are_the_ones_accepted_without_ccm_image(rke1_config):
+    """Review finding 9: RKE_RELEASES knows 1.25-1.29, CCM_IMAGE_TAGS starts at 1.30 (no tag is
+    added here without a verified source), so the message says which minors need ccm.image, and
+    that note matches what the program refuses."""
+    rke1_config["rke-aws:kubernetesVersion"] = "v1.20.1-rancher1-1"
+    (problem,) = [p for p in problems(rke1_config) if p.startswith("rke-aws:kubernetesVersion")]
+    listed = re.search(r"known minors: (.*)\. A newer", problem).group(1).split(", ")
+    for entry in listed:
+        m = int(entry.split()[0].split(".")[1])
+        release = max((r for r in versions.RKE_RELEASES if minor(r) == m), key=key)
+        rke1_config["rke-aws:kubernetesVersion"] = release
+        try:
+            parse(rke1_config)
+            refused = []
+        except ConfigError as err:
+            refused = [p for p in err.problems if "no aws-cloud-controller-manager release is known" in p]
+        assert bool(refused) == entry.endswith("(needs ccm.image)"), (entry, refused)
+    rke1_config["rke-aws:kubernetesVersion"] = "v1.28.99-rancher1-1"
+    (problem,) = [p for p in problems(rke1_config) if p.startswith("rke-aws:kubernetesVersion")]
+    assert "known 1.28 releases: " in problem and "(no CCM image of this program for 1.28: needs ccm.image)" in problem
 
 
 def test_a_running_rke1_stack_stays_on_its_release(rke1_config):
@@ -274,3 +298,33 @@ def test_an_unsafe_upgrade_is_refused_before_anything_is_registered():
         harness.run_program(set_key(copy.deepcopy(cfg), "kubernetesVersion", "v1.33.11+rke2r1"), stack="rke2-prod",
                             mocks=mocks, previous_outputs=before.outputs)
     assert mocks.resources == [], "registered before refusing"
+
+
+# ---- RKE1 builds (review finding 8) -----------------------------------------------------------
+
+def rke1_release(minor_: int, patch: int, build: int, sub: int) -> str:
+    return f"v1.{minor_}.{patch}-rancher{build}-{sub}"
+
+
+@given(st.tuples(*[st.integers(1, 40)] * 4), st.tuples(*[st.integers(1, 40)] * 4))
+def test_rke1_releases_order_by_every_number_of_their_name(a, b):
+    """v1.X.Y-rancherN-M: rancher/rke publishes a later M of the same N as a new release (fixed
+    system images, e.g. v1.25.16-rancher2-3 in versions.RKE_RELEASES), so the order is the order of
+    all four numbers; a change in M alone is a change, and a lower M a downgrade."""
+    pa, pb = history.parse_version(rke1_release(*a)), history.parse_version(rke1_release(*b))
+    assert (pa < pb) == (a < b) and (pa == pb) == (a == b), (a, b, pa, pb)
+    old = history.Previous("rke", rke1_release(*a), (), cluster_id="c")
+    state = history.VersionState(rke1_release(*a), True, rke1_release(*a), a[0])
+    problems = history.version_problems(old, "rke", rke1_release(*b), state, history.Observed())
+    if b < a:
+        assert problems and "is a downgrade" in problems[0], (a, b, problems)
+    elif b == a:
+        assert problems == []
+
+
+def test_an_rke1_build_downgrade_is_refused():
+    old = history.Previous("rke", "v1.32.13-rancher1-3", (), cluster_id="c")
+    state = history.VersionState("v1.32.13-rancher1-3", True, "v1.32.13-rancher1-3", 32)
+    (problem,) = history.version_problems(old, "rke", "v1.32.13-rancher1-2", state, history.Observed())
+    assert problem.startswith("rke-aws:kubernetesVersion: v1.32.13-rancher1-2 is a downgrade")
+    assert history.parse_version("v1.34.10+rke2r2") == (34, 10, 2, 0)

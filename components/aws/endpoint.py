@@ -69,8 +69,9 @@ class ControlPlaneEndpointArgs:
     node_security_group_id: Optional[pulumi.Input[str]] = None
     admin_cidrs: Sequence[str] = ()
     extra_tags: Mapping[str, str] = field(default_factory=dict)
-    # The stack's state may hold children under the position-numbered names of earlier releases.
-    legacy_names: bool = False
+    # Admin rules the stack's state holds under the position-numbered names of earlier releases:
+    # child name -> that name (plan.admin_rule_aliases read them from the group's rules).
+    admin_aliases: Mapping[str, str] = field(default_factory=dict)
 
 
 class ControlPlaneEndpoint(pulumi.ComponentResource):
@@ -125,15 +126,15 @@ class ControlPlaneEndpoint(pulumi.ComponentResource):
                 description=f"the control-plane load balancer to the servers, port {port}",
                 tags=tags.named(f"{name}-nodes-from-endpoint-{port}", args.extra_tags), opts=child)
         # Named by CIDR, so removing one re-creates no other (security.rule_plans says why); the
-        # position-numbered names of earlier releases are aliases for the list's current order.
-        for i, cidr in enumerate(args.admin_cidrs):
+        # position-numbered names of earlier releases are aliases where AWS says a rule holds the CIDR.
+        for cidr in args.admin_cidrs:
             rname = f"{sg_name}-admin-{cidr_key(cidr)}"
             aws.vpc.SecurityGroupIngressRule(
                 rname, security_group_id=group.id, ip_protocol="tcp", from_port=KUBE_API_PORT,
                 to_port=KUBE_API_PORT, cidr_ipv4=cidr, description=f"admin access ({cidr}) to the Kubernetes API",
                 tags=tags.named(rname, args.extra_tags),
-                opts=pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(name=f"{sg_name}-admin-{i}")]
-                                            if args.legacy_names else None))
+                opts=pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(name=args.admin_aliases[rname])]
+                                            if rname in args.admin_aliases else None))
         lb = aws.lb.LoadBalancer(
             f"{name}-api",
             name=short_name(args.cluster_id, "api", load_balancer=True),

@@ -150,9 +150,12 @@ class Network(pulumi.ComponentResource):
             # name is created before the old one is deleted, and deleting the old one then removes
             # the key from the subnet (the cluster and role tags gone, the CCM no longer finds it).
             sname = f"{n}-{subnet_id}"
+            # Only a subnet the last outputs name gets its old position's name: for an ID they do
+            # not know, that name may be another subnet's old tag (review finding 6), which another
+            # registration claims or which the engine must delete (step_generator.go getOldResource).
             old = None
-            if a.legacy_subnet_keys is not None:
-                old = f"{n}-{a.legacy_subnet_keys.get(subnet_id, plan.key)}"
+            if a.legacy_subnet_keys is not None and subnet_id in a.legacy_subnet_keys:
+                old = f"{n}-{a.legacy_subnet_keys[subnet_id]}"
 
             def opts(suffix: str) -> pulumi.ResourceOptions:
                 return pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(name=f"{old}-{suffix}")] if old else None)

@@ -14,12 +14,8 @@ from typing import Mapping, Optional
 import pulumi
 import pulumi_aws as aws
 
+from ..plan.names import ADMIN_PORTS, KUBE_API_PORT, SSH_PORT, cidr_key  # noqa: F401 - used by endpoint.py and tests
 from ..settings import tags
-
-SSH_PORT = 22
-KUBE_API_PORT = 6443
-# Ports opened to access.adminCidrs: SSH for `rke up`, the API for kubectl.
-ADMIN_PORTS = (SSH_PORT, KUBE_API_PORT)
 
 
 @dataclass(frozen=True)
@@ -31,27 +27,21 @@ class RulePlan:
     to_port: Optional[int]
     cidr: Optional[str]  # None: the group itself
     description: str
-    old_name: Optional[str] = None  # its name when rules were numbered by list position
-
-
-def cidr_key(cidr: str) -> str:
-    """A child's name part for a CIDR: 10.0.0.0/8 -> 10-0-0-0-8 (a CIDR names one rule)."""
-    return cidr.replace(".", "-").replace("/", "-").replace(":", "-")
 
 
 def rule_plans(admin_cidrs: tuple[str, ...]) -> list[RulePlan]:
     """Admin rules are named by their CIDR, so removing or reordering one re-creates no other (AWS
     refuses a second rule identical to one that exists, and a create-before-delete of the same rule
-    is exactly that). Releases before named them by list position: `old_name` is that name for the
-    list's current order, for aliases."""
+    is exactly that). Releases before named them by list position; which position held which CIDR
+    is read from AWS (plan.admin_rule_aliases), never assumed from the list's current order."""
     rules = [
         RulePlan("nodes", "ingress", "-1", None, None, None, "all traffic between cluster nodes"),
         RulePlan("egress", "egress", "-1", None, None, "0.0.0.0/0", "nodes reach package mirrors, registries and AWS APIs"),
     ]
-    for i, cidr in enumerate(admin_cidrs):
+    for cidr in admin_cidrs:
         for port in ADMIN_PORTS:
             rules.append(RulePlan(f"admin-{cidr_key(cidr)}-{port}", "ingress", "tcp", port, port, cidr,
-                                  f"admin access ({cidr}) to port {port}", old_name=f"admin-{i}-{port}"))
+                                  f"admin access ({cidr}) to port {port}"))
     return rules
 
 
@@ -61,8 +51,9 @@ class ClusterSecurityGroupArgs:
     vpc_id: pulumi.Input[str]
     admin_cidrs: tuple[str, ...] = ()
     extra_tags: Mapping[str, str] = field(default_factory=dict)
-    # The stack's state may hold children under the position-numbered names of earlier releases.
-    legacy_names: bool = False
+    # Admin rules the stack's state holds under the position-numbered names of earlier releases:
+    # child name -> that name (plan.admin_rule_aliases read them from the group's rules).
+    admin_aliases: Mapping[str, str] = field(default_factory=dict)
 
 
 class ClusterSecurityGroup(pulumi.ComponentResource):
@@ -78,6 +69,7 @@ class ClusterSecurityGroup(pulumi.ComponentResource):
             opts=child,
         )
         for rule in rule_plans(args.admin_cidrs):
+            cname = f"{gname}-{rule.name}"
             common = dict(
                 security_group_id=self.group.id,
                 ip_protocol=rule.protocol,
@@ -85,8 +77,8 @@ class ClusterSecurityGroup(pulumi.ComponentResource):
                 to_port=rule.to_port,
                 description=rule.description,
                 tags=tags.named(f"{gname}-{rule.name}", args.extra_tags),
-                opts=pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(name=f"{gname}-{rule.old_name}")]
-                                            if args.legacy_names and rule.old_name else None),
+                opts=pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(name=args.admin_aliases[cname])]
+                                            if cname in args.admin_aliases else None),
             )
             target = {"cidr_ipv4": rule.cidr} if rule.cidr else {"referenced_security_group_id": self.group.id}
             cls = aws.vpc.SecurityGroupIngressRule if rule.direction == "ingress" else aws.vpc.SecurityGroupEgressRule

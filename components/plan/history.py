@@ -28,7 +28,9 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 from ..settings import versions
 
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
-_VERSION_RE = re.compile(r"^v1\.(\d+)\.(\d+)(?:[-+](?:rancher|rke2r)(\d+))?")
+# v1.X.Y, v1.X.Y+rke2rN (RKE2), v1.X.Y-rancherN-M (RKE1: RKE builds M of Rancher's build N; a later
+# M ships fixed system images, so -rancher1-2 after -rancher1-3 is a downgrade: review finding 8).
+_VERSION_RE = re.compile(r"^v1\.(\d+)\.(\d+)(?:-rancher(\d+)(?:-(\d+))?|\+rke2r(\d+))?", re.ASCII)
 # What the engine stores for an output that was unknown when the stack's outputs were saved: the
 # outputs of resources that failed under `pulumi up --continue-on-error` (pulumi/pulumi
 # sdk/python/lib/pulumi/runtime/resource.py resolves them unknown; pkg/resource/stack/deployment.go
@@ -159,6 +161,9 @@ class Previous:
     keyed_children: bool = False  # written by a release whose children are keyed by CIDR / subnet ID
     region: Optional[str] = None
     endpoint_mode: Optional[str] = None  # controlPlaneEndpointType: dns | nlb (None: not exported)
+    version_assumed: bool = False  # kubernetesVersionAssumed: kubernetesVersionConfirmed is an assumption
+    security_group_id: Optional[str] = None  # securityGroupId: the node security group
+    vpc_id: Optional[str] = None  # vpcId
 
     @classmethod
     def from_outputs(cls, outputs: Mapping[str, Any]) -> Optional["Previous"]:
@@ -258,6 +263,9 @@ class Previous:
             keyed_children="kubernetesVersionConfirmed" in outputs,
             region=_known(outputs.get("region")),
             endpoint_mode=_known(outputs.get("controlPlaneEndpointType")),
+            version_assumed=outputs.get("kubernetesVersionAssumed") is True,
+            security_group_id=_known(outputs.get("securityGroupId")),
+            vpc_id=_known(outputs.get("vpcId")),
         )
 
     @property
@@ -349,9 +357,12 @@ class Observed:
 
 # ---- versions ---------------------------------------------------------------------------------
 
-def parse_version(version: str) -> Optional[tuple[int, int, int]]:
+def parse_version(version: str) -> Optional[tuple[int, int, int, int]]:
+    """(minor, patch, build, RKE1 sub-build): ordered as the releases are."""
     m = _VERSION_RE.match(version or "")
-    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)) if m else None
+    if not m:
+        return None
+    return (int(m.group(1)), int(m.group(2)), int(m.group(3) or m.group(5) or 0), int(m.group(4) or 0))
 
 
 def runs_version(kubelet: str, target: str) -> bool:
@@ -379,6 +390,9 @@ class VersionState:
     lagging: Mapping[str, str] = field(default_factory=dict)  # node -> version, as read from the cluster
     applying: tuple[str, ...] = ()
     how: str = ""  # how completeness is known
+    # Complete only by assumption: outputs from before kubernetesVersionConfirmed (or an update that
+    # kept that assumption, kubernetesVersionAssumed) say nothing about what the nodes run.
+    assumed: bool = False
 
 
 def version_state(previous: Optional[Previous], observed: Observed, cluster_id: str) -> VersionState:
@@ -387,16 +401,28 @@ def version_state(previous: Optional[Previous], observed: Observed, cluster_id: 
     target = previous.kubernetes_version
     tv = parse_version(target)
     recorded = previous.version_confirmed
+    assumed = False
     if previous.legacy_version:
         # Releases before kubernetesVersionConfirmed held the CCM one minor back in the update that
         # raised the minor (and moved it on the next): a held CCM means the rollout just started.
+        # They did not hold it on a patch change, so otherwise the version is only assumed to run
+        # (review finding 7): fine for what tolerates a patch skew, not for the etcd 3.6 rule.
         held = _image_minor(previous.ccm_image)
         recorded = None if (held is not None and tv and held < tv[0]) else target
+        assumed = recorded == target
+    elif previous.version_assumed and recorded == target:
+        assumed = True
     names = ", ".join(sorted(n.name for n in previous.nodes)) or "none"
     statement = Statement("version", f"every node of cluster {cluster_id} runs Kubernetes {target} ({names})")
-    if recorded == target:
-        return VersionState(target, True, target, tv[0] if tv else None, statement, how="recorded by an earlier update")
     live = observed.live
+    if recorded == target and not (assumed and live is not None and live.nodes):
+        if not assumed:
+            return VersionState(target, True, target, tv[0] if tv else None, statement,
+                                how="recorded by an earlier update")
+        if observed.confirmed(statement):
+            return VersionState(target, True, target, tv[0] if tv else None, statement, how="confirmed by you")
+        return VersionState(target, True, target, tv[0] if tv else None, statement, assumed=True,
+                            how="assumed from outputs that predate kubernetesVersionConfirmed")
     if live is not None and live.nodes:
         lagging = {n.name: n.kubelet_version for n in live.nodes if not runs_version(n.kubelet_version, target)}
         server_minors = [v[0] for v in (parse_version(n.kubelet_version) for n in live.nodes
@@ -456,6 +482,15 @@ def version_problems(previous: Optional[Previous], distribution: str, version: s
                 "minor at a time on every node"]
     if distribution == "rke2":
         problems = etcd_stepping_stone_problems(previous.kubernetes_version, version)
+        if not problems and state is not None and state.assumed and _crosses_to_etcd_36(previous.kubernetes_version,
+                                                                                        version):
+            # The stepping stone is judged from what runs: an assumption is not that.
+            problems = [f"rke-aws:kubernetesVersion: {version} runs etcd {versions.RKE2_RELEASES.get(version, 'unknown')}, "
+                        f"and this stack's last outputs (from a release before kubernetesVersionConfirmed) do not say "
+                        f"that every server runs {previous.kubernetes_version} (etcd "
+                        f"{versions.RKE2_RELEASES.get(previous.kubernetes_version, 'unknown')}): an earlier change may "
+                        "still be rolling out, and etcd goes from 3.5 to 3.6 safely only from 3.5.26. "
+                        f"{_not_complete(state, observed, distribution)}"]
         if problems or state is None or state.complete:
             return problems
         # The last change is still rolling out: nodes may still run the release before it, so the
@@ -469,6 +504,12 @@ def version_problems(previous: Optional[Previous], distribution: str, version: s
                     f"{_not_complete(state, observed, distribution)}. etcd goes from 3.5 to 3.6 safely only from "
                     "3.5.26, so every server must be known to run the last release first"]
     return []
+
+
+def _crosses_to_etcd_36(running: str, version: str) -> bool:
+    """The change from `running` to `version` takes etcd from 3.5 (or unknown) to 3.6 (or unknown)."""
+    old, new = _etcd(running), _etcd(version)
+    return (new is None or new[:2] >= (3, 6)) and (old is None or old[:2] < (3, 6))
 
 
 def _etcd(release: Optional[str]) -> Optional[tuple[int, ...]]:
@@ -490,7 +531,7 @@ def etcd_stepping_stone_problems(running: str, version: str) -> list[str]:
     old, new = _etcd(running), _etcd(version)
     if new is None or new[:2] < (3, 6) or (old is not None and old >= versions.ETCD_SAFE_BEFORE_3_6):
         return []
-    start, target = parse_version(running) or (0, 0, 0), parse_version(version)
+    start, target = parse_version(running) or (0, 0, 0, 0), parse_version(version)
 
     def stone(release: str) -> bool:  # reachable from what runs, leads to the target, carries 3.5.26+
         at = parse_version(release)

@@ -6,6 +6,14 @@ from __future__ import annotations
 import hashlib
 
 KUBE_API_PORT = 6443
+SSH_PORT = 22
+# Ports opened to access.adminCidrs: SSH for `rke up`, the API for kubectl.
+ADMIN_PORTS = (SSH_PORT, KUBE_API_PORT)
+
+
+def cidr_key(cidr: str) -> str:
+    """A child's name part for a CIDR: 10.0.0.0/8 -> 10-0-0-0-8 (a CIDR names one rule)."""
+    return cidr.replace(".", "-").replace("/", "-").replace(":", "-")
 
 
 ENDPOINT_DOMAIN = "rke-aws.internal"

@@ -9,7 +9,8 @@ pool's instance type (offered where its nodes go, the image's architecture and v
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
 
 import pulumi_aws as aws
@@ -19,6 +20,7 @@ from ..settings.config import ConfigError, StackConfig
 from . import ccm_values, cluster_documents, running
 from .cluster_documents import AGENT_PLAN, SERVER_PLAN, upgrade_manifests
 from .history import (
+    CONFIRM_KEY,
     EtcdState,
     Observed,
     Previous,
@@ -39,7 +41,15 @@ from .history import (
     version_state,
 )
 from .lookups import published_kubeconfig_problem
-from .names import KUBE_API_PORT, KUBECONFIG_PENDING, bucket_name, endpoint_name, kubeconfig_parameter_name
+from .names import (
+    ADMIN_PORTS,
+    KUBE_API_PORT,
+    KUBECONFIG_PENDING,
+    bucket_name,
+    cidr_key,
+    endpoint_name,
+    kubeconfig_parameter_name,
+)
 from .network import SubnetPlan, plan_subnets
 from .nodes import CapacityError, NodePlan, plan_nodes
 from .snapshots import EtcdS3, etcd_s3_keys
@@ -71,6 +81,9 @@ class ClusterPlan:
     manifests: Optional["ManifestPlan"] = None
     in_cluster: tuple[str, ...] = ()  # what this update installs through the kubeconfig
     keep_ebs_credentials: bool = False  # the driver is being uninstalled from manifests: its key stays
+    # Admin rules of a stack whose state still names them by list position: child name -> the name
+    # the existing rule for that CIDR and port has in the state (admin_rule_aliases).
+    admin_aliases: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def server_ips(self) -> tuple[str, ...]:
@@ -358,6 +371,26 @@ def _observed_notes(observed: Observed, previous: Optional[Previous]) -> tuple[s
             "confirmations (confirmClusterState)",)
 
 
+_CODE_RE = re.compile(r"confirmClusterState ([a-z]+-[0-9a-f]{10})\b", re.ASCII)
+
+
+def with_combined_confirmation(problems: list[str], observed: Observed) -> list[str]:
+    """Each refusal prints `pulumi config set rke-aws:confirmClusterState <its code>`, and each such
+    command replaces the value: with more than one code pending (or one pending and others already
+    set), running them in turn keeps only the last (review finding 10). One more line gives the
+    value holding all of them, comma-separated (CONFIRM_CODES_PATTERN in config_model.py)."""
+    pending = list(dict.fromkeys(c for p in problems for c in _CODE_RE.findall(p)))
+    if not pending:
+        return problems
+    codes = sorted(set(observed.codes) - set(pending)) + pending
+    if len(codes) < 2:
+        return problems
+    return problems + [f"{CONFIRM_KEY}: to confirm {'these' if len(pending) > 1 else 'this'} together with "
+                       f"{'each other' if len(codes) == len(pending) else 'what is already confirmed'}, set every "
+                       f"code at once (each command above replaces the value): `pulumi config set {CONFIRM_KEY} "
+                       f"{','.join(codes)}`, then `pulumi up` again"]
+
+
 def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
     """Everything before the first resource; `previous`: the stack's last outputs (history.read())."""
     # A different cluster ID or region is a different cluster: nothing else compares.
@@ -370,7 +403,7 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
     problems = version_problems(previous, cfg.distribution, cfg.kubernetes_version, vstate, observed)
     problems += role_problems(previous, cfg.node_pools)
     if problems:
-        raise ConfigError(problems)
+        raise ConfigError(with_combined_confirmation(problems, observed))
     found: dict[str, Any] = {}
     if cfg.network.bring_your_own:
         _available_zones(cfg, regular_only=False)
@@ -406,11 +439,15 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
         default_image = _default_image(cfg)
     except ConfigError as err:  # reported with the rest
         problems, default_image = problems + err.problems, None
-    problems += key_pair_problems(cfg)
-    machine, machine_warnings = machine_problems(cfg, nodes, previous, default_image)
+    booting = booting_nodes(cfg, previous, nodes)
+    keys, key_warnings = key_pair_problems(cfg, launching=bool(booting))
+    problems += keys
+    machine, machine_warnings = machine_problems(cfg, nodes, previous, default_image, booting)
     problems += machine
+    machine_warnings = tuple(key_warnings) + machine_warnings
     if problems:
-        raise ConfigError(problems)
+        raise ConfigError(with_combined_confirmation(problems, observed))
+    admin_aliases = admin_rule_aliases(cfg, previous)
     account = _account(cfg)
     backup = _backup(cfg, account, previous)
     snapshots = snapshot_transition(previous, _configured_snapshots(cfg, backup), observed, cfg.cluster_id,
@@ -431,7 +468,65 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
                        etcd_removed=tuple(etcd_removed_after(previous, members, estate, observed)),
                        version_confirmed=_version_confirmed(cfg, previous, vstate),
                        snapshots=snapshots, manifests=manifests, in_cluster=in_cluster,
-                       keep_ebs_credentials=bool(manifests and "ebs-csi" in manifests.removing))
+                       keep_ebs_credentials=bool(manifests and "ebs-csi" in manifests.removing),
+                       admin_aliases=admin_aliases)
+
+
+def admin_rule_aliases(cfg: StackConfig, previous: Optional[Previous]) -> dict[str, str]:
+    """Releases before the CIDR-keyed names numbered admin rules by list position, and their last
+    outputs do not say which CIDR each position held. An alias from the list's current order would
+    match a new CIDR to another CIDR's old rule when adminCidrs changes in the same update (review
+    finding 3): the engine updates that rule's cidrIpv4 (ModifySecurityGroupRules) before it deletes
+    the rule already holding the CIDR, and AWS refuses duplicate rules (InvalidPermission.Duplicate).
+    So the existing rules are read (DescribeSecurityGroupRules: aws.vpc.get_security_group_rules,
+    then get_security_group_rule for each) and each CIDR and port is aliased to the rule that holds
+    it, by that rule's Name tag, which the old release set to the rule's resource name. A CIDR no
+    rule holds gets no alias (a new rule); old rules for CIDRs no longer listed are deleted."""
+    if previous is None or previous.keyed_children or not cfg.access.admin_cidrs:
+        return {}
+    name = cfg.cluster_id
+    groups: list[tuple[str, str, tuple[int, ...], str]] = []  # (group ID, child prefix, ports, old-name pattern)
+    fix = ("check your AWS credentials (ec2:DescribeSecurityGroupRules, ec2:DescribeSecurityGroups), or leave "
+           "access.adminCidrs as it was for this update and change it in the next one")
+    key = "rke-aws:access.adminCidrs"
+    if previous.security_group_id:
+        groups.append((previous.security_group_id, f"{name}-nodes-admin", ADMIN_PORTS,
+                       rf"{re.escape(name)}-nodes-admin-\d+-(\d+)"))
+    if cfg.endpoint == "nlb" and previous.endpoint_mode in (None, "nlb") and previous.vpc_id:
+        found = _looked_up(key, f"looking up the control-plane load balancer's security group ({name}-endpoint)",
+                           fix, lambda: aws.ec2.get_security_groups(filters=[
+                               {"name": "vpc-id", "values": [previous.vpc_id]},
+                               {"name": "tag:Name", "values": [f"{name}-endpoint"]}]))
+        for gid in found.ids:
+            groups.append((gid, f"{name}-endpoint-admin", (KUBE_API_PORT,), rf"{re.escape(name)}-endpoint-admin-\d+()"))
+    aliases: dict[str, str] = {}
+    problems: list[str] = []
+    for gid, prefix, ports, pattern in groups:
+        listed = _looked_up(key, f"looking up the rules of security group {gid}, whose admin rules this update "
+                            "renames", fix,
+                            lambda gid=gid: aws.vpc.get_security_group_rules(
+                                filters=[{"name": "group-id", "values": [gid]}]))
+        for rid in listed.ids:
+            rule = _looked_up(key, f"looking up security group rule {rid}", fix,
+                              lambda rid=rid: aws.vpc.get_security_group_rule(security_group_rule_id=rid))
+            if rule.is_egress or rule.cidr_ipv4 not in cfg.access.admin_cidrs or rule.from_port not in ports \
+                    or rule.to_port != rule.from_port or rule.ip_protocol != "tcp":
+                continue
+            old = (rule.tags or {}).get("Name") or ""
+            m = re.fullmatch(pattern, old, re.ASCII)
+            new = f"{prefix}-{cidr_key(rule.cidr_ipv4)}" + (f"-{rule.from_port}" if len(ports) > 1 else "")
+            if m is None or (m.group(1) and int(m.group(1)) != rule.from_port) or new in aliases:
+                # Not a rule this program named: the new rule would duplicate it, which AWS refuses.
+                problems.append(f"{key}: security group {gid} already has rule {rid} (Name '{old}') for "
+                                f"{rule.cidr_ipv4} port {rule.from_port}, which is not one of this stack's admin "
+                                "rules, so the rule this update creates would duplicate it "
+                                "(InvalidPermission.Duplicate); remove that rule, or leave this CIDR out of "
+                                "access.adminCidrs for this update")
+                continue
+            aliases[new] = old
+    if problems:
+        raise ConfigError(problems)
+    return aliases
 
 
 def _version_confirmed(cfg: StackConfig, previous: Optional[Previous], vstate: VersionState) -> Optional[str]:
@@ -535,7 +630,11 @@ def _backup(cfg: StackConfig, account: str, previous: Optional[Previous]) -> Opt
     bucket = b.bucket or bucket_name(cfg.cluster_id, account, cfg.region)
     folder = b.folder or cfg.cluster_id
     created, notes = not b.bucket, ()
-    managed = previous is not None and previous.bucket_managed is True and \
+    # etcdBucketManaged None: outputs of a release before it, which declared the bucket whenever it
+    # was not set by the user and the last snapshot location was in it (5e0c40f^ components/plan.py
+    # _backup, `ours`): its last update put the bucket and its settings in the state, so they stay
+    # declared (same names, same URNs) rather than leave the state unseen (review finding 5).
+    managed = previous is not None and previous.bucket_managed in (True, None) and \
         (previous.snapshot_location or "").startswith(f"s3://{bucket}/")
     if created and not managed and _bucket_exists(bucket):
         # Kept by an earlier `pulumi destroy` (retain_on_delete), snapshots turned off and on, or
@@ -552,14 +651,9 @@ def _backup(cfg: StackConfig, account: str, previous: Optional[Previous]) -> Opt
                 "every Secret of the cluster and must not go there. Set etcdBackup.bucket to a bucket of this "
                 "account"])
         created = False
-        legacy = previous is not None and previous.bucket_managed is None and previous.has_snapshots
         notes = (f"rke-aws:etcdBackup: the bucket {bucket} exists already in this account (kept when snapshots were "
                  "last removed from this stack, or created by an update that failed): snapshots go there, and this "
-                 "stack does not declare it, so its settings stay as they are"
-                 + (". This stack's last outputs do not say whether it manages the bucket (they predate "
-                    "etcdBucketManaged), so if the bucket and its settings are in its state they leave it now "
-                    "(retainOnDelete: nothing in AWS changes); declaring a bucket that is not in the state would fail"
-                    if legacy else ""),)
+                 "stack does not declare it, so its settings stay as they are",)
     return BackupPlan(bucket, folder, created=created, notes=notes, etcd_s3=EtcdS3(
         bucket=bucket, region=cfg.region, folder=folder, endpoint=cfg.partition.endpoint("s3", cfg.region),
         interval_hours=b.interval_hours, retention=b.retention))
@@ -757,6 +851,18 @@ def removal_warnings(cfg: StackConfig, previous: Optional[Previous], ebs_csi: bo
     return tuple(out)
 
 
+def booting_nodes(cfg: StackConfig, previous: Optional[Previous], nodes: Sequence[NodePlan]) -> list[NodePlan]:
+    """The instances this update launches: new ones, and running ones replaced because their address,
+    zone, tier or key pair changes (privateIp, subnetId, keyName force a new instance:
+    terraform-provider-aws internal/service/ec2/ec2_instance.go, ForceNew on each). Only these call
+    RunInstances, so only these need the key pair, the image and the zone's offering."""
+    if previous is None:
+        return list(nodes)
+    member = {n.key: (n.private_ip, n.availability_zone, n.tier, n.key_name) for n in previous.nodes}
+    return [n for n in nodes if (n.pool.name, n.index) not in member
+            or member[(n.pool.name, n.index)] != (n.private_ip, n.az, n.subnet.tier, cfg.access.ssh_key_name)]
+
+
 def upgrade_problems(cfg: StackConfig, previous: Optional[Previous], nodes: list[NodePlan],
                      kubeconfig_published: bool = False, state: Optional[VersionState] = None,
                      observed: Observed = Observed()) -> list[str]:
@@ -766,10 +872,7 @@ def upgrade_problems(cfg: StackConfig, previous: Optional[Previous], nodes: list
     if previous is None or previous.kubernetes_version is None:
         return []
     problems = []
-    before = {n.key: n for n in previous.nodes}
-    member = {n.key: (n.private_ip, n.availability_zone, n.tier, n.key_name) for n in previous.nodes}
-    booting = [n.name for n in nodes if (n.pool.name, n.index) not in before
-               or member[(n.pool.name, n.index)] != (n.private_ip, n.az, n.subnet.tier, cfg.access.ssh_key_name)]
+    booting = [n.name for n in booting_nodes(cfg, previous, nodes)]
     changed = previous.kubernetes_version != cfg.kubernetes_version
     if changed and booting:
         problems.append(f"rke-aws:kubernetesVersion: changed from {previous.kubernetes_version} together with new or "
@@ -865,17 +968,24 @@ def cluster_network_problems(cfg: StackConfig, subnets: Sequence[SubnetPlan]) ->
     return problems
 
 
-def key_pair_problems(cfg: StackConfig) -> list[str]:
+def key_pair_problems(cfg: StackConfig, launching: bool = True) -> tuple[list[str], list[str]]:
     """access.sshKeyName must name a key pair of this region and account: EC2 refuses RunInstances
-    for every node otherwise (InvalidKeyPair.NotFound), after the network and roles exist."""
+    for every node otherwise (InvalidKeyPair.NotFound), after the network and roles exist. Only
+    RunInstances reads it: when this update launches no instance, a key pair deleted since is a
+    warning (the next node added would be refused), not a refusal of every later update: renaming
+    the key replaces every node, which the quorum guard refuses, so re-importing it would be the
+    only way out."""
     name = cfg.access.ssh_key_name
     if not name:
-        return []
-    problems: list[str] = []
-    _collect(problems, "rke-aws:access.sshKeyName", f"looking up the key pair '{name}' in {cfg.region}",
+        return [], []
+    found: list[str] = []
+    _collect(found, "rke-aws:access.sshKeyName", f"looking up the key pair '{name}' in {cfg.region}",
              f"create or import it in {cfg.region} (aws ec2 import-key-pair --key-name ...), or fix the name",
              lambda: aws.ec2.get_key_pair(key_name=name))
-    return problems
+    if launching:
+        return found, []
+    return [], [f"{m}; no instance is launched by this update, so it goes ahead, but the next new or replaced node "
+                "would be refused" for m in found]
 
 
 # RKE2's documented minimum for a server (docs.rke2.io install/requirements, "Hardware": "RAM: 4GB
@@ -886,40 +996,69 @@ RKE2_SIZING_GUIDE = ((2, 4096, 225), (4, 8192, 450), (8, 16384, 1300))
 
 
 def machine_problems(cfg: StackConfig, nodes: Sequence[NodePlan], previous: Optional[Previous],
-                     default_image: Any) -> tuple[list[str], tuple[str, ...]]:
+                     default_image: Any, booting: Optional[Sequence[NodePlan]] = None
+                     ) -> tuple[list[str], tuple[str, ...]]:
     """Every pool's instance type and image, checked with look-ups before RunInstances would refuse
     them: the type exists in the region, is offered in the zones the pool's new nodes go to, runs
     the image's architecture and virtualization. One look-up per distinct type and image, one for
     all offerings, whatever the node count. RKE2 servers below RKE2's minimum are warned about, not
     refused: the documented figures are minimum recommendations, and a running cluster's servers
-    keep their type, so a refusal would stop every later update of a small test cluster."""
+    keep their type, so a refusal would stop every later update of a small test cluster.
+
+    Refused only where this update asks EC2 for it: pools with `booting` (new or replaced) instances,
+    and agent pools whose running instances change type (within one CPU architecture EC2 stops the
+    instance, changes its type and starts it; across architectures it is replaced:
+    terraform-provider-aws internal/service/ec2/ec2_instance.go CustomizeDiff ForceNewIf on
+    instance_type; servers ignore the type, nodes.IGNORED_ON_SERVERS). The image is read by RunInstances only (nodes ignore ami changes), so
+    a deregistered image or a type since withdrawn on a pool that launches nothing is a warning."""
     problems: list[str] = []
     warnings: list[str] = []
+    if booting is None:
+        booting = booting_nodes(cfg, previous, nodes)
     pools = [(i, pool) for i, pool in enumerate(cfg.node_pools) if pool.count]
-    first_use: dict[str, int] = {}
-    for i, pool in pools:
-        first_use.setdefault(pool.instance_type, i)
+    launching = {n.pool.name for n in booting}
+    running = {n.key: n for n in previous.nodes} if previous else {}
+    retyped_nodes = [n for n in nodes if not n.pool.is_server and n not in booting
+                     and (n.pool.name, n.index) in running
+                     and running[(n.pool.name, n.index)].instance_type not in (None, n.pool.instance_type)]
+    strict = launching | {n.pool.name for n in retyped_nodes}
+
+    def judged(pool: Any, found: list[str], reason: str) -> None:
+        if pool.name in strict:
+            problems.extend(found)
+        else:
+            warnings.extend(f"{m}; {reason}" for m in found)
+
+    first_use: dict[str, tuple[int, Any]] = {}
+    for i, pool in sorted(pools, key=lambda ip: ip[1].name not in strict):
+        first_use.setdefault(pool.instance_type, (i, pool))
     types: dict[str, Any] = {}
-    for itype, i in first_use.items():
+    for itype, (i, pool) in first_use.items():
+        found: list[str] = []
         types[itype] = _collect(
-            problems, f"rke-aws:nodePools[{i}].instanceType", f"looking up instance type '{itype}' in {cfg.region}",
+            found, f"rke-aws:nodePools[{i}].instanceType", f"looking up instance type '{itype}' in {cfg.region}",
             f"use an instance type EC2 offers in {cfg.region} (aws ec2 describe-instance-types)",
             lambda itype=itype: aws.ec2.get_instance_type(instance_type=itype))
+        judged(pool, found, "no instance of the pool is launched or changes type in this update, so it goes ahead")
     images: dict[str, Any] = {}
-    for i, pool in pools:
+    for i, pool in sorted(pools, key=lambda ip: ip[1].name not in launching):
         if pool.ami and pool.ami not in images:
+            found = []
             images[pool.ami] = _collect(
-                problems, f"rke-aws:nodePools[{i}].ami", f"looking up image '{pool.ami}' in {cfg.region}",
+                found, f"rke-aws:nodePools[{i}].ami", f"looking up image '{pool.ami}' in {cfg.region}",
                 f"use an image that exists in {cfg.region} and this account may launch",
                 lambda ami=pool.ami: aws.ec2.get_ami(filters=[{"name": "image-id", "values": [ami]}],
                                                      include_deprecated=True))
-    running = {n.key for n in previous.nodes} if previous else set()
+            if pool.name in launching:
+                problems.extend(found)
+            else:
+                warnings.extend(f"{m}; running nodes ignore their image and this update launches none of the pool's, "
+                                "so it goes ahead, but the pool's next new node would be refused" for m in found)
     new_zones: dict[str, set[str]] = {}
-    for n in nodes:
-        if (n.pool.name, n.index) not in running:
-            new_zones.setdefault(n.pool.name, set()).add(n.az)
+    for n in list(booting) + retyped_nodes:
+        new_zones.setdefault(n.pool.name, set()).add(n.az)
     offered: Optional[set[tuple[str, str]]] = None
-    wanted_types = sorted(t for t in types if types[t] is not None)
+    wanted_types = sorted({p.instance_type for _, p in pools if p.name in new_zones and types.get(p.instance_type)})
     zones = sorted(set().union(*new_zones.values())) if new_zones else []
     if wanted_types and zones:
         found = _collect(problems, "rke-aws:nodePools[].instanceType",
@@ -947,15 +1086,18 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[NodePlan], previous: Opti
         if image is None:
             continue
         which = f"image {pool.ami}" if pool.ami else f"default image {image.id} (Ubuntu 24.04 amd64)"
+        found = []
         archs = list(info.supported_architectures or [])
         if image.architecture not in archs:
-            problems.append(f"{key}: '{pool.instance_type}' runs {' or '.join(archs)}, but the pool's {which} is "
-                            f"{image.architecture}; use an instance type for {image.architecture}, or set "
-                            f"nodePools[{i}].ami to an image for {' or '.join(archs)}")
+            found.append(f"{key}: '{pool.instance_type}' runs {' or '.join(archs)}, but the pool's {which} is "
+                         f"{image.architecture}; use an instance type for {image.architecture}, or set "
+                         f"nodePools[{i}].ami to an image for {' or '.join(archs)}")
         virt = list(info.supported_virtualization_types or [])
         if image.virtualization_type not in virt:
-            problems.append(f"{key}: '{pool.instance_type}' supports {' or '.join(virt)} virtualization, but the "
-                            f"pool's {which} is {image.virtualization_type}; use another type or image")
+            found.append(f"{key}: '{pool.instance_type}' supports {' or '.join(virt)} virtualization, but the "
+                         f"pool's {which} is {image.virtualization_type}; use another type or image")
+        judged(pool, found, "no instance of the pool is launched or changes type in this update, so it goes ahead, "
+                            "but the pool's next new node would be refused")
         if cfg.distribution == "rke2" and pool.is_server:
             vcpus, mib = info.default_vcpus, info.memory_size
             if vcpus < RKE2_SERVER_MIN_VCPUS or mib < RKE2_SERVER_MIN_MIB:

@@ -744,8 +744,14 @@ def _kubernetes_version(p: _Problems, given: Optional[str], distribution: Option
     if kver not in known and kver != running:
         same = sorted((r for r in known if kubernetes_minor(distribution, r) == minor), key=_release_key)
         minors = sorted({kubernetes_minor(distribution, r) for r in known})
-        listed = (f"known 1.{minor} releases: {', '.join(same)}" if same else
-                  f"no 1.{minor} release is known; known minors: {', '.join(f'1.{m}' for m in minors)}")
+        # A known release of a minor without a CCM image tag is refused unless ccm.image is set
+        # (_parse_ccm): the list says so rather than offer it plainly (review finding 9).
+        needs = " (no CCM image of this program for 1.{m}: needs ccm.image)"
+        listed = (f"known 1.{minor} releases: {', '.join(same)}"
+                  + (needs.format(m=minor) if minor not in versions.CCM_IMAGE_TAGS else "") if same else
+                  f"no 1.{minor} release is known; known minors: "
+                  + ", ".join(f"1.{m}" + (" (needs ccm.image)" if m not in versions.CCM_IMAGE_TAGS else "")
+                              for m in minors))
         where = ("RKE_RELEASES, from the rke releases' own lists" if distribution == "rke" else
                  "RKE2_RELEASES, from RKE2's release notes, with each release's etcd version")
         p.add("kubernetesVersion", f"{_json(kver)} is not a release this program knows; {listed}. A newer release goes "
