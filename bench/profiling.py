@@ -5,8 +5,8 @@ from __future__ import annotations
 import cProfile
 import pstats
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 

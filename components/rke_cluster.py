@@ -11,7 +11,7 @@ children's inherited aliases to the engine). tests/test_urns.py checks it for ev
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import pulumi
 
@@ -53,7 +53,7 @@ class RkeCluster(pulumi.ComponentResource):
 
     outputs: dict[str, Any]
 
-    def __init__(self, name: str, spec: ClusterSpec, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, spec: ClusterSpec, opts: pulumi.ResourceOptions | None = None):
         super().__init__(TYPE, name, None, opts)
         cfg, cluster = spec.config, spec.plan
         # Children of the stack before they were children of this component (module docstring).

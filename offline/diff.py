@@ -37,9 +37,10 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -81,7 +82,7 @@ def _rules(source: str, *replace_on: str, nested=(), conditions=(), stops=()) ->
     return TypeRules(source, frozenset(replace_on), tuple(nested), tuple(conditions), frozenset(stops))
 
 
-def instance_architectures(instance_type: Any) -> Optional[frozenset]:
+def instance_architectures(instance_type: Any) -> frozenset | None:
     """The CPU architectures an EC2 instance type supports, from AWS's own DescribeInstanceTypes data
     as moto bundles it (moto/ec2/resources/instance_types.json.gz; independent of this program), or
     None when the type is not in it (a type newer than that data, or a value not known offline)."""
@@ -93,7 +94,7 @@ def instance_architectures(instance_type: Any) -> Optional[frozenset]:
     return frozenset(archs) if archs else None
 
 
-_INSTANCE_TYPES: Optional[dict] = None
+_INSTANCE_TYPES: dict | None = None
 
 
 def _instance_type_table() -> dict:
@@ -174,7 +175,7 @@ def _ssm_tier(old: dict, new: dict, changed: set, unknown: set) -> list:
 RULE_SOURCES = ("cidrIpv4", "cidrIpv6", "prefixListId", "referencedSecurityGroupId")
 
 
-def _rule_source(inputs: dict) -> Optional[str]:
+def _rule_source(inputs: dict) -> str | None:
     return next((k for k in RULE_SOURCES if inputs.get(k) not in (None, "")), None)
 
 
@@ -188,7 +189,7 @@ def _sg_rule_source(old: dict, new: dict, changed: set, unknown: set) -> list:
     return [Verdict("update", keys)]
 
 
-def _active_cluster(kubeconfig: Any, context: Any = None, cluster: Any = None) -> Optional[dict]:
+def _active_cluster(kubeconfig: Any, context: Any = None, cluster: Any = None) -> dict | None:
     """The active cluster of a kubeconfig as pulumi-kubernetes util.go getActiveClusterFromConfig
     finds it (current-context, or the provider's context/cluster overrides), or None."""
     import yaml
@@ -359,7 +360,7 @@ def result_of(run) -> dict:
     }
 
 
-def dump(root: Path, stack_file: Path, previous: Optional[dict], out: Path) -> None:
+def dump(root: Path, stack_file: Path, previous: dict | None, out: Path) -> None:
     """Run the program in `root` with `stack_file` (in this process) and write its registrations."""
     from offline import harness
 
@@ -383,12 +384,12 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple, set)):
         items = [_jsonable(v) for v in value]
         return sorted(items) if isinstance(value, set) else items
-    if hasattr(value, "text") and isinstance(getattr(value, "text"), str):  # a StringAsset
+    if hasattr(value, "text") and isinstance(value.text, str):  # a StringAsset
         return value.text
     return value
 
 
-def evaluate(root: Path, stack_file: Path, previous: Optional[dict]) -> dict:
+def evaluate(root: Path, stack_file: Path, previous: dict | None) -> dict:
     """`dump` in a fresh interpreter, so `root`'s own components are imported."""
     with tempfile.TemporaryDirectory() as tmp:
         out, prev = Path(tmp) / "run.json", Path(tmp) / "previous.json"
@@ -429,7 +430,7 @@ class Change:
     urn: str
     type: str
     name: str
-    node: Optional[str] = None  # the node as it runs now (instances)
+    node: str | None = None  # the node as it runs now (instances)
     changed: list[str] = field(default_factory=list)  # changed inputs (a.b for a decided sub-key)
     replaced_by: list[str] = field(default_factory=list)  # the inputs that force the replacement
     ignored: list[str] = field(default_factory=list)
@@ -442,9 +443,9 @@ class Change:
 class StackDiff:
     stack: str
     changes: list[Change] = field(default_factory=list)
-    refused: Optional[str] = None
+    refused: str | None = None
     etcd: list[str] = field(default_factory=list)  # etcd members deleted, replaced, maybe replaced or stopped
-    note: Optional[str] = None
+    note: str | None = None
 
     def count(self, action: str) -> int:
         return sum(c.action == action for c in self.changes)
@@ -463,11 +464,11 @@ def _registrations(result: dict):
     return regs
 
 
-def _node_name(reg) -> Optional[str]:
+def _node_name(reg) -> str | None:
     return (reg.inputs.get("tags") or {}).get("Name") if reg.type == INSTANCE else None
 
 
-def _provider_urn(reg) -> Optional[str]:
+def _provider_urn(reg) -> str | None:
     return reg.provider.rsplit("::", 1)[0] if reg.provider else None
 
 
@@ -701,7 +702,7 @@ def render_text(diffs: list[StackDiff]) -> str:
     return "\n".join(lines)
 
 
-def render_markdown(diffs: list[StackDiff], base: str, preview_url: Optional[str] = None) -> str:
+def render_markdown(diffs: list[StackDiff], base: str, preview_url: str | None = None) -> str:
     if preview_url:
         real = (f"The authoritative plan is the real `pulumi preview --diff` of each stack, run with cloud "
                 f"credentials in [this workflow run]({preview_url}) (posted in its own comment).")

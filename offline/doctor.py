@@ -34,8 +34,9 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Optional
+from typing import Any
 
 from components.aws import iam_policies as iam_policy
 from components.settings import tags as tagsets
@@ -70,7 +71,7 @@ class Expectations:
         return tagsets.cluster_tag_key(self.cluster_id)
 
     @classmethod
-    def from_outputs(cls, outputs: dict, stack: str = "") -> "Expectations":
+    def from_outputs(cls, outputs: dict, stack: str = "") -> Expectations:
         missing = [k for k in ("clusterId", "nodes") if k not in outputs]
         if missing:
             raise ValueError(f"stack outputs lack {', '.join(missing)}; run `pulumi up` first")
@@ -103,7 +104,7 @@ class Clients:
         self.cache: dict[str, Any] = {}
 
     @classmethod
-    def from_session(cls, session: Any) -> "Clients":
+    def from_session(cls, session: Any) -> Clients:
         return cls(session.client("ec2"), session.client("iam"))
 
 
@@ -122,11 +123,11 @@ def _create_tags_fix(resource: str, pairs: dict[str, str]) -> str:
 
 # ---- reading the account ----------------------------------------------------------------------
 
-def node_instances(c: Clients, exp: Expectations) -> dict[str, Optional[dict]]:
+def node_instances(c: Clients, exp: Expectations) -> dict[str, dict | None]:
     """Node name -> its instance, found the way the CCM finds it: by private-dns-name."""
     if "instances" in c.cache:
         return c.cache["instances"]
-    found: dict[str, Optional[dict]] = {}
+    found: dict[str, dict | None] = {}
     for node in exp.nodes:
         res = c.ec2.describe_instances(Filters=[{"Name": "private-dns-name", "Values": [node.name]},
                                                 {"Name": "instance-state-name", "Values": LIVE_STATES}])
@@ -139,7 +140,7 @@ def node_instances(c: Clients, exp: Expectations) -> dict[str, Optional[dict]]:
     return found
 
 
-def _instance_by_id(c: Clients, instance_id: str) -> Optional[dict]:
+def _instance_by_id(c: Clients, instance_id: str) -> dict | None:
     try:
         res = c.ec2.describe_instances(InstanceIds=[instance_id])
     except Exception:  # noqa: BLE001 - InvalidInstanceID.NotFound and friends

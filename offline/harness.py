@@ -15,9 +15,10 @@ import os
 import re
 import runpy
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import pulumi
 import yaml
@@ -64,7 +65,7 @@ class Lookup:
     token: str
     args: dict
     result: dict
-    failure: Optional[str] = None
+    failure: str | None = None
 
 
 @dataclass
@@ -75,8 +76,8 @@ class ProgramRun:
     outputs: dict[str, Any] = field(default_factory=dict)
     secret_outputs: set[str] = field(default_factory=set)
     logs: list[tuple[str, str]] = field(default_factory=list)
-    mocks: Optional[AwsLikeMocks] = None
-    previous_outputs: Optional[dict[str, Any]] = None  # what the stack exported last time
+    mocks: AwsLikeMocks | None = None
+    previous_outputs: dict[str, Any] | None = None  # what the stack exported last time
     lookups: list[Lookup] = field(default_factory=list)
 
     def of_type(self, typ: str) -> list[Registration]:
@@ -373,7 +374,7 @@ _CliLoader.add_implicit_resolver(_BOOL_TAG, re.compile(r"^(?:true|True|TRUE|fals
 _CliLoader.add_implicit_resolver(_NUMBER_TAG, re.compile(r"^[-+.0-9]"), list("-+.0123456789"))
 
 
-def _go_int(text: str) -> Optional[int]:
+def _go_int(text: str) -> int | None:
     """strconv.ParseInt(text, 0, 64), then ParseUint: base prefixes, a leading 0 for octal."""
     sign, body = (-1, text[1:]) if text[:1] == "-" else (1, text[1:] if text[:1] == "+" else text)
     base = 10
@@ -436,7 +437,7 @@ def _go_float(f: float) -> str:
 class _Flattener:
     """One config value as the CLI hands it to the program: (text, secret)."""
 
-    def __init__(self, key: str, placeholder: Optional[Callable[[str], str]] = None):
+    def __init__(self, key: str, placeholder: Callable[[str], str] | None = None):
         self.key = key
         # What an encrypted value becomes (its ciphertext -> text); SECURE_PLACEHOLDER by default.
         self.placeholder = placeholder or (lambda _cipher: SECURE_PLACEHOLDER)
@@ -511,7 +512,7 @@ def _cli_key(key: Any, project: str = PROJECT) -> str:
 
 
 def flatten_stack(doc: Any, where: str = "stack file",
-                  placeholder: Optional[Callable[[str], str]] = None) -> tuple[dict[str, str], list[str]]:
+                  placeholder: Callable[[str], str] | None = None) -> tuple[dict[str, str], list[str]]:
     """A parsed stack file's `config:` as the flat map the Pulumi CLI hands a program, and the keys
     it marks secret. An encrypted value cannot be decrypted offline: it becomes SECURE_PLACEHOLDER
     (present, secret, text unknown), so the program takes the path it takes with the real value."""
@@ -543,7 +544,7 @@ def flatten_config(doc: dict) -> dict[str, str]:
 
 
 def load_stack_text(text: str, where: str = "stack file",
-                    placeholder: Optional[Callable[[str], str]] = None) -> tuple[dict[str, str], list[str]]:
+                    placeholder: Callable[[str], str] | None = None) -> tuple[dict[str, str], list[str]]:
     """Parse a stack file as the Pulumi CLI does: (flat config, secret keys), or a ConfigError.
     `placeholder`: what an encrypted value becomes, from its ciphertext (default SECURE_PLACEHOLDER)."""
     try:
@@ -579,8 +580,8 @@ def stack_config(stack: str) -> dict[str, str]:
 
 
 def run_program(config: dict[str, str], stack: str = "test", preview: bool = False,
-                mocks: Optional[AwsLikeMocks] = None, secret_keys: Optional[list[str]] = None,
-                previous_outputs: Optional[dict[str, Any]] = None, main: Path = MAIN) -> ProgramRun:
+                mocks: AwsLikeMocks | None = None, secret_keys: list[str] | None = None,
+                previous_outputs: dict[str, Any] | None = None, main: Path = MAIN) -> ProgramRun:
     """Evaluate `__main__.py` with `config` under the mocks; raises what the program raises.
 
     `secret_keys`: the keys the engine marks secret; default `secret_keys_of(config)`.

@@ -21,7 +21,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import yaml
 
@@ -77,7 +77,7 @@ def read_published(cluster_id: str, region: str, session: Any) -> str:
         value = ssm.get_parameter(Name=name, WithDecryption=True)["Parameter"]["Value"]
     except Exception as err:  # noqa: BLE001 - botocore's ClientError names the cause (not found, access denied)
         raise KubeconfigError(f"could not read {name} in {region}: {err}; the first server publishes it once it has "
-                              "initialised the cluster, and only principals allowed kms:Decrypt on its key can read it")
+                              "initialised the cluster, and only principals allowed kms:Decrypt on its key can read it") from None
     if value == KUBECONFIG_PENDING:
         raise KubeconfigError(f"{name} is still '{KUBECONFIG_PENDING}': the first server has not initialised the "
                               "cluster yet (its boot log: /var/log/cloud-init-output.log); try again in a few minutes")
@@ -87,7 +87,7 @@ def read_published(cluster_id: str, region: str, session: Any) -> str:
     return value
 
 
-def store_in_stack(stack: str, text: str, pulumi: Optional[str] = None) -> None:
+def store_in_stack(stack: str, text: str, pulumi: str | None = None) -> None:
     """`pulumi config set --secret kubeconfig` with the value on stdin (command lines are visible to
     every local user and land in shell history)."""
     pulumi = pulumi or shutil.which("pulumi")
@@ -104,7 +104,7 @@ def store_in_stack(stack: str, text: str, pulumi: Optional[str] = None) -> None:
         schema.restore_schema_line(stack_file)
 
 
-def main(argv: Optional[list[str]] = None, session: Any = None) -> int:
+def main(argv: list[str] | None = None, session: Any = None) -> int:
     ap = argparse.ArgumentParser(prog="make kubeconfig", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("stack")

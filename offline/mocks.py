@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
-from typing import Any, Iterable, Optional
+from collections.abc import Iterable
+from typing import Any
 
 import pulumi
 
@@ -56,10 +57,10 @@ def known_regions() -> frozenset[str]:
     return _KNOWN_REGIONS
 
 
-_KNOWN_REGIONS: Optional[frozenset[str]] = None
+_KNOWN_REGIONS: frozenset[str] | None = None
 
 
-def region_refusal(region: str) -> Optional[str]:
+def region_refusal(region: str) -> str | None:
     """What the AWS provider answers every call with when configured for a region that does not
     exist (its region validation, before any API call), or None."""
     return None if region in known_regions() else f"configuring the AWS provider: invalid AWS Region: {region}"
@@ -79,7 +80,7 @@ def route_result(**given: str) -> dict[str, str]:
 EC2_USER_DATA_LIMIT = 16 * 1024
 
 
-def user_data_refusal(name: str, inputs: dict) -> Optional[str]:
+def user_data_refusal(name: str, inputs: dict) -> str | None:
     """What the provider or EC2 answers an instance's user data with, or None: both inputs at once
     (ConflictsWith), `userData` over 16,384 characters (the provider's StringLenBetween), base64
     that is not base64, or a raw payload over EC2's limit (terraform-provider-aws
@@ -115,9 +116,9 @@ def private_dns_name(ip: str, region: str) -> str:
 
 
 class AwsLikeMocks(pulumi.runtime.Mocks):
-    def __init__(self, region: str, available_azs: Optional[list[str]] = None,
-                 existing_subnets: Optional[dict[str, dict[str, str]]] = None,
-                 key_pairs: Optional[Iterable[str]] = None, images: Optional[dict[str, dict[str, str]]] = None,
+    def __init__(self, region: str, available_azs: list[str] | None = None,
+                 existing_subnets: dict[str, dict[str, str]] | None = None,
+                 key_pairs: Iterable[str] | None = None, images: dict[str, dict[str, str]] | None = None,
                  unoffered: Iterable[tuple[str, str]] = ()):
         """`existing_subnets`: pre-existing subnets of the account, id -> {cidr, az, vpc} and optionally
         public (bool: its route table has an igw- route), route ("igw" | "nat" | "none") and hostnameType.

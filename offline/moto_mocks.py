@@ -29,7 +29,8 @@ import re
 import string
 import threading
 import zlib
-from typing import Any, Callable, Iterable, Optional
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import boto3
 import pulumi
@@ -48,7 +49,7 @@ ACCOUNT_ID = "123456789012"  # moto's default account
 CANONICAL_OWNERS = {"aws": "099720109477", "aws-us-gov": "513442679011", "aws-cn": "837727238323"}
 EMULATED_UBUNTU_AMI = {
     "name": versions.UBUNTU_AMI_NAME.replace("*", "20250101"),
-    "creation_date": _dt.datetime(2025, 1, 1, tzinfo=_dt.timezone.utc),
+    "creation_date": _dt.datetime(2025, 1, 1, tzinfo=_dt.UTC),
 }
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu images' root device
 # Set while an emulated account is active (unless already set): moto's ~5000 built-in AMIs cost
@@ -57,7 +58,7 @@ _MOTO_ENV = {"MOTO_EC2_LOAD_DEFAULT_AMIS": "false"}
 _LOADER = None  # one botocore data loader per process: service models are parsed once
 
 
-def _new_session(region: str) -> "boto3.Session":
+def _new_session(region: str) -> boto3.Session:
     """A fresh boto3 session per emulated account, over a fresh botocore session that shares the
     process's data loader. (Sharing the botocore session itself is wrong: every boto3.Session
     registers its S3 class hooks on it again, and creating an S3 client then fails with "Cannot
@@ -90,11 +91,11 @@ def _hex(seed: str, n: int) -> str:
     return hashlib.sha256(seed.encode()).hexdigest()[:n]
 
 
-def _tag_list(tags: Optional[dict]) -> list[dict[str, str]]:
+def _tag_list(tags: dict | None) -> list[dict[str, str]]:
     return [{"Key": k, "Value": str(v)} for k, v in sorted((tags or {}).items())]
 
 
-def _tag_spec(resource_type: str, tags: Optional[dict]) -> list[dict]:
+def _tag_spec(resource_type: str, tags: dict | None) -> list[dict]:
     return [{"ResourceType": resource_type, "Tags": _tag_list(tags)}] if tags else []
 
 
@@ -108,12 +109,12 @@ class MotoMocks(pulumi.runtime.Mocks):
     `setup(session)` runs right after start, e.g. to create pre-existing subnets.
     """
 
-    _active: Optional["MotoMocks"] = None
+    _active: MotoMocks | None = None
     _class_lock = threading.Lock()
 
     def __init__(self, region: str, seed: str = "rke-aws", key_pairs: Iterable[str] = (),
                  create_missing_key_pairs: bool = True,
-                 setup: Optional[Callable[[boto3.Session], None]] = None):
+                 setup: Callable[[boto3.Session], None] | None = None):
         self.region = region
         self.seed = seed
         self.key_pairs = tuple(key_pairs)
@@ -123,8 +124,8 @@ class MotoMocks(pulumi.runtime.Mocks):
         self.ids: dict[str, str] = {}  # "<type>::<name>" -> physical ID
         self._lock = threading.RLock()
         self._mock = None
-        self._env: dict[str, Optional[str]] = {}
-        self._session: Optional[boto3.Session] = None
+        self._env: dict[str, str | None] = {}
+        self._session: boto3.Session | None = None
         self._clients: dict[str, Any] = {}
         # A region AWS does not have: the provider refuses every call (moto would raise KeyError).
         self.refusal = region_refusal(region)
@@ -136,7 +137,7 @@ class MotoMocks(pulumi.runtime.Mocks):
     def active(self) -> bool:
         return self._mock is not None
 
-    def start(self) -> "MotoMocks":
+    def start(self) -> MotoMocks:
         if self.active:
             return self
         from moto import mock_aws
@@ -183,7 +184,7 @@ class MotoMocks(pulumi.runtime.Mocks):
             self._session = None
             self._clients = {}
 
-    def __enter__(self) -> "MotoMocks":
+    def __enter__(self) -> MotoMocks:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -435,7 +436,7 @@ class MotoMocks(pulumi.runtime.Mocks):
                                        f"account's partition {self.partition}")
 
     @staticmethod
-    def _autoname(name: str, given: Optional[str]) -> str:
+    def _autoname(name: str, given: str | None) -> str:
         # What Pulumi's auto-naming does: the logical name plus a random suffix (here: stable).
         return given or f"{name}-{_hex(name, 7)}"
 
@@ -1018,7 +1019,7 @@ def stack_prerequisites(config: dict[str, str]) -> dict[str, Any]:
     return {"key_pairs": [access["sshKeyName"]] if access.get("sshKeyName") else []}
 
 
-def build(config: dict[str, str], stack: str, *, mocks: Optional[MotoMocks] = None, preview: bool = False):
+def build(config: dict[str, str], stack: str, *, mocks: MotoMocks | None = None, preview: bool = False):
     """Run the program against a fresh emulated account; returns (run, mocks) with the account left active.
 
     The caller stops the account (`mocks.stop()`); on failure it is stopped here.
@@ -1063,10 +1064,10 @@ def _quiet_abandoned_refusals() -> None:
     loop.set_exception_handler(handler)
 
 
-def emulator_refusal(err: BaseException) -> Optional[EmulatedAwsError]:
+def emulator_refusal(err: BaseException) -> EmulatedAwsError | None:
     """The emulated account's refusal behind an error of a program run, if that is what it is."""
     seen: set[int] = set()
-    todo: list[Optional[BaseException]] = [err]
+    todo: list[BaseException | None] = [err]
     while todo:
         e = todo.pop()
         if e is None or id(e) in seen:

@@ -1,7 +1,7 @@
 """The project's commands, runnable with nothing but `python3` (and its venv module) installed.
 
     python3 -m offline.tasks setup                  # the pinned dependency set (uv.lock) into .venv
-    python3 -m offline.tasks test [pytest args]     # the whole test suite, offline
+    python3 -m offline.tasks test [pytest args]     # ruff, mypy (pure layers), then the whole test suite, offline
     python3 -m offline.tasks plan <stack> [--json]  # what a stack would create, against an emulated account
     python3 -m offline.tasks snapshots              # rewrite tests/snapshots/*.json
     python3 -m offline.tasks doctor <stack> [...]   # check an AWS account for what the CCM needs
@@ -46,6 +46,8 @@ IN_VENV = {
     "schema": ["python", "-m", "offline.schema"],
 }
 TASKS = ("setup", *IN_VENV)
+# Run by `test` before pytest.
+LINTERS = (["ruff", "check", "--quiet", "."], ["mypy"])
 
 
 def _say(msg: str) -> None:
@@ -127,6 +129,12 @@ def run(task: str, args: list[str]) -> int:
         install_node_tools()
     if task == "setup":
         return 0
+    if task == "test":
+        # Lint (pyproject.toml [tool.ruff]) and the pure layers' types ([tool.mypy]) first: both in seconds.
+        for check in LINTERS:
+            code = subprocess.run([*uv, "run", "--frozen", "--no-sync", *check], cwd=ROOT, env=env).returncode
+            if code != 0:
+                return code
     return subprocess.run([*uv, "run", "--frozen", "--no-sync", *IN_VENV[task], *args], cwd=ROOT, env=env).returncode
 
 

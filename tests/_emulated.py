@@ -19,7 +19,7 @@ class Evaluated:
     doctor: tuple[doctor.Result, ...]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def evaluate(stack: str) -> Evaluated:
     run, account = moto_mocks.build_stack(stack)
     try:

@@ -23,7 +23,7 @@ the controller reads AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY from the Secret `
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 import yaml
@@ -47,7 +47,7 @@ def tolerates(tol: dict[str, Any], taint: dict[str, Any]) -> bool:
     return tol.get("key") == taint["key"] and tol.get("value", "") == taint.get("value", "")
 
 
-def first_match(tols: list[dict], taint: dict) -> Optional[dict]:
+def first_match(tols: list[dict], taint: dict) -> dict | None:
     return next((t for t in tols if tolerates(t, taint)), None)
 
 
@@ -78,7 +78,7 @@ def cluster_nodes(run) -> dict[str, dict[str, Any]]:
     return out
 
 
-def ebs_release_values(run) -> Optional[dict]:
+def ebs_release_values(run) -> dict | None:
     for rel in run.of_type(RELEASE):
         if rel.inputs["chart"] == versions.EBS_CSI_CHART_NAME:
             return rel.inputs["values"]

@@ -91,7 +91,7 @@ def test_every_stack_snapshots_into_its_own_locked_down_bucket(stack_run):
     # S3 refuses concurrent changes to one bucket (409 OperationAborted): each setting waits for
     # the one before, the policy for the public access block; `pulumi destroy` leaves all of it.
     settings = [block, versioning, sse, policy, lifecycle]
-    for before, after in zip([b] + settings, settings):
+    for before, after in zip([b] + settings, settings, strict=False):
         assert before.urn in after.dependencies, f"{after.urn} does not wait for {before.urn}"
     for reg in [b] + settings:
         assert reg.retain_on_delete, f"{reg.urn}: `pulumi destroy` would delete it (or fail on a full bucket)"

@@ -8,7 +8,7 @@ program before anything is registered, and that warnings reach the Pulumi log.
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
 import pulumi
 import pytest

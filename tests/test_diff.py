@@ -14,7 +14,7 @@ import copy
 import json
 import shutil
 import subprocess
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -158,7 +158,7 @@ def test_a_re_encrypted_kubeconfig_is_a_secret_change(repo):
 
 # ---- the providers' rules, planted into one evaluated run ------------------------------------------
 
-@lru_cache(maxsize=None)
+@cache
 def _evaluated(stack: str) -> str:
     return json.dumps(diff.result_of(harness.run_stack(stack)), default=str)
 
@@ -378,7 +378,7 @@ def test_kubernetes_provider_is_replaced_when_its_cluster_changes(server, identi
     head = copy.deepcopy(base)
     _provider(head).update(kubeconfig=KUBECONFIG.replace("https://api.rke-phase2.rke-aws.internal:6443", server)
                            .replace("a2V5LXNlY3JldC10ZXh0", "bmV3LWtleQ=="))
-    for result, ident in zip((base, head), identifiers):
+    for result, ident in zip((base, head), identifiers, strict=False):
         if ident:
             _provider(result)["clusterIdentifier"] = ident
         else:  # a Provider without one (the program sets one: components/cluster/ccm.py)
@@ -585,7 +585,7 @@ def test_a_child_renamed_with_an_alias_is_the_same_resource():
 SUC = "kubernetes:yaml/v2:ConfigFile"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _with_upgrades(suc_urls: tuple[str, str] | None = None) -> str:
     """An RKE2 fixture stack with a kubeconfig (so system-upgrade-controller goes in), evaluated;
     with `suc_urls`, the program's pinned manifest URLs replaced (a version bump in a pull request)."""

@@ -87,7 +87,7 @@ def test_every_node_runs_the_profile_and_servers_get_audit_and_pod_security(cis_
 
 def test_not_hardened_by_default():
     run = harness.run_stack("rke2-prod")
-    for name, (conf, doc) in _configs(run).items():
+    for name, (conf, _doc) in _configs(run).items():
         assert "profile" not in conf and "audit-policy-file" not in conf, name
     assert run.outputs["hardening"] == "none"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import pulumi
 import pytest
@@ -59,8 +59,8 @@ def refused(cfg: dict, expected: tuple[Expected, ...], stack: str = "test") -> l
     return info.value.problems
 
 
-def run_refused(cfg: dict, expected: tuple[Expected, ...], mocks: Optional[AwsLikeMocks] = None,
-                secret_keys: Optional[list[str]] = None, stack: str = "test") -> str:
+def run_refused(cfg: dict, expected: tuple[Expected, ...], mocks: AwsLikeMocks | None = None,
+                secret_keys: list[str] | None = None, stack: str = "test") -> str:
     """The whole program: one RunError listing exactly the expected problems, nothing registered."""
     mocks = mocks or AwsLikeMocks(cfg.get("aws:region") or "us-east-1")
     with pytest.raises(pulumi.RunError) as info:

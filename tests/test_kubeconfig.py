@@ -193,7 +193,7 @@ def helm_config(**config) -> dict[str, str]:
     return cfg
 
 
-def first_run() -> "harness.ProgramRun":
+def first_run() -> harness.ProgramRun:
     """Its first `pulumi up`: nothing published yet, nothing installed in the cluster."""
     global _FIRST
     if _FIRST is None:

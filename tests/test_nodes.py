@@ -52,10 +52,10 @@ def test_us_east_1_stacks_use_ec2_internal():
 def test_node_addresses_valid_unique_and_spread(stack_run):
     subnets = {r.state.get("id") or r.name: r for r in stack_run.of_type("aws:ec2/subnet:Subnet")}
     by_id = {sid: ipaddress.ip_network(r.inputs["cidrBlock"]) for sid, r in zip(stack_run.outputs["subnetIds"].values(),
-             [next(s for s in stack_run.of_type("aws:ec2/subnet:Subnet") if s.name.endswith(k)) for k in stack_run.outputs["subnetIds"]])}
+             [next(s for s in stack_run.of_type("aws:ec2/subnet:Subnet") if s.name.endswith(k)) for k in stack_run.outputs["subnetIds"]], strict=False)}
     assert subnets
     seen = set()
-    for name, inst in instances(stack_run).items():
+    for _name, inst in instances(stack_run).items():
         ip = ipaddress.ip_address(inst.inputs["privateIp"])
         net = by_id[inst.inputs["subnetId"]]
         assert ip in net, f"{inst.urn}: {ip} outside {net}"

@@ -29,7 +29,7 @@ EXPECTED = {
 ARN = re.compile(r"arn:([a-z0-9-]+):")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _build(stack: str):
     """The run and the owners of the images its instances use, read from the account before it stops."""
     run, account = moto_mocks.build_stack(stack)

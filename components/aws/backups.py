@@ -13,8 +13,9 @@ cluster tag, and left in the account by `pulumi destroy`.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -27,8 +28,8 @@ def bucket_arn(partition: str, bucket: str) -> str:
     return f"arn:{partition}:s3:::{bucket}"
 
 
-def node_policy(partition: str, bucket: str, folder: str, kms_key_arn: Optional[str],
-                also: Sequence[tuple[str, str, Optional[str]]] = ()) -> str:
+def node_policy(partition: str, bucket: str, folder: str, kms_key_arn: str | None,
+                also: Sequence[tuple[str, str, str | None]] = ()) -> str:
     """What a snapshotting node may do: objects under its folder of the bucket, nothing else.
 
     ListBucket is not narrowed by `s3:prefix`: k3s checks the bucket with minio-go's BucketExists
@@ -70,12 +71,12 @@ class EtcdBackupBucketArgs:
     bucket: str
     partition: str
     expire_days: int
-    kms_key_arn: Optional[str] = None
+    kms_key_arn: str | None = None
     extra_tags: Mapping[str, str] = field(default_factory=dict)
 
 
 class EtcdBackupBucket(pulumi.ComponentResource):
-    def __init__(self, name: str, args: EtcdBackupBucketArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: EtcdBackupBucketArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:backups:EtcdBackupBucket", name, None, opts)
         bname = f"{name}-etcd-snapshots"
         # Snapshots are the way back after losing the control plane: `pulumi destroy` leaves the

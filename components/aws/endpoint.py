@@ -14,8 +14,8 @@ only.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -66,7 +66,7 @@ class ControlPlaneEndpointArgs:
     server_ips: Sequence[str]
     ports: Sequence[int]  # RKE2: 9345 and 6443; RKE1: 6443
     subnet_ids: Sequence[pulumi.Input[str]] = ()  # nlb: where its interfaces live (private subnets)
-    node_security_group_id: Optional[pulumi.Input[str]] = None
+    node_security_group_id: pulumi.Input[str] | None = None
     admin_cidrs: Sequence[str] = ()
     extra_tags: Mapping[str, str] = field(default_factory=dict)
     # Admin rules the stack's state holds under the position-numbered names of earlier releases:
@@ -75,7 +75,7 @@ class ControlPlaneEndpointArgs:
 
 
 class ControlPlaneEndpoint(pulumi.ComponentResource):
-    def __init__(self, name: str, args: ControlPlaneEndpointArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: ControlPlaneEndpointArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:endpoint:ControlPlaneEndpoint", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.name = endpoint_name(args.cluster_id)
@@ -89,7 +89,7 @@ class ControlPlaneEndpoint(pulumi.ComponentResource):
             opts=child,
         )
         self.zone_id = zone.zone_id
-        self.load_balancer: Optional[aws.lb.LoadBalancer] = None
+        self.load_balancer: aws.lb.LoadBalancer | None = None
         if args.mode == "nlb":
             target = self._load_balancer(name, args, child).dns_name
             record = aws.route53.Record(f"{name}-api", zone_id=zone.zone_id, name=self.name, type="CNAME",

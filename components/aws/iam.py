@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Optional, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -39,7 +39,7 @@ class NodeIamArgs:
 class NodeIam(pulumi.ComponentResource):
     """Roles trusted by EC2; controlplane nodes get the CCM's policy, etcd-only and worker nodes the read-only one."""
 
-    def __init__(self, name: str, args: NodeIamArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: NodeIamArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:iam:NodeIam", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.role_names: dict[str, pulumi.Output[str]] = {}

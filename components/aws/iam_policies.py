@@ -40,8 +40,8 @@ The etcd/worker role keeps the Rancher seed's read-only policy.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from ..settings.tags import CLUSTER_TAG_PREFIX, OWNED, SHARED, cluster_tag_key
 
@@ -328,7 +328,7 @@ def _create_statements(sid: str, parent_sids: dict[str, str], service: str, clus
         out.append(_statement(sid, creates, _arns((r for c in creates for r in c.resources), partition),
                               {"StringEquals": {_request_tag(cluster_id): OWNED}}))
     for parent in sorted({c.parent for c in _calls(CREATE, service) if c.parent}):
-        calls = _calls(CREATE, service, lambda c: c.parent == parent)
+        calls = _calls(CREATE, service, lambda c, parent=parent: c.parent == parent)
         values = sorted({v for c in calls for v in c.parent_values})
         equals: dict = {_resource_tag(cluster_id): _one_or_list(values)}
         if any(not c.resources for c in calls):

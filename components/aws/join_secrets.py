@@ -12,8 +12,8 @@ kind (components/aws/iam.py), so user data stays free of secrets and readable in
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
 
 import pulumi
 import pulumi_aws as aws
@@ -63,7 +63,7 @@ class JoinTokenArgs:
 
 
 class JoinToken(pulumi.ComponentResource):
-    def __init__(self, name: str, args: JoinTokenArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: JoinTokenArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:secrets:JoinToken", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
@@ -83,9 +83,9 @@ class JoinToken(pulumi.ComponentResource):
         server, self.token = secure("rke2-token", token_parameter_name(args.cluster_id), "server join token")
         self.parameter_name = token_parameter_name(args.cluster_id)
         self.parameter_arn = server.arn
-        self.agent_parameter_name: Optional[str] = None
-        self.agent_parameter_arn: Optional[pulumi.Output[str]] = None
-        self.agent_token: Optional[pulumi.Output[str]] = None
+        self.agent_parameter_name: str | None = None
+        self.agent_parameter_arn: pulumi.Output[str] | None = None
+        self.agent_token: pulumi.Output[str] | None = None
         if args.agent_token:
             agent, self.agent_token = secure("rke2-agent-token", agent_token_parameter_name(args.cluster_id),
                                              "agent join token")
@@ -105,10 +105,10 @@ class JoinToken(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["insecureValue", "description"]),
         )
         self.marker_arn = marker.arn
-        self.kubeconfig_parameter_name: Optional[str] = None
-        self.kubeconfig_parameter_arn: Optional[pulumi.Output[str]] = None
-        self.kubeconfig_key_arn: Optional[pulumi.Output[str]] = None
-        self.kubeconfig_key_alias: Optional[aws.kms.Alias] = None
+        self.kubeconfig_parameter_name: str | None = None
+        self.kubeconfig_parameter_arn: pulumi.Output[str] | None = None
+        self.kubeconfig_key_arn: pulumi.Output[str] | None = None
+        self.kubeconfig_key_alias: aws.kms.Alias | None = None
         kubeconfig = None
         if args.publish_kubeconfig:
             kname = f"{name}-admin-kubeconfig"

@@ -8,8 +8,8 @@ tags and the role tags, and their route tables are left alone.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
 
 import pulumi
 import pulumi_aws as aws
@@ -28,7 +28,7 @@ class NetworkArgs:
     extra_tags: Mapping[str, str] = field(default_factory=dict)
     # Bring-your-own: subnet ID -> its position-numbered key ("private-0") when earlier releases
     # named the tags by position (from the stack's last outputs), for aliases; None: no aliases.
-    legacy_subnet_keys: Optional[Mapping[str, str]] = None
+    legacy_subnet_keys: Mapping[str, str] | None = None
 
 
 class Network(pulumi.ComponentResource):
@@ -39,7 +39,7 @@ class Network(pulumi.ComponentResource):
     # boot script retries its downloads for 15 minutes instead (bootstrap.RETRY_SECONDS).
     node_dependencies: dict[str, list[pulumi.Resource]]
 
-    def __init__(self, name: str, args: NetworkArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:network:Network", name, None, opts)
         self._name = name
         self._args = args
@@ -157,7 +157,7 @@ class Network(pulumi.ComponentResource):
             if a.legacy_subnet_keys is not None and subnet_id in a.legacy_subnet_keys:
                 old = f"{n}-{a.legacy_subnet_keys[subnet_id]}"
 
-            def opts(suffix: str) -> pulumi.ResourceOptions:
+            def opts(suffix: str, old: str | None = old) -> pulumi.ResourceOptions:
                 return pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(name=f"{old}-{suffix}")] if old else None)
             aws.ec2.Tag(f"{sname}-cluster", resource_id=subnet_id, key=cluster_key, value=tags.SHARED, opts=opts("cluster"))
             aws.ec2.Tag(f"{sname}-role", resource_id=subnet_id, key=tags.subnet_role_tag(plan.tier), value="1",

@@ -6,8 +6,8 @@ and every node's name must be known before apply (see node_plan.py).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
 
 import pulumi
 import pulumi_aws as aws
@@ -48,15 +48,15 @@ class NodesArgs:
     security_group_id: pulumi.Input[str]
     instance_profiles: Mapping[str, pulumi.Input[str]]  # IAM role kind -> instance profile name
     ssh_user: str
-    ssh_key_name: Optional[str] = None
-    rke2: Optional[rke2_config.Rke2Boot] = None  # RKE2: what every node boots with
+    ssh_key_name: str | None = None
+    rke2: rke2_config.Rke2Boot | None = None  # RKE2: what every node boots with
     # Resources a node must wait for besides its subnet's (IAM grants and parameters it uses at boot).
     boot_dependencies: tuple = ()
     leader_migration: bool = False
     kubernetes_version: str = ""
-    ssh_key_path: Optional[str] = None
-    api_endpoint: Optional[str] = None  # RKE1: in cluster.yml's authentication.sans
-    etcd_s3: Optional[snapshots.EtcdS3] = None  # RKE1: cluster.yml's etcd backup_config
+    ssh_key_path: str | None = None
+    api_endpoint: str | None = None  # RKE1: in cluster.yml's authentication.sans
+    etcd_s3: snapshots.EtcdS3 | None = None  # RKE1: cluster.yml's etcd backup_config
     protect_servers: bool = False
     extra_tags: Mapping[str, str] = field(default_factory=dict)
 
@@ -85,7 +85,7 @@ def node_tags(cluster_id: str, node: NodePlan, extra: Mapping[str, str]) -> dict
 
 
 class Nodes(pulumi.ComponentResource):
-    def __init__(self, name: str, args: NodesArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: NodesArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:nodes:Nodes", name, None, opts)
         self.instances: dict[str, aws.ec2.Instance] = {}
         for node in args.nodes:
@@ -127,7 +127,7 @@ class Nodes(pulumi.ComponentResource):
                 ),
             )
         self.node_outputs = [self._node_output(n, args) for n in args.nodes]
-        self.rke_cluster_yml: Optional[pulumi.Output[str]] = None
+        self.rke_cluster_yml: pulumi.Output[str] | None = None
         if args.distribution == "rke":
             self.rke_cluster_yml = self._cluster_yml(args)
         self.register_outputs({"nodes": self.node_outputs})

@@ -8,8 +8,8 @@ is an add/remove in the preview, not a replacement of the group.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping, Optional
 
 import pulumi
 import pulumi_aws as aws
@@ -23,9 +23,9 @@ class RulePlan:
     name: str
     direction: str  # "ingress" | "egress"
     protocol: str
-    from_port: Optional[int]
-    to_port: Optional[int]
-    cidr: Optional[str]  # None: the group itself
+    from_port: int | None
+    to_port: int | None
+    cidr: str | None  # None: the group itself
     description: str
 
 
@@ -57,7 +57,7 @@ class ClusterSecurityGroupArgs:
 
 
 class ClusterSecurityGroup(pulumi.ComponentResource):
-    def __init__(self, name: str, args: ClusterSecurityGroupArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: ClusterSecurityGroupArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:security:ClusterSecurityGroup", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         gname = f"{name}-nodes"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -27,7 +26,7 @@ class CloudControllerManagerArgs:
 
 
 class CloudControllerManager(pulumi.ComponentResource):
-    def __init__(self, name: str, args: CloudControllerManagerArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: CloudControllerManagerArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:ccm:CloudControllerManager", name, None, opts)
         # pulumi-kubernetes replaces its Provider, and with it every Release, Secret and custom
         # resource it manages, when the kubeconfig's active cluster changes (server, CA, ...) unless

@@ -3,7 +3,8 @@ kubeconfig; the other way in, a HelmChart manifest the servers' helm-controller 
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s

@@ -20,8 +20,9 @@ list. Kubernetes applies the first toleration matching a taint, so the etcd NoEx
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -92,7 +93,7 @@ class EbsCsiCredentialsArgs:
 class EbsCsiCredentials(pulumi.ComponentResource):
     """An IAM user for the driver's controller: EBS on this cluster's volumes and nothing else."""
 
-    def __init__(self, name: str, args: EbsCsiCredentialsArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: EbsCsiCredentialsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:addons:EbsCsiCredentials", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         uname = f"{name}-ebs-csi"
@@ -121,7 +122,7 @@ class EbsCsiDriverArgs:
 
 
 class EbsCsiDriver(pulumi.ComponentResource):
-    def __init__(self, name: str, args: EbsCsiDriverArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: EbsCsiDriverArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:addons:EbsCsiDriver", name, None, opts)
         in_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
         secret = k8s.core.v1.Secret(

@@ -9,8 +9,8 @@ the manifests directory of every server, and differing copies would undo each ot
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Optional
 
 import pulumi
 import pulumi_aws as aws
@@ -62,7 +62,7 @@ class ServerManifestsArgs:
 
 
 class ServerManifests(pulumi.ComponentResource):
-    def __init__(self, name: str, args: ServerManifestsArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: ServerManifestsArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:manifests:ServerManifests", name, None, opts)
         self.path = manifest_path(args.cluster_id)
         self.parameters: list[aws.ssm.Parameter] = []

@@ -14,7 +14,6 @@ Nodes are upgraded in place by the rke2-upgrade image; no instance is replaced.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -32,7 +31,7 @@ class SystemUpgradesArgs:
 class SystemUpgrades(pulumi.ComponentResource):
     """system-upgrade-controller (pinned release manifests) and the Plans, through the kubernetes provider."""
 
-    def __init__(self, name: str, args: SystemUpgradesArgs, opts: Optional[pulumi.ResourceOptions] = None):
+    def __init__(self, name: str, args: SystemUpgradesArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:upgrades:SystemUpgrades", name, None, opts)
         crd_url, controller_url = versions.SUC_MANIFEST_URLS
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)

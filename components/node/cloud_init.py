@@ -7,7 +7,8 @@ from __future__ import annotations
 import base64
 import struct
 import zlib
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from ..plan.cluster_documents import dump_yaml
 from ..plan.nodes import NodePlan

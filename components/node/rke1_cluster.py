@@ -5,7 +5,8 @@ against the lists below by the tests."""
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..plan.cluster_documents import dump_yaml
 from ..plan.nodes import NodePlan
@@ -54,10 +55,10 @@ def rke_cluster_config(
     cluster_id: str,
     kubernetes_version: str,
     ssh_user: str,
-    ssh_key_path: Optional[str],
+    ssh_key_path: str | None,
     leader_migration: bool,
-    api_endpoint: Optional[str] = None,
-    etcd_s3: Optional[EtcdS3] = None,
+    api_endpoint: str | None = None,
+    etcd_s3: EtcdS3 | None = None,
 ) -> dict[str, Any]:
     """cluster.yml for `rke up`. `public_ips` maps node name to its public IP (absent: private only)."""
     doc: dict[str, Any] = {

@@ -5,8 +5,9 @@ checked against the lists below by the tests."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any
 
 from ..plan.cluster_documents import dump_yaml
 from ..plan.names import RKE2_SUPERVISOR_PORT
@@ -59,13 +60,13 @@ class Rke2Boot:
     server_ips: tuple[str, ...]  # the planned servers, probed before initialising
     token_parameter: str
     marker_parameter: str
-    agent_token_parameter: Optional[str] = None
-    manifest_path: Optional[str] = None  # SSM path whose parameters mirror into the manifests dir
+    agent_token_parameter: str | None = None
+    manifest_path: str | None = None  # SSM path whose parameters mirror into the manifests dir
     leader_migration: bool = False
-    etcd_s3: Optional["EtcdS3"] = None  # servers snapshot etcd to S3 with their role
-    cis_profile: Optional[str] = None  # RKE2's CIS profile name for the installed version, or None
-    kubeconfig_parameter: Optional[str] = None  # where the initialising server publishes the admin kubeconfig
-    kubeconfig_key: Optional[str] = None  # the KMS key it is encrypted with
+    etcd_s3: EtcdS3 | None = None  # servers snapshot etcd to S3 with their role
+    cis_profile: str | None = None  # RKE2's CIS profile name for the installed version, or None
+    kubeconfig_parameter: str | None = None  # where the initialising server publishes the admin kubeconfig
+    kubeconfig_key: str | None = None  # the KMS key it is encrypted with
 
 
 # Written on servers with hardening: cis (RKE2's CIS profile enforces restricted Pod Security with

@@ -4,8 +4,9 @@ joined after a header that sets each script's values. Pure functions of the node
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from importlib import resources
-from typing import Any, Mapping
+from typing import Any
 
 from ..plan.names import KUBE_API_PORT, RKE2_SUPERVISOR_PORT
 from ..plan.nodes import NodePlan

@@ -17,8 +17,9 @@ way to send a null from Python.
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from typing import Any
 
 from ..settings.config import NodePool
 from .cluster_documents import dump_yaml
@@ -66,9 +67,9 @@ LEADER_MIGRATION_ARG = "--enable-leader-migration=true"
 @dataclass(frozen=True)
 class CcmValues:
     values: dict[str, Any]  # sent as Release `values`
-    null_overrides: Optional[dict[str, Any]]  # keys to delete from chart defaults, sent as a YAML file
+    null_overrides: dict[str, Any] | None  # keys to delete from chart defaults, sent as a YAML file
 
-    def overrides_yaml(self) -> Optional[str]:
+    def overrides_yaml(self) -> str | None:
         return dump_yaml(self.null_overrides, sort_keys=True) if self.null_overrides else None
 
     def merged_for_manifest(self) -> dict[str, Any]:

@@ -4,8 +4,9 @@ upgrade Plans. Pure; the cluster layer (components/cluster/) installs them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 

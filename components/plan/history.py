@@ -22,8 +22,9 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any
 
 from ..settings import versions
 
@@ -46,7 +47,7 @@ def _unknown(value: Any) -> bool:
     return value == UNKNOWN_PLACEHOLDER or type(value).__name__ == "Unknown"
 
 
-def address_in_name(name: str) -> Optional[str]:
+def address_in_name(name: str) -> str | None:
     """The private IP an EC2 ip-name hostname encodes (ip-10-0-1-23.<domain> -> 10.0.1.23)."""
     m = _NODE_NAME_RE.match(name or "")
     if not m:
@@ -66,9 +67,9 @@ class PreviousNode:
     private_ip: str
     availability_zone: str
     tier: str  # "public" | "private"
-    ip_block: Optional[int]
-    key_name: Optional[str]
-    instance_type: Optional[str] = None  # None for stacks from before it was exported
+    ip_block: int | None
+    key_name: str | None
+    instance_type: str | None = None  # None for stacks from before it was exported
 
     @property
     def key(self) -> tuple[str, int]:
@@ -92,15 +93,15 @@ class Snapshots:
     releases before they were exported)."""
     bucket: str
     folder: str
-    interval_hours: Optional[int] = None
-    retention: Optional[int] = None
-    kms_key_arn: Optional[str] = None
+    interval_hours: int | None = None
+    retention: int | None = None
+    kms_key_arn: str | None = None
 
     @property
     def location(self) -> str:
         return f"s3://{self.bucket}/{self.folder}"
 
-    def same_as(self, other: "Snapshots") -> bool:
+    def same_as(self, other: Snapshots) -> bool:
         def eq(a: Any, b: Any) -> bool:
             return a is None or b is None or a == b
         return (self.bucket, self.folder, self.kms_key_arn) == (other.bucket, other.folder, other.kms_key_arn) and \
@@ -111,14 +112,14 @@ class Snapshots:
                 "retention": self.retention, "kmsKeyArn": self.kms_key_arn}
 
     @classmethod
-    def from_output(cls, raw: Any) -> Optional["Snapshots"]:
+    def from_output(cls, raw: Any) -> Snapshots | None:
         if not isinstance(raw, Mapping) or not raw.get("bucket"):
             return None
         return cls(str(raw["bucket"]), str(raw.get("folder") or ""), raw.get("intervalHours"), raw.get("retention"),
                    raw.get("kmsKeyArn") or None)
 
     @classmethod
-    def from_location(cls, location: Optional[str]) -> Optional["Snapshots"]:
+    def from_location(cls, location: str | None) -> Snapshots | None:
         if not location or not location.startswith("s3://"):
             return None
         bucket, _, folder = location[len("s3://"):].partition("/")
@@ -130,43 +131,43 @@ _MISSING = object()
 
 @dataclass(frozen=True)
 class Previous:
-    distribution: Optional[str]
-    kubernetes_version: Optional[str]
+    distribution: str | None
+    kubernetes_version: str | None
     nodes: tuple[PreviousNode, ...] = ()
     # subnet key ("private-0") -> availability zone, from the `subnets` output
     subnet_zones: Mapping[str, str] = field(default_factory=dict)
     has_agent_token: bool = False
     # addons.ebsCsi as last deployed; None for stacks from before the option existed
-    ebs_csi: Optional[bool] = None
-    hardening: Optional[str] = None  # None for stacks from before the option existed
+    ebs_csi: bool | None = None
+    hardening: str | None = None  # None for stacks from before the option existed
     has_kubeconfig_parameter: bool = False  # RKE2: its first server publishes the admin kubeconfig
     # the CCM Release (and with it what needs the cluster) was installed through a kubeconfig
     has_cluster_releases: bool = False
     installed_in_cluster: tuple[str, ...] = ()
     manifest_mode: bool = False  # RKE2 ccm.install: manifest (the servers' helm-controller owns the charts)
-    snapshot_location: Optional[str] = None  # etcdSnapshotLocation: nodes were configured to snapshot to S3
-    cluster_id: Optional[str] = None
+    snapshot_location: str | None = None  # etcdSnapshotLocation: nodes were configured to snapshot to S3
+    cluster_id: str | None = None
     # kubernetesVersionConfirmed: the version every node was last known to run. `legacy_version`:
     # outputs from before it was exported.
-    version_confirmed: Optional[str] = None
+    version_confirmed: str | None = None
     legacy_version: bool = False
-    ccm_image: Optional[str] = None
+    ccm_image: str | None = None
     etcd_removed: tuple[RemovedMember, ...] = ()
     # etcdSnapshotsRunning: what the running servers snapshot with (None: no S3 snapshots)
-    snapshots_running: Optional[Snapshots] = None
-    bucket_managed: Optional[bool] = None  # etcdBucketManaged; None: outputs from before it existed
+    snapshots_running: Snapshots | None = None
+    bucket_managed: bool | None = None  # etcdBucketManaged; None: outputs from before it existed
     subnet_ids: Mapping[str, str] = field(default_factory=dict)  # subnet key -> ID (for renamed children)
     manifest_files: tuple[str, ...] = ()  # rke2Manifests: file names under the manifest path
     manifests_removing: tuple[str, ...] = ()  # rke2ManifestsRemoving: removals not yet known done
     keyed_children: bool = False  # written by a release whose children are keyed by CIDR / subnet ID
-    region: Optional[str] = None
-    endpoint_mode: Optional[str] = None  # controlPlaneEndpointType: dns | nlb (None: not exported)
+    region: str | None = None
+    endpoint_mode: str | None = None  # controlPlaneEndpointType: dns | nlb (None: not exported)
     version_assumed: bool = False  # kubernetesVersionAssumed: kubernetesVersionConfirmed is an assumption
-    security_group_id: Optional[str] = None  # securityGroupId: the node security group
-    vpc_id: Optional[str] = None  # vpcId
+    security_group_id: str | None = None  # securityGroupId: the node security group
+    vpc_id: str | None = None  # vpcId
 
     @classmethod
-    def from_outputs(cls, outputs: Mapping[str, Any]) -> Optional["Previous"]:
+    def from_outputs(cls, outputs: Mapping[str, Any]) -> Previous | None:
         """None for a stack without outputs (never deployed, or destroyed). Raises HistoryError when
         a value the guards need was saved unknown and cannot be recovered."""
         if not outputs or "nodes" not in outputs:
@@ -280,7 +281,7 @@ class Previous:
         return tuple(n for n in self.nodes if n.is_etcd)
 
 
-def _known(value: Any) -> Optional[str]:
+def _known(value: Any) -> str | None:
     return None if value is None or _unknown(value) or value == "" else value
 
 
@@ -290,7 +291,7 @@ class HistoryError(Exception):
     pass
 
 
-def read() -> Optional[Previous]:
+def read() -> Previous | None:
     """This stack's last outputs, through the engine (Pulumi Cloud and DIY backends alike)."""
     import pulumi
     from pulumi.runtime import invoke
@@ -331,7 +332,7 @@ class Statement:
                 f"\"{self.text}\") and `pulumi up` again")
 
 
-def parse_codes(value: Optional[str]) -> frozenset[str]:
+def parse_codes(value: str | None) -> frozenset[str]:
     return frozenset(c for c in re.split(r"[\s,]+", value or "") if c)
 
 
@@ -340,7 +341,7 @@ class Observed:
     """What this update can know beyond the last outputs: the cluster as read (or why not) and the
     user's confirmation codes."""
     live: Any = None  # running.LiveCluster, or None
-    unreadable: Optional[str] = None  # why the cluster was not read
+    unreadable: str | None = None  # why the cluster was not read
     codes: frozenset[str] = frozenset()
 
     @property
@@ -357,7 +358,7 @@ class Observed:
 
 # ---- versions ---------------------------------------------------------------------------------
 
-def parse_version(version: str) -> Optional[tuple[int, int, int, int]]:
+def parse_version(version: str) -> tuple[int, int, int, int] | None:
     """(minor, patch, build, RKE1 sub-build): ordered as the releases are."""
     m = _VERSION_RE.match(version or "")
     if not m:
@@ -374,7 +375,7 @@ def runs_version(kubelet: str, target: str) -> bool:
     return k[:2] == t[:2] and ("+rke2r" not in kubelet or k[2] == t[2])
 
 
-def _image_minor(image: Optional[str]) -> Optional[int]:
+def _image_minor(image: str | None) -> int | None:
     m = re.search(r":v1\.(\d+)\.", image or "")
     return int(m.group(1)) if m else None
 
@@ -382,11 +383,11 @@ def _image_minor(image: Optional[str]) -> Optional[int]:
 @dataclass(frozen=True)
 class VersionState:
     """Whether the last version change (to `target`) is known complete on every node."""
-    target: Optional[str]
+    target: str | None
     complete: bool
-    confirmed: Optional[str]  # the version every node is known to run (None: not known)
-    servers_minor: Optional[int]  # the lowest minor any server is known to run
-    statement: Optional[Statement] = None
+    confirmed: str | None  # the version every node is known to run (None: not known)
+    servers_minor: int | None  # the lowest minor any server is known to run
+    statement: Statement | None = None
     lagging: Mapping[str, str] = field(default_factory=dict)  # node -> version, as read from the cluster
     applying: tuple[str, ...] = ()
     how: str = ""  # how completeness is known
@@ -395,7 +396,7 @@ class VersionState:
     assumed: bool = False
 
 
-def version_state(previous: Optional[Previous], observed: Observed, cluster_id: str) -> VersionState:
+def version_state(previous: Previous | None, observed: Observed, cluster_id: str) -> VersionState:
     if previous is None or previous.kubernetes_version is None:
         return VersionState(None, True, None, None)
     target = previous.kubernetes_version
@@ -453,8 +454,8 @@ def _not_complete(vs: VersionState, observed: Observed, distribution: str) -> st
             + ", or run `pulumi up` where the API server answers (inside the VPC)")
 
 
-def version_problems(previous: Optional[Previous], distribution: str, version: str,
-                     state: Optional[VersionState] = None, observed: Observed = Observed()) -> list[str]:
+def version_problems(previous: Previous | None, distribution: str, version: str,
+                     state: VersionState | None = None, observed: Observed = Observed()) -> list[str]:
     """A distribution change, a downgrade, a skipped minor, or a change while the last one is
     still rolling out, compared with what runs now."""
     if previous is None or previous.kubernetes_version is None:
@@ -512,7 +513,7 @@ def _crosses_to_etcd_36(running: str, version: str) -> bool:
     return (new is None or new[:2] >= (3, 6)) and (old is None or old[:2] < (3, 6))
 
 
-def _etcd(release: Optional[str]) -> Optional[tuple[int, ...]]:
+def _etcd(release: str | None) -> tuple[int, ...] | None:
     """The etcd version an RKE2 release runs (versions.RKE2_RELEASES), or None for an unknown release."""
     etcd = versions.RKE2_RELEASES.get(release or "")
     return tuple(int(n) for n in etcd.split(".")) if etcd else None
@@ -564,7 +565,7 @@ class PlannedMember:
     private_ip: str
     availability_zone: str
     tier: str
-    key_name: Optional[str]
+    key_name: str | None
     is_etcd: bool
     name: str = ""
 
@@ -575,11 +576,11 @@ class EtcdState:
     listed: tuple[str, ...]  # members etcd lists
     down: tuple[str, ...]  # listed members that do not run (removed instances, Nodes not Ready)
     exact: bool  # read from the cluster or confirmed: more than one member may go in one update
-    statement: Optional[Statement] = None
+    statement: Statement | None = None
     how: str = "this stack's last outputs"
 
 
-def etcd_state(previous: Optional[Previous], observed: Observed, cluster_id: str) -> EtcdState:
+def etcd_state(previous: Previous | None, observed: Observed, cluster_id: str) -> EtcdState:
     if previous is None:
         return EtcdState((), (), True)
     running = sorted(n.name for n in previous.etcd_members)
@@ -598,7 +599,7 @@ def etcd_state(previous: Optional[Previous], observed: Observed, cluster_id: str
     return EtcdState(tuple(sorted(set(running) | set(pending))), tuple(pending), False, statement)
 
 
-def etcd_changes(previous: Optional[Previous], planned: Iterable[PlannedMember]) -> tuple[list[str], list[str]]:
+def etcd_changes(previous: Previous | None, planned: Iterable[PlannedMember]) -> tuple[list[str], list[str]]:
     """(deleted, replaced) etcd members, by node name."""
     if previous is None:
         return [], []
@@ -624,8 +625,8 @@ def _replace_reasons(previous: Previous, planned: Sequence[PlannedMember], repla
     return reasons
 
 
-def quorum_problems(previous: Optional[Previous], planned: Sequence[PlannedMember],
-                    state: Optional[EtcdState] = None) -> list[str]:
+def quorum_problems(previous: Previous | None, planned: Sequence[PlannedMember],
+                    state: EtcdState | None = None) -> list[str]:
     """Refuse an update that takes more than a minority of etcd's members away at once, or, when
     the membership is not known exactly, more than one.
 
@@ -693,7 +694,7 @@ def quorum_problems(previous: Optional[Previous], planned: Sequence[PlannedMembe
     ]
 
 
-def etcd_removed_after(previous: Optional[Previous], planned: Sequence[PlannedMember], state: EtcdState,
+def etcd_removed_after(previous: Previous | None, planned: Sequence[PlannedMember], state: EtcdState,
                        observed: Observed) -> list[dict[str, str]]:
     """etcdMembersRemoved for this update's outputs: members etcd may still list that the stack no
     longer runs (the next update counts them, and never gives their address to a new node)."""
@@ -719,7 +720,7 @@ def etcd_removed_after(previous: Optional[Previous], planned: Sequence[PlannedMe
 
 # ---- what a running stack must not change -----------------------------------------------------
 
-def cluster_id_problems(previous: Optional[Previous], cluster_id: str, stack: str) -> list[str]:
+def cluster_id_problems(previous: Previous | None, cluster_id: str, stack: str) -> list[str]:
     """A new cluster ID renames every resource: a second cluster, the running one deleted."""
     if previous is None or previous.cluster_id in (None, cluster_id):
         return []
@@ -737,7 +738,7 @@ def cluster_id_problems(previous: Optional[Previous], cluster_id: str, stack: st
     ]
 
 
-def region_problems(previous: Optional[Previous], region: str) -> list[str]:
+def region_problems(previous: Previous | None, region: str) -> list[str]:
     if previous is None or previous.region in (None, region):
         return []
     return [f"aws:region: '{region}', but this stack runs its cluster in {previous.region}; a cluster does not move "
@@ -746,7 +747,7 @@ def region_problems(previous: Optional[Previous], region: str) -> list[str]:
             "snapshot into it (README 'Restoring a snapshot onto new servers')"]
 
 
-def role_problems(previous: Optional[Previous], pools: Sequence[Any]) -> list[str]:
+def role_problems(previous: Previous | None, pools: Sequence[Any]) -> list[str]:
     """A running node keeps the roles it booted with (user data is read at first boot only), so a
     pool whose roles change would be counted, routed and guarded by roles its nodes do not have."""
     if previous is None:
@@ -769,13 +770,13 @@ def role_problems(previous: Optional[Previous], pools: Sequence[Any]) -> list[st
 @dataclass(frozen=True)
 class SnapshotTransition:
     """What the running servers snapshot with after this update, and what their role must reach."""
-    running: Optional[Snapshots]  # etcdSnapshotsRunning after this update
+    running: Snapshots | None  # etcdSnapshotsRunning after this update
     grant: tuple[Snapshots, ...]  # locations the snapshotting role may write (running ones included)
-    warning: Optional[str] = None
-    statement: Optional[Statement] = None
+    warning: str | None = None
+    statement: Statement | None = None
 
 
-def _settings(s: Optional[Snapshots]) -> str:
+def _settings(s: Snapshots | None) -> str:
     if s is None:
         return "no S3 snapshots"
     every = f" every {s.interval_hours} h" if s.interval_hours else ""
@@ -783,7 +784,7 @@ def _settings(s: Optional[Snapshots]) -> str:
     return f"snapshots to {s.location}{every}{keep}"
 
 
-def snapshot_transition(previous: Optional[Previous], configured: Optional[Snapshots], observed: Observed,
+def snapshot_transition(previous: Previous | None, configured: Snapshots | None, observed: Observed,
                         cluster_id: str, distribution: str, steps: str = "") -> SnapshotTransition:
     """Servers read their snapshot settings at start (RKE2 config.yaml; RKE1 `rke up`), so a change
     on a running cluster reaches them only by hand. Until the user confirms they run the new

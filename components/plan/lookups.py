@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Optional
-
 # What an admin kubeconfig from RKE2 holds (k3s writeKubeConfig: one cluster, one client
 # certificate). Anything else in a published copy was put there by someone else: `exec` and
 # `auth-provider` run commands on the machine that uses it, file paths read its files.
@@ -13,7 +11,7 @@ KUBECONFIG_CLUSTER_KEYS = frozenset({"server", "certificate-authority-data"})
 KUBECONFIG_USER_KEYS = frozenset({"client-certificate-data", "client-key-data"})
 
 
-def published_kubeconfig_problem(text: str, api_url: str) -> Optional[str]:
+def published_kubeconfig_problem(text: str, api_url: str) -> str | None:
     """Why a published kubeconfig must not be used, or None: it must be exactly what RKE2 writes,
     pointed at this cluster's endpoint. Every server may overwrite the parameter (the first one
     publishes it), so its content is checked before anything runs with it."""

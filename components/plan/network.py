@@ -10,8 +10,8 @@ never replaces, an existing subnet.
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Optional, Sequence
 
 SUBNET_NEWBITS = 4  # 16 slots: up to 8 zone indices per tier
 PUBLIC_SLOT_OFFSET = 8
@@ -38,7 +38,7 @@ def default_subnet_cidr(vpc_cidr: str, tier: str, az_index: int) -> str:
     return str(ipaddress.IPv4Network((base, vpc.prefixlen + SUBNET_NEWBITS)))
 
 
-def zone_indices(azs: Sequence[str], previous: Optional[Mapping[str, str]] = None) -> dict[str, int]:
+def zone_indices(azs: Sequence[str], previous: Mapping[str, str] | None = None) -> dict[str, int]:
     """Zone -> index. `previous`: subnet key ("private-1") -> zone, from the last outputs.
 
     Zones that had subnets keep their index; new zones take, in the order given, the lowest index
@@ -62,9 +62,9 @@ def zone_indices(azs: Sequence[str], previous: Optional[Mapping[str, str]] = Non
     return out
 
 
-def plan_subnets(vpc_cidr: str, azs: list[str], public: Optional[tuple[str, ...]] = None,
-                 private: Optional[tuple[str, ...]] = None,
-                 previous: Optional[Mapping[str, str]] = None) -> list[SubnetPlan]:
+def plan_subnets(vpc_cidr: str, azs: list[str], public: tuple[str, ...] | None = None,
+                 private: tuple[str, ...] | None = None,
+                 previous: Mapping[str, str] | None = None) -> list[SubnetPlan]:
     """Explicit CIDR lists are one per zone in the order `azs` lists the zones."""
     index = zone_indices(azs, previous)
     plans = []

@@ -24,7 +24,6 @@ from __future__ import annotations
 import ipaddress
 from collections import Counter
 from dataclasses import dataclass
-from typing import Optional
 
 from ..settings.config import MAX_POOL_BLOCKS, NodePool, StackConfig
 from .history import PlannedMember, Previous
@@ -57,7 +56,7 @@ class NodePlan:
     def public(self) -> bool:
         return self.subnet.tier == "public"
 
-    def member(self, key_name: Optional[str]) -> PlannedMember:
+    def member(self, key_name: str | None) -> PlannedMember:
         return PlannedMember(self.pool.name, self.index, self.private_ip, self.az, self.subnet.tier, key_name,
                              self.pool.is_etcd, self.name)
 
@@ -94,7 +93,7 @@ def block_capacity(cidr: str) -> int:
     return max(block_size(cidr) - FIRST_SLOT - 1, 0)
 
 
-def block_of(ip: str, cidr: str) -> Optional[int]:
+def block_of(ip: str, cidr: str) -> int | None:
     """The pool block an address lies in, or None outside the node range."""
     addr, rng = ipaddress.IPv4Address(ip), node_range(cidr)
     if addr not in rng:
@@ -107,7 +106,7 @@ def _slot_ips(subnet: SubnetPlan, block: int) -> list[str]:
     return [str(base + FIRST_SLOT + k) for k in range(block_capacity(subnet.cidr))]
 
 
-def _pool_blocks(cfg: StackConfig, previous: Optional[Previous], subnets: list[SubnetPlan],
+def _pool_blocks(cfg: StackConfig, previous: Previous | None, subnets: list[SubnetPlan],
                  problems: list[str]) -> dict[str, int]:
     """Pool name -> block: kept from the last outputs, else `ipBlock`, else the lowest unused."""
     cidr_of = {(s.tier, s.az): s.cidr for s in subnets}
@@ -143,7 +142,7 @@ def _pool_blocks(cfg: StackConfig, previous: Optional[Previous], subnets: list[S
     return blocks
 
 
-def plan_nodes(cfg: StackConfig, subnets: list[SubnetPlan], previous: Optional[Previous] = None) -> list[NodePlan]:
+def plan_nodes(cfg: StackConfig, subnets: list[SubnetPlan], previous: Previous | None = None) -> list[NodePlan]:
     """Every node of every pool, in config order. Raises CapacityError listing every problem."""
     by_tier: dict[str, list[SubnetPlan]] = {"public": [], "private": []}
     for s in sorted(subnets, key=lambda s: s.az_index):

@@ -30,8 +30,9 @@ import tempfile
 import threading
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Union
+from typing import Any
 
 import yaml
 
@@ -50,8 +51,8 @@ ETCD_LABEL = "node-role.kubernetes.io/etcd"
 CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/controlplane")
 
 # A test installs a fake here: Access -> get(path) (JSON, or None for 404).
-Get = Callable[[str], Optional[dict]]
-TRANSPORT: Optional[Callable[["Access"], Get]] = None
+Get = Callable[[str], dict | None]
+TRANSPORT: Callable[[Access], Get] | None = None
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,7 @@ class LivePlan:
     name: str
     version: str  # spec.version
     latest_version: str  # status.latestVersion
-    complete: Optional[bool]  # the Complete condition (None: not reported yet)
+    complete: bool | None  # the Complete condition (None: not reported yet)
     applying: tuple[str, ...]  # status.applying: nodes being upgraded now
 
 
@@ -77,8 +78,8 @@ class LiveCluster:
     """What the cluster answered. `plans` / `helm_charts` are None when not read (RKE1) and
     empty when their resource type does not exist (404)."""
     nodes: tuple[LiveNode, ...]
-    plans: Optional[tuple[LivePlan, ...]] = None
-    helm_charts: Optional[frozenset[str]] = None
+    plans: tuple[LivePlan, ...] | None = None
+    helm_charts: frozenset[str] | None = None
     server: str = ""
 
     @property
@@ -103,16 +104,16 @@ class Unreadable:
     reason: str
 
 
-Reading = Union[LiveCluster, Unreadable]
+Reading = LiveCluster | Unreadable
 
 
 @dataclass(frozen=True)
 class Access:
     server: str
-    ca_pem: Optional[str] = None
-    cert_pem: Optional[str] = None
-    key_pem: Optional[str] = None
-    token: Optional[str] = None
+    ca_pem: str | None = None
+    cert_pem: str | None = None
+    key_pem: str | None = None
+    token: str | None = None
 
 
 # ---- the kubeconfig ---------------------------------------------------------------------------
@@ -122,7 +123,7 @@ _CLUSTER_KEYS = {"server", "certificate-authority-data", "extensions"}
 _USER_KEYS = {"client-certificate-data", "client-key-data", "token", "extensions"}
 
 
-def _named(doc: dict, kind: str, name: Optional[str]) -> Optional[dict]:
+def _named(doc: dict, kind: str, name: str | None) -> dict | None:
     items = [i for i in doc.get(kind) or [] if isinstance(i, dict)]
     if name is None and len(items) == 1:
         return items[0]
@@ -139,7 +140,7 @@ def _pem(value: Any, what: str) -> str:
     return text
 
 
-def parse_kubeconfig(text: Optional[str]) -> Union[Access, str]:
+def parse_kubeconfig(text: str | None) -> Access | str:
     """How to reach the cluster, or why the reader will not (a sentence)."""
     if not text or not text.strip():
         return "no kubeconfig"
@@ -253,7 +254,7 @@ def _https(access: Access) -> Get:
         headers["Authorization"] = f"Bearer {access.token}"
     opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=ctx))
 
-    def get(path: str) -> Optional[dict]:
+    def get(path: str) -> dict | None:
         request = urllib.request.Request(access.server + path, headers=headers, method="GET")
         try:
             with opener.open(request, timeout=REQUEST_SECONDS) as response:
@@ -273,7 +274,7 @@ def _why(err: BaseException) -> str:
     return " ".join(f"{type(err).__name__}: {err}".split())[:300]
 
 
-def read(kubeconfig: Optional[str], rke2: bool, *, deadline: float = READ_SECONDS) -> Reading:
+def read(kubeconfig: str | None, rke2: bool, *, deadline: float = READ_SECONDS) -> Reading:
     """The running cluster, or why it could not be read. Never raises, never waits past `deadline`."""
     access = parse_kubeconfig(kubeconfig)
     if isinstance(access, str):

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar
+from typing import Any, TypeVar
 
 import pulumi_aws as aws
 
@@ -63,22 +64,22 @@ class ClusterPlan:
     subnets: tuple[SubnetPlan, ...]
     nodes: tuple[NodePlan, ...]
     default_ami: str = ""
-    previous: Optional[Previous] = None
+    previous: Previous | None = None
     ccm_image: str = ""
     notes: tuple[str, ...] = ()  # what the user should know about this update (logged)
     warnings: tuple[str, ...] = ()  # what may surprise the user (logged as warnings)
-    backup: Optional["BackupPlan"] = None
+    backup: BackupPlan | None = None
     ebs_csi: bool = False
-    published_kubeconfig: Optional[str] = None  # RKE2: what the first server published (secret)
+    published_kubeconfig: str | None = None  # RKE2: what the first server published (secret)
     account_id: str = ""
     # ---- day 2: what runs, as far as this update knows (history.py, running.py)
     observed: Observed = Observed()
-    version: Optional[VersionState] = None
-    etcd: Optional[EtcdState] = None
+    version: VersionState | None = None
+    etcd: EtcdState | None = None
     etcd_removed: tuple[dict, ...] = ()  # etcdMembersRemoved after this update
-    version_confirmed: Optional[str] = None  # kubernetesVersionConfirmed after this update
+    version_confirmed: str | None = None  # kubernetesVersionConfirmed after this update
     snapshots: SnapshotTransition = SnapshotTransition(None, ())
-    manifests: Optional["ManifestPlan"] = None
+    manifests: ManifestPlan | None = None
     in_cluster: tuple[str, ...] = ()  # what this update installs through the kubeconfig
     keep_ebs_credentials: bool = False  # the driver is being uninstalled from manifests: its key stays
     # Admin rules of a stack whose state still names them by list position: child name -> the name
@@ -102,7 +103,7 @@ class ClusterSpec:
     decide about the resources (history.py). Everything here is known before the first resource."""
     config: StackConfig
     plan: ClusterPlan
-    previous: Optional[Previous] = None
+    previous: Previous | None = None
 
     @property
     def legacy_names(self) -> bool:
@@ -111,7 +112,7 @@ class ClusterSpec:
         return self.previous is not None and not self.previous.keyed_children
 
     @property
-    def legacy_subnet_keys(self) -> Optional[dict[str, str]]:
+    def legacy_subnet_keys(self) -> dict[str, str] | None:
         if not self.legacy_names or self.previous is None:
             return None
         return {v: k for k, v in self.previous.subnet_ids.items()}
@@ -140,7 +141,7 @@ class ClusterSpec:
         return bool(self.previous and self.previous.has_cluster_releases)
 
 
-def resolve(previous: Optional[Previous]) -> ClusterSpec:
+def resolve(previous: Previous | None) -> ClusterSpec:
     """The configuration read and checked against the stack's last outputs, then everything planned."""
     cfg = config.load(previous)
     return ClusterSpec(cfg, build(cfg, previous), previous)
@@ -174,7 +175,7 @@ class ManifestPlan:
     live: tuple[str, ...]  # base names delivered with content
     emptied: tuple[str, ...]  # base names delivered empty
     removing: tuple[str, ...]  # emptied ones whose removal is not known done (rke2ManifestsRemoving)
-    statement: Optional[Statement] = None
+    statement: Statement | None = None
 
 
 def _looked_up(key: str, what: str, fix: str, call: Callable[[], T]) -> T:
@@ -281,7 +282,7 @@ def _default_route(table: Any) -> Any:
 
 
 def _check_existing_network(cfg: StackConfig, subnets: list[SubnetPlan], found: dict[str, Any],
-                            nodes: list[NodePlan], previous: Optional[Previous]) -> list[str]:
+                            nodes: list[NodePlan], previous: Previous | None) -> list[str]:
     """What a bring-your-own VPC must offer the nodes and the CCM, checked with look-ups; each
     problem names the key, the subnet and the fix."""
     problems: list[str] = []
@@ -345,7 +346,7 @@ def _own_node_holds(cfg: StackConfig, key: str, ip: str, name: str) -> bool:
 
 # ---- what runs ---------------------------------------------------------------------------------
 
-def observe(cfg: StackConfig, previous: Optional[Previous], kubeconfig: Optional[str]) -> Observed:
+def observe(cfg: StackConfig, previous: Previous | None, kubeconfig: str | None) -> Observed:
     """The cluster as read through the kubeconfig this update has (running.py), or why not, and
     the user's confirmation codes. Nothing is read for a new stack."""
     codes = parse_codes(cfg.confirm_cluster_state)
@@ -359,7 +360,7 @@ def observe(cfg: StackConfig, previous: Optional[Previous], kubeconfig: Optional
     return Observed(live=reading, codes=codes)
 
 
-def _observed_notes(observed: Observed, previous: Optional[Previous]) -> tuple[str, ...]:
+def _observed_notes(observed: Observed, previous: Previous | None) -> tuple[str, ...]:
     if previous is None or not previous.nodes:
         return ()
     if observed.live is not None:
@@ -391,7 +392,7 @@ def with_combined_confirmation(problems: list[str], observed: Observed) -> list[
                        f"{','.join(codes)}`, then `pulumi up` again"]
 
 
-def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
+def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     """Everything before the first resource; `previous`: the stack's last outputs (history.read())."""
     # A different cluster ID or region is a different cluster: nothing else compares.
     problems = cluster_id_problems(previous, cfg.cluster_id, cfg.stack) + region_problems(previous, cfg.region)
@@ -472,7 +473,7 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
                        admin_aliases=admin_aliases)
 
 
-def admin_rule_aliases(cfg: StackConfig, previous: Optional[Previous]) -> dict[str, str]:
+def admin_rule_aliases(cfg: StackConfig, previous: Previous | None) -> dict[str, str]:
     """Releases before the CIDR-keyed names numbered admin rules by list position, and their last
     outputs do not say which CIDR each position held. An alias from the list's current order would
     match a new CIDR to another CIDR's old rule when adminCidrs changes in the same update (review
@@ -529,7 +530,7 @@ def admin_rule_aliases(cfg: StackConfig, previous: Optional[Previous]) -> dict[s
     return aliases
 
 
-def _version_confirmed(cfg: StackConfig, previous: Optional[Previous], vstate: VersionState) -> Optional[str]:
+def _version_confirmed(cfg: StackConfig, previous: Previous | None, vstate: VersionState) -> str | None:
     """kubernetesVersionConfirmed after this update: the version every node is known to run. A new
     cluster boots the configured version everywhere; a change is confirmed by a later update."""
     if previous is None or not previous.nodes:
@@ -538,7 +539,7 @@ def _version_confirmed(cfg: StackConfig, previous: Optional[Previous], vstate: V
 
 
 def stale_confirmation_warnings(cfg: StackConfig, observed: Observed, vstate: VersionState, estate: EtcdState,
-                                snapshots: SnapshotTransition, manifests: Optional[ManifestPlan]) -> tuple[str, ...]:
+                                snapshots: SnapshotTransition, manifests: ManifestPlan | None) -> tuple[str, ...]:
     """A code that confirms nothing this update needs: the state it confirmed has moved on."""
     current = {s.code for s in (vstate.statement, estate.statement, snapshots.statement,
                                 manifests.statement if manifests else None) if s is not None}
@@ -550,7 +551,7 @@ def stale_confirmation_warnings(cfg: StackConfig, observed: Observed, vstate: Ve
             "rke-aws:confirmClusterState`",)
 
 
-def _ebs_csi(cfg: StackConfig, previous: Optional[Previous]) -> bool:
+def _ebs_csi(cfg: StackConfig, previous: Previous | None) -> bool:
     """addons.ebsCsi; unset: on for a new stack, then whatever the stack last deployed; a cluster
     from before the option gains a storage driver only when asked."""
     if cfg.addons.ebs_csi is not None:
@@ -560,7 +561,7 @@ def _ebs_csi(cfg: StackConfig, previous: Optional[Previous]) -> bool:
     return bool(previous.ebs_csi)
 
 
-def _hardening_warnings(cfg: StackConfig, previous: Optional[Previous]) -> tuple[str, ...]:
+def _hardening_warnings(cfg: StackConfig, previous: Previous | None) -> tuple[str, ...]:
     """Node configuration is read at first boot only: a changed profile reaches new nodes only."""
     before = previous.hardening if previous else None
     if before is None or before == cfg.hardening or not previous.nodes:
@@ -570,7 +571,7 @@ def _hardening_warnings(cfg: StackConfig, previous: Optional[Previous]) -> tuple
             "'Replacing nodes deliberately'); until then the cluster mixes both",)
 
 
-def instance_type_warnings(cfg: StackConfig, previous: Optional[Previous], nodes: Sequence[NodePlan]) -> tuple[str, ...]:
+def instance_type_warnings(cfg: StackConfig, previous: Previous | None, nodes: Sequence[NodePlan]) -> tuple[str, ...]:
     """Running servers keep their instance type (nodes.IGNORED_ON_SERVERS): say which ones differ
     from their pool, and how to roll them, on every update until they are replaced."""
     if previous is None:
@@ -592,7 +593,7 @@ def instance_type_warnings(cfg: StackConfig, previous: Optional[Previous], nodes
     return tuple(out)
 
 
-def endpoint_warnings(cfg: StackConfig, previous: Optional[Previous], subnets: Sequence[SubnetPlan],
+def endpoint_warnings(cfg: StackConfig, previous: Previous | None, subnets: Sequence[SubnetPlan],
                       found: Mapping[str, Any]) -> tuple[str, ...]:
     """A Network Load Balancer cannot lose a subnet: the provider replaces it (terraform-provider-aws
     internal/service/elbv2/load_balancer.go customizeDiffLoadBalancerNLB: ForceNew when subnets are
@@ -623,7 +624,7 @@ def _account(cfg: StackConfig) -> str:
 
 # ---- etcd snapshots ----------------------------------------------------------------------------
 
-def _backup(cfg: StackConfig, account: str, previous: Optional[Previous]) -> Optional[BackupPlan]:
+def _backup(cfg: StackConfig, account: str, previous: Previous | None) -> BackupPlan | None:
     b = cfg.etcd_backup
     if not b.enabled:
         return None
@@ -675,14 +676,14 @@ def _bucket_owned(bucket: str) -> bool:
     return any(b.name == bucket for b in found.buckets or ())
 
 
-def _configured_snapshots(cfg: StackConfig, backup: Optional[BackupPlan]) -> Optional[Snapshots]:
+def _configured_snapshots(cfg: StackConfig, backup: BackupPlan | None) -> Snapshots | None:
     if backup is None:
         return None
     return Snapshots(backup.bucket, backup.folder, cfg.etcd_backup.interval_hours, cfg.etcd_backup.retention,
                      cfg.etcd_backup.kms_key_arn)
 
 
-def _snapshot_steps(cfg: StackConfig, backup: Optional[BackupPlan]) -> str:
+def _snapshot_steps(cfg: StackConfig, backup: BackupPlan | None) -> str:
     """RKE2: what to change in a running server's config.yaml for the configured snapshots."""
     if cfg.distribution != "rke2":
         return ""
@@ -695,7 +696,7 @@ def _snapshot_steps(cfg: StackConfig, backup: Optional[BackupPlan]) -> str:
 
 # ---- what is installed in the cluster ----------------------------------------------------------
 
-def _published_kubeconfig(cfg: StackConfig, previous: Optional[Previous]) -> tuple[Optional[str], tuple[str, ...]]:
+def _published_kubeconfig(cfg: StackConfig, previous: Previous | None) -> tuple[str | None, tuple[str, ...]]:
     """RKE2: the admin kubeconfig the first server published, when no kubeconfig is configured.
 
     Readable only with kms:Decrypt on its key. Not published yet, or not readable with these
@@ -736,7 +737,7 @@ UNINSTALLED = {
 
 
 def planned_in_cluster(cfg: StackConfig, ebs_csi: bool, available: bool,
-                       manifests: Optional[ManifestPlan]) -> tuple[str, ...]:
+                       manifests: ManifestPlan | None) -> tuple[str, ...]:
     """What this update installs through the kubeconfig (installedInCluster)."""
     if cfg.ccm.install != "helm" or not available or (manifests is not None and manifests.removing):
         return ()
@@ -744,7 +745,7 @@ def planned_in_cluster(cfg: StackConfig, ebs_csi: bool, available: bool,
         + (("aws-ebs-csi-driver",) if ebs_csi else ())
 
 
-def in_cluster_problems(cfg: StackConfig, previous: Optional[Previous], available: bool) -> list[str]:
+def in_cluster_problems(cfg: StackConfig, previous: Previous | None, available: bool) -> list[str]:
     """Pulumi deletes what a program stops declaring: an update that would leave out what the last
     one installed in the cluster (installedInCluster) is refused unless allowUninstall says so."""
     if previous is None or not previous.has_cluster_releases or cfg.allow_uninstall:
@@ -768,7 +769,7 @@ def in_cluster_problems(cfg: StackConfig, previous: Optional[Previous], availabl
             "cluster is gone, `pulumi state delete` what was in it and set allowUninstall: true for one update"]
 
 
-def allow_uninstall_problems(cfg: StackConfig, previous: Optional[Previous], in_cluster: Sequence[str]) -> list[str]:
+def allow_uninstall_problems(cfg: StackConfig, previous: Previous | None, in_cluster: Sequence[str]) -> list[str]:
     """allowUninstall is for one update: set while nothing is left to uninstall, it would let a later
     update without a kubeconfig uninstall everything without a word."""
     if not cfg.allow_uninstall:
@@ -783,8 +784,8 @@ def allow_uninstall_problems(cfg: StackConfig, previous: Optional[Previous], in_
             "kubeconfig would uninstall the CCM and everything else from the running cluster"]
 
 
-def manifest_plan(cfg: StackConfig, previous: Optional[Previous], ebs_csi: bool,
-                  observed: Observed) -> Optional[ManifestPlan]:
+def manifest_plan(cfg: StackConfig, previous: Previous | None, ebs_csi: bool,
+                  observed: Observed) -> ManifestPlan | None:
     """RKE2: which manifests the servers get, which are emptied, and which removals are not yet
     known done. None when the cluster never used manifests."""
     if cfg.distribution != "rke2":
@@ -819,7 +820,7 @@ def manifest_plan(cfg: StackConfig, previous: Optional[Previous], ebs_csi: bool,
     return ManifestPlan(tuple(sorted(live)), emptied, tuple(sorted(pending)), statement)
 
 
-def removal_warnings(cfg: StackConfig, previous: Optional[Previous], ebs_csi: bool, manifests: Optional[ManifestPlan],
+def removal_warnings(cfg: StackConfig, previous: Previous | None, ebs_csi: bool, manifests: ManifestPlan | None,
                      in_cluster: Sequence[str]) -> tuple[str, ...]:
     """Say what an update uninstalls, and what stays."""
     if previous is None or not previous.nodes:
@@ -851,7 +852,7 @@ def removal_warnings(cfg: StackConfig, previous: Optional[Previous], ebs_csi: bo
     return tuple(out)
 
 
-def booting_nodes(cfg: StackConfig, previous: Optional[Previous], nodes: Sequence[NodePlan]) -> list[NodePlan]:
+def booting_nodes(cfg: StackConfig, previous: Previous | None, nodes: Sequence[NodePlan]) -> list[NodePlan]:
     """The instances this update launches: new ones, and running ones replaced because their address,
     zone, tier or key pair changes (privateIp, subnetId, keyName force a new instance:
     terraform-provider-aws internal/service/ec2/ec2_instance.go, ForceNew on each). Only these call
@@ -863,12 +864,13 @@ def booting_nodes(cfg: StackConfig, previous: Optional[Previous], nodes: Sequenc
             or member[(n.pool.name, n.index)] != (n.private_ip, n.az, n.subnet.tier, cfg.access.ssh_key_name)]
 
 
-def upgrade_problems(cfg: StackConfig, previous: Optional[Previous], nodes: list[NodePlan],
-                     kubeconfig_published: bool = False, state: Optional[VersionState] = None,
-                     observed: Observed = Observed()) -> list[str]:
+def upgrade_problems(cfg: StackConfig, previous: Previous | None, nodes: list[NodePlan],
+                     kubeconfig_published: bool = False, state: VersionState | None = None,
+                     observed: Observed | None = None) -> list[str]:
     """A version change must have a way to the running nodes, and come alone; and no node boots the
     configured version while servers may still run an older minor (a kubelet must not be newer than
     its kube-apiserver)."""
+    observed = observed if observed is not None else Observed()
     if previous is None or previous.kubernetes_version is None:
         return []
     problems = []
@@ -897,8 +899,8 @@ def upgrade_problems(cfg: StackConfig, previous: Optional[Previous], nodes: list
     return problems
 
 
-def ccm_image(cfg: StackConfig, previous: Optional[Previous],
-              state: Optional[VersionState] = None) -> tuple[str, tuple[str, ...]]:
+def ccm_image(cfg: StackConfig, previous: Previous | None,
+              state: VersionState | None = None) -> tuple[str, tuple[str, ...]]:
     """The CCM image for this update: the cluster's minor once every server runs it. The CCM may
     be one minor older than kube-apiserver, never newer, so while servers may run the older minor
     (the change is not known complete) it stays on that minor."""
@@ -940,7 +942,7 @@ def _default_image(cfg: StackConfig) -> Any:
     )
 
 
-def _collect(problems: list[str], key: str, what: str, fix: str, call: Callable[[], T]) -> Optional[T]:
+def _collect(problems: list[str], key: str, what: str, fix: str, call: Callable[[], T]) -> T | None:
     """A look-up whose failure is one more problem (all of them are reported together), not the end."""
     try:
         return _looked_up(key, what, fix, call)
@@ -995,8 +997,8 @@ RKE2_SERVER_MIN_VCPUS, RKE2_SERVER_MIN_MIB = 2, 4096
 RKE2_SIZING_GUIDE = ((2, 4096, 225), (4, 8192, 450), (8, 16384, 1300))
 
 
-def machine_problems(cfg: StackConfig, nodes: Sequence[NodePlan], previous: Optional[Previous],
-                     default_image: Any, booting: Optional[Sequence[NodePlan]] = None
+def machine_problems(cfg: StackConfig, nodes: Sequence[NodePlan], previous: Previous | None,
+                     default_image: Any, booting: Sequence[NodePlan] | None = None
                      ) -> tuple[list[str], tuple[str, ...]]:
     """Every pool's instance type and image, checked with look-ups before RunInstances would refuse
     them: the type exists in the region, is offered in the zones the pool's new nodes go to, runs
@@ -1057,7 +1059,7 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[NodePlan], previous: Opti
     new_zones: dict[str, set[str]] = {}
     for n in list(booting) + retyped_nodes:
         new_zones.setdefault(n.pool.name, set()).add(n.az)
-    offered: Optional[set[tuple[str, str]]] = None
+    offered: set[tuple[str, str]] | None = None
     wanted_types = sorted({p.instance_type for _, p in pools if p.name in new_zones and types.get(p.instance_type)})
     zones = sorted(set().union(*new_zones.values())) if new_zones else []
     if wanted_types and zones:
@@ -1069,7 +1071,7 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[NodePlan], previous: Opti
                              filters=[{"name": "instance-type", "values": wanted_types},
                                       {"name": "location", "values": zones}]))
         if found is not None:
-            offered = set(zip(found.instance_types, found.locations))
+            offered = set(zip(found.instance_types, found.locations, strict=False))
     for i, pool in pools:
         info = types.get(pool.instance_type)
         if info is None:

@@ -16,8 +16,9 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any
 
 from . import model, partitions, versions
 from . import tags as tagsets
@@ -132,10 +133,10 @@ class NodePool:
     instance_type: str
     subnet: str
     root_volume_gb: int
-    ami: Optional[str]
-    ip_block: Optional[int]  # None: assigned at plan time (node_plan.py)
+    ami: str | None
+    ip_block: int | None  # None: assigned at plan time (node_plan.py)
     imds_hop_limit: int = DEFAULT_IMDS_HOP_LIMIT
-    imds_hop_limit_reason: Optional[str] = None
+    imds_hop_limit_reason: str | None = None
 
     @property
     def is_controlplane(self) -> bool:
@@ -157,15 +158,15 @@ class NodePool:
 
 @dataclass(frozen=True)
 class NetworkConfig:
-    vpc_cidr: Optional[str]
-    availability_zones: Optional[tuple[str, ...]]  # explicit names, or None: look up `az_count`
+    vpc_cidr: str | None
+    availability_zones: tuple[str, ...] | None  # explicit names, or None: look up `az_count`
     az_count: int
     nat_gateways: str
-    public_subnet_cidrs: Optional[tuple[str, ...]]
-    private_subnet_cidrs: Optional[tuple[str, ...]]
-    vpc_id: Optional[str] = None
-    public_subnet_ids: Optional[tuple[str, ...]] = None
-    private_subnet_ids: Optional[tuple[str, ...]] = None
+    public_subnet_cidrs: tuple[str, ...] | None
+    private_subnet_cidrs: tuple[str, ...] | None
+    vpc_id: str | None = None
+    public_subnet_ids: tuple[str, ...] | None = None
+    private_subnet_ids: tuple[str, ...] | None = None
 
     @property
     def bring_your_own(self) -> bool:
@@ -175,9 +176,9 @@ class NetworkConfig:
 @dataclass(frozen=True)
 class AccessConfig:
     admin_cidrs: tuple[str, ...]
-    ssh_key_name: Optional[str]
+    ssh_key_name: str | None
     ssh_user: str
-    ssh_key_path: Optional[str]
+    ssh_key_path: str | None
     ssm: bool
     allow_world_admin: bool = False
 
@@ -188,7 +189,7 @@ class CcmConfig:
     leader_migration: bool
     extra_args: tuple[str, ...]
     install: str
-    image: Optional[str] = None  # explicit "repository:tag"; None: versions.CCM_IMAGE_TAGS by minor
+    image: str | None = None  # explicit "repository:tag"; None: versions.CCM_IMAGE_TAGS by minor
 
     def image_for(self, kubernetes_minor: int) -> str:
         return self.image or f"{versions.CCM_IMAGE_REPOSITORY}:{versions.CCM_IMAGE_TAGS[kubernetes_minor]}"
@@ -197,18 +198,18 @@ class CcmConfig:
 @dataclass(frozen=True)
 class EtcdBackupConfig:
     enabled: bool = True
-    bucket: Optional[str] = None  # an existing bucket; None: one is created per cluster
-    folder: Optional[str] = None  # None: the cluster ID
+    bucket: str | None = None  # an existing bucket; None: one is created per cluster
+    folder: str | None = None  # None: the cluster ID
     interval_hours: int = DEFAULT_BACKUP_INTERVAL_HOURS
     retention: int = DEFAULT_BACKUP_RETENTION
     expire_days: int = DEFAULT_BACKUP_EXPIRE_DAYS
-    kms_key_arn: Optional[str] = None  # None: SSE-S3
+    kms_key_arn: str | None = None  # None: SSE-S3
 
 
 @dataclass(frozen=True)
 class AddonsConfig:
     # None: on for a new stack, off for one deployed before the option existed (history.py).
-    ebs_csi: Optional[bool] = None
+    ebs_csi: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -223,7 +224,7 @@ class StackConfig:
     node_pools: tuple[NodePool, ...]
     kubernetes_version: str
     ccm: CcmConfig
-    kubeconfig: Optional[Secret]
+    kubeconfig: Secret | None
     tags: Mapping[str, str] = field(default_factory=dict)
     protect_servers: bool = False
     warnings: tuple[str, ...] = ()
@@ -233,7 +234,7 @@ class StackConfig:
     hardening: str = "none"
     allow_uninstall: bool = False
     # ---- day 2 (history.py): confirmation codes for what the program cannot read from the cluster
-    confirm_cluster_state: Optional[str] = None
+    confirm_cluster_state: str | None = None
 
     @property
     def cluster_tag_key(self) -> str:
@@ -248,7 +249,7 @@ class StackConfig:
         return kubernetes_minor(self.distribution, self.kubernetes_version) or 0
 
 
-def kubernetes_minor(distribution: str, version: str) -> Optional[int]:
+def kubernetes_minor(distribution: str, version: str) -> int | None:
     pattern = RKE_VERSION_RE if distribution == "rke" else RKE2_VERSION_RE
     m = pattern.fullmatch(version)
     return int(m.group(1)) if m else None
@@ -281,7 +282,7 @@ RESERVED_TAG = ("is reserved (Name, kubernetes.io/cluster/*, kubernetes.io/role/
                 "IAM compares keys); choose another key")
 
 
-def _tag_key_problem(k: str) -> Optional[str]:
+def _tag_key_problem(k: str) -> str | None:
     """Why AWS (IAM, EC2, SSM, KMS, S3) or the CCM would refuse this tag key, or None; the verdict
     is TAG_KEY_RE's, the checks below only name the rule."""
     if TAG_KEY_RE.fullmatch(k):
@@ -298,7 +299,7 @@ def _tag_key_problem(k: str) -> Optional[str]:
     return "starts or ends with a space; remove it (AWS would keep a key that differs from what you see)"
 
 
-def _tag_value_problem(v: str) -> Optional[str]:
+def _tag_value_problem(v: str) -> str | None:
     if TAG_VALUE_RE.fullmatch(v):
         return None
     if len(v) > 256:
@@ -326,7 +327,7 @@ def _decode(raw: Any) -> Any:
         return raw
 
 
-def canonical_cidr(p: _Problems, key: str, value: str, example: str) -> Optional[ipaddress.IPv4Network]:
+def canonical_cidr(p: _Problems, key: str, value: str, example: str) -> ipaddress.IPv4Network | None:
     """An IPv4 CIDR written the one way AWS stores it, or None (the problem recorded, naming the
     canonical form when there is one: netmask, host-mask, host-bits or bare-address forms)."""
     try:
@@ -346,7 +347,7 @@ def canonical_cidr(p: _Problems, key: str, value: str, example: str) -> Optional
     return net
 
 
-def _private_net(p: _Problems, key: str, value: str, prefixes: tuple[int, int], what: str) -> Optional[ipaddress.IPv4Network]:
+def _private_net(p: _Problems, key: str, value: str, prefixes: tuple[int, int], what: str) -> ipaddress.IPv4Network | None:
     """A canonical RFC 1918 CIDR of a prefix in `prefixes`, clear of the cluster's own networks."""
     net = canonical_cidr(p, key, value, "10.0.0.0/16")
     if net is None:
@@ -367,7 +368,7 @@ def _private_net(p: _Problems, key: str, value: str, prefixes: tuple[int, int], 
     return net
 
 
-def _zones(p: _Problems, raw: Any) -> tuple[Optional[tuple[str, ...]], int]:
+def _zones(p: _Problems, raw: Any) -> tuple[tuple[str, ...] | None, int]:
     """network.availabilityZones: a count (looked up at plan time) or zone names; the model's
     schema has both forms, the check is here (one key, two types)."""
     key = "network.availabilityZones"
@@ -437,7 +438,7 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
         )
 
     vpc_net = _private_net(p, "network.vpcCidr", net.vpcCidr, (MIN_VPC_PREFIX, MAX_VPC_PREFIX), "use")
-    subnet_cidrs: dict[str, Optional[tuple[str, ...]]] = {}
+    subnet_cidrs: dict[str, tuple[str, ...] | None] = {}
     seen: list[tuple[str, ipaddress.IPv4Network]] = []
     for k in ("publicSubnetCidrs", "privateSubnetCidrs"):
         lst = getattr(net, k)
@@ -468,7 +469,7 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
     )
 
 
-def _parse_etcd_backup(p: _Problems, raw: Any, region: Optional[str]) -> EtcdBackupConfig:
+def _parse_etcd_backup(p: _Problems, raw: Any, region: str | None) -> EtcdBackupConfig:
     b = p.check(model.EtcdBackup, raw, ("etcdBackup",))
     if b.bucket is not None and isinstance(raw, dict) and "expireDays" in raw:
         p.add("etcdBackup.expireDays", f"applies to the bucket this program creates, but etcdBackup.bucket names "
@@ -543,7 +544,7 @@ def _parse_access(p: _Problems, raw: Any, warnings: list[str]) -> AccessConfig:
                         ssh_key_path=acc.sshKeyPath, ssm=acc.ssm, allow_world_admin=acc.allowWorldAdmin)
 
 
-def node_group_inbound_rules(admin_cidrs: int, endpoint: str, distribution: Optional[str]) -> int:
+def node_group_inbound_rules(admin_cidrs: int, endpoint: str, distribution: str | None) -> int:
     """Inbound rules this program puts on the node security group: one for the nodes, two per admin
     CIDR (22 and 6443; security.rule_plans) and, with the NLB endpoint, one per endpoint port
     (9345 and 6443 for RKE2, 6443 for RKE1; endpoint.py). The NLB's own group holds fewer (one per
@@ -552,7 +553,7 @@ def node_group_inbound_rules(admin_cidrs: int, endpoint: str, distribution: Opti
     return 1 + 2 * admin_cidrs + ports
 
 
-def _check_rule_quota(p: _Problems, access: AccessConfig, endpoint: str, distribution: Optional[str]) -> None:
+def _check_rule_quota(p: _Problems, access: AccessConfig, endpoint: str, distribution: str | None) -> None:
     n = len(access.admin_cidrs)
     rules = node_group_inbound_rules(n, endpoint, distribution)
     room = model.SG_INBOUND_RULE_QUOTA - model.CCM_RULE_HEADROOM
@@ -566,7 +567,7 @@ def _check_rule_quota(p: _Problems, access: AccessConfig, endpoint: str, distrib
                                    f"Services: list at most {most} (merge neighbouring ranges into larger CIDRs)")
 
 
-def _parse_pools(p: _Problems, raw: Any, distribution: Optional[str], warnings: list[str]) -> tuple[NodePool, ...]:
+def _parse_pools(p: _Problems, raw: Any, distribution: str | None, warnings: list[str]) -> tuple[NodePool, ...]:
     if raw is None:
         p.add("nodePools", _missing(model.StackConfiguration, "nodePools"))
         return ()
@@ -660,7 +661,7 @@ def _check_topology(p: _Problems, pools: tuple[NodePool, ...], warnings: list[st
 VERSION_TAG_RE = re.compile(r":v?[0-9]+\.[0-9]+(?:\.[0-9]+)?(?:[-+._][A-Za-z0-9.-]*)?$")
 
 
-def _parse_ccm(p: _Problems, raw: Any, distribution: Optional[str], kver: Optional[str],
+def _parse_ccm(p: _Problems, raw: Any, distribution: str | None, kver: str | None,
                warnings: list[str]) -> CcmConfig:
     ccm = p.check(model.Ccm, raw, ("ccm",))
     for i, a in enumerate(ccm.extraArgs):
@@ -721,8 +722,8 @@ def known_releases(distribution: str) -> Iterable[str]:
     return versions.RKE_RELEASES if distribution == "rke" else versions.RKE2_RELEASES
 
 
-def _kubernetes_version(p: _Problems, given: Optional[str], distribution: Optional[str],
-                        running_version: Optional[str], warnings: list[str]) -> Optional[str]:
+def _kubernetes_version(p: _Problems, given: str | None, distribution: str | None,
+                        running_version: str | None, warnings: list[str]) -> str | None:
     """kubernetesVersion, or what the stack runs when it is not set (a new default never upgrades a
     running cluster), or the default for a new stack. Only canonical release names of the
     distribution, and only releases versions.py knows, or the one the stack runs now."""
@@ -776,7 +777,7 @@ SECRET_AS_TEXT = ("is encrypted (a `secure:` value, set with --secret), but the 
                   "store it without --secret (`pulumi config set [--path] ...`), or leave it out")
 
 
-def _own_key(p: _Problems, full_key: Any, warnings: list[str]) -> Optional[str]:
+def _own_key(p: _Problems, full_key: Any, warnings: list[str]) -> str | None:
     """The rke-aws key `full_key` names, or None (another namespace's key, or refused)."""
     printable = isinstance(full_key, str) and re.fullmatch(r"[ -~]+", full_key) is not None
     text = full_key if printable else shown(full_key)
@@ -804,8 +805,8 @@ def _own_key(p: _Problems, full_key: Any, warnings: list[str]) -> Optional[str]:
     return None
 
 
-def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: Optional[str],
-          secret_keys: Iterable[str] = (), running_version: Optional[str] = None,
+def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | None,
+          secret_keys: Iterable[str] = (), running_version: str | None = None,
           running_etcd_members: int = 0) -> StackConfig:
     """Turn the flat config map into a validated `StackConfig`, or raise `ConfigError`.
 

@@ -17,9 +17,9 @@ import difflib
 import json
 import re
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Annotated, Any, Iterable, Literal, Optional
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, StringConstraints, ValidationError
 from pydantic.json_schema import WithJsonSchema
@@ -220,7 +220,7 @@ class Msg:
     reason: str = ""  # why the default
     type_name: str = ""  # the type as the reference shows it
     declare: bool = False  # declared in Pulumi.yaml (scalar top-level keys)
-    why: Optional[Callable[[str], Optional[str]]] = None  # which rule a value the pattern refuses breaks
+    why: Callable[[str], str | None] | None = None  # which rule a value the pattern refuses breaks
 
 
 @dataclass(frozen=True)
@@ -265,7 +265,7 @@ HOURS = (1, 2, 3, 4, 6, 8, 12, 24)
 Hours = Annotated[Literal[HOURS], BeforeValidator(_whole_hours)]
 
 
-def Str(pattern: Optional[str] = None, max_length: Optional[int] = None) -> Any:
+def Str(pattern: str | None = None, max_length: int | None = None) -> Any:
     return Annotated[str, Strict(), StringConstraints(min_length=1, max_length=max_length, pattern=pattern)]
 
 
@@ -310,7 +310,7 @@ class _Section(BaseModel):
 
 # ---- why a pattern refused a value (the verdict is the pattern's; these only name the rule) ------
 
-def _bucket_why(v: str) -> Optional[str]:
+def _bucket_why(v: str) -> str | None:
     if not 3 <= len(v) <= 63:
         return f"has {len(v)} characters (3 to 63)"
     if not re.fullmatch(r"[a-z0-9.-]+", v):
@@ -331,7 +331,7 @@ def _bucket_why(v: str) -> Optional[str]:
     return None
 
 
-def _folder_why(v: str) -> Optional[str]:
+def _folder_why(v: str) -> str | None:
     segments = v.split("/")
     if any(s == "" for s in segments):
         return "has an empty segment (a leading, trailing or double /)"
@@ -340,17 +340,17 @@ def _folder_why(v: str) -> Optional[str]:
     return None
 
 
-def _cluster_id_why(v: str) -> Optional[str]:
+def _cluster_id_why(v: str) -> str | None:
     return "starts with 'sg-', which AWS refuses as the start of a security group name" if v.startswith("sg-") else None
 
 
-def _image_why(v: str) -> Optional[str]:
+def _image_why(v: str) -> str | None:
     if re.search(r":latest$", v):
         return "is pinned to 'latest', which moves (a CCM must not become newer than the cluster)"
     return None
 
 
-def _kms_why(v: str) -> Optional[str]:
+def _kms_why(v: str) -> str | None:
     m = re.fullmatch(r"arn:([a-z-]+):kms:([a-z0-9-]+):.*", v)
     if m and m.group(1) in ("aws", "aws-us-gov", "aws-cn"):
         region = m.group(2)
@@ -586,7 +586,7 @@ def _find(annotation: Any, cls: type) -> Any:
     return None
 
 
-def _submodel(annotation: Any) -> Optional[type[BaseModel]]:
+def _submodel(annotation: Any) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in typing.get_args(annotation):
@@ -666,7 +666,7 @@ def _message(model: type[BaseModel], err: dict, raw: Any, where: tuple) -> tuple
     return loc, f"{_json(value)} is not valid ({err.get('msg')}); expected {msg.what or 'another value'}"
 
 
-def closest(key: Any, candidates: Iterable[str]) -> Optional[str]:
+def closest(key: Any, candidates: Iterable[str]) -> str | None:
     """The candidate `key` is most likely a typo of (letter case ignored), or None."""
     if not isinstance(key, str):
         return None

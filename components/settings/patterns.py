@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
-from typing import Iterable
+from collections.abc import Iterable
 
 
 def whole(body: str) -> str:
@@ -136,7 +136,7 @@ def _subtract(intervals: list[Interval], cut: Interval) -> list[Interval]:
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _address_regex(intervals: tuple[Interval, ...], step: int, level: int) -> str:
     """Dotted octets `level`..3 of the addresses in `intervals` (relative to this level's span)
     that are multiples of `step`."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 OWNED = "owned"  # lifecycle tied to this cluster: created by this program
 SHARED = "shared"  # pre-existing, used by this cluster, never deleted with it

@@ -8,7 +8,7 @@ they were written (no internet); each says where it was read (repository, path, 
 from __future__ import annotations
 
 import re
-from typing import Mapping
+from collections.abc import Mapping
 
 # aws-cloud-controller-manager chart (app v1.35.0; kubernetes/cloud-provider-aws charts/
 # aws-cloud-controller-manager/Chart.yaml at 63ec440c, 2026-07-07, still 0.0.11); values in
