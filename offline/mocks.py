@@ -16,6 +16,8 @@ from typing import Any
 
 import pulumi
 
+from offline.resource_types import TYPES
+
 ACCOUNT_ID = "123456789012"
 
 # EC2 instance types the offline account knows: (default vCPUs, memory MiB, architectures,
@@ -159,10 +161,10 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
             return f"{name}-id", inputs
         shape = self._SHAPES.get(typ)
         if shape is None:
-            # Never fake what is not known: a new resource type is declared in _SHAPES (with the ID
-            # and attributes AWS or its provider gives it) before the offline runs accept it.
+            # Never fake what is not known: a new resource type is declared in offline/resource_types.py
+            # (with the ID and attributes AWS or its provider gives it) before the offline runs accept it.
             raise ValueError(f"the offline mocks do not know resource type {typ} ({name}); declare it in "
-                             "AwsLikeMocks._SHAPES (offline/mocks.py)")
+                             "offline/resource_types.py")
         if typ.startswith("aws:") and region_refusal(self.region):
             raise ValueError(region_refusal(self.region))
         self.resources.append((typ, name, inputs))
@@ -266,53 +268,9 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
     def _random_password(self, seed, name, inputs):
         return f"{name}-id", {"result": _hex(seed, int(inputs.get("length", 32)))}
 
-    _SHAPES: dict[str, Any] = {
-        "aws:ec2/vpc:Vpc": _vpc,
-        "aws:ec2/subnet:Subnet": _subnet,
-        "aws:ec2/instance:Instance": _instance_shape,
-        "aws:iam/role:Role": _role,
-        "aws:iam/instanceProfile:InstanceProfile": _instance_profile,
-        "aws:ec2/securityGroup:SecurityGroup": _security_group,
-        "aws:ec2/eip:Eip": _eip,
-        "aws:route53/zone:Zone": _zone,
-        "aws:lb/loadBalancer:LoadBalancer": _elb("loadbalancer/net"),
-        "aws:lb/targetGroup:TargetGroup": _elb("targetgroup"),
-        "aws:lb/listener:Listener": _elb("listener/net"),
-        "aws:ssm/parameter:Parameter": _ssm_parameter,
-        "aws:iam/user:User": _user,
-        "aws:iam/policy:Policy": _policy,
-        "aws:iam/accessKey:AccessKey": _access_key,
-        "aws:kms/key:Key": _kms_key,
-        "aws:kms/alias:Alias": _kms_alias,
-        "aws:s3/bucket:Bucket": _bucket,
-        "aws:ec2/internetGateway:InternetGateway": _prefixed("igw-"),
-        "aws:ec2/natGateway:NatGateway": _prefixed("nat-"),
-        "aws:ec2/routeTable:RouteTable": _prefixed("rtb-"),
-        "aws:ec2/routeTableAssociation:RouteTableAssociation": _prefixed("rtbassoc-"),
-        "aws:ec2/route:Route": _prefixed("r-"),
-        "aws:ec2/subnetCidrReservation:SubnetCidrReservation": _prefixed("scr-"),
-        "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": _prefixed("sgr-"),
-        "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": _prefixed("sgr-"),
-        "aws:ec2/tag:Tag": _named,
-        "aws:iam/rolePolicy:RolePolicy": _role_policy,
-        "aws:iam/rolePolicyAttachment:RolePolicyAttachment": _named,
-        "aws:iam/userPolicyAttachment:UserPolicyAttachment": _named,
-        "aws:iam/userPolicy:UserPolicy": _role_policy,
-        "aws:route53/record:Record": _named,
-        "aws:lb/targetGroupAttachment:TargetGroupAttachment": _named,
-        "aws:s3/bucketVersioning:BucketVersioning": _named,
-        "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": _named,
-        "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": _named,
-        "aws:s3/bucketPolicy:BucketPolicy": _named,
-        "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": _named,
-        "random:index/randomPassword:RandomPassword": _random_password,
-        "pulumi:providers:kubernetes": _named,
-        "kubernetes:core/v1:Secret": _named,
-        "kubernetes:helm.sh/v3:Release": _named,
-        "kubernetes:upgrade.cattle.io/v1:Plan": _named,
-    }
-    KNOWN_TYPES = frozenset(_SHAPES)
-    del _prefixed, _elb
+    # Which of these each type gets: offline/resource_types.py (set below the class).
+    _SHAPES: dict[str, Any] = {}
+    KNOWN_TYPES: frozenset[str] = frozenset()
 
     def _instance(self, name: str, inputs: dict) -> dict:
         refusal = user_data_refusal(name, inputs)
@@ -491,3 +449,17 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         if tok == "aws:index/getRegion:getRegion":
             return {"name": self.region, "region": self.region, "id": self.region}
         raise NotImplementedError(f"the offline mocks do not answer {tok}; add it to offline/mocks.py")
+
+
+def _fake(spec: str) -> Any:
+    """A type's `fake` in offline/resource_types.py as an AwsLikeMocks shape."""
+    kind, _, arg = spec.partition(":")
+    if kind == "prefix":
+        return AwsLikeMocks.__dict__["_prefixed"](arg)
+    if kind == "elb":
+        return AwsLikeMocks.__dict__["_elb"](arg)
+    return AwsLikeMocks.__dict__[spec]
+
+
+AwsLikeMocks._SHAPES = {t: _fake(r.fake) for t, r in TYPES.items() if r.fake is not None}
+AwsLikeMocks.KNOWN_TYPES = frozenset(AwsLikeMocks._SHAPES)

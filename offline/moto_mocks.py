@@ -40,6 +40,7 @@ from components.settings import versions
 
 from .harness import unwrap_secrets
 from .mocks import region_refusal, route_result, user_data_refusal
+from .resource_types import TYPES
 
 ACCOUNT_ID = "123456789012"  # moto's default account
 # The Canonical image the emulated account publishes (moto's built-in AMIs have no Ubuntu 24.04),
@@ -255,10 +256,10 @@ class MotoMocks(pulumi.runtime.Mocks):
             self.resources.append((typ, name, inputs))
             handler = self._HANDLERS.get(typ) or self._OUTSIDE_AWS.get(typ)
             if handler is None and args.custom:
-                # Never fake what is not known: a new resource type is emulated in _HANDLERS (or, outside
-                # AWS, declared in _OUTSIDE_AWS) before the emulated account accepts it.
+                # Never fake what is not known: a new resource type is declared in offline/resource_types.py
+                # with its handler here before the emulated account accepts it.
                 raise EmulatedAwsError(f"UnknownResourceType: {typ} {name}: the emulated account does not know this "
-                                       "resource type; add it to MotoMocks._HANDLERS or _OUTSIDE_AWS (offline/moto_mocks.py)")
+                                       "resource type; declare it in offline/resource_types.py")
             try:
                 rid, extra = handler(self, name, inputs) if handler else (f"{name}-id", {})  # a component
             except ClientError as err:
@@ -960,55 +961,17 @@ class MotoMocks(pulumi.runtime.Mocks):
     def _in_cluster(self, name, i):  # a Kubernetes object or the provider that reaches the cluster
         return f"{name}-id", {}
 
-    _OUTSIDE_AWS = {
-        "random:index/randomPassword:RandomPassword": _random_password,
-        "kubernetes:helm.sh/v3:Release": _helm_release,
-        "kubernetes:core/v1:Secret": _in_cluster,
-        "kubernetes:upgrade.cattle.io/v1:Plan": _in_cluster,
-        "pulumi:providers:kubernetes": _in_cluster,
-    }
+    # Which handler each type gets: offline/resource_types.py (set below the class); outside AWS: the
+    # random password, the Kubernetes objects and provider, which no AWS API answers.
+    _OUTSIDE_AWS: dict[str, Any] = {}
+    _HANDLERS: dict[str, Any] = {}
+    KNOWN_TYPES: frozenset[str] = frozenset()
 
-    _HANDLERS = {
-        "aws:ec2/vpc:Vpc": _vpc,
-        "aws:ec2/subnet:Subnet": _subnet,
-        "aws:ec2/subnetCidrReservation:SubnetCidrReservation": _subnet_cidr_reservation,
-        "aws:ec2/internetGateway:InternetGateway": _internet_gateway,
-        "aws:ec2/routeTable:RouteTable": _route_table,
-        "aws:ec2/route:Route": _route,
-        "aws:ec2/routeTableAssociation:RouteTableAssociation": _route_table_association,
-        "aws:ec2/eip:Eip": _eip,
-        "aws:ec2/natGateway:NatGateway": _nat_gateway,
-        "aws:ec2/securityGroup:SecurityGroup": _security_group,
-        "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": _ingress,
-        "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": _egress,
-        "aws:ec2/instance:Instance": _instance,
-        "aws:ec2/tag:Tag": _ec2_tag,
-        "aws:iam/role:Role": _role,
-        "aws:iam/rolePolicy:RolePolicy": _role_policy,
-        "aws:iam/rolePolicyAttachment:RolePolicyAttachment": _role_policy_attachment,
-        "aws:iam/instanceProfile:InstanceProfile": _instance_profile,
-        "aws:ssm/parameter:Parameter": _ssm_parameter,
-        "aws:route53/zone:Zone": _zone,
-        "aws:iam/user:User": _user,
-        "aws:iam/userPolicy:UserPolicy": _user_policy,
-        "aws:iam/policy:Policy": _iam_policy,
-        "aws:iam/userPolicyAttachment:UserPolicyAttachment": _user_policy_attachment,
-        "aws:iam/accessKey:AccessKey": _access_key,
-        "aws:kms/key:Key": _kms_key,
-        "aws:kms/alias:Alias": _kms_alias,
-        "aws:s3/bucket:Bucket": _bucket,
-        "aws:s3/bucketVersioning:BucketVersioning": _bucket_versioning,
-        "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": _bucket_encryption,
-        "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": _bucket_public_access,
-        "aws:s3/bucketPolicy:BucketPolicy": _bucket_policy,
-        "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": _bucket_lifecycle,
-        "aws:route53/record:Record": _record,
-        "aws:lb/loadBalancer:LoadBalancer": _load_balancer,
-        "aws:lb/targetGroup:TargetGroup": _target_group,
-        "aws:lb/targetGroupAttachment:TargetGroupAttachment": _target_group_attachment,
-        "aws:lb/listener:Listener": _listener,
-    }
-    KNOWN_TYPES = frozenset(_HANDLERS) | frozenset(_OUTSIDE_AWS)
+
+_EMULATED = {t: MotoMocks.__dict__[r.emulate] for t, r in TYPES.items() if r.emulate is not None}
+MotoMocks._HANDLERS = {t: h for t, h in _EMULATED.items() if t.startswith("aws:")}
+MotoMocks._OUTSIDE_AWS = {t: h for t, h in _EMULATED.items() if not t.startswith("aws:")}
+MotoMocks.KNOWN_TYPES = frozenset(_EMULATED)
 
 
 # ---- running a stack in the emulated account ------------------------------------------------

@@ -480,9 +480,11 @@ def test_every_rule_cites_its_upstream_file():
         assert ".go" in rules.source, typ
 
 
-def test_rules_and_both_mocks_know_the_same_types_and_all_the_program_registers():
-    """One list per fact (replace rules here, ID shapes in AwsLikeMocks, emulation in MotoMocks);
-    the three name the same types, and every type the program registers is among them."""
+def test_every_type_the_program_registers_is_declared_once_for_every_tool():
+    """One declaration per resource type (offline/resource_types.py): its replace rules, the AWS-like
+    mocks' shape, the emulated account's handler; the diff and both mocks read their views from it."""
+    from offline import resource_types
+
     from tests.conftest import STACKS, run_stack_cached, set_key
     from tests.test_day2 import KUBECONFIG as ANY_KUBECONFIG
 
@@ -491,9 +493,10 @@ def test_rules_and_both_mocks_know_the_same_types_and_all_the_program_registers(
     set_key(with_plans, "kubeconfig", ANY_KUBECONFIG)
     types |= {r.type for r in harness.run_program(with_plans, stack="types").resources if r.custom}
     assert "kubernetes:upgrade.cattle.io/v1:Plan" in types
-    assert not types - set(diff.RULES), f"offline/diff.py RULES does not know {sorted(types - set(diff.RULES))}"
-    assert set(diff.RULES) == AwsLikeMocks.KNOWN_TYPES, set(diff.RULES) ^ AwsLikeMocks.KNOWN_TYPES
-    assert set(diff.RULES) == MotoMocks.KNOWN_TYPES, set(diff.RULES) ^ MotoMocks.KNOWN_TYPES
+    declared = {t for t, r in resource_types.TYPES.items() if r.replace and r.fake and r.emulate}
+    assert not types - declared, f"offline/resource_types.py does not declare {sorted(types - declared)} fully"
+    assert diff.RULES is resource_types.RULES
+    assert set(diff.RULES) == AwsLikeMocks.KNOWN_TYPES == MotoMocks.KNOWN_TYPES == declared
 
 
 def test_both_mocks_refuse_a_resource_type_they_do_not_know():
