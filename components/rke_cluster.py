@@ -19,7 +19,7 @@ from .aws import backups
 from .aws.backups import EtcdBackupBucket, EtcdBackupBucketArgs
 from .aws.endpoint import ControlPlaneEndpoint, ControlPlaneEndpointArgs
 from .aws.iam import NodeIam, NodeIamArgs, ParameterAccess
-from .aws.join_secrets import JoinToken, JoinTokenArgs
+from .aws.join_secrets import InitMarker, JoinTokenArgs, JoinTokens, PublishedKubeconfig
 from .aws.network import Network, NetworkArgs
 from .aws.nodes import Nodes, NodesArgs
 from .aws.security import ClusterSecurityGroup, ClusterSecurityGroupArgs
@@ -119,11 +119,13 @@ class RkeCluster(pulumi.ComponentResource):
                 cluster_id=cfg.cluster_id, partition=cfg.partition.name, extra_tags=cfg.tags), child)
 
         join_token = None
+        marker = None
+        published = None
         manifests = None
         manifest_names: list[str] = []
         parameters: dict[str, ParameterAccess] = {}
         if rke2:
-            join_token = JoinToken(name, JoinTokenArgs(
+            secret_args = JoinTokenArgs(
                 cluster_id=cfg.cluster_id,
                 agent_token=spec.agent_token,
                 cluster_exists=spec.cluster_exists,
@@ -131,8 +133,14 @@ class RkeCluster(pulumi.ComponentResource):
                 partition=cfg.partition.name,
                 account_id=cluster.account_id,
                 extra_tags=cfg.tags,
-            ), child)
-            boot_dependencies += join_token.parameters
+            )
+            join_token = JoinTokens(name, secret_args, child)
+            marker = InitMarker(name, secret_args, child)
+            if spec.publish_kubeconfig:
+                published = PublishedKubeconfig(name, secret_args, child)
+            # Everything a node reads at boot exists before it boots.
+            boot_dependencies += [join_token.parameters[0], *marker.parameters, *join_token.parameters[1:],
+                                  *(published.parameters if published else [])]
             if cluster.manifests:
                 files = {}
                 if manifest_install:
@@ -155,16 +163,16 @@ class RkeCluster(pulumi.ComponentResource):
             agent_arn = join_token.agent_parameter_arn
             # GetParametersByPath is authorised on the path's own ARN, built from a sibling parameter's. Kept
             # as long as the servers sync from it (a server booted in manifest mode syncs for good).
-            path_arn = (join_token.marker_arn.apply(
+            path_arn = (marker.marker_arn.apply(
                 lambda arn: arn.split(":parameter/")[0] + ":parameter" + manifest_path(cfg.cluster_id))
                 if manifests else None)
             parameters = {
                 "controlplane": ParameterAccess(
-                    read=[join_token.parameter_arn, join_token.marker_arn] + ([agent_arn] if agent_arn is not None else []),
+                    read=[join_token.parameter_arn, marker.marker_arn] + ([agent_arn] if agent_arn is not None else []),
                     # The init marker and the admin kubeconfig (written, never read back).
-                    write=[a for a in (join_token.marker_arn, join_token.kubeconfig_parameter_arn) if a is not None],
+                    write=[marker.marker_arn] + ([published.parameter_arn] if published else []),
                     read_path=[path_arn] if path_arn is not None else [],
-                    encrypt_keys=[join_token.kubeconfig_key_arn] if join_token.kubeconfig_key_arn is not None else [],
+                    encrypt_keys=[published.key_arn] if published else [],
                 ),
                 # Agents: the agent token only (the server token where the cluster has just one).
                 "worker": ParameterAccess(read=[agent_arn if agent_arn is not None else join_token.parameter_arn]),
@@ -183,14 +191,14 @@ class RkeCluster(pulumi.ComponentResource):
                 endpoint=endpoint.name,
                 server_ips=cluster.server_ips,
                 token_parameter=join_token.parameter_name,
-                marker_parameter=join_token.marker_name,
+                marker_parameter=marker.marker_name,
                 agent_token_parameter=join_token.agent_parameter_name,
                 manifest_path=manifests.path if manifests else None,
                 leader_migration=cfg.ccm.leader_migration,
                 etcd_s3=etcd_s3,
                 cis_profile=rke2_config.cis_profile(cfg.kubernetes_version) if cfg.hardening == "cis" else None,
-                kubeconfig_parameter=join_token.kubeconfig_parameter_name,
-                kubeconfig_key=kubeconfig_key_alias(cfg.cluster_id) if join_token.kubeconfig_parameter_name else None,
+                kubeconfig_parameter=published.parameter_name if published else None,
+                kubeconfig_key=kubeconfig_key_alias(cfg.cluster_id) if published else None,
             )
 
         nodes = Nodes(name, NodesArgs(
@@ -223,9 +231,9 @@ class RkeCluster(pulumi.ComponentResource):
             out["rke2Token"] = join_token.token
             if join_token.agent_parameter_name:
                 out["rke2AgentTokenParameter"] = join_token.agent_parameter_name
-            out["rke2InitMarkerParameter"] = join_token.marker_name
-            if join_token.kubeconfig_parameter_name:
-                out["rke2KubeconfigParameter"] = join_token.kubeconfig_parameter_name
+            out["rke2InitMarkerParameter"] = marker.marker_name
+            if published:
+                out["rke2KubeconfigParameter"] = published.parameter_name
             if manifests and cluster.manifests:
                 out["rke2ManifestPath"] = manifests.path
                 # What the servers mirror, and the removals not yet known done (plan.manifest_plan reads both).
@@ -257,7 +265,7 @@ class RkeCluster(pulumi.ComponentResource):
             pulumi.log.info(
                 "aws-cloud-controller-manager not installed yet: once the first server has published the admin "
                 "kubeconfig, `pulumi up` again installs it (or set one: `pulumi config set --secret kubeconfig < "
-                "kubeconfig.yaml`)." if join_token is not None and join_token.kubeconfig_parameter_name else
+                "kubeconfig.yaml`)." if published else
                 "aws-cloud-controller-manager not installed yet: set the cluster's kubeconfig (`pulumi config set "
                 "--secret kubeconfig < kubeconfig.yaml`) and `pulumi up` again." if rke2 else
                 "aws-cloud-controller-manager not installed yet: once `rke up` has written kube_config_cluster.yml, "

@@ -18,7 +18,8 @@ COMPONENT_TYPES = {
     "rke-aws:endpoint:ControlPlaneEndpoint",
     "rke-aws:nodes:Nodes",
 }
-OPTIONAL_COMPONENT_TYPES = {"rke-aws:secrets:JoinToken", "rke-aws:ccm:CloudControllerManager",
+OPTIONAL_COMPONENT_TYPES = {"rke-aws:secrets:JoinTokens", "rke-aws:secrets:InitMarker",
+                            "rke-aws:secrets:PublishedKubeconfig", "rke-aws:ccm:CloudControllerManager",
                             "rke-aws:manifests:ServerManifests", "rke-aws:upgrades:SystemUpgrades",
                             "rke-aws:backups:EtcdBackupBucket", "rke-aws:addons:EbsCsiDriver",
                             "rke-aws:addons:EbsCsiCredentials"}
@@ -53,7 +54,7 @@ def test_components_parent_their_children(stack_run):
     by_urn = {r.urn: r for r in stack_run.resources}
     components = [r for r in stack_run.resources if r.type in COMPONENT_TYPES]
     assert {c.type for c in components} == COMPONENT_TYPES, stack_run.stack
-    has_token = any(r.type == "rke-aws:secrets:JoinToken" for r in stack_run.resources)
+    has_token = any(r.type == "rke-aws:secrets:JoinTokens" for r in stack_run.resources)
     assert has_token is (stack_run.outputs["distribution"] == "rke2"), stack_run.stack
     (root,) = [r for r in stack_run.resources if r.type == "rke-aws:index:RkeCluster"]
     assert not by_urn.get(root.parent), f"{root.urn}: the cluster component is a child of the stack"

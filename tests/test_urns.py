@@ -25,8 +25,11 @@ def test_every_old_urn_is_taken_over(stack):
     match = harness.match_old_urns(run.resources, old)
     lost = sorted(old - set(match.values()))
     assert not lost, f"{stack}: these resources would be deleted and created again:\n" + "\n".join(lost)
-    created = [r.urn for r in run.resources if r.urn not in match]
-    assert [u.rpartition("::")[0].rpartition("::")[2] for u in created] == ["rke-aws:index:RkeCluster"], created
+    # New: only components (RkeCluster, and the two that took over parts of JoinToken); no resource.
+    created = [r for r in run.resources if r.urn not in match]
+    assert not [r.urn for r in created if r.custom], created
+    assert {r.type for r in created} <= {"rke-aws:index:RkeCluster", "rke-aws:secrets:InitMarker",
+                                         "rke-aws:secrets:PublishedKubeconfig"}, created
 
 
 def test_without_the_aliases_the_urns_are_lost():

@@ -62,9 +62,24 @@ class JoinTokenArgs:
     account_id: str = ""
 
 
-class JoinToken(pulumi.ComponentResource):
+OLD_TYPE = "rke-aws:secrets:JoinToken"  # the one component that owned all of this before (aliases below)
+
+
+def _moved_from_join_token(name: str) -> pulumi.Alias:
+    """For a child that was JoinToken's: its old parent's URN (a root-stack child of that type and name);
+    the engine builds the old URN from it (pulumi/pulumi step_generator.go collapseAliasToUrn)."""
+    return pulumi.Alias(parent=f"urn:pulumi:{pulumi.get_stack()}::{pulumi.get_project()}::{OLD_TYPE}::{name}")
+
+
+class JoinTokens(pulumi.ComponentResource):
+    """The server token and (clusters created with one) the agent token: random passwords in SecureString
+    parameters. Was JoinToken (which also owned the init marker and the published kubeconfig): it keeps
+    that URN through an alias, and its children with it (inherited aliases)."""
+
     def __init__(self, name: str, args: JoinTokenArgs, opts: pulumi.ResourceOptions | None = None):
-        super().__init__("rke-aws:secrets:JoinToken", name, None, opts)
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+            aliases=[pulumi.Alias(type_=OLD_TYPE, parent=pulumi.ROOT_STACK_RESOURCE)]))
+        super().__init__("rke-aws:secrets:JoinTokens", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 
         def secure(suffix: str, parameter_name: str, what: str) -> tuple[aws.ssm.Parameter, pulumi.Output[str]]:
@@ -86,11 +101,21 @@ class JoinToken(pulumi.ComponentResource):
         self.agent_parameter_name: str | None = None
         self.agent_parameter_arn: pulumi.Output[str] | None = None
         self.agent_token: pulumi.Output[str] | None = None
+        self.parameters: list[pulumi.Resource] = [server]
         if args.agent_token:
             agent, self.agent_token = secure("rke2-agent-token", agent_token_parameter_name(args.cluster_id),
                                              "agent join token")
             self.agent_parameter_name = agent_token_parameter_name(args.cluster_id)
             self.agent_parameter_arn = agent.arn
+            self.parameters.append(agent)
+        self.register_outputs({"parameterName": self.parameter_name})
+
+
+class InitMarker(pulumi.ComponentResource):
+    """The init marker: `pending` until the first server has initialised the cluster (module docstring)."""
+
+    def __init__(self, name: str, args: JoinTokenArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("rke-aws:secrets:InitMarker", name, None, opts)
         self.marker_name = marker_parameter_name(args.cluster_id)
         marker = aws.ssm.Parameter(
             f"{name}-rke2-initialized",
@@ -102,46 +127,51 @@ class JoinToken(pulumi.ComponentResource):
             tags=tags.named(f"{name}-rke2-initialized", args.extra_tags),
             # The first server overwrites the value once it has initialised the cluster; an update
             # of the parameter would send `pending` again, so only tags may change.
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["insecureValue", "description"]),
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["insecureValue", "description"],
+                                        aliases=[_moved_from_join_token(name)]),
         )
         self.marker_arn = marker.arn
-        self.kubeconfig_parameter_name: str | None = None
-        self.kubeconfig_parameter_arn: pulumi.Output[str] | None = None
-        self.kubeconfig_key_arn: pulumi.Output[str] | None = None
-        self.kubeconfig_key_alias: aws.kms.Alias | None = None
-        kubeconfig = None
-        if args.publish_kubeconfig:
-            kname = f"{name}-admin-kubeconfig"
-            key = aws.kms.Key(
-                kname,
-                description=f"Encrypts the admin kubeconfig of cluster {args.cluster_id} (rke-aws)",
-                enable_key_rotation=True,
-                deletion_window_in_days=7,
-                policy=kubeconfig_key_policy(args.partition, args.account_id),
-                tags=tags.named(kname, args.extra_tags),
-                opts=child,
-            )
-            alias = aws.kms.Alias(kname, name=kubeconfig_key_alias(args.cluster_id), target_key_id=key.key_id,
-                                  opts=child)
-            self.kubeconfig_parameter_name = kubeconfig_parameter_name(args.cluster_id)
-            kubeconfig = aws.ssm.Parameter(
-                kname,
-                name=self.kubeconfig_parameter_name,
-                type="SecureString",
-                key_id=alias.name,  # as the first server names it when it overwrites the parameter
-                tier="Advanced",  # an admin kubeconfig with embedded certificates can pass 4 KB
-                value=KUBECONFIG_PENDING,
-                description=f"Admin kubeconfig of cluster {args.cluster_id}, written by its first server (rke-aws)",
-                tags=tags.named(kname, args.extra_tags),
-                # The first server overwrites the value. Any update of the parameter would send the
-                # placeholder again (the provider puts value and attributes together), so nothing
-                # but tags (a separate call) may ever change it.
-                opts=pulumi.ResourceOptions(parent=self, ignore_changes=["value", "description", "keyId", "tier"]),
-            )
-            self.kubeconfig_key_alias = alias
-            self.kubeconfig_parameter_arn = kubeconfig.arn
-            self.kubeconfig_key_arn = key.arn
-        # Everything a node reads at boot exists before it boots.
-        self.parameters = [p for p in (server, marker, agent if args.agent_token else None, kubeconfig,
-                                       self.kubeconfig_key_alias) if p is not None]
-        self.register_outputs({"parameterName": self.parameter_name, "markerName": self.marker_name})
+        self.parameters: list[pulumi.Resource] = [marker]
+        self.register_outputs({"markerName": self.marker_name})
+
+
+class PublishedKubeconfig(pulumi.ComponentResource):
+    """Where the first server publishes the admin kubeconfig: a SecureString parameter under a KMS key
+    of its own, which only principals allowed kms:Decrypt on it can read."""
+
+    def __init__(self, name: str, args: JoinTokenArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("rke-aws:secrets:PublishedKubeconfig", name, None, opts)
+        moved = pulumi.ResourceOptions(parent=self, aliases=[_moved_from_join_token(name)])
+        kname = f"{name}-admin-kubeconfig"
+        key = aws.kms.Key(
+            kname,
+            description=f"Encrypts the admin kubeconfig of cluster {args.cluster_id} (rke-aws)",
+            enable_key_rotation=True,
+            deletion_window_in_days=7,
+            policy=kubeconfig_key_policy(args.partition, args.account_id),
+            tags=tags.named(kname, args.extra_tags),
+            opts=moved,
+        )
+        alias = aws.kms.Alias(kname, name=kubeconfig_key_alias(args.cluster_id), target_key_id=key.key_id,
+                              opts=moved)
+        self.parameter_name = kubeconfig_parameter_name(args.cluster_id)
+        kubeconfig = aws.ssm.Parameter(
+            kname,
+            name=self.parameter_name,
+            type="SecureString",
+            key_id=alias.name,  # as the first server names it when it overwrites the parameter
+            tier="Advanced",  # an admin kubeconfig with embedded certificates can pass 4 KB
+            value=KUBECONFIG_PENDING,
+            description=f"Admin kubeconfig of cluster {args.cluster_id}, written by its first server (rke-aws)",
+            tags=tags.named(kname, args.extra_tags),
+            # The first server overwrites the value. Any update of the parameter would send the
+            # placeholder again (the provider puts value and attributes together), so nothing
+            # but tags (a separate call) may ever change it.
+            opts=pulumi.ResourceOptions.merge(moved, pulumi.ResourceOptions(
+                ignore_changes=["value", "description", "keyId", "tier"])),
+        )
+        self.key_alias = alias
+        self.parameter_arn = kubeconfig.arn
+        self.key_arn = key.arn
+        self.parameters: list[pulumi.Resource] = [kubeconfig, alias]
+        self.register_outputs({"parameterName": self.parameter_name})
