@@ -18,7 +18,7 @@ from pathlib import Path
 from pulumi.runtime import settings
 
 from offline import harness
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 
 PROGRAM_MAIN = harness.MAIN
 

@@ -26,7 +26,8 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.sync_await import _sync_await
 
-from .mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
+
 from .stacks import STACKS_DIR, environments
 
 ROOT = Path(__file__).resolve().parent.parent

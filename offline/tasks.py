@@ -37,12 +37,12 @@ SUPPORTED_PYTHON = ((3, 11), (3, 13))
 IN_VENV = {
     # Every core (pytest-xdist): the suite is CPU-bound and its tests share no process state.
     "test": ["python", "-m", "pytest", "-n", "auto"],
-    "plan": ["python", "-m", "offline.plan"],
+    "plan": ["python", "-m", "offline.plan_report"],
     "snapshots": ["python", "-m", "offline.snapshots"],
-    "doctor": ["python", "-m", "offline.doctor"],
+    "doctor": ["python", "-m", "tools.doctor"],
     "bench": ["python", "-m", "bench"],
     "diff": ["python", "-m", "offline.diff"],
-    "kubeconfig": ["python", "-m", "offline.kubeconfig"],
+    "kubeconfig": ["python", "-m", "tools.kubeconfig"],
     "schema": ["python", "-m", "offline.schema"],
 }
 TASKS = ("setup", *IN_VENV)

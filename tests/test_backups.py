@@ -128,9 +128,9 @@ def test_the_bucket_name_is_known_at_preview_and_the_same_in_every_run():
 
 
 def test_the_emulated_account_holds_the_bucket_as_configured():
-    from offline import moto_mocks
+    from offline import emulated_account
 
-    run, mocks = moto_mocks.build(harness.stack_config("rke2-govcloud"), "rke2-govcloud")
+    run, mocks = emulated_account.build(harness.stack_config("rke2-govcloud"), "rke2-govcloud")
     try:
         s3 = mocks.client("s3")
         bucket, _ = _bucket_and_folder(run)
@@ -296,7 +296,7 @@ def test_a_bucket_kept_by_an_earlier_destroy_is_used_not_created_again():
     (terraform-provider-aws internal/service/s3/bucket.go checks first in us-east-1, where S3 itself
     would answer 200): it is used, unmanaged, and the update says so (tests/test_day2_backups.py has
     the sequences and the bucket of another account)."""
-    from offline.mocks import AwsLikeMocks
+    from offline.fake_aws import AwsLikeMocks
 
     first = harness.run_stack("rke2-prod")
     bucket, _ = _bucket_and_folder(first)

@@ -16,7 +16,7 @@ import pytest
 from components.settings import config, versions
 from components.settings.config import ConfigError
 from offline import harness
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 
 PROJECT = "rke-aws"

@@ -14,7 +14,7 @@ import yaml
 
 from components.settings import versions
 from offline import harness
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 
 INSTANCE = "aws:ec2/instance:Instance"

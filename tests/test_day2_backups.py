@@ -14,7 +14,7 @@ import json
 import pytest
 
 from offline import harness
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 from tests.test_day2 import run
 from tests.test_day2_running import code_in

@@ -17,7 +17,7 @@ from components.plan import running
 from components.plan.history import UNKNOWN_PLACEHOLDER
 from components.settings import versions
 from offline import harness
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 from tests.test_day2 import INSTANCE, by_name, changed_instances, pools, refused, run
 from tests.test_running import fake_api, kubeconfig, node

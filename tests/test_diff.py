@@ -21,8 +21,8 @@ import pytest
 import yaml
 
 from offline import diff, harness
-from offline.mocks import AwsLikeMocks
-from offline.moto_mocks import MotoMocks
+from offline.emulated_account import MotoMocks
+from offline.fake_aws import AwsLikeMocks
 
 NLB_STACK = "rke2-govcloud"  # tests/stacks: RKE2, three servers, NLB endpoint, manifest mode
 HELM_STACK = "rke-phase2"  # tests/stacks: a kubeconfig set (secure), so the CCM and EBS CSI go in through Helm
@@ -484,7 +484,6 @@ def test_every_type_the_program_registers_is_declared_once_for_every_tool():
     """One declaration per resource type (offline/resource_types.py): its replace rules, the AWS-like
     mocks' shape, the emulated account's handler; the diff and both mocks read their views from it."""
     from offline import resource_types
-
     from tests.conftest import STACKS, run_stack_cached, set_key
     from tests.test_day2 import KUBECONFIG as ANY_KUBECONFIG
 

@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from offline import doctor, harness, moto_mocks
+from offline import emulated_account, harness
+from tools import doctor
 
 from ._emulated import evaluate
 
@@ -48,7 +49,7 @@ class Built:
     """One stack built in an emulated account, with boto3 at hand to plant a fault (and undo it)."""
 
     def __init__(self, stack: str):
-        self.run, self.mocks = moto_mocks.build_stack(stack)
+        self.run, self.mocks = emulated_account.build_stack(stack)
         self.stack = stack
         self.ec2 = self.mocks.client("ec2")
         self.iam = self.mocks.client("iam")

@@ -22,7 +22,7 @@ from components.settings import config
 from components.settings import model as config_model
 from components.settings.config import ConfigError
 from offline import harness
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 from tests.test_config import both, extra_pool, net, pool, put
 

@@ -15,7 +15,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from offline import harness, kubeconfig, schema
+from offline import harness, schema
+from tools import kubeconfig
 
 KUBECONFIG = textwrap.dedent("""\
     apiVersion: v1
@@ -206,7 +207,7 @@ _FIRST = None
 
 def _published(value: str, *, kubeconfig_param: bool = True, **config):
     """Run the helm-mode stack again over its first run's outputs, with `value` in the published parameter."""
-    from offline.mocks import AwsLikeMocks
+    from offline.fake_aws import AwsLikeMocks
 
     outputs = dict(first_run().outputs)
     if not kubeconfig_param:
@@ -249,7 +250,7 @@ def test_losing_the_kubeconfig_never_uninstalls_what_the_last_update_installed()
     assert installed.outputs["installedInCluster"] == ["aws-cloud-controller-manager", "system-upgrade-controller",
                                                        "aws-ebs-csi-driver"]
     from offline import harness
-    from offline.mocks import AwsLikeMocks
+    from offline.fake_aws import AwsLikeMocks
 
     for value in ("pending", None):  # not published (yet / any more), or not readable with these credentials
         mocks = AwsLikeMocks(REGION)
@@ -273,7 +274,7 @@ def test_switching_to_manifest_mode_would_uninstall_and_is_refused_until_handed_
     import pulumi
 
     from offline import harness
-    from offline.mocks import AwsLikeMocks
+    from offline.fake_aws import AwsLikeMocks
     from tests.conftest import set_key
 
     installed, _ = _published(_published_text())
@@ -294,7 +295,7 @@ def test_switching_to_manifest_mode_would_uninstall_and_is_refused_until_handed_
 
 def test_allow_uninstall_is_the_way_out_when_the_cluster_is_gone():
     from offline import harness
-    from offline.mocks import AwsLikeMocks
+    from offline.fake_aws import AwsLikeMocks
     from tests.conftest import set_key
 
     installed, _ = _published(_published_text())

@@ -265,7 +265,7 @@ def test_offline_instance_types_match_ec2s_own_data():
 
     import moto
 
-    from offline.mocks import INSTANCE_TYPES
+    from offline.fake_aws import INSTANCE_TYPES
 
     data = json.loads(gzip.open(Path(moto.__file__).parent / "ec2" / "resources" / "instance_types.json.gz").read())
     for name, (vcpus, mib, archs, virts) in INSTANCE_TYPES.items():

@@ -9,7 +9,7 @@ import pytest
 
 from components.plan import network as network_plan
 from offline import harness
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 
 CLUSTER_PREFIX = "kubernetes.io/cluster/"

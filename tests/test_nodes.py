@@ -404,7 +404,7 @@ def test_deployment_stops_when_ec2_names_a_node_differently():
     """A mock that answers like EC2 with a custom DHCP domain: the planned name no longer matches."""
     from pulumi import RunError
 
-    from offline.mocks import AwsLikeMocks
+    from offline.fake_aws import AwsLikeMocks
 
     class OtherDomain(AwsLikeMocks):
         def _instance(self, name, inputs):

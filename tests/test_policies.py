@@ -31,7 +31,7 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 from policies import rules
 from tests.conftest import STACKS, run_stack_cached
 

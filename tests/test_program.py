@@ -142,9 +142,9 @@ def test_project_defaults_mean_program_defaults():
 
 
 def test_offline_plan_prints_nodes_and_masks_secrets(capsys):
-    from offline import plan
+    from offline import plan_report
 
-    assert plan.main(["rke2-dev"]) == 0
+    assert plan_report.main(["rke2-dev"]) == 0
     text = capsys.readouterr().out
     run = harness.run_stack("rke2-dev")
     for password in run.of_type("random:index/randomPassword:RandomPassword"):

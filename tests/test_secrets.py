@@ -35,7 +35,7 @@ def test_kubeconfig_is_secret_in_the_provider_and_absent_from_outputs(stack):
 
 def test_plain_text_kubeconfig_is_refused_before_anything_is_registered():
     """Pulumi.yaml cannot declare kubeconfig `secret: true` (pulumi/pulumi#21865); the program insists."""
-    from offline.mocks import AwsLikeMocks
+    from offline.fake_aws import AwsLikeMocks
 
     cfg = harness.stack_config("rke2-prod")
     cfg["rke-aws:kubeconfig"] = str(KUBECONFIG)  # plain text, as `pulumi config set` without --secret stores it

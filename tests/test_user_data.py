@@ -28,7 +28,7 @@ from components.aws import nodes
 from components.node import cloud_init
 from components.settings import config
 from offline import harness
-from offline.mocks import EC2_USER_DATA_LIMIT, AwsLikeMocks, user_data_refusal
+from offline.fake_aws import EC2_USER_DATA_LIMIT, AwsLikeMocks, user_data_refusal
 from offline.review import decode_user_data, review_inputs
 from tests.conftest import cloud_config, run_stack_cached, set_key, user_data
 

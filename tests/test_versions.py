@@ -20,7 +20,7 @@ from components.plan import history
 from components.settings import config, versions
 from components.settings.config import ConfigError
 from offline import harness
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 
 INSTANCE = "aws:ec2/instance:Instance"

@@ -591,9 +591,9 @@ def run_checks(clients: Clients, exp: Expectations,
 
 
 def check_account(session: Any, exp: Expectations) -> list[Result]:
-    """`session`: a boto3 session, or ready `Clients` (the emulated account's, see moto_mocks)."""
-    # By shape, not class: `python -m offline.doctor` runs this module as __main__, whose Clients is
-    # another class than the offline.doctor.Clients the emulated account hands over.
+    """`session`: a boto3 session, or ready `Clients` (the emulated account's, see offline/emulated_account.py)."""
+    # By shape, not class: `python -m tools.doctor` runs this module as __main__, whose Clients is
+    # another class than the tools.doctor.Clients the emulated account hands over.
     ready = hasattr(session, "ec2") and hasattr(session, "iam") and hasattr(session, "cache")
     return run_checks(session if ready else Clients.from_session(session), exp)
 
@@ -612,7 +612,7 @@ def failed(results: list[Result]) -> list[Result]:
 # ---- command line -----------------------------------------------------------------------------
 
 def _pulumi_outputs(stack: str) -> dict:
-    from . import harness
+    from offline import harness
 
     proc = subprocess.run(["pulumi", "stack", "output", "--json", "--stack", stack], cwd=harness.ROOT,
                           capture_output=True, text=True, check=False)
@@ -622,7 +622,7 @@ def _pulumi_outputs(stack: str) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from . import harness
+    from offline import harness
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("stack", choices=harness.stack_names())
@@ -634,10 +634,10 @@ def main(argv: list[str] | None = None) -> int:
     title = f"doctor {args.stack}"
 
     if args.emulated:
-        from . import moto_mocks
+        from offline import emulated_account
 
         try:
-            run, account = moto_mocks.build_stack(args.stack)
+            run, account = emulated_account.build_stack(args.stack)
         except Exception as err:  # noqa: BLE001
             print(f"{args.stack}: could not build the stack in the emulated account: {err}", file=sys.stderr)
             return 2

@@ -448,7 +448,7 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
             return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"}
         if tok == "aws:index/getRegion:getRegion":
             return {"name": self.region, "region": self.region, "id": self.region}
-        raise NotImplementedError(f"the offline mocks do not answer {tok}; add it to offline/mocks.py")
+        raise NotImplementedError(f"the offline mocks do not answer {tok}; add it to offline/fake_aws.py")
 
 
 def _fake(spec: str) -> Any:

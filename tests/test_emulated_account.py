@@ -1,4 +1,4 @@
-"""The emulated AWS account (offline/moto_mocks.py): AWS's answers and refusals, stable IDs."""
+"""The emulated AWS account (offline/emulated_account.py): AWS's answers and refusals, stable IDs."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 import yaml
 from pulumi.runtime import MockCallArgs, MockResourceArgs
 
-from offline import harness, moto_mocks, plan
-from offline.moto_mocks import EmulatedAwsError, MotoMocks
+from offline import emulated_account, harness, plan_report
+from offline.emulated_account import EmulatedAwsError, MotoMocks
 
 VPC = "aws:ec2/vpc:Vpc"
 SUBNET = "aws:ec2/subnet:Subnet"
@@ -83,13 +83,13 @@ def test_ids_do_not_depend_on_registration_order():
 
 
 def test_a_stack_naming_a_missing_key_pair_fails_the_plan():
-    """Looked up at plan time (plan.key_pair_problems): a config error naming access.sshKeyName, before
+    """Looked up at plan time (plan_report.key_pair_problems): a config error naming access.sshKeyName, before
     anything is registered, not InvalidKeyPair.NotFound from RunInstances half-way through."""
     config = harness.stack_config("rke-dev")
     mocks = MotoMocks("us-west-2", create_missing_key_pairs=False)
     with pytest.raises(pulumi.RunError, match=r"rke-aws:access\.sshKeyName: looking up the key pair 'rke-dev' in "
                                               r"us-west-2 failed \(.*InvalidKeyPair\.NotFound"):
-        moto_mocks.build(config, "rke-dev", mocks=mocks)
+        emulated_account.build(config, "rke-dev", mocks=mocks)
     assert not mocks.active, "a failed build left the emulated account running"
     assert mocks.resources == []
 
@@ -118,7 +118,7 @@ def test_bring_your_own_subnets_are_looked_up_and_tagged_shared_in_the_account()
     mocks = MotoMocks("us-east-1", setup=setup).start()
     config = harness.stack_config("rke2-dev")
     config["rke-aws:network"] = json.dumps(net)
-    run, mocks = moto_mocks.build(config, "rke2-dev", mocks=mocks)
+    run, mocks = emulated_account.build(config, "rke2-dev", mocks=mocks)
     try:
         assert [n["privateIp"].startswith("10.50.20.") for n in run.outputs["nodes"]] == [True] * 3, run.outputs["nodes"]
         (subnet,) = mocks.session().client("ec2").describe_subnets(SubnetIds=net["privateSubnetIds"])["Subnets"]
@@ -129,9 +129,9 @@ def test_bring_your_own_subnets_are_looked_up_and_tagged_shared_in_the_account()
 
 
 def test_make_plan_json_is_the_snapshot_and_masks_the_token(capsys):
-    assert plan.main(["rke2-dev", "--json"]) == 0
+    assert plan_report.main(["rke2-dev", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert printed["outputs"]["rke2Token"] == plan.MASK
+    assert printed["outputs"]["rke2Token"] == plan_report.MASK
     assert printed == json.loads((harness.ROOT / "tests" / "snapshots" / "rke2-dev.json").read_text()), \
         "make plan-json differs from tests/snapshots/rke2-dev.json"
 
@@ -139,7 +139,7 @@ def test_make_plan_json_is_the_snapshot_and_masks_the_token(capsys):
 def test_ccm_release_is_faked_as_deployed_once_kubeconfig_is_set():
     config = harness.stack_config("rke2-prod")
     config["rke-aws:kubeconfig"] = harness.secret("apiVersion: v1\nkind: Config\n")
-    run, mocks = moto_mocks.build(config, "rke2-prod")
+    run, mocks = emulated_account.build(config, "rke2-prod")
     mocks.stop()
     releases = run.of_type("kubernetes:helm.sh/v3:Release")
     assert {r.inputs["chart"] for r in releases} == {"aws-cloud-controller-manager", "aws-ebs-csi-driver"}
@@ -155,7 +155,7 @@ def test_ccm_release_is_faked_as_deployed_once_kubeconfig_is_set():
 def _refused(config: dict, stack: str = "lookup", **mocks_kwargs) -> str:
     mocks = MotoMocks(config["aws:region"], **mocks_kwargs)
     with pytest.raises(pulumi.RunError) as info:
-        moto_mocks.build(config, stack, mocks=mocks)
+        emulated_account.build(config, stack, mocks=mocks)
     assert not mocks.active, "a failed build left the emulated account running"
     assert not mocks.resources, f"registered before failing: {mocks.resources}"
     message = str(info.value)
@@ -207,7 +207,7 @@ def test_make_plan_prints_the_message_not_a_traceback(monkeypatch, capsys, tmp_p
     path = tmp_path / "Pulumi.rke2-dev.yaml"
     path.write_text(yaml.safe_dump(doc))
     monkeypatch.setattr(harness, "stack_file", lambda stack: path)
-    assert plan.main(["rke2-dev"]) == 1
+    assert plan_report.main(["rke2-dev"]) == 1
     captured = capsys.readouterr()
     assert captured.out == ""
     assert "aws:region: 'mars-north-1' is not an AWS region" in captured.err, captured.err

@@ -10,7 +10,7 @@ RKE1: `rke up` writes `kube_config_cluster.yml` next to `cluster.yml`. This stor
 encrypted `kubeconfig` (`pulumi config set --secret kubeconfig`, the value on stdin, never on a
 command line), so the next `pulumi up` installs the CCM.
 
-    python -m offline.kubeconfig <stack> [--output FILE] [--from kube_config_cluster.yml] [--profile P]
+    python -m tools.kubeconfig <stack> [--output FILE] [--from kube_config_cluster.yml] [--profile P]
 """
 
 from __future__ import annotations
@@ -28,8 +28,7 @@ import yaml
 from components.plan.lookups import published_kubeconfig_problem
 from components.plan.names import KUBE_API_PORT, KUBECONFIG_PENDING, endpoint_name, kubeconfig_parameter_name
 from components.settings import config as cfgmod
-
-from . import harness, schema
+from offline import harness, schema
 
 ROOT = Path(__file__).resolve().parent.parent
 RKE_KUBECONFIG = "kube_config_cluster.yml"  # what `rke up` writes beside cluster.yml

@@ -1,7 +1,7 @@
 """`make plan STACK=<stack>`: evaluate a stack offline and print everything it would create.
 
 No credentials and no network: the program runs against an emulated AWS account (moto, in
-process; offline/moto_mocks.py), so IDs, addresses and DNS names come from the emulator and its
+process; offline/emulated_account.py), so IDs, addresses and DNS names come from the emulator and its
 refusals fail the plan. `--mocks aws-like` uses the lighter AwsLikeMocks instead.
 
 What a reviewer sees, per resource: every input the program sends (instance type, AMI, root
@@ -257,9 +257,9 @@ def plan_stack(stack: str, mocks: str = "moto") -> dict:
     """The summary of one stack file, evaluated against the emulated account (or AwsLikeMocks)."""
     if mocks == "aws-like":
         return summary(harness.run_stack(stack))
-    from . import moto_mocks
+    from . import emulated_account
 
-    run, account = moto_mocks.build_stack(stack)
+    run, account = emulated_account.build_stack(stack)
     try:
         return summary(run)
     finally:
@@ -271,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("stack", choices=harness.stack_names())
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     ap.add_argument("--mocks", choices=("moto", "aws-like"), default="moto",
-                    help="moto: emulated AWS account (default); aws-like: offline/mocks.py")
+                    help="moto: emulated AWS account (default); aws-like: offline/fake_aws.py")
     args = ap.parse_args(argv)
     try:
         s = plan_stack(args.stack, args.mocks)

@@ -4,7 +4,7 @@ Every AWS resource the program registers is created through boto3 in a moto acco
 private IPs, private DNS names and public IPs come from moto, and moto's refusals (unknown subnet,
 address outside the subnet or already taken, duplicate rule, unknown instance profile, ...) fail
 the plan. The account stays up after the run (until `stop()`), so it can be inspected with boto3
-(offline/doctor.py `--emulated`, tests/test_doctor.py).
+(tools/doctor.py `--emulated`, tests/test_doctor.py).
 
 Determinism: moto draws every identifier from one seedable Random. The run seeds it once at
 start, and again before each resource from that resource's type and name, so IDs do not depend
@@ -37,9 +37,9 @@ import pulumi
 from botocore.exceptions import ClientError
 
 from components.settings import versions
+from offline.fake_aws import region_refusal, route_result, user_data_refusal
 
 from .harness import unwrap_secrets
-from .mocks import region_refusal, route_result, user_data_refusal
 from .resource_types import TYPES
 
 ACCOUNT_ID = "123456789012"  # moto's default account
@@ -202,7 +202,7 @@ class MotoMocks(pulumi.runtime.Mocks):
         return self._iam() if service == "iam" else self._client(service)
 
     def doctor_clients(self):
-        from .doctor import Clients
+        from tools.doctor import Clients
 
         return Clients(self.client("ec2"), self.client("iam"))
 
@@ -413,7 +413,7 @@ class MotoMocks(pulumi.runtime.Mocks):
         if tok == "aws:index/getRegion:getRegion":
             return {"id": self.region, "name": self.region, "region": self.region,
                     "endpoint": f"ec2.{self.region}.amazonaws.com"}
-        raise NotImplementedError(f"the emulated account does not answer {tok}; add it to offline/moto_mocks.py")
+        raise NotImplementedError(f"the emulated account does not answer {tok}; add it to offline/emulated_account.py")
 
     def _has_offerings_data(self, location_type: str) -> bool:
         from moto.ec2.models.instance_types import INSTANCE_TYPE_OFFERINGS
