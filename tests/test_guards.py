@@ -162,11 +162,11 @@ def test_the_cluster_read_counts_registered_etcd_nodes_and_not_ready_ones_as_dow
 
 
 def test_removed_members_addresses_are_never_handed_to_new_nodes():
-    from components.plan.network import SubnetPlan
+    from components.plan.network import PlannedSubnet
     from components.plan.nodes import plan_nodes
 
     cfg = stack_config(servers=1, agents=1)
-    subnets = [SubnetPlan("private", 0, "us-west-2a", "10.0.64.0/19"), SubnetPlan("public", 0, "us-west-2a", "10.0.0.0/19")]
+    subnets = [PlannedSubnet("private", 0, "us-west-2a", "10.0.64.0/19"), PlannedSubnet("public", 0, "us-west-2a", "10.0.0.0/19")]
     first = plan_nodes(cfg, subnets)
     server = first[0]
     # The server pool was removed earlier and its member is still listed; a new server pool takes its block.
@@ -351,10 +351,10 @@ def test_unknown_address_with_a_name_that_encodes_none_is_refused():
 
 def test_a_removed_nodes_address_is_not_handed_to_a_new_node_in_the_same_update():
     """EC2 frees an address only once its instance is gone, after the new ones were created."""
-    from components.plan.network import SubnetPlan
+    from components.plan.network import PlannedSubnet
     from components.plan.nodes import plan_nodes
 
-    subnets = [SubnetPlan("private", 0, "us-west-2a", "10.0.64.0/19"), SubnetPlan("public", 0, "us-west-2a", "10.0.0.0/19")]
+    subnets = [PlannedSubnet("private", 0, "us-west-2a", "10.0.64.0/19"), PlannedSubnet("public", 0, "us-west-2a", "10.0.0.0/19")]
     first = {n.index: n for n in plan_nodes(stack_config(servers=1, agents=2), subnets) if n.pool.name == "agents"}
     # Agents 0 and 5 run, 5 at the pool's second slot (1-4 went earlier). This update: count 2, so
     # 5 goes and 1 comes, and the lowest free slot is the one 5 still holds.
@@ -614,11 +614,11 @@ def test_a_nodes_subnet_says_its_tier_before_its_public_address():
 def test_a_running_node_outside_its_zones_new_subnet_is_placed_again():
     """A changed subnet CIDR (network.vpcCidr or the subnet CIDRs): the old address is not in it, so
     the node is planned anew (a new instance), which the quorum guard then counts."""
-    from components.plan.network import SubnetPlan
+    from components.plan.network import PlannedSubnet
     from components.plan.nodes import plan_nodes
 
-    old = [SubnetPlan("private", 0, "us-west-2a", "10.0.64.0/19"), SubnetPlan("public", 0, "us-west-2a", "10.0.0.0/19")]
-    new = [SubnetPlan("private", 0, "us-west-2a", "10.1.64.0/19"), SubnetPlan("public", 0, "us-west-2a", "10.1.0.0/19")]
+    old = [PlannedSubnet("private", 0, "us-west-2a", "10.0.64.0/19"), PlannedSubnet("public", 0, "us-west-2a", "10.0.0.0/19")]
+    new = [PlannedSubnet("private", 0, "us-west-2a", "10.1.64.0/19"), PlannedSubnet("public", 0, "us-west-2a", "10.1.0.0/19")]
     cfg = stack_config(servers=1, agents=1)
     first = plan_nodes(cfg, old)
     p = Previous("rke2", "v1.33.5+rke2r1", tuple(

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
-from ..plan.network import SubnetPlan
+from ..plan.network import PlannedSubnet
 from ..plan.nodes import node_range
 from ..settings import tags
 from ..settings.config import NetworkConfig
@@ -24,7 +24,7 @@ from ..settings.config import NetworkConfig
 class NetworkArgs:
     cluster_id: str
     network: NetworkConfig
-    subnets: tuple[SubnetPlan, ...]
+    subnets: tuple[PlannedSubnet, ...]
     extra_tags: Mapping[str, str] = field(default_factory=dict)
     # Bring-your-own: subnet ID -> its position-numbered key ("private-0") when earlier releases
     # named the tags by position (from the stack's last outputs), for aliases; None: no aliases.

@@ -14,7 +14,7 @@ import pulumi_aws as aws
 
 from ..node import cloud_init, rke1_cluster, rke2_config
 from ..plan import snapshots
-from ..plan.nodes import NodePlan
+from ..plan.nodes import PlannedNode
 from ..settings import tags
 
 ROOT_VOLUME_TYPE = "gp3"
@@ -41,7 +41,7 @@ IGNORED_ON_SERVERS = ["instanceType"]
 class NodesArgs:
     cluster_id: str
     distribution: str
-    nodes: tuple[NodePlan, ...]
+    nodes: tuple[PlannedNode, ...]
     default_ami: str
     subnet_ids: Mapping[str, pulumi.Input[str]]
     node_dependencies: Mapping[str, list]
@@ -72,7 +72,7 @@ def user_data_base64(node: str, text: str) -> str:
     return encoded
 
 
-def node_tags(cluster_id: str, node: NodePlan, extra: Mapping[str, str]) -> dict[str, str]:
+def node_tags(cluster_id: str, node: PlannedNode, extra: Mapping[str, str]) -> dict[str, str]:
     # Exactly one cluster tag: the CCM refuses to start on an instance with two.
     out = {
         **tags.cluster_owned(cluster_id, node.name, extra),
@@ -132,7 +132,7 @@ class Nodes(pulumi.ComponentResource):
             self.rke_cluster_yml = self._cluster_yml(args)
         self.register_outputs({"nodes": self.node_outputs})
 
-    def _node_output(self, node: NodePlan, args: NodesArgs) -> dict:
+    def _node_output(self, node: PlannedNode, args: NodesArgs) -> dict:
         inst = self.instances[node.name]
 
         def checked(actual: str) -> str:
@@ -168,7 +168,7 @@ class Nodes(pulumi.ComponentResource):
             api_endpoint=args.api_endpoint, etcd_s3=args.etcd_s3))
 
     @staticmethod
-    def _user_data(node: NodePlan, args: NodesArgs) -> str:
+    def _user_data(node: PlannedNode, args: NodesArgs) -> str:
         if args.distribution == "rke":
             return cloud_init.rke_user_data(node, args.ssh_user)
         assert args.rke2 is not None

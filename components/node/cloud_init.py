@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..plan.cluster_documents import dump_yaml
-from ..plan.nodes import NodePlan
+from ..plan.nodes import PlannedNode
 from .rke1_cluster import RKE_KERNEL_MODULES, RKE_SYSCTLS
 from .rke2_config import (
     AUDIT_POLICY,
@@ -26,7 +26,7 @@ from .rke2_config import (
 from .scripts import BOOTSTRAP_PATH, SYNC_INTERVAL, SYNC_PATH, manifest_sync_script, rke2_boot_script, rke_boot_script
 
 
-def _hostname(node: NodePlan) -> dict[str, Any]:
+def _hostname(node: PlannedNode) -> dict[str, Any]:
     # The OS hostname is the full private DNS name: kubelet defaults its node name to it.
     return {
         "preserve_hostname": False,
@@ -63,7 +63,7 @@ WantedBy=timers.target
 """
 
 
-def rke2_user_data(node: NodePlan, boot: Rke2Boot) -> str:
+def rke2_user_data(node: PlannedNode, boot: Rke2Boot) -> str:
     """cloud-init for an RKE2 node: hostname, config.yaml, the boot script (and on servers in manifest
     mode the manifest sync with its timer), then one runcmd: the boot script."""
     files = [
@@ -123,7 +123,7 @@ def raw_size(encoded: str) -> int:
     return len(base64.b64decode(encoded, validate=True))
 
 
-def rke_user_data(node: NodePlan, ssh_user: str) -> str:
+def rke_user_data(node: PlannedNode, ssh_user: str) -> str:
     """cloud-init for an RKE1 node: hostname, kernel settings, a Docker engine RKE supports."""
     sysctl = "".join(f"{k} = {v}\n" for k, v in RKE_SYSCTLS.items())
     modules = "".join(f"{m}\n" for m in RKE_KERNEL_MODULES)

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..plan.cluster_documents import dump_yaml
-from ..plan.nodes import NodePlan
+from ..plan.nodes import PlannedNode
 from ..plan.snapshots import EtcdS3
 
 # Keys rancher/rke's cluster.yml parser reads (RancherKubernetesEngineConfig); others are dropped silently.
@@ -49,7 +49,7 @@ RKE_KERNEL_MODULES = ("br_netfilter", "overlay")
 
 
 def rke_cluster_config(
-    nodes: Sequence[NodePlan],
+    nodes: Sequence[PlannedNode],
     public_ips: Mapping[str, str],
     *,
     cluster_id: str,

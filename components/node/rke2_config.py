@@ -11,7 +11,7 @@ from typing import Any
 
 from ..plan.cluster_documents import dump_yaml
 from ..plan.names import RKE2_SUPERVISOR_PORT
-from ..plan.nodes import NodePlan
+from ..plan.nodes import PlannedNode
 from ..plan.snapshots import EtcdS3, etcd_s3_keys
 from ..settings.versions import rke2_patch_at_least
 
@@ -123,7 +123,7 @@ def cis_profile(version: str) -> str:
     return "cis" if rke2_patch_at_least(version, {25: 15, 26: 10, 27: 7, 28: 2}, 29) else "cis-1.23"
 
 
-def rke2_config(node: NodePlan, boot: Rke2Boot) -> dict[str, Any]:
+def rke2_config(node: PlannedNode, boot: Rke2Boot) -> dict[str, Any]:
     """/etc/rancher/rke2/config.yaml of one node; only keys valid for its type (server or agent).
 
     Tokens are referenced by file; the files are fetched from SSM at boot. The initialising server

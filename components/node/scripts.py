@@ -9,7 +9,7 @@ from importlib import resources
 from typing import Any
 
 from ..plan.names import KUBE_API_PORT, RKE2_SUPERVISOR_PORT
-from ..plan.nodes import NodePlan
+from ..plan.nodes import PlannedNode
 from ..settings import versions
 from .rke1_cluster import RKE_KERNEL_MODULES
 from .rke2_config import (
@@ -116,7 +116,7 @@ def _get_request(name: str, decrypt: bool) -> str:
     return json.dumps({"Name": name, "WithDecryption": decrypt})
 
 
-def rke2_boot_script(node: NodePlan, boot: Rke2Boot) -> str:
+def rke2_boot_script(node: PlannedNode, boot: Rke2Boot) -> str:
     server = node.pool.is_server
     agent_token = boot.agent_token_parameter
     token = boot.token_parameter if (server or agent_token is None) else agent_token
@@ -168,7 +168,7 @@ def manifest_sync_script(boot: Rke2Boot) -> str:
                    _RETRY_SH, _SSM_SH, _SYNC_SH)
 
 
-def rke_boot_script(node: NodePlan, ssh_user: str) -> str:
+def rke_boot_script(node: PlannedNode, ssh_user: str) -> str:
     settings = {
         "NODE_NAME": node.name,
         "DOCKER_VERSION": versions.RKE_DOCKER_VERSION,

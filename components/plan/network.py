@@ -19,7 +19,7 @@ MAX_ZONE_INDEX = PUBLIC_SLOT_OFFSET - 1
 
 
 @dataclass(frozen=True)
-class SubnetPlan:
+class PlannedSubnet:
     tier: str  # "public" | "private"
     az_index: int
     az: str
@@ -64,12 +64,12 @@ def zone_indices(azs: Sequence[str], previous: Mapping[str, str] | None = None) 
 
 def plan_subnets(vpc_cidr: str, azs: list[str], public: tuple[str, ...] | None = None,
                  private: tuple[str, ...] | None = None,
-                 previous: Mapping[str, str] | None = None) -> list[SubnetPlan]:
+                 previous: Mapping[str, str] | None = None) -> list[PlannedSubnet]:
     """Explicit CIDR lists are one per zone in the order `azs` lists the zones."""
     index = zone_indices(azs, previous)
     plans = []
     for tier, explicit in (("public", public), ("private", private)):
         for pos, az in enumerate(azs):
             cidr = explicit[pos] if explicit else default_subnet_cidr(vpc_cidr, tier, index[az])
-            plans.append(SubnetPlan(tier, index[az], az, cidr))
+            plans.append(PlannedSubnet(tier, index[az], az, cidr))
     return plans

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 
 from ..settings.config import MAX_POOL_BLOCKS, NodePool, StackConfig
 from .history import PlannedMember, Previous
-from .network import SubnetPlan
+from .network import PlannedSubnet
 
 
 @dataclass(frozen=True)
-class NodePlan:
+class PlannedNode:
     pool: NodePool
     index: int
     resource_name: str
@@ -39,7 +39,7 @@ class NodePlan:
     name: str  # Kubernetes node name == EC2 private DNS name == OS hostname
     az: str
     az_index: int
-    subnet: SubnetPlan
+    subnet: PlannedSubnet
     is_first_server: bool
     ip_block: int = 0
 
@@ -101,12 +101,12 @@ def block_of(ip: str, cidr: str) -> int | None:
     return (int(addr) - int(rng.network_address)) // block_size(cidr)
 
 
-def _slot_ips(subnet: SubnetPlan, block: int) -> list[str]:
+def _slot_ips(subnet: PlannedSubnet, block: int) -> list[str]:
     base = node_range(subnet.cidr).network_address + block * block_size(subnet.cidr)
     return [str(base + FIRST_SLOT + k) for k in range(block_capacity(subnet.cidr))]
 
 
-def _pool_blocks(cfg: StackConfig, previous: Previous | None, subnets: list[SubnetPlan],
+def _pool_blocks(cfg: StackConfig, previous: Previous | None, subnets: list[PlannedSubnet],
                  problems: list[str]) -> dict[str, int]:
     """Pool name -> block: kept from the last outputs, else `ipBlock`, else the lowest unused."""
     cidr_of = {(s.tier, s.az): s.cidr for s in subnets}
@@ -142,9 +142,9 @@ def _pool_blocks(cfg: StackConfig, previous: Previous | None, subnets: list[Subn
     return blocks
 
 
-def plan_nodes(cfg: StackConfig, subnets: list[SubnetPlan], previous: Previous | None = None) -> list[NodePlan]:
+def plan_nodes(cfg: StackConfig, subnets: list[PlannedSubnet], previous: Previous | None = None) -> list[PlannedNode]:
     """Every node of every pool, in config order. Raises CapacityError listing every problem."""
-    by_tier: dict[str, list[SubnetPlan]] = {"public": [], "private": []}
+    by_tier: dict[str, list[PlannedSubnet]] = {"public": [], "private": []}
     for s in sorted(subnets, key=lambda s: s.az_index):
         by_tier[s.tier].append(s)
     problems: list[str] = []
@@ -154,7 +154,7 @@ def plan_nodes(cfg: StackConfig, subnets: list[SubnetPlan], previous: Previous |
     # earlier and maybe still listed: a server with the same name could not join (RKE2 refuses a
     # duplicate node name while etcd lists it).
     taken = ({n.private_ip for n in previous.nodes} | {m.private_ip for m in previous.etcd_removed}) if previous else set()
-    plans: list[NodePlan] = []
+    plans: list[PlannedNode] = []
     first_server_seen = False
     for pool_index, pool in enumerate(cfg.node_pools):
         if pool.name not in blocks:
@@ -162,7 +162,7 @@ def plan_nodes(cfg: StackConfig, subnets: list[SubnetPlan], previous: Previous |
         block = blocks[pool.name]
         tier_subnets = by_tier[pool.subnet]
         running = previous.pool_nodes(pool.name) if previous else {}
-        placed: dict[int, tuple[SubnetPlan, str]] = {}
+        placed: dict[int, tuple[PlannedSubnet, str]] = {}
         for j, old in sorted(running.items()):
             if j >= pool.count:
                 continue  # explicitly removed: count lowered
@@ -210,7 +210,7 @@ def plan_nodes(cfg: StackConfig, subnets: list[SubnetPlan], previous: Previous |
             subnet, ip = placed[j]
             is_first = cfg.distribution == "rke2" and pool.is_server and not first_server_seen
             first_server_seen = first_server_seen or is_first
-            plans.append(NodePlan(
+            plans.append(PlannedNode(
                 pool=pool, index=j, resource_name=f"{pool.name}-{j}", private_ip=ip, name=private_dns_name(ip, cfg.region),
                 az=subnet.az, az_index=subnet.az_index, subnet=subnet, is_first_server=is_first, ip_block=block,
             ))

@@ -51,8 +51,8 @@ from .names import (
     endpoint_name,
     kubeconfig_parameter_name,
 )
-from .network import SubnetPlan, plan_subnets
-from .nodes import CapacityError, NodePlan, plan_nodes
+from .network import PlannedSubnet, plan_subnets
+from .nodes import CapacityError, PlannedNode, plan_nodes
 from .snapshots import EtcdS3, etcd_s3_keys
 
 T = TypeVar("T")
@@ -61,8 +61,8 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class ClusterPlan:
     azs: tuple[str, ...]
-    subnets: tuple[SubnetPlan, ...]
-    nodes: tuple[NodePlan, ...]
+    subnets: tuple[PlannedSubnet, ...]
+    nodes: tuple[PlannedNode, ...]
     default_ami: str = ""
     previous: Previous | None = None
     ccm_image: str = ""
@@ -227,9 +227,9 @@ def _zones(cfg: StackConfig) -> list[str]:
 HOSTNAME_FIX = "aws ec2 modify-subnet-attribute --subnet-id {sid} --private-dns-hostname-type-on-launch ip-name"
 
 
-def _existing_subnets(cfg: StackConfig) -> tuple[list[SubnetPlan], dict[str, Any]]:
+def _existing_subnets(cfg: StackConfig) -> tuple[list[PlannedSubnet], dict[str, Any]]:
     """Bring-your-own subnets as SubnetPlans (keys follow the lists' order), and what was looked up."""
-    plans: list[SubnetPlan] = []
+    plans: list[PlannedSubnet] = []
     found_by_key: dict[str, Any] = {}
     problems: list[str] = []
     zones: dict[str, dict[int, str]] = {"public": {}, "private": {}}
@@ -251,7 +251,7 @@ def _existing_subnets(cfg: StackConfig) -> tuple[list[SubnetPlan], dict[str, Any
                                 "hostnames, so node names would not be ip-... private DNS names; set it to ip-name: "
                                 + HOSTNAME_FIX.format(sid=sid))
             zones[tier][i] = found.availability_zone
-            plans.append(SubnetPlan(tier, i, found.availability_zone, found.cidr_block))
+            plans.append(PlannedSubnet(tier, i, found.availability_zone, found.cidr_block))
             found_by_key[f"{tier}-{i}"] = found
     for i, az in zones["private"].items():
         if zones["public"].get(i) not in (None, az):
@@ -281,8 +281,8 @@ def _default_route(table: Any) -> Any:
     return next((r for r in table.routes or [] if r.cidr_block == "0.0.0.0/0"), None)
 
 
-def _check_existing_network(cfg: StackConfig, subnets: list[SubnetPlan], found: dict[str, Any],
-                            nodes: list[NodePlan], previous: Previous | None) -> list[str]:
+def _check_existing_network(cfg: StackConfig, subnets: list[PlannedSubnet], found: dict[str, Any],
+                            nodes: list[PlannedNode], previous: Previous | None) -> list[str]:
     """What a bring-your-own VPC must offer the nodes and the CCM, checked with look-ups; each
     problem names the key, the subnet and the fix."""
     problems: list[str] = []
@@ -571,7 +571,7 @@ def _hardening_warnings(cfg: StackConfig, previous: Previous | None) -> tuple[st
             "'Replacing nodes deliberately'); until then the cluster mixes both",)
 
 
-def instance_type_warnings(cfg: StackConfig, previous: Previous | None, nodes: Sequence[NodePlan]) -> tuple[str, ...]:
+def instance_type_warnings(cfg: StackConfig, previous: Previous | None, nodes: Sequence[PlannedNode]) -> tuple[str, ...]:
     """Running servers keep their instance type (nodes.IGNORED_ON_SERVERS): say which ones differ
     from their pool, and how to roll them, on every update until they are replaced."""
     if previous is None:
@@ -593,7 +593,7 @@ def instance_type_warnings(cfg: StackConfig, previous: Previous | None, nodes: S
     return tuple(out)
 
 
-def endpoint_warnings(cfg: StackConfig, previous: Previous | None, subnets: Sequence[SubnetPlan],
+def endpoint_warnings(cfg: StackConfig, previous: Previous | None, subnets: Sequence[PlannedSubnet],
                       found: Mapping[str, Any]) -> tuple[str, ...]:
     """A Network Load Balancer cannot lose a subnet: the provider replaces it (terraform-provider-aws
     internal/service/elbv2/load_balancer.go customizeDiffLoadBalancerNLB: ForceNew when subnets are
@@ -852,7 +852,7 @@ def removal_warnings(cfg: StackConfig, previous: Previous | None, ebs_csi: bool,
     return tuple(out)
 
 
-def booting_nodes(cfg: StackConfig, previous: Previous | None, nodes: Sequence[NodePlan]) -> list[NodePlan]:
+def booting_nodes(cfg: StackConfig, previous: Previous | None, nodes: Sequence[PlannedNode]) -> list[PlannedNode]:
     """The instances this update launches: new ones, and running ones replaced because their address,
     zone, tier or key pair changes (privateIp, subnetId, keyName force a new instance:
     terraform-provider-aws internal/service/ec2/ec2_instance.go, ForceNew on each). Only these call
@@ -864,7 +864,7 @@ def booting_nodes(cfg: StackConfig, previous: Previous | None, nodes: Sequence[N
             or member[(n.pool.name, n.index)] != (n.private_ip, n.az, n.subnet.tier, cfg.access.ssh_key_name)]
 
 
-def upgrade_problems(cfg: StackConfig, previous: Previous | None, nodes: list[NodePlan],
+def upgrade_problems(cfg: StackConfig, previous: Previous | None, nodes: list[PlannedNode],
                      kubeconfig_published: bool = False, state: VersionState | None = None,
                      observed: Observed | None = None) -> list[str]:
     """A version change must have a way to the running nodes, and come alone; and no node boots the
@@ -951,7 +951,7 @@ def _collect(problems: list[str], key: str, what: str, fix: str, call: Callable[
         return None
 
 
-def cluster_network_problems(cfg: StackConfig, subnets: Sequence[SubnetPlan]) -> list[str]:
+def cluster_network_problems(cfg: StackConfig, subnets: Sequence[PlannedSubnet]) -> list[str]:
     """Bring-your-own subnets (looked up) must stay clear of the cluster's pod and service networks,
     as network.vpcCidr and the subnet CIDRs this program creates must (config.py)."""
     import ipaddress
@@ -997,8 +997,8 @@ RKE2_SERVER_MIN_VCPUS, RKE2_SERVER_MIN_MIB = 2, 4096
 RKE2_SIZING_GUIDE = ((2, 4096, 225), (4, 8192, 450), (8, 16384, 1300))
 
 
-def machine_problems(cfg: StackConfig, nodes: Sequence[NodePlan], previous: Previous | None,
-                     default_image: Any, booting: Sequence[NodePlan] | None = None
+def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: Previous | None,
+                     default_image: Any, booting: Sequence[PlannedNode] | None = None
                      ) -> tuple[list[str], tuple[str, ...]]:
     """Every pool's instance type and image, checked with look-ups before RunInstances would refuse
     them: the type exists in the region, is offered in the zones the pool's new nodes go to, runs
