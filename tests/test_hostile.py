@@ -927,24 +927,31 @@ def _warnings(run) -> list[str]:
     return [m for level, m in run.logs if level == "warning"]
 
 
-def test_rke2_server_size_warnings_follow_rke2s_requirements(base_config):
+def test_rke2_server_size_warnings_follow_rke2s_requirements(base_config, monkeypatch):
+    from components.plan import spec
+
     pool(0, instanceType="c7g.medium", ami="ami-0fffffffffffffff1")(base_config)
     images = {"ami-0fffffffffffffff1": {"architecture": "arm64", "virtualizationType": "hvm"}}
     run = harness.run_program(base_config, mocks=AwsLikeMocks("us-east-1", images=images))
     assert ("rke-aws:nodePools[0].instanceType: 'c7g.medium' has 1 vCPU and 2 GiB; RKE2 servers need at least 2 vCPU "
             "and 4 GiB (docs.rke2.io install/requirements): etcd and the API server may not keep up") in _warnings(run)
-    # RKE2's VM sizing guide: 2 vCPU / 4 GiB servers carry up to 225 agents.
-    both(pool(0, instanceType="t3.medium", ami=None), pool(1, count=225))(base_config)
-    net(availabilityZones=3)(base_config)
+    # RKE2's VM sizing guide: 2 vCPU / 4 GiB servers carry up to 225 agents (the boundary, on the pure rule).
+    key = "rke-aws:nodePools[0].instanceType"
+    warn = spec.rke2_server_size_warning
+    assert warn(key, "t3.medium", 2, 4096, 225) is None
+    assert warn(key, "t3.medium", 2, 4096, 226) == (
+        "rke-aws:nodePools[0].instanceType: 226 agents; RKE2's sizing guide gives servers of 't3.medium' (2 vCPU, "
+        "4 GiB) up to 225 (docs.rke2.io install/requirements, VM sizing guide): use larger servers")
+    assert "up to 225" in warn(key, "r6i.large", 2, 16384, 226)  # 2 vCPU and 16 GiB: both must reach a row
+    assert warn(key, "m6i.2xlarge", 8, 32768, 5000) is None  # the guide's last row has no limit here
+    # The program counts every agent of every pool against the servers' type as EC2 describes it: the same
+    # rule with a guide whose first row ends at 3 agents, on a program small enough to run.
+    monkeypatch.setattr(spec, "RKE2_SIZING_GUIDE", ((2, 4096, 3),) + spec.RKE2_SIZING_GUIDE[1:])
+    both(pool(0, instanceType="t3.medium", ami=None), pool(1, count=2))(base_config)
     assert not [w for w in _warnings(harness.run_program(base_config)) if "sizing guide" in w]
-    extra_pool(count=1)(base_config)
-    assert ("rke-aws:nodePools[0].instanceType: 226 agents; RKE2's sizing guide gives servers of 't3.medium' (2 vCPU, "
-            "4 GiB) up to 225 (docs.rke2.io install/requirements, VM sizing guide): use larger servers"
-            in _warnings(harness.run_program(base_config)))
-    pool(0, instanceType="r6i.large")(base_config)  # 2 vCPU and 16 GiB: still the first row (both must reach a row)
-    assert "up to 225" in " ".join(_warnings(harness.run_program(base_config)))
-    pool(0, instanceType="m6i.2xlarge")(base_config)  # 8 vCPU / 32 GiB: the guide's last row has no limit here
-    assert not [w for w in _warnings(harness.run_program(base_config)) if "sizing guide" in w or "RKE2 servers" in w]
+    extra_pool(count=2)(base_config)
+    assert ("rke-aws:nodePools[0].instanceType: 4 agents; RKE2's sizing guide gives servers of 't3.medium' (2 vCPU, "
+            "4 GiB) up to 3" in " ".join(_warnings(harness.run_program(base_config))))
 
 
 def test_rke1_servers_get_no_rke2_size_warning(base_config):
@@ -984,15 +991,13 @@ def test_bring_your_own_overlap_message_in_full(base_config):
             "use subnets outside 10.42.0.0/16 and 10.43.0.0/16") in message
 
 
-def test_four_vcpu_servers_carry_450_agents(base_config):
-    pool(0, instanceType="m6i.xlarge")(base_config)
-    net(availabilityZones=3)(base_config)
-    for n, count in enumerate((113, 113, 113, 111)):
-        extra_pool(name=f"w{n}", count=count)(base_config) if n else pool(1, count=count)(base_config)
-    assert not [w for w in _warnings(harness.run_program(base_config)) if "sizing guide" in w]
-    extra_pool(name="one-more", count=1)(base_config)
-    assert any("451 agents; RKE2's sizing guide gives servers of 'm6i.xlarge' (4 vCPU, 16 GiB) up to 450" in w
-               for w in _warnings(harness.run_program(base_config)))
+def test_four_vcpu_servers_carry_450_agents():
+    from components.plan import spec
+
+    key = "rke-aws:nodePools[0].instanceType"
+    assert spec.rke2_server_size_warning(key, "m6i.xlarge", 4, 16384, 450) is None
+    assert "451 agents; RKE2's sizing guide gives servers of 'm6i.xlarge' (4 vCPU, 16 GiB) up to 450" in \
+        spec.rke2_server_size_warning(key, "m6i.xlarge", 4, 16384, 451)
 
 
 def test_default_image_only_for_pools_without_their_own(base_config, monkeypatch):

@@ -1102,18 +1102,25 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: P
                             "but the pool's next new node would be refused")
         if cfg.distribution == "rke2" and pool.is_server:
             vcpus, mib = info.default_vcpus, info.memory_size
-            if vcpus < RKE2_SERVER_MIN_VCPUS or mib < RKE2_SERVER_MIN_MIB:
-                warnings.append(f"{key}: '{pool.instance_type}' has {vcpus} vCPU and {mib / 1024:g} GiB; RKE2 servers "
-                                f"need at least {RKE2_SERVER_MIN_VCPUS} vCPU and {RKE2_SERVER_MIN_MIB // 1024} GiB "
-                                "(docs.rke2.io install/requirements): etcd and the API server may not keep up")
-            else:
-                agents = sum(p.count for p in cfg.node_pools if not p.is_server)
-                carried = max((n for v, m, n in RKE2_SIZING_GUIDE if vcpus >= v and mib >= m), default=0)
-                if carried and agents > carried and carried != RKE2_SIZING_GUIDE[-1][2]:
-                    warnings.append(f"{key}: {agents} agents; RKE2's sizing guide gives servers of "
-                                    f"'{pool.instance_type}' ({vcpus} vCPU, {mib / 1024:g} GiB) up to {carried} "
-                                    "(docs.rke2.io install/requirements, VM sizing guide): use larger servers")
+            agents = sum(p.count for p in cfg.node_pools if not p.is_server)
+            warning = rke2_server_size_warning(key, pool.instance_type, vcpus, mib, agents)
+            if warning:
+                warnings.append(warning)
     return problems, tuple(warnings)
+
+
+def rke2_server_size_warning(key: str, instance_type: str, vcpus: int, mib: int, agents: int) -> str | None:
+    """What RKE2's requirements and VM sizing guide say about servers of this size carrying `agents`."""
+    if vcpus < RKE2_SERVER_MIN_VCPUS or mib < RKE2_SERVER_MIN_MIB:
+        return (f"{key}: '{instance_type}' has {vcpus} vCPU and {mib / 1024:g} GiB; RKE2 servers "
+                f"need at least {RKE2_SERVER_MIN_VCPUS} vCPU and {RKE2_SERVER_MIN_MIB // 1024} GiB "
+                "(docs.rke2.io install/requirements): etcd and the API server may not keep up")
+    carried = max((n for v, m, n in RKE2_SIZING_GUIDE if vcpus >= v and mib >= m), default=0)
+    if carried and agents > carried and carried != RKE2_SIZING_GUIDE[-1][2]:
+        return (f"{key}: {agents} agents; RKE2's sizing guide gives servers of "
+                f"'{instance_type}' ({vcpus} vCPU, {mib / 1024:g} GiB) up to {carried} "
+                "(docs.rke2.io install/requirements, VM sizing guide): use larger servers")
+    return None
 
 
 # SSM parameters: 4 KB in the Standard tier, 8 KB in the Advanced tier (manifests.tier_for picks it).
