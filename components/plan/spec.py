@@ -16,8 +16,9 @@ from typing import Any, TypeVar
 
 import pulumi_aws as aws
 
-from ..settings import config, versions
+from ..settings import versions
 from ..settings.config import ConfigError, StackConfig
+from ..settings.load import load_config
 from . import ccm_values, cluster_documents, running
 from .cluster_documents import AGENT_PLAN, SERVER_PLAN, upgrade_manifests
 from .history import (
@@ -143,7 +144,7 @@ class ClusterSpec:
 
 def resolve(previous: Previous | None) -> ClusterSpec:
     """The configuration read and checked against the stack's last outputs, then everything planned."""
-    cfg = config.load(previous)
+    cfg = load_config(previous)
     return ClusterSpec(cfg, build(cfg, previous), previous)
 
 

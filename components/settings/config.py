@@ -22,6 +22,7 @@ from typing import Any
 
 from . import model, partitions, versions
 from . import tags as tagsets
+from .errors import ConfigError  # noqa: F401 - raised here, and part of this module's interface
 from .model import (  # noqa: F401 - the defaults are part of this module's interface
     DEFAULT_AZ_COUNT,
     DEFAULT_BACKUP_EXPIRE_DAYS,
@@ -93,15 +94,6 @@ AWS_MAX_TAGS = 50
 PROGRAM_TAG_KEYS = ("Name", "kubernetes.io/cluster/<id>", "rke-aws/pool", "rke-aws/roles",
                     "rke-aws/imds-hop-limit-reason", "kubernetes.io/role/*")
 assert MAX_USER_TAGS == AWS_MAX_TAGS - len(PROGRAM_TAG_KEYS)
-
-
-class ConfigError(Exception):
-    """All problems found in one stack configuration."""
-
-    def __init__(self, problems: list[str]):
-        self.problems = list(problems)
-        lines = "\n".join(f"  - {p}" for p in self.problems)
-        super().__init__(f"invalid stack configuration ({len(self.problems)} problem(s)):\n{lines}")
 
 
 class Secret:
@@ -924,17 +916,3 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
         confirm_cluster_state=top.confirmClusterState,
     )
 
-
-def load(previous: Any = None) -> StackConfig:
-    """Read this stack's configuration from the Pulumi runtime (the only place that does).
-    `previous`: the stack's last outputs (history.Previous), or None for a new stack."""
-    import pulumi
-    from pulumi.runtime import config as runtime_config
-
-    raw: dict[str, Any] = dict(runtime_config.get_config_env())
-    raw.update(runtime_config.CONFIG.get())
-    secret = set(runtime_config.get_config_secret_keys_env()) | {k for k in raw if runtime_config.is_config_secret(k)}
-    region = raw.get("aws:region")
-    return parse(raw, project=pulumi.get_project(), stack=pulumi.get_stack(), region=region, secret_keys=secret,
-                 running_version=previous.kubernetes_version if previous else None,
-                 running_etcd_members=len(previous.etcd_members) if previous else 0)
