@@ -560,8 +560,7 @@ def _check_rule_quota(p: _Problems, access: AccessConfig, endpoint: str, distrib
 
 def _parse_pools(p: _Problems, raw: Any, distribution: Optional[str], warnings: list[str]) -> tuple[NodePool, ...]:
     if raw is None:
-        p.add("nodePools", _missing(model.StackConfiguration, "nodePools"))
-        return ()
+        raw = [dict(pool) for pool in model.DEFAULT_NODE_POOLS]
     if not isinstance(raw, list) or not raw:
         p.add("nodePools", f"{_json(raw)} is not a non-empty list of pools; each pool is {{name, roles, count, ...}}")
         return ()

@@ -46,6 +46,10 @@ DEFAULT_SSH_USER = "ubuntu"
 DEFAULT_ROOT_VOLUME_GB = 50
 # A general-purpose size that runs a control plane or a small worker.
 DEFAULT_INSTANCE_TYPE = "m6i.large"
+# A stack without nodePools (what `pulumi new` writes) gets the smallest layout that survives the loss of a
+# server: three servers (etcd quorum tolerates one failure) and two workers, so workloads survive one too.
+DEFAULT_NODE_POOLS = ({"name": "server", "roles": ["controlplane", "etcd"], "count": 3},
+                      {"name": "agents", "roles": ["worker"], "count": 2})
 # Nodes stay off the internet unless a pool asks for public addresses.
 DEFAULT_SUBNET_TIER = "private"
 # The CCM chart version this program's Helm values are written against.
@@ -513,8 +517,8 @@ class StackConfiguration(_Section):
     access: Annotated[Access, Msg()] = Field(None, description=Access.__doc__)
     nodePools: Annotated[list[NodePool], Msg(
         type='{json} is not a non-empty list of pools; each pool is {{name, roles, count, ...}}',
-        missing="missing; list at least one pool with controlplane, one with etcd and one with worker", default="required")] = Field(
-        None, description="The node pools.")
+        default="three servers (controlplane, etcd) named server and two workers named agents, of instanceType's default")] = Field(
+        None, description="The node pools; at least one pool with controlplane, one with etcd and one with worker.")
     kubernetesVersion: Annotated[Text(whole(f"{RKE_VERSION_BODY}|{RKE2_VERSION_BODY}")), Msg(
         default=f"new stacks: RKE `{versions.RKE_KUBERNETES_VERSION}`, RKE2 `{versions.RKE2_VERSION}`; running stacks: what they run",
         declare=True, type_name="string")] = Field(

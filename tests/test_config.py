@@ -269,8 +269,7 @@ INVALID = [
     # --- unknown keys ------------------------------------------------------------------------
     row("unknown-top-level-typo",
         lambda cfg: cfg.__setitem__("rke-aws:nodepools", cfg.pop("rke-aws:nodePools")),
-        f"rke-aws:nodepools: unknown key; did you mean nodePools? allowed keys are {TOP_KEYS}",
-        "rke-aws:nodePools: missing; list at least one pool with controlplane, one with etcd and one with worker"),
+        f"rke-aws:nodepools: unknown key; did you mean nodePools? allowed keys are {TOP_KEYS}"),
     row("unknown-network-key", net(vpcCIDR="10.30.0.0/16"),
         "rke-aws:network.vpcCIDR: unknown key; did you mean vpcCidr? allowed keys are vpcCidr, availabilityZones, natGateways, "
         "publicSubnetCidrs, privateSubnetCidrs, vpcId, publicSubnetIds, privateSubnetIds"),
