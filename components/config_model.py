@@ -50,6 +50,8 @@ DEFAULT_INSTANCE_TYPE = "m6i.large"
 # server: three servers (etcd quorum tolerates one failure) and two workers, so workloads survive one too.
 DEFAULT_NODE_POOLS = ({"name": "server", "roles": ["controlplane", "etcd"], "count": 3},
                       {"name": "agents", "roles": ["worker"], "count": 2})
+# On-demand capacity is never taken back by AWS; spot is a pool's explicit choice (workers only).
+DEFAULT_MARKET = "on-demand"
 # Nodes stay off the internet unless a pool asks for public addresses.
 DEFAULT_SUBNET_TIER = "private"
 # The CCM chart version this program's Helm values are written against.
@@ -444,6 +446,9 @@ class NodePool(_Section):
         DEFAULT_IMDS_HOP_LIMIT, description="IMDS hop limit; 2 lets every pod take the node role's credentials.")
     imdsHopLimitReason: Annotated[Text(REASON_PATTERN), Msg(what="why pods need the node role")] = Field(
         None, description="Required with imdsHopLimit 2; becomes an instance tag.")
+    market: Annotated[Literal["on-demand", "spot"], Msg(kind="a market", reason="capacity AWS never takes back")] = Field(
+        DEFAULT_MARKET, description="spot: persistent spot requests that stop on interruption and keep the node's "
+                                    "address and name (worker-only pools; fixed for running nodes).")
 
 
 class Ccm(_Section):

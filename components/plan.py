@@ -21,7 +21,7 @@ from .config import ConfigError, StackConfig
 from .network_plan import SubnetPlan, plan_subnets
 from .history import (CONFIRM_KEY, EtcdState, Observed, Previous, Snapshots, SnapshotTransition, Statement, VersionState,
                       cluster_id_problems, etcd_removed_after, etcd_state, parse_codes, parse_version,
-                      quorum_problems, region_problems, role_problems, snapshot_transition, version_problems,
+                      market_problems, quorum_problems, region_problems, role_problems, snapshot_transition, version_problems,
                       version_state)
 from .node_plan import CapacityError, NodePlan, plan_nodes
 
@@ -322,6 +322,7 @@ def build(cfg: StackConfig, previous: Optional[Previous] = None) -> ClusterPlan:
     vstate = version_state(previous, observed, cfg.cluster_id)
     problems = version_problems(previous, cfg.distribution, cfg.kubernetes_version, vstate, observed)
     problems += role_problems(previous, cfg.node_pools)
+    problems += market_problems(previous, cfg.node_pools)
     if problems:
         raise ConfigError(with_combined_confirmation(problems, observed))
     found: dict[str, Any] = {}

@@ -277,7 +277,7 @@ INVALID = [
         "rke-aws:access.sshKey: unknown key; did you mean sshKeyPath? allowed keys are adminCidrs, sshKeyName, sshUser, sshKeyPath, ssm, allowWorldAdmin"),
     row("unknown-pool-key", pool(0, instancetype="m6i.large"),
         "rke-aws:nodePools[0].instancetype: unknown key; did you mean instanceType? allowed keys are name, roles, count, instanceType, "
-        "subnet, rootVolumeGb, ami, ipBlock, imdsHopLimit, imdsHopLimitReason"),
+        "subnet, rootVolumeGb, ami, ipBlock, imdsHopLimit, imdsHopLimitReason, market"),
     row("unknown-ccm-key", put("ccm", {"install": "manifest", "version": "0.0.11"}),
         "rke-aws:ccm.version: unknown key; did you mean chartVersion? allowed keys are chartVersion, leaderMigration, extraArgs, install, image"),
     # --- clusterId ---------------------------------------------------------------------------
