@@ -438,7 +438,7 @@ class NodePool(_Section):
         DEFAULT_SUBNET_TIER, description="Subnet tier; public nodes get a public IP.")
     rootVolumeGb: Annotated[Int(MIN_ROOT_GB, MAX_ROOT_GB), Msg(reason="images, etcd data and container layers fit for typical nodes")] = Field(
         DEFAULT_ROOT_VOLUME_GB, description=f"Encrypted gp3 root volume size ({MIN_ROOT_GB}-{MAX_ROOT_GB}).")
-    ami: Annotated[Str(AMI_PATTERN), Msg(what="an AMI ID like ami-0123456789abcdef0", default="latest Ubuntu 24.04 LTS amd64 (Canonical, per partition)", type_name="AMI ID")] = Field(
+    ami: Annotated[Str(AMI_PATTERN), Msg(what="an AMI ID like ami-0123456789abcdef0", default="latest Ubuntu 24.04 LTS for the instance type's architecture, amd64 or arm64 (Canonical, per partition)", type_name="AMI ID")] = Field(
         None, description="Node image, looked up at plan time (its architecture and virtualization must suit instanceType).")
     ipBlock: Annotated[Int(0, MAX_POOL_BLOCKS - 1), Msg(default="lowest free block")] = Field(
         None, description=f"Address block 0-{MAX_POOL_BLOCKS - 1} (see \"Node names and addresses\").")

@@ -50,7 +50,7 @@ class NodesArgs:
     cluster_id: str
     distribution: str
     nodes: tuple[NodePlan, ...]
-    default_ami: str
+    default_amis: Mapping[str, str]  # pool name -> default image of its CPU architecture
     subnet_ids: Mapping[str, pulumi.Input[str]]
     node_dependencies: Mapping[str, list]
     security_group_id: pulumi.Input[str]
@@ -101,7 +101,7 @@ class Nodes(pulumi.ComponentResource):
             protect = args.protect_servers and (node.pool.is_controlplane or node.pool.is_etcd)
             self.instances[node.name] = aws.ec2.Instance(
                 f"{name}-{node.resource_name}",
-                ami=node.pool.ami or args.default_ami,
+                ami=node.pool.ami or args.default_amis[node.pool.name],
                 instance_type=node.pool.instance_type,
                 subnet_id=args.subnet_ids[node.subnet.key],
                 private_ip=node.private_ip,
