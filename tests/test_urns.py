@@ -1,5 +1,5 @@
 """Existing stacks keep their resources: every URN a stack registered before the components moved under
-RkeCluster (tests/data/urns-0.1.json, written from commit 4079455's program) is taken over by exactly
+RkeCluster (tests/data/urns-0.1.json, written from the program of commit 30c578b, main before the layers) is taken over by exactly
 one resource of today's program, by its URN or through its aliases as the engine resolves them
 (offline/harness.match_old_urns: pulumi/pulumi pkg/resource/deploy/step_generator.go generateAliases,
 inheritedChildAlias). A URN nobody takes over would be deleted, and its successor created."""

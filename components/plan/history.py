@@ -70,6 +70,8 @@ class PreviousNode:
     ip_block: int | None
     key_name: str | None
     instance_type: str | None = None  # None for stacks from before it was exported
+    # Outputs without `market` come from releases that launched on-demand instances only.
+    market: str = "on-demand"
 
     @property
     def key(self) -> tuple[str, int]:
@@ -207,6 +209,7 @@ class Previous:
                 private_ip=str(ip), availability_zone=str(raw.get("availabilityZone")),
                 tier=tier, ip_block=raw["ipBlock"] if isinstance(raw.get("ipBlock"), int) else None,
                 key_name=_known(raw.get("keyName")), instance_type=_known(raw.get("instanceType")),
+                market=str(raw.get("market") or "on-demand"),
             ))
         for key in ("distribution", "kubernetesVersion"):
             if _unknown(outputs.get(key)):
@@ -761,6 +764,25 @@ def role_problems(previous: Previous | None, pools: Sequence[Any]) -> list[str]:
                 f"rke-aws:nodePools[{i}].roles: {sorted(pool.roles)}, but pool '{pool.name}' runs {len(kept)} node(s) "
                 f"as {was}, and a running node keeps the roles it booted with: set the roles back. Nodes with other "
                 "roles are a new pool: add one, and lower this pool's count (one etcd member per update)"
+            )
+    return problems
+
+
+def market_problems(previous: Previous | None, pools: Sequence[Any]) -> list[str]:
+    """Every instance_market_options field forces a new instance (terraform-provider-aws
+    internal/service/ec2/ec2_instance.go, ForceNew on each), and Pulumi replaces a pool's instances
+    together: switching a running pool's market would replace all its nodes at once."""
+    if previous is None:
+        return []
+    problems = []
+    for i, pool in enumerate(pools):
+        kept = [n for j, n in previous.pool_nodes(pool.name).items() if j < pool.count]
+        was = sorted({n.market for n in kept})
+        if kept and was != [pool.market]:
+            problems.append(
+                f"rke-aws:nodePools[{i}].market: '{pool.market}', but pool '{pool.name}' runs {len(kept)} node(s) as "
+                f"{'/'.join(was)}, and AWS cannot change an instance's market: the change would replace every node "
+                "of the pool at once. Set it back; for the other market add a new pool, then lower this one's count"
             )
     return problems
 

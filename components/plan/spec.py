@@ -33,6 +33,7 @@ from .history import (
     cluster_id_problems,
     etcd_removed_after,
     etcd_state,
+    market_problems,
     parse_codes,
     parse_version,
     quorum_problems,
@@ -64,7 +65,8 @@ class ClusterPlan:
     azs: tuple[str, ...]
     subnets: tuple[PlannedSubnet, ...]
     nodes: tuple[PlannedNode, ...]
-    default_ami: str = ""
+    # Pool name -> the default image of its CPU architecture (pools without `ami`).
+    default_amis: Mapping[str, str] = field(default_factory=dict)
     previous: Previous | None = None
     ccm_image: str = ""
     notes: tuple[str, ...] = ()  # what the user should know about this update (logged)
@@ -404,6 +406,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     vstate = version_state(previous, observed, cfg.cluster_id)
     problems = version_problems(previous, cfg.distribution, cfg.kubernetes_version, vstate, observed)
     problems += role_problems(previous, cfg.node_pools)
+    problems += market_problems(previous, cfg.node_pools)
     if problems:
         raise ConfigError(with_combined_confirmation(problems, observed))
     found: dict[str, Any] = {}
@@ -437,14 +440,16 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     problems += cluster_network_problems(cfg, subnets) if found else []
     image, notes = ccm_image(cfg, previous, vstate)
     problems += manifest_size_problems(cfg, image)
+    archs, known_types = pool_architectures(cfg)
+    problems += architecture_problems(cfg, archs)
     try:
-        default_image = _default_image(cfg)
+        default_images = _default_images(cfg, archs)
     except ConfigError as err:  # reported with the rest
-        problems, default_image = problems + err.problems, None
+        problems, default_images = problems + err.problems, {}
     booting = booting_nodes(cfg, previous, nodes)
     keys, key_warnings = key_pair_problems(cfg, launching=bool(booting))
     problems += keys
-    machine, machine_warnings = machine_problems(cfg, nodes, previous, default_image, booting)
+    machine, machine_warnings = machine_problems(cfg, nodes, previous, default_images, booting, known_types)
     problems += machine
     machine_warnings = tuple(key_warnings) + machine_warnings
     if problems:
@@ -454,7 +459,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     backup = _backup(cfg, account, previous)
     snapshots = snapshot_transition(previous, _configured_snapshots(cfg, backup), observed, cfg.cluster_id,
                                     cfg.distribution, _snapshot_steps(cfg, backup))
-    return ClusterPlan(tuple(azs), tuple(subnets), tuple(nodes), default_image.id if default_image else "", previous,
+    return ClusterPlan(tuple(azs), tuple(subnets), tuple(nodes), {p: i.id for p, i in default_images.items()}, previous,
                        image, _observed_notes(observed, previous) + notes + more,
                        warnings=(_hardening_warnings(cfg, previous) + instance_type_warnings(cfg, previous, nodes)
                                  + machine_warnings
@@ -921,26 +926,82 @@ def ccm_image(cfg: StackConfig, previous: Previous | None,
     return cfg.ccm.image_for(minor), ()
 
 
-def _default_image(cfg: StackConfig) -> Any:
-    """Latest Canonical Ubuntu 24.04 LTS (amd64), or None when every pool with nodes names its own
-    image; nodes ignore later AMI changes (see nodes.py)."""
-    if not any(p.ami is None and p.count for p in cfg.node_pools):
-        return None
-    pools = ", ".join(f"nodePools[{i}]" for i, p in enumerate(cfg.node_pools) if p.ami is None and p.count)
+# EC2 CPU architecture (DescribeInstanceTypes' SupportedArchitectures) -> how images and RKE name it.
+ARCH_NAMES = {"x86_64": "amd64", "arm64": "arm64"}
+
+
+def pool_architectures(cfg: StackConfig) -> tuple[dict[str, str], dict[str, Any]]:
+    """Pool name -> the CPU architecture its instance type runs (x86_64 or arm64), from EC2's own
+    description of the type (DescribeInstanceTypes), not from its name; and the types looked up, for
+    machine_problems to judge (one look-up per type). A type that cannot be looked up is left out:
+    machine_problems looks it up again and reports it where it matters."""
+    archs: dict[str, str] = {}
+    infos: dict[str, Any] = {}
+    for pool in cfg.node_pools:
+        if not pool.count:
+            continue
+        if pool.instance_type not in infos:
+            try:
+                infos[pool.instance_type] = _looked_up(
+                    "", "", "", lambda t=pool.instance_type: aws.ec2.get_instance_type(instance_type=t))
+            except ConfigError:
+                infos[pool.instance_type] = None
+        supported = list(getattr(infos[pool.instance_type], "supported_architectures", None) or [])
+        arch = next((a for a in ARCH_NAMES if a in supported), None)
+        if arch:
+            archs[pool.name] = arch
+    return archs, {t: i for t, i in infos.items() if i is not None}
+
+
+def architecture_problems(cfg: StackConfig, archs: Mapping[str, str]) -> list[str]:
+    """arm64 (Graviton) where the distribution publishes it: RKE2 from RKE2_ARM64_SINCE; not RKE1,
+    whose arm64 nodes Rancher calls experimental and not for production (Rancher manager docs,
+    "Running on ARM64 Mixed Architecture (Experimental)"), and which is end of life."""
+    problems = []
+    for i, pool in enumerate(cfg.node_pools):
+        if archs.get(pool.name) != "arm64":
+            continue
+        key = f"rke-aws:nodePools[{i}].instanceType"
+        if cfg.distribution == "rke":
+            problems.append(f"{key}: '{pool.instance_type}' is an arm64 (Graviton) type; RKE1 on arm64 is experimental "
+                            "and not for production (Rancher's docs), and RKE1 is end of life: use an x86_64 type, or "
+                            "RKE2")
+        else:
+            have, since = parse_version(cfg.kubernetes_version), parse_version(versions.RKE2_ARM64_SINCE)
+            if have is not None and since is not None and have < since:
+                problems.append(f"{key}: '{pool.instance_type}' is an arm64 (Graviton) type, and RKE2 "
+                                f"{cfg.kubernetes_version} has no complete arm64 release (arm64 images from "
+                                f"{versions.RKE2_ARM64_SINCE}): use an x86_64 type, or upgrade first")
+    return problems
+
+
+def _default_images(cfg: StackConfig, archs: Mapping[str, str]) -> dict[str, Any]:
+    """Pool name -> the latest Canonical Ubuntu 24.04 LTS image for the pool's CPU architecture, for
+    pools with nodes and no `ami` (one look-up per architecture); nodes ignore later image changes
+    (see nodes.py)."""
+    pools = [(i, p) for i, p in enumerate(cfg.node_pools) if p.ami is None and p.count]
     owner = cfg.partition.ubuntu_owner  # Canonical publishes from another account per partition
-    return _looked_up(
-        "rke-aws:nodePools[].ami", f"looking up the default image ({versions.UBUNTU_AMI_NAME} by owner "
-        f"{owner}) in {cfg.region}",
-        f"set `ami` on {pools} to an image that exists in {cfg.region}",
-        lambda: aws.ec2.get_ami(
-            most_recent=True,
-            owners=[owner],
-            filters=[
-                {"name": "name", "values": [versions.UBUNTU_AMI_NAME]},
-                {"name": "state", "values": ["available"]},
-            ],
-        ),
-    )
+    images: dict[str, Any] = {}
+    out: dict[str, Any] = {}
+    for _i, pool in pools:
+        arch = archs.get(pool.name, "x86_64")
+        if arch not in images:
+            name = versions.UBUNTU_AMI_NAMES[arch]
+            users = ", ".join(f"nodePools[{j}]" for j, p in pools if archs.get(p.name, "x86_64") == arch)
+            images[arch] = _looked_up(
+                "rke-aws:nodePools[].ami", f"looking up the default image ({name} by owner {owner}) in {cfg.region}",
+                f"set `ami` on {users} to an image that exists in {cfg.region}",
+                lambda name=name: aws.ec2.get_ami(
+                    most_recent=True,
+                    owners=[owner],
+                    filters=[
+                        {"name": "name", "values": [name]},
+                        {"name": "state", "values": ["available"]},
+                    ],
+                ),
+            )
+        out[pool.name] = images[arch]
+    return out
 
 
 def _collect(problems: list[str], key: str, what: str, fix: str, call: Callable[[], T]) -> T | None:
@@ -999,8 +1060,8 @@ RKE2_SIZING_GUIDE = ((2, 4096, 225), (4, 8192, 450), (8, 16384, 1300))
 
 
 def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: Previous | None,
-                     default_image: Any, booting: Sequence[PlannedNode] | None = None
-                     ) -> tuple[list[str], tuple[str, ...]]:
+                     default_images: Mapping[str, Any], booting: Sequence[PlannedNode] | None = None,
+                     known_types: Mapping[str, Any] | None = None) -> tuple[list[str], tuple[str, ...]]:
     """Every pool's instance type and image, checked with look-ups before RunInstances would refuse
     them: the type exists in the region, is offered in the zones the pool's new nodes go to, runs
     the image's architecture and virtualization. One look-up per distinct type and image, one for
@@ -1035,8 +1096,10 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: P
     first_use: dict[str, tuple[int, Any]] = {}
     for i, pool in sorted(pools, key=lambda ip: ip[1].name not in strict):
         first_use.setdefault(pool.instance_type, (i, pool))
-    types: dict[str, Any] = {}
+    types: dict[str, Any] = dict(known_types or {})
     for itype, (i, pool) in first_use.items():
+        if itype in types:
+            continue
         found: list[str] = []
         types[itype] = _collect(
             found, f"rke-aws:nodePools[{i}].instanceType", f"looking up instance type '{itype}' in {cfg.region}",
@@ -1057,6 +1120,27 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: P
             else:
                 warnings.extend(f"{m}; running nodes ignore their image and this update launches none of the pool's, "
                                 "so it goes ahead, but the pool's next new node would be refused" for m in found)
+    # A running agent whose new type runs another CPU architecture is replaced (ForceNewIf on
+    # instance_type), and the replacement is created from its inputs after ignore_changes reset `ami`
+    # to the image it booted (pulumi/pulumi pkg/resource/deploy/step_generator.go: processIgnoreChanges
+    # runs before the diff, and a replacement creates from those inputs): the old architecture's image
+    # on the new architecture's type, which RunInstances refuses.
+    for n in retyped_nodes:
+        old_type = running[(n.pool.name, n.index)].instance_type
+        if old_type not in types:
+            types[old_type] = _collect([], "", "", "", lambda t=old_type: aws.ec2.get_instance_type(instance_type=t))
+        old_info, new_info = types.get(old_type), types.get(n.pool.instance_type)
+        if old_info is None or new_info is None:
+            continue
+        if not set(old_info.supported_architectures or ()) & set(new_info.supported_architectures or ()):
+            i = next(j for j, p in enumerate(cfg.node_pools) if p.name == n.pool.name)
+            message = (f"rke-aws:nodePools[{i}].instanceType: '{n.pool.instance_type}' runs "
+                       f"{'/'.join(new_info.supported_architectures)}, but the pool's running nodes are "
+                       f"'{old_type}' ({'/'.join(old_info.supported_architectures)}); they would be replaced with "
+                       "the image they booted, which the new type cannot run: keep the type, and add a new pool "
+                       "for the other architecture (then lower this one's count)")
+            if message not in problems:
+                problems.append(message)
     new_zones: dict[str, set[str]] = {}
     for n in list(booting) + retyped_nodes:
         new_zones.setdefault(n.pool.name, set()).add(n.az)
@@ -1085,10 +1169,11 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: P
                             "new nodes go; use a type offered there, or other zones (aws ec2 "
                             "describe-instance-type-offerings --location-type availability-zone --filters "
                             f"Name=instance-type,Values={pool.instance_type})")
-        image = images.get(pool.ami) if pool.ami else default_image
+        image = images.get(pool.ami) if pool.ami else default_images.get(pool.name)
         if image is None:
             continue
-        which = f"image {pool.ami}" if pool.ami else f"default image {image.id} (Ubuntu 24.04 amd64)"
+        which = (f"image {pool.ami}" if pool.ami else
+                 f"default image {image.id} (Ubuntu 24.04 {ARCH_NAMES.get(image.architecture, image.architecture)})")
         found = []
         archs = list(info.supported_architectures or [])
         if image.architecture not in archs:
