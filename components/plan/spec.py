@@ -21,6 +21,14 @@ from ..settings.config import ConfigError, StackConfig
 from ..settings.load import load_config
 from . import ccm_values, cluster_documents, running
 from .cluster_documents import AGENT_PLAN, SERVER_PLAN, upgrade_manifests
+from .guards import (
+    cluster_id_problems,
+    market_problems,
+    quorum_problems,
+    region_problems,
+    role_problems,
+    version_problems,
+)
 from .history import (
     CONFIRM_KEY,
     EtcdState,
@@ -30,17 +38,11 @@ from .history import (
     SnapshotTransition,
     Statement,
     VersionState,
-    cluster_id_problems,
     etcd_removed_after,
     etcd_state,
-    market_problems,
     parse_codes,
     parse_version,
-    quorum_problems,
-    region_problems,
-    role_problems,
     snapshot_transition,
-    version_problems,
     version_state,
 )
 from .lookups import published_kubeconfig_problem
@@ -890,7 +892,7 @@ def upgrade_problems(cfg: StackConfig, previous: Previous | None, nodes: list[Pl
     elif booting and state is not None and not state.complete:
         old, new = parse_version(state.confirmed or ""), parse_version(cfg.kubernetes_version)
         if old is None or new is None or old[0] != new[0]:
-            from .history import _not_complete
+            from .guards import _not_complete
 
             problems.append(
                 f"rke-aws:nodePools: new or replaced nodes ({', '.join(booting)}) would boot {cfg.kubernetes_version}, "
