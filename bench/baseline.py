@@ -10,7 +10,7 @@ dependencies become `depends_on`. `baseline_main.py` registers `SPEC` under the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from offline.harness import ProgramRun
 
@@ -31,7 +31,7 @@ class Entry:
     props: dict[str, Any]
     secret: set[str] = field(default_factory=set)
     depends_on: list[str] = field(default_factory=list)
-    provider: Optional[str] = None
+    provider: str | None = None
     protect: bool = False
     delete_before_replace: bool = False
     ignore_changes: list[str] = field(default_factory=list)
@@ -63,7 +63,7 @@ def props_and_options(e: Entry, made: dict) -> tuple[dict[str, Any], Any]:
     return props, opts
 
 
-def provider_urn(ref: str) -> Optional[str]:
+def provider_urn(ref: str) -> str | None:
     """A provider reference is `<urn>::<id>`; callers keep it only if that provider was registered."""
     return ref.rsplit("::", 1)[0] if ref else None
 

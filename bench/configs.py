@@ -1,6 +1,6 @@
 """Synthetic stack configs of N nodes: 3 controlplane+etcd servers plus worker pools.
 
-Pools are cut to the address plan's capacity (components/node_plan.py: one address block per
+Pools are cut to the address plan's capacity (components/plan/nodes.py: one address block per
 pool and AZ, 117 nodes per block with a /16 VPC), so every config is one the program accepts.
 """
 
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import json
 
-from components.config import MAX_POOL_BLOCKS
-from components.network_plan import default_subnet_cidr
-from components.node_plan import block_capacity
+from components.plan.network import default_subnet_cidr
+from components.plan.nodes import block_capacity
+from components.settings.config import MAX_POOL_BLOCKS
 
 DISTRIBUTIONS = ("rke", "rke2")
 REGION = "us-west-2"

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import heapq
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional
 
 from offline.harness import ProgramRun, Registration
 
@@ -46,7 +46,7 @@ class Graph:
     order: list[str]  # topological; registration order where free
 
     @classmethod
-    def of(cls, run: ProgramRun, only: Optional[Iterable[str]] = None) -> "Graph":
+    def of(cls, run: ProgramRun, only: Iterable[str] | None = None) -> Graph:
         everything = {r.urn: r for r in run.resources}
         children: dict[str, list[str]] = {}
         for r in run.resources:
@@ -111,7 +111,7 @@ class Graph:
     def critical_path(self, cost: Callable[[Registration], float]) -> tuple[float, list[str]]:
         """Longest path by summed create time (the makespan with unbounded parallelism)."""
         finish: dict[str, float] = {}
-        prev: dict[str, Optional[str]] = {}
+        prev: dict[str, str | None] = {}
         for u in self.order:
             best = max(self.deps[u], key=lambda d: finish[d], default=None)
             finish[u] = (finish[best] if best else 0.0) + cost(self.res[u])
@@ -122,7 +122,7 @@ class Graph:
     def longest_chain(self) -> list[str]:
         """Longest path by number of resources."""
         depth: dict[str, int] = {}
-        prev: dict[str, Optional[str]] = {}
+        prev: dict[str, str | None] = {}
         for u in self.order:
             best = max(self.deps[u], key=lambda d: depth[d], default=None)
             depth[u] = (depth[best] if best else 0) + 1
@@ -130,7 +130,7 @@ class Graph:
         return self._walk(max(depth, key=depth.get), prev)
 
     @staticmethod
-    def _walk(end: str, prev: dict[str, Optional[str]]) -> list[str]:
+    def _walk(end: str, prev: dict[str, str | None]) -> list[str]:
         path = [end]
         while prev[path[-1]]:
             path.append(prev[path[-1]])  # type: ignore[arg-type]
@@ -138,7 +138,7 @@ class Graph:
 
     # -- scheduling ------------------------------------------------------------------------
 
-    def schedule(self, cost: Callable[[Registration], float], parallel: Optional[int] = None) -> float:
+    def schedule(self, cost: Callable[[Registration], float], parallel: int | None = None) -> float:
         """List scheduling: a resource starts when its dependencies are done and fewer than
         `parallel` operations are in flight (None: unbounded); ready resources go in
         registration order. Returns the makespan in seconds."""

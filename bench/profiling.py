@@ -5,8 +5,8 @@ from __future__ import annotations
 import cProfile
 import pstats
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -22,7 +22,7 @@ def profile(fn: Callable[[], object]) -> pstats.Stats:
 
 
 def where(filename: str) -> str:
-    """A short, stable name for a profiled file: `components/nodes.py`, `yaml/emitter.py`, `asyncio/base_events.py`."""
+    """A short, stable name for a profiled file: `components/aws/nodes.py`, `yaml/emitter.py`, `asyncio/base_events.py`."""
     if filename == "~":
         return "<built-in>"
     if filename.startswith("<"):

@@ -32,7 +32,6 @@ import traceback
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
-from typing import Optional
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python bench/run.py`
@@ -78,11 +77,11 @@ class Case:
     critical: list[str] = field(default_factory=list)
     phase1_path_types: list[str] = field(default_factory=list)
     instances_behind_nat: int = 0  # instances with a NAT gateway among their (transitive) dependencies
-    schedule_s: dict[Optional[int], float] = field(default_factory=dict)
+    schedule_s: dict[int | None, float] = field(default_factory=dict)
     phase2_s: float = 0.0
     phase2: list[str] = field(default_factory=list)
-    check: Optional[graph.InstanceCheck] = None
-    release_downstream_of_instance: Optional[bool] = None
+    check: graph.InstanceCheck | None = None
+    release_downstream_of_instance: bool | None = None
     types: set[str] = field(default_factory=set)
     spec: list = field(default_factory=list, repr=False)  # baseline.SPEC for this config
     inputs_digest: str = ""  # of every resource's inputs, to check the what-if runs change nothing
@@ -201,9 +200,9 @@ def linear_fit(xs: list[float], ys: list[float]) -> tuple[float, float, float]:
     """Least squares y = a + b x: (a, b, R²)."""
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     sxx = sum((x - mx) ** 2 for x in xs)
-    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=False)) / sxx
     a = my - b * mx
-    ss_res = sum((y - (a + b * x)) ** 2 for x, y in zip(xs, ys))
+    ss_res = sum((y - (a + b * x)) ** 2 for x, y in zip(xs, ys, strict=False))
     ss_tot = sum((y - my) ** 2 for y in ys)
     return a, b, (1 - ss_res / ss_tot if ss_tot else 1.0)
 
@@ -212,7 +211,7 @@ def growth(cases: list[Case], series: str, non_gc: bool = False) -> dict:
     xs = [c.nodes for c in cases]
     ys = [c.t[series].non_gc_median if non_gc else c.t[series].wall_median for c in cases]
     a, b, r2 = linear_fit(xs, ys)
-    t = dict(zip(xs, ys))
+    t = dict(zip(xs, ys, strict=False))
     out: dict = {"a": a, "b": b, "r2": r2, "t": t}
     if {10, 100, 500} <= set(t):
         out["t500/t100"] = t[500] / t[100]
@@ -532,7 +531,7 @@ def report(cases: list[Case], what_if_rows: list[str], prof: list[str], elapsed:
     return "\n".join(L) + "\n"
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help=f"also write the report to {RESULTS.relative_to(ROOT)}")
@@ -581,7 +580,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     text = report(cases, what_if_rows, prof, time.perf_counter() - t0, argv)
     print(text)
     if args.write:
-        RESULTS.write_text(text)
+        # The commands' timings (bench/commands.py) are measured apart and kept.
+        from bench import commands
+
+        kept = commands.kept_section(RESULTS.read_text()) if RESULTS.exists() else None
+        RESULTS.write_text(commands.with_section(text, kept) if kept else text)
         log(f"bench: wrote {RESULTS}")
     return 0
 

@@ -11,19 +11,19 @@ import gc
 import logging
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Optional
 
 from pulumi.runtime import settings
 
 from offline import harness
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 
 PROGRAM_MAIN = harness.MAIN
 
 
-def run_main(main: Path, config: dict[str, str], stack: str, mocks: Optional[AwsLikeMocks] = None) -> harness.ProgramRun:
+def run_main(main: Path, config: dict[str, str], stack: str, mocks: AwsLikeMocks | None = None) -> harness.ProgramRun:
     run = harness.run_program(config, stack=stack, mocks=mocks, main=Path(main))
     _drop_logger(run)
     return run
@@ -80,7 +80,7 @@ class Timing:
 
     @property
     def non_gc_median(self) -> float:
-        return statistics.median(w - g for w, g in zip(self.wall, self.gc))
+        return statistics.median(w - g for w, g in zip(self.wall, self.gc, strict=False))
 
 
 class _GcClock:

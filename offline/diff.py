@@ -39,292 +39,21 @@ import tarfile
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# ---- what the providers decide ----------------------------------------------------------------------
-#
-# One entry per resource type the program registers: the inputs whose change makes the provider
-# replace the resource (terraform-provider-aws ForceNew / RequiresReplace as bridged by pulumi-aws 7;
-# pulumi-kubernetes' and terraform-provider-random's own), the rules that depend on old and new values
-# (CustomizeDiff / ModifyPlan), and the upstream file each comes from. Every other changed input is
-# updated in place. A type without an entry is "unknown: may replace", never an update.
+# ---- what the providers decide: offline/resource_types.py (one declaration per resource type) -------
 
-TF_AWS = "hashicorp/terraform-provider-aws internal/service/"
-K8S = "pulumi/pulumi-kubernetes provider/pkg/provider/"
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What the provider does about some changed inputs of one resource."""
-    action: str  # "replace" | "update" | "unknown"
-    keys: tuple[str, ...]
-    why: str = ""
-
-
-# A conditional rule: (old inputs, new inputs, changed keys, keys whose new value is unknown) ->
-# verdicts for the keys it decides (listed in `decides`).
-Condition = Callable[[dict, dict, set, set], list]
-
-
-@dataclass(frozen=True)
-class TypeRules:
-    source: str  # the upstream file(s) the rules were read from
-    replace_on: frozenset = frozenset()  # a change of any of these replaces
-    nested: tuple = ()  # (input, sub-keys): a change of input.sub-key replaces, of other sub-keys updates
-    conditions: tuple = ()  # (keys it decides, Condition)
-    stops: frozenset = frozenset()  # inputs whose in-place update stops the resource (EC2 instances)
-
-
-def _rules(source: str, *replace_on: str, nested=(), conditions=(), stops=()) -> TypeRules:
-    return TypeRules(source, frozenset(replace_on), tuple(nested), tuple(conditions), frozenset(stops))
-
-
-def instance_architectures(instance_type: Any) -> Optional[frozenset]:
-    """The CPU architectures an EC2 instance type supports, from AWS's own DescribeInstanceTypes data
-    as moto bundles it (moto/ec2/resources/instance_types.json.gz; independent of this program), or
-    None when the type is not in it (a type newer than that data, or a value not known offline)."""
-    if not isinstance(instance_type, str):
-        return None
-    table = _instance_type_table()
-    info = table.get(instance_type) if table else None
-    archs = ((info or {}).get("ProcessorInfo") or {}).get("SupportedArchitectures")
-    return frozenset(archs) if archs else None
-
-
-_INSTANCE_TYPES: Optional[dict] = None
-
-
-def _instance_type_table() -> dict:
-    global _INSTANCE_TYPES
-    if _INSTANCE_TYPES is None:
-        try:
-            import gzip
-            from importlib import resources
-
-            data = (resources.files("moto.ec2") / "resources" / "instance_types.json.gz").read_bytes()
-            _INSTANCE_TYPES = json.loads(gzip.decompress(data))
-        except Exception:  # noqa: BLE001 - without the table every type change is "unknown"
-            _INSTANCE_TYPES = {}
-    return _INSTANCE_TYPES
-
-
-def _instance_type(old: dict, new: dict, changed: set, unknown: set) -> list:
-    """ec2_instance.go CustomizeDiff ForceNewIf(instance_type): replaced when the old and the new
-    type share no CPU architecture (findInstanceTypeByName, hasCommonElement); else EC2 stops the
-    instance, changes its type and starts it."""
-    if "instanceType" in unknown:
-        return [Verdict("unknown", ("instanceType",), "instance type not known offline: may replace")]
-    a, b = instance_architectures(old.get("instanceType")), instance_architectures(new.get("instanceType"))
-    if a is None or b is None:
-        which = old.get("instanceType") if a is None else new.get("instanceType")
-        return [Verdict("unknown", ("instanceType",), f"architectures of {which} unknown offline: may replace")]
-    if not a & b:
-        return [Verdict("replace", ("instanceType",),
-                        f"{old.get('instanceType')} ({'/'.join(sorted(a))}) -> {new.get('instanceType')} "
-                        f"({'/'.join(sorted(b))}) share no CPU architecture")]
-    return [Verdict("update", ("instanceType",), "stop, change type, start")]
-
-
-def _user_data(old: dict, new: dict, changed: set, unknown: set) -> list:
-    """ec2_instance.go CustomizeDiff ForceNewIf(user_data / user_data_base64): replaced only with
-    user_data_replace_on_change; otherwise updated by stopping and starting the instance."""
-    keys = tuple(sorted((changed | unknown) & {"userData", "userDataBase64"}))
-    if new.get("userDataReplaceOnChange"):
-        return [Verdict("replace", keys, "userDataReplaceOnChange")]
-    return [Verdict("update", keys, "stop, new user data, start")]
-
-
-def _nlb(old: dict, new: dict, changed: set, unknown: set) -> list:
-    """elbv2/load_balancer.go customizeDiffLoadBalancerNLB (network load balancers that exist):
-    `subnets` changes in place only when their number grows, otherwise replace; security groups
-    going from none to some or from some to none replace. Values not known at plan time are left to
-    the apply (IsWhollyKnown), so they cannot be judged offline."""
-    if (new.get("loadBalancerType") or "application") != "network":
-        return [Verdict("update", (k,)) for k in sorted((changed | unknown) & {"subnets", "securityGroups"})]
-    out = []
-    if "subnets" in unknown:
-        out.append(Verdict("unknown", ("subnets",), "subnet IDs known only at apply, which the provider cannot "
-                                                    "judge; a network load balancer cannot lose a subnet in place"))
-    elif "subnets" in changed:
-        grows = len(set(new.get("subnets") or ())) > len(set(old.get("subnets") or ()))
-        out.append(Verdict("update", ("subnets",), "subnets added") if grows else
-                   Verdict("replace", ("subnets",), "a network load balancer's subnets cannot be removed or swapped"))
-    if "securityGroups" in unknown:
-        out.append(Verdict("unknown", ("securityGroups",), "security groups not known offline: may replace"))
-    elif "securityGroups" in changed:
-        before, after = bool(old.get("securityGroups")), bool(new.get("securityGroups"))
-        out.append(Verdict("replace", ("securityGroups",), "security groups from none to some or back")
-                   if before != after else Verdict("update", ("securityGroups",)))
-    return out
-
-
-def _ssm_tier(old: dict, new: dict, changed: set, unknown: set) -> list:
-    """ssm/parameter.go CustomizeDiff ForceNewIfChange(tier): SSM refuses to downgrade an Advanced
-    parameter to Standard, so the provider replaces it; a set tier changed to Intelligent-Tiering is
-    suppressed (the tier's DiffSuppressFunc)."""
-    if old.get("tier") == "Advanced" and new.get("tier") == "Standard":
-        return [Verdict("replace", ("tier",), "Advanced -> Standard")]
-    if old.get("tier") and new.get("tier") == "Intelligent-Tiering":
-        return []  # the schema's DiffSuppressFunc: SSM picks the tier, no change
-    return [Verdict("update", ("tier",))]
-
-
-RULE_SOURCES = ("cidrIpv4", "cidrIpv6", "prefixListId", "referencedSecurityGroupId")
-
-
-def _rule_source(inputs: dict) -> Optional[str]:
-    return next((k for k in RULE_SOURCES if inputs.get(k) not in (None, "")), None)
-
-
-def _sg_rule_source(old: dict, new: dict, changed: set, unknown: set) -> list:
-    """ec2/vpc_security_group_ingress_rule.go securityGroupRuleResource.ModifyPlan: "When you modify
-    a rule, you cannot change the rule's source type" -> RequiresReplace on the old and new source."""
-    keys = tuple(sorted((changed | unknown) & set(RULE_SOURCES)))
-    a, b = _rule_source(old), _rule_source(new)
-    if a != b:
-        return [Verdict("replace", keys, f"source {a} -> {b}")]
-    return [Verdict("update", keys)]
-
-
-def _active_cluster(kubeconfig: Any, context: Any = None, cluster: Any = None) -> Optional[dict]:
-    """The active cluster of a kubeconfig as pulumi-kubernetes util.go getActiveClusterFromConfig
-    finds it (current-context, or the provider's context/cluster overrides), or None."""
-    import yaml
-
-    try:
-        doc = yaml.safe_load(kubeconfig) if isinstance(kubeconfig, str) else None
-    except yaml.YAMLError:
-        return None
-    if not isinstance(doc, dict) or not doc.get("clusters"):
-        return None
-    named = lambda items, key: {i.get("name"): i.get(key) for i in items or [] if isinstance(i, dict)}  # noqa: E731
-    ctx = named(doc.get("contexts"), "context").get(context or doc.get("current-context"))
-    name = cluster or (ctx or {}).get("cluster")
-    found = named(doc.get("clusters"), "cluster").get(name)
-    return found if isinstance(found, dict) else None
-
-
-def _k8s_provider(old: dict, new: dict, changed: set, unknown: set) -> list:
-    """provider.go DiffConfig: with clusterIdentifier set and unchanged nothing replaces; a changed
-    clusterIdentifier replaces; otherwise a kubeconfig/context/cluster change replaces iff the active
-    cluster changes (a kubeconfig not known at preview time always replaces)."""
-    keys = tuple(sorted((changed | unknown) & {"kubeconfig", "context", "cluster", "clusterIdentifier"}))
-    ident_old, ident_new = old.get("clusterIdentifier"), new.get("clusterIdentifier")
-    if ident_old and ident_new and ident_old != ident_new:
-        return [Verdict("replace", keys, "clusterIdentifier changed")]
-    if ident_new and ident_old == ident_new:
-        return [Verdict("update", keys, "clusterIdentifier unchanged")]
-    if {"kubeconfig", "context", "cluster"} & unknown:
-        return [Verdict("replace", keys, "kubeconfig not known at preview time")]
-    if not {"kubeconfig", "context", "cluster"} & changed:
-        return [Verdict("update", keys)]
-    a = _active_cluster(old.get("kubeconfig"), old.get("context"), old.get("cluster"))
-    b = _active_cluster(new.get("kubeconfig"), new.get("context"), new.get("cluster"))
-    if a is None or b is None:
-        return [Verdict("unknown", keys, "cannot tell offline whether the kubeconfig's cluster changed: may replace")]
-    if a != b:
-        return [Verdict("replace", keys, "the kubeconfig's active cluster changed")]
-    return [Verdict("update", keys, "same cluster")]
-
-
-_IMMUTABLE_SECRET = ("stringData", "data", "type")
-
-RULES: dict[str, TypeRules] = {
-    "aws:ec2/vpc:Vpc": _rules(TF_AWS + "ec2/vpc_.go", "cidrBlock", "instanceTenancy", "ipv4IpamPoolId",
-                              "ipv4NetmaskLength"),
-    "aws:ec2/subnet:Subnet": _rules(TF_AWS + "ec2/vpc_subnet.go", "vpcId", "cidrBlock", "availabilityZone",
-                                    "availabilityZoneId", "outpostArn"),
-    "aws:ec2/subnetCidrReservation:SubnetCidrReservation": _rules(
-        TF_AWS + "ec2/vpc_subnet_cidr_reservation.go (no update function)",
-        "subnetId", "cidrBlock", "reservationType", "description"),
-    "aws:ec2/internetGateway:InternetGateway": _rules(TF_AWS + "ec2/vpc_internet_gateway.go (vpc_id attaches in place)"),
-    "aws:ec2/routeTable:RouteTable": _rules(TF_AWS + "ec2/vpc_route_table.go", "vpcId"),
-    "aws:ec2/route:Route": _rules(TF_AWS + "ec2/vpc_route.go (targets: ReplaceRoute)", "routeTableId",
-                                  "destinationCidrBlock", "destinationIpv6CidrBlock", "destinationPrefixListId"),
-    "aws:ec2/routeTableAssociation:RouteTableAssociation": _rules(
-        TF_AWS + "ec2/vpc_route_table_association.go (route_table_id: ReplaceRouteTableAssociation)",
-        "subnetId", "gatewayId"),
-    "aws:ec2/eip:Eip": _rules(TF_AWS + "ec2/ec2_eip.go", "domain", "address", "customerOwnedIpv4Pool",
-                              "networkBorderGroup", "publicIpv4Pool", "ipamPoolId"),
-    "aws:ec2/natGateway:NatGateway": _rules(TF_AWS + "ec2/vpc_nat_gateway.go", "allocationId", "subnetId",
-                                            "connectivityType", "privateIp"),
-    "aws:ec2/securityGroup:SecurityGroup": _rules(TF_AWS + "ec2/vpc_security_group.go", "name", "namePrefix",
-                                                  "description", "vpcId"),
-    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": _rules(
-        TF_AWS + "ec2/vpc_security_group_ingress_rule.go (securityGroupRuleResource, ModifyPlan)", "securityGroupId",
-        conditions=[(RULE_SOURCES, _sg_rule_source)]),
-    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": _rules(
-        TF_AWS + "ec2/vpc_security_group_egress_rule.go (securityGroupRuleResource, ModifyPlan)", "securityGroupId",
-        conditions=[(RULE_SOURCES, _sg_rule_source)]),
-    "aws:ec2/instance:Instance": _rules(
-        TF_AWS + "ec2/ec2_instance.go (resourceInstance schema and CustomizeDiff)",
-        "ami", "associatePublicIpAddress", "availabilityZone", "cpuCoreCount", "cpuThreadsPerCore", "cpuOptions",
-        "ebsBlockDevices", "ebsOptimized", "enclaveOptions", "ephemeralBlockDevices", "hibernation", "hostId",
-        "instanceMarketOptions", "ipv6Addresses", "keyName", "launchTemplate", "placementGroup",
-        "placementPartitionNumber", "privateDnsNameOptions", "privateIp", "securityGroups", "subnetId", "tenancy",
-        nested=[("rootBlockDevice", frozenset({"encrypted", "kmsKeyId"}))],
-        conditions=[(("instanceType",), _instance_type), (("userData", "userDataBase64"), _user_data)],
-        stops=("instanceType", "userData", "userDataBase64")),
-    "aws:ec2/tag:Tag": _rules(TF_AWS + "ec2/ec2_tag.go", "resourceId", "key"),
-    "aws:iam/role:Role": _rules(TF_AWS + "iam/role.go", "name", "namePrefix", "path"),
-    "aws:iam/rolePolicy:RolePolicy": _rules(TF_AWS + "iam/role_policy.go", "role", "name", "namePrefix"),
-    "aws:iam/rolePolicyAttachment:RolePolicyAttachment": _rules(TF_AWS + "iam/role_policy_attachment.go",
-                                                                "role", "policyArn"),
-    "aws:iam/instanceProfile:InstanceProfile": _rules(TF_AWS + "iam/instance_profile.go", "name", "namePrefix", "path"),
-    "aws:iam/user:User": _rules(TF_AWS + "iam/user.go (name and path: UpdateUser)"),
-    "aws:iam/userPolicy:UserPolicy": _rules(TF_AWS + "iam/user_policy.go", "user", "name", "namePrefix"),
-    "aws:iam/policy:Policy": _rules(TF_AWS + "iam/policy.go", "name", "namePrefix", "path", "description"),
-    "aws:iam/userPolicyAttachment:UserPolicyAttachment": _rules(TF_AWS + "iam/user_policy_attachment.go",
-                                                                "user", "policyArn"),
-    "aws:iam/accessKey:AccessKey": _rules(TF_AWS + "iam/access_key.go", "user", "pgpKey"),
-    "aws:ssm/parameter:Parameter": _rules(TF_AWS + "ssm/parameter.go (CustomizeDiff ForceNewIfChange tier)", "name",
-                                          conditions=[(("tier",), _ssm_tier)]),
-    "aws:route53/zone:Zone": _rules(TF_AWS + "route53/zone.go", "name", "delegationSetId"),
-    # type is updated (delete + create of the record set in one change batch), not replaced
-    "aws:route53/record:Record": _rules(TF_AWS + "route53/record.go (resourceRecordUpdate)", "zoneId", "name",
-                                        "setIdentifier"),
-    "aws:lb/loadBalancer:LoadBalancer": _rules(
-        TF_AWS + "elbv2/load_balancer.go (customizeDiffLoadBalancerNLB)",
-        "name", "namePrefix", "internal", "loadBalancerType", "customerOwnedIpv4Pool",
-        conditions=[(("subnets", "securityGroups"), _nlb)]),
-    "aws:lb/targetGroup:TargetGroup": _rules(TF_AWS + "elbv2/target_group.go", "name", "namePrefix", "port",
-                                             "protocol", "protocolVersion", "vpcId", "targetType", "ipAddressType"),
-    "aws:lb/targetGroupAttachment:TargetGroupAttachment": _rules(
-        TF_AWS + "elbv2/target_group_attachment.go (no update function)",
-        "targetGroupArn", "targetId", "port", "availabilityZone"),
-    "aws:lb/listener:Listener": _rules(TF_AWS + "elbv2/listener.go", "loadBalancerArn"),
-    "aws:s3/bucket:Bucket": _rules(TF_AWS + "s3/bucket.go", "bucket", "bucketPrefix", "objectLockEnabled"),
-    "aws:s3/bucketVersioning:BucketVersioning": _rules(TF_AWS + "s3/bucket_versioning.go", "bucket",
-                                                       "expectedBucketOwner"),
-    "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": _rules(
-        TF_AWS + "s3/bucket_server_side_encryption_configuration.go", "bucket", "expectedBucketOwner"),
-    "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": _rules(TF_AWS + "s3/bucket_public_access_block.go",
-                                                                     "bucket"),
-    "aws:s3/bucketPolicy:BucketPolicy": _rules(TF_AWS + "s3/bucket_policy.go", "bucket"),
-    "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": _rules(
-        TF_AWS + "s3/bucket_lifecycle_configuration.go", "bucket", "expectedBucketOwner"),
-    "aws:kms/key:Key": _rules(TF_AWS + "kms/key.go", "keyUsage", "customerMasterKeySpec", "multiRegion",
-                              "customKeyStoreId", "xksKeyId"),
-    "aws:kms/alias:Alias": _rules(TF_AWS + "kms/alias.go", "name", "namePrefix"),
-    "random:index/randomPassword:RandomPassword": _rules(
-        "hashicorp/terraform-provider-random internal/provider/resource_password.go (every argument RequiresReplace)",
-        "length", "special", "upper", "lower", "number", "numeric", "minNumeric", "minUpper", "minLower",
-        "minSpecial", "overrideSpecial", "keepers"),
-    # Secrets are immutable unless the provider sets enableSecretMutable (this program does not).
-    "kubernetes:core/v1:Secret": _rules(
-        K8S + "diff.go forceNewProperties (.metadata.name, .metadata.namespace, .type, .stringData, .data)",
-        *_IMMUTABLE_SECRET, nested=[("metadata", frozenset({"name", "namespace"}))]),
-    # Kinds without an entry in diff.go's forceNew table: only the identity replaces.
-    "kubernetes:upgrade.cattle.io/v1:Plan": _rules(
-        K8S + "diff.go metadataForceNewProperties", nested=[("metadata", frozenset({"name", "namespace"}))]),
-    "kubernetes:helm.sh/v3:Release": _rules(K8S + "helm_release.go Diff (forceNewFields .name, .namespace)",
-                                            "name", "namespace"),
-    "pulumi:providers:kubernetes": _rules(
-        K8S + "provider.go DiffConfig", "renderYamlToDirectory",
-        conditions=[(("kubeconfig", "context", "cluster", "clusterIdentifier"), _k8s_provider)]),
-}
+from offline.resource_types import (  # noqa: E402, F401 - the rules, and the names tests read through this module
+    RULE_SOURCES,
+    RULES,
+    TYPES,
+    TypeRules,
+    Verdict,
+    _active_cluster,
+    instance_architectures,
+)
 
 INSTANCE = "aws:ec2/instance:Instance"
 
@@ -359,7 +88,7 @@ def result_of(run) -> dict:
     }
 
 
-def dump(root: Path, stack_file: Path, previous: Optional[dict], out: Path) -> None:
+def dump(root: Path, stack_file: Path, previous: dict | None, out: Path) -> None:
     """Run the program in `root` with `stack_file` (in this process) and write its registrations."""
     from offline import harness
 
@@ -383,12 +112,12 @@ def _jsonable(value: Any) -> Any:
     if isinstance(value, (list, tuple, set)):
         items = [_jsonable(v) for v in value]
         return sorted(items) if isinstance(value, set) else items
-    if hasattr(value, "text") and isinstance(getattr(value, "text"), str):  # a StringAsset
+    if hasattr(value, "text") and isinstance(value.text, str):  # a StringAsset
         return value.text
     return value
 
 
-def evaluate(root: Path, stack_file: Path, previous: Optional[dict]) -> dict:
+def evaluate(root: Path, stack_file: Path, previous: dict | None) -> dict:
     """`dump` in a fresh interpreter, so `root`'s own components are imported."""
     with tempfile.TemporaryDirectory() as tmp:
         out, prev = Path(tmp) / "run.json", Path(tmp) / "previous.json"
@@ -429,7 +158,7 @@ class Change:
     urn: str
     type: str
     name: str
-    node: Optional[str] = None  # the node as it runs now (instances)
+    node: str | None = None  # the node as it runs now (instances)
     changed: list[str] = field(default_factory=list)  # changed inputs (a.b for a decided sub-key)
     replaced_by: list[str] = field(default_factory=list)  # the inputs that force the replacement
     ignored: list[str] = field(default_factory=list)
@@ -442,9 +171,9 @@ class Change:
 class StackDiff:
     stack: str
     changes: list[Change] = field(default_factory=list)
-    refused: Optional[str] = None
+    refused: str | None = None
     etcd: list[str] = field(default_factory=list)  # etcd members deleted, replaced, maybe replaced or stopped
-    note: Optional[str] = None
+    note: str | None = None
 
     def count(self, action: str) -> int:
         return sum(c.action == action for c in self.changes)
@@ -463,11 +192,11 @@ def _registrations(result: dict):
     return regs
 
 
-def _node_name(reg) -> Optional[str]:
+def _node_name(reg) -> str | None:
     return (reg.inputs.get("tags") or {}).get("Name") if reg.type == INSTANCE else None
 
 
-def _provider_urn(reg) -> Optional[str]:
+def _provider_urn(reg) -> str | None:
     return reg.provider.rsplit("::", 1)[0] if reg.provider else None
 
 
@@ -534,28 +263,6 @@ class DuplicateAlias(Exception):
     with alias"); `pulumi preview` stops with that error."""
 
 
-def _match_old(old: dict, new: dict) -> dict:
-    """new URN -> the old URN whose state it takes: its own URN, else the first alias found in the
-    old state (step_generator.go getOldResource looks up the URN, then each alias). The engine refuses
-    an alias that names an old resource another new resource already holds, by URN or by alias,
-    whatever the order of registration: so does this."""
-    match = {urn: urn for urn in new if urn in old}
-    holder = {urn: urn for urn in match}
-    for urn, n in new.items():
-        if urn in match:
-            continue
-        found = next((a for a in n.aliases if a in old), None)
-        if found is None:
-            continue
-        if found in holder:
-            other = holder[found]
-            how = "is registered as it is" if other == found else f"is claimed through an alias by {other}"
-            raise DuplicateAlias(f"Duplicate resource alias: {urn} claims {found} through an alias, but {found} {how}")
-        match[urn] = found
-        holder[found] = urn
-    return match
-
-
 def compare(stack: str, base: dict, head: dict) -> StackDiff:
     """What the next `pulumi up` of `head` does to the resources `base` registered, per resource.
 
@@ -571,12 +278,14 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
         result.note = f"the base did not evaluate ({base['refused'][:200]}); everything shows as added"
     old = {r.urn: r for r in _registrations(base)}
     new = {r.urn: r for r in _registrations(head)}
-    # The engine finds a resource's old state by its URN, then by its aliases, each old resource
-    # claimed once (pulumi/pulumi pkg/resource/deploy/step_generator.go getOldResource): a child
-    # renamed with an alias to its old name is the same resource, not a delete and a create. A second
-    # claim is an engine error: the preview stops, and so does this diff.
+    # The engine finds a resource's old state by its URN, then by its aliases and those inherited from
+    # an aliased parent (harness.match_old_urns: pulumi/pulumi pkg/resource/deploy/step_generator.go
+    # getOldResource): a child renamed or moved with an alias is the same resource, not a delete and a
+    # create. A second claim is an engine error: the preview stops, and so does this diff.
+    from offline import harness
+
     try:
-        match = _match_old(old, new)
+        match = harness.match_old_urns(list(new.values()), set(old), duplicate=DuplicateAlias)
     except DuplicateAlias as e:
         result.refused = str(e)
         return result
@@ -728,7 +437,7 @@ def render_text(diffs: list[StackDiff]) -> str:
     return "\n".join(lines)
 
 
-def render_markdown(diffs: list[StackDiff], base: str, preview_url: Optional[str] = None) -> str:
+def render_markdown(diffs: list[StackDiff], base: str, preview_url: str | None = None) -> str:
     if preview_url:
         real = (f"The authoritative plan is the real `pulumi preview --diff` of each stack, run with cloud "
                 f"credentials in [this workflow run]({preview_url}) (posted in its own comment).")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import decimal
+import gc
 import json
 import logging
 import math
@@ -14,9 +15,10 @@ import os
 import re
 import runpy
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import pulumi
 import yaml
@@ -24,7 +26,8 @@ from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc, settings
 from pulumi.runtime.sync_await import _sync_await
 
-from .mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
+
 from .stacks import STACKS_DIR, environments
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,7 +67,7 @@ class Lookup:
     token: str
     args: dict
     result: dict
-    failure: Optional[str] = None
+    failure: str | None = None
 
 
 @dataclass
@@ -75,8 +78,8 @@ class ProgramRun:
     outputs: dict[str, Any] = field(default_factory=dict)
     secret_outputs: set[str] = field(default_factory=set)
     logs: list[tuple[str, str]] = field(default_factory=list)
-    mocks: Optional[AwsLikeMocks] = None
-    previous_outputs: Optional[dict[str, Any]] = None  # what the stack exported last time
+    mocks: AwsLikeMocks | None = None
+    previous_outputs: dict[str, Any] | None = None  # what the stack exported last time
     lookups: list[Lookup] = field(default_factory=list)
 
     def of_type(self, typ: str) -> list[Registration]:
@@ -120,6 +123,18 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
     def __init__(self, mocks: AwsLikeMocks, run: ProgramRun):
         super().__init__(mocks)
         self.run = run
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """The engine's URN (pulumi/pulumi pkg/resource/deploy/deployment.go generateURN): the parent's
+        whole qualified type, none for children of the root stack. The SDK's MockMonitor.make_urn keeps
+        only the parent's last type and puts the stack's in front of its children."""
+        from pulumi.runtime.settings import get_project, get_stack
+
+        parent_type = parent.split("::")[2] if parent else ""
+        if parent_type == "pulumi:pulumi:Stack":
+            parent_type = ""
+        qualified = f"{parent_type}${type_}" if parent_type else type_
+        return "urn:pulumi:" + "::".join([get_stack(), get_project(), qualified, name])
 
     def Invoke(self, request):
         if request.tok == "pulumi:pulumi:readStackOutputs":
@@ -174,19 +189,71 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
 
 
 def _alias_urn(urn: str, alias) -> str:
-    """An alias as the engine resolves it (pulumi/pulumi pkg/resource/deploy/step_generator.go
-    collapseAliasToUrn): a whole URN, or the resource's own URN under the alias's name and type
-    (pulumi-aws itself aliases renamed types, e.g. BucketV2 -> Bucket). A parent in the alias is
-    not resolved here: this program never moves a resource to another parent."""
+    """An alias as the engine collapses it to a URN (pulumi/pulumi pkg/resource/deploy/step_generator.go
+    collapseAliasToUrn): a whole URN, or the resource's own URN under the alias's name, type and parent
+    (pulumi-aws itself aliases renamed types, e.g. BucketV2 -> Bucket). No parent (`noParent`, or the root
+    stack: the Python SDK sends `Alias(parent=pulumi.ROOT_STACK_RESOURCE)`, which is None, as noParent)
+    means the type stands alone, as for any child of the stack. A parent that was itself found by an
+    alias is resolved by `match_old_urns`, as the engine does."""
     if alias.urn:
         return alias.urn
-    assert not alias.spec.parentUrn and not alias.spec.noParent, f"{urn}: alias of another parent"
     prefix, _, name = urn.rpartition("::")
     head, _, qualified = prefix.rpartition("::")
-    if alias.spec.type:
-        parents, sep, _ = qualified.rpartition("$")
-        qualified = f"{parents}{sep}{alias.spec.type}"
-    return f"{head}::{qualified}::{alias.spec.name or name}"
+    parents, _, own_type = qualified.rpartition("$")
+    own_type = alias.spec.type or own_type
+    if alias.spec.noParent:
+        parents = ""
+    elif alias.spec.parentUrn:
+        parent_type = alias.spec.parentUrn.split("::")[2]
+        parents = "" if parent_type == "pulumi:pulumi:Stack" else parent_type
+    return f"{head}::{parents + '$' if parents else ''}{own_type}::{alias.spec.name or name}"
+
+
+def _urn_parts(urn: str) -> tuple[str, str, str]:
+    """(urn:pulumi:<stack>::<project>, qualified type, name)."""
+    prefix, _, name = urn.rpartition("::")
+    head, _, qualified = prefix.rpartition("::")
+    return head, qualified, name
+
+
+def match_old_urns(resources: list[Registration], olds: set[str],
+                   duplicate: type[Exception] = ValueError) -> dict[str, str]:
+    """New URN -> the old resource's URN each registration takes over, as the engine's step generator
+    finds it (pulumi/pulumi pkg/resource/deploy/step_generator.go getOldResource): its own URN first,
+    then its aliases (generateAliases), each old URN claimed once. A child of a resource that was found
+    by an alias also gets the inherited alias under that old URN (inheritedChildAlias: the old parent's
+    type chain, and the old parent's name in place of the new one where the child's name starts with
+    it); the Python SDK leaves this to the engine when the engine takes alias specs
+    (sdk/python/lib/pulumi/runtime/resource.py prepare_aliases). The first candidate found in the old
+    state is the one taken; when another resource holds it, by its URN (whatever the order of
+    registration) or through an alias, the engine stops with "Duplicate resource alias" (diag 2008 /
+    2016): so does this, raising `duplicate`."""
+    found_by_alias: dict[str, str] = {}  # the step generator's `aliases`: new URN -> the old URN it took over
+    match: dict[str, str] = {r.urn: r.urn for r in resources if r.urn in olds}
+    holder: dict[str, str] = dict(match)  # old URN -> the new resource that holds it
+    for r in resources:
+        if r.urn in match:
+            continue
+        candidates = [r.urn, *r.aliases]
+        parent_old = found_by_alias.get(r.parent or "")
+        if parent_old is not None:
+            parent_name = _urn_parts(r.parent)[2]
+            for alias in [r.urn, *r.aliases]:
+                _, qualified, name = _urn_parts(alias)
+                head, parent_qualified, parent_old_name = _urn_parts(parent_old)
+                if name.startswith(parent_name):
+                    name = parent_old_name + name[len(parent_name):]
+                candidates.append(f"{head}::{parent_qualified}${qualified.rpartition('$')[2]}::{name}")
+        found = next((c for c in candidates if c in olds), None)
+        if found is None:
+            continue
+        if found in holder:
+            other = holder[found]
+            how = "is registered as it is" if other == found else f"is claimed through an alias by {other}"
+            raise duplicate(f"Duplicate resource alias: {r.urn} claims {found} through an alias, but {found} {how}")
+        match[r.urn] = found_by_alias[r.urn] = found
+        holder[found] = r.urn
+    return match
 
 
 class _LogCollector(logging.Handler):
@@ -310,7 +377,7 @@ _CliLoader.add_implicit_resolver(_BOOL_TAG, re.compile(r"^(?:true|True|TRUE|fals
 _CliLoader.add_implicit_resolver(_NUMBER_TAG, re.compile(r"^[-+.0-9]"), list("-+.0123456789"))
 
 
-def _go_int(text: str) -> Optional[int]:
+def _go_int(text: str) -> int | None:
     """strconv.ParseInt(text, 0, 64), then ParseUint: base prefixes, a leading 0 for octal."""
     sign, body = (-1, text[1:]) if text[:1] == "-" else (1, text[1:] if text[:1] == "+" else text)
     base = 10
@@ -348,7 +415,7 @@ _CliLoader.add_constructor("tag:yaml.org,2002:binary",
 
 
 def _config_error(problems: list[str]) -> Exception:
-    from components.config import ConfigError  # late: diff.py runs other checkouts' components
+    from components.settings.config import ConfigError  # late: diff.py runs other checkouts' components
 
     return ConfigError(problems)
 
@@ -373,7 +440,7 @@ def _go_float(f: float) -> str:
 class _Flattener:
     """One config value as the CLI hands it to the program: (text, secret)."""
 
-    def __init__(self, key: str, placeholder: Optional[Callable[[str], str]] = None):
+    def __init__(self, key: str, placeholder: Callable[[str], str] | None = None):
         self.key = key
         # What an encrypted value becomes (its ciphertext -> text); SECURE_PLACEHOLDER by default.
         self.placeholder = placeholder or (lambda _cipher: SECURE_PLACEHOLDER)
@@ -448,7 +515,7 @@ def _cli_key(key: Any, project: str = PROJECT) -> str:
 
 
 def flatten_stack(doc: Any, where: str = "stack file",
-                  placeholder: Optional[Callable[[str], str]] = None) -> tuple[dict[str, str], list[str]]:
+                  placeholder: Callable[[str], str] | None = None) -> tuple[dict[str, str], list[str]]:
     """A parsed stack file's `config:` as the flat map the Pulumi CLI hands a program, and the keys
     it marks secret. An encrypted value cannot be decrypted offline: it becomes SECURE_PLACEHOLDER
     (present, secret, text unknown), so the program takes the path it takes with the real value."""
@@ -480,7 +547,7 @@ def flatten_config(doc: dict) -> dict[str, str]:
 
 
 def load_stack_text(text: str, where: str = "stack file",
-                    placeholder: Optional[Callable[[str], str]] = None) -> tuple[dict[str, str], list[str]]:
+                    placeholder: Callable[[str], str] | None = None) -> tuple[dict[str, str], list[str]]:
     """Parse a stack file as the Pulumi CLI does: (flat config, secret keys), or a ConfigError.
     `placeholder`: what an encrypted value becomes, from its ciphertext (default SECURE_PLACEHOLDER)."""
     try:
@@ -516,8 +583,8 @@ def stack_config(stack: str) -> dict[str, str]:
 
 
 def run_program(config: dict[str, str], stack: str = "test", preview: bool = False,
-                mocks: Optional[AwsLikeMocks] = None, secret_keys: Optional[list[str]] = None,
-                previous_outputs: Optional[dict[str, Any]] = None, main: Path = MAIN) -> ProgramRun:
+                mocks: AwsLikeMocks | None = None, secret_keys: list[str] | None = None,
+                previous_outputs: dict[str, Any] | None = None, main: Path = MAIN) -> ProgramRun:
     """Evaluate `__main__.py` with `config` under the mocks; raises what the program raises.
 
     `secret_keys`: the keys the engine marks secret; default `secret_keys_of(config)`.
@@ -534,7 +601,11 @@ def run_program(config: dict[str, str], stack: str = "test", preview: bool = Fal
     logger.addHandler(_LogCollector(run))
 
     drain_leftover_tasks()
-    # No cluster answers offline, and kubeconfigs here are placeholders (components/running.py).
+    # Programs with hundreds of nodes hold tens of thousands of long-lived Output objects; with the
+    # default thresholds the collector rescans them over and over (over half the run time at 500
+    # nodes, bench/RESULTS.md). Fewer full collections keep offline runs linear in node count.
+    gc.set_threshold(700, 10, 100)
+    # No cluster answers offline, and kubeconfigs here are placeholders (components/plan/running.py).
     os.environ.setdefault("RKE_AWS_OFFLINE", "1")
     settings.ROOT.set(None)
     pulumi.runtime.set_all_config(dict(config), secret_keys_of(config) if secret_keys is None else secret_keys)

@@ -1,5 +1,5 @@
 """Registrations as a reviewer reads them: JSON policies and YAML manifests parsed, user data
-summarised, secrets masked. Used by the plan (offline/plan.py) and the diff (offline/diff.py).
+summarised, secrets masked. Used by the plan (offline/plan_report.py) and the diff (offline/diff.py).
 
 Imports nothing from components/: the diff runs it beside another checkout's program.
 """

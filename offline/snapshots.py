@@ -12,7 +12,7 @@ import difflib
 import sys
 from pathlib import Path
 
-from . import harness, plan
+from . import harness, plan_report
 
 SNAPSHOT_DIR = harness.ROOT / "tests" / "snapshots"
 
@@ -22,7 +22,7 @@ def snapshot_path(stack: str) -> Path:
 
 
 def render_snapshot(stack: str) -> str:
-    return plan.to_json(plan.plan_stack(stack))
+    return plan_report.to_json(plan_report.plan_stack(stack))
 
 
 def diff(stack: str, current: str) -> str:

@@ -1,7 +1,7 @@
 """The project's commands, runnable with nothing but `python3` (and its venv module) installed.
 
     python3 -m offline.tasks setup                  # the pinned dependency set (uv.lock) into .venv
-    python3 -m offline.tasks test [pytest args]     # the whole test suite, offline
+    python3 -m offline.tasks test [pytest args]     # ruff, mypy (pure layers), then the whole test suite, offline
     python3 -m offline.tasks plan <stack> [--json]  # what a stack would create, against an emulated account
     python3 -m offline.tasks snapshots              # rewrite tests/snapshots/*.json
     python3 -m offline.tasks doctor <stack> [...]   # check an AWS account for what the CCM needs
@@ -37,15 +37,17 @@ SUPPORTED_PYTHON = ((3, 11), (3, 13))
 IN_VENV = {
     # Every core (pytest-xdist): the suite is CPU-bound and its tests share no process state.
     "test": ["python", "-m", "pytest", "-n", "auto"],
-    "plan": ["python", "-m", "offline.plan"],
+    "plan": ["python", "-m", "offline.plan_report"],
     "snapshots": ["python", "-m", "offline.snapshots"],
-    "doctor": ["python", "-m", "offline.doctor"],
+    "doctor": ["python", "-m", "tools.doctor"],
     "bench": ["python", "-m", "bench"],
     "diff": ["python", "-m", "offline.diff"],
-    "kubeconfig": ["python", "-m", "offline.kubeconfig"],
+    "kubeconfig": ["python", "-m", "tools.kubeconfig"],
     "schema": ["python", "-m", "offline.schema"],
 }
 TASKS = ("setup", *IN_VENV)
+# Run by `test` before pytest.
+LINTERS = (["ruff", "check", "--quiet", "."], ["mypy"])
 
 
 def _say(msg: str) -> None:
@@ -116,13 +118,23 @@ def run(task: str, args: list[str]) -> int:
     uv = find_uv()
     env = uv_env()
     # uv writes its progress to stderr, so `plan --json > plan.json` stays valid JSON.
-    sync = subprocess.run([*uv, "sync", "--frozen"], cwd=ROOT, env=env)
+    # --compile-bytecode: the .pyc files of every installed module, written once (later syncs check them
+    # in a fraction of a second). Without them each run compiles moto, boto3 and the providers again
+    # where bytecode is not written (PYTHONDONTWRITEBYTECODE, read-only trees): about 2 s of every
+    # offline plan, and the same in every test worker and subprocess (bench/RESULTS.md).
+    sync = subprocess.run([*uv, "sync", "--frozen", "--compile-bytecode"], cwd=ROOT, env=env)
     if sync.returncode != 0:
         return sync.returncode
     if task in ("setup", "test"):
         install_node_tools()
     if task == "setup":
         return 0
+    if task == "test":
+        # Lint (pyproject.toml [tool.ruff]) and the pure layers' types ([tool.mypy]) first: both in seconds.
+        for check in LINTERS:
+            code = subprocess.run([*uv, "run", "--frozen", "--no-sync", *check], cwd=ROOT, env=env).returncode
+            if code != 0:
+                return code
     return subprocess.run([*uv, "run", "--frozen", "--no-sync", *IN_VENV[task], *args], cwd=ROOT, env=env).returncode
 
 

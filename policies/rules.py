@@ -25,9 +25,9 @@ import fnmatch
 import functools
 import ipaddress
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources as importlib_resources
-from typing import Any, Callable, Iterable, Optional
+from typing import Any
 
 from pulumi_policy import (
     EnforcementLevel,
@@ -129,7 +129,7 @@ def _cluster_tag_keys(props: Any) -> list[str]:
     return sorted(k for k in _tag_keys(props) if k.startswith(CLUSTER_TAG_PREFIX))
 
 
-def _int(value: Any) -> Optional[int]:
+def _int(value: Any) -> int | None:
     if value is None or value == "":
         return None
     return int(float(value))
@@ -206,7 +206,7 @@ def validate_instance_profile(args: ResourceValidationArgs, report: ReportViolat
 
 # "The internet" is more than any one organisation holds. IPv4: more public addresses than a /8
 # (the largest block a registry ever assigned to one holder; the same threshold as the program's
-# access.adminCidrs, components/config_model.py WORLD_ADMIN_PUBLIC_ADDRESSES, held equal by
+# access.adminCidrs, components/settings/model.py WORLD_ADMIN_PUBLIC_ADDRESSES, held equal by
 # tests/test_hostile.py). IPv6: more of the global unicast space (2000::/3) than a /19, the
 # largest allocations registries make. 0.0.0.0/1 + 128.0.0.0/1 is the internet in pieces.
 WORLD_IPV4_ADDRESSES = 1 << 24
@@ -219,7 +219,7 @@ _NOT_PUBLIC_V4 = tuple(ipaddress.collapse_addresses(_NOT_PUBLIC_V4))  # disjoint
 _GLOBAL_V6 = ipaddress.ip_network("2000::/3")
 
 
-def _network(cidr: Any) -> Optional[Any]:
+def _network(cidr: Any) -> Any | None:
     try:
         return ipaddress.ip_network(str(cidr).strip(), strict=False)
     except ValueError:
@@ -262,7 +262,7 @@ def _normal_cidr(cidr: Any) -> str:
 _NO_PORTS = {"icmp", "1", "icmpv6", "58"}
 
 
-def _port_range(protocol: Any, from_port: Any, to_port: Any) -> Optional[tuple[int, int]]:
+def _port_range(protocol: Any, from_port: Any, to_port: Any) -> tuple[int, int] | None:
     """The ports a rule opens; None when the protocol has no ports (ICMP)."""
     proto = "-1" if protocol is None else str(protocol).strip().lower()
     if proto in ("-1", "all"):
@@ -467,7 +467,7 @@ def validate_one_cluster_sg_per_instance(args: StackValidationArgs, report: Repo
         own = _cluster_tag_keys(inst.props)
         wanted = set(own) if len(own) == 1 else None
 
-        def tagged(sg: Any) -> bool:
+        def tagged(sg: Any, wanted: set | None = wanted) -> bool:
             keys = set(_cluster_tag_keys(sg.props))
             return bool(keys & wanted) if wanted is not None else bool(keys)
 

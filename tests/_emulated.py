@@ -1,4 +1,4 @@
-"""Each stack built once per test session in the emulated AWS account (offline/moto_mocks.py).
+"""Each stack built once per test session in the emulated AWS account (offline/emulated_account.py).
 
 The plan summary and the doctor's results are taken from the same build, then the account is
 stopped: tests/test_snapshots.py and tests/test_doctor.py share these instead of building twice.
@@ -9,7 +9,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-from offline import doctor, moto_mocks, plan
+from offline import emulated_account, plan_report
+from tools import doctor
 
 
 @dataclass(frozen=True)
@@ -19,11 +20,11 @@ class Evaluated:
     doctor: tuple[doctor.Result, ...]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def evaluate(stack: str) -> Evaluated:
-    run, account = moto_mocks.build_stack(stack)
+    run, account = emulated_account.build_stack(stack)
     try:
         results = doctor.check_account(account.doctor_clients(), doctor.Expectations.from_outputs(run.outputs, stack))
-        return Evaluated(stack, plan.to_json(plan.summary(run)), tuple(results))
+        return Evaluated(stack, plan_report.to_json(plan_report.summary(run)), tuple(results))
     finally:
         account.stop()

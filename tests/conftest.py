@@ -1,6 +1,6 @@
 """Shared fixtures: every stack in stacks/ evaluated once, offline, under AWS-like mocks.
 
-The mocks (offline/mocks.py) behave like AWS where the program can observe it: IDs and ARNs per
+The mocks (offline/fake_aws.py) behave like AWS where the program can observe it: IDs and ARNs per
 type, an instance's private DNS name derived from its private IP and the region, public IPs only
 when asked for, AZ and AMI look-ups, and AWS's refusals (address outside the subnet, reserved or
 taken addresses).

@@ -25,13 +25,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any, Union
+from typing import Any
 
 ALLOW = "allow"
 DENY = "explicit-deny"
 IMPLICIT_DENY = "implicit-deny"
 
-Context = Mapping[str, Union[str, bool, Iterable[str]]]
+Context = Mapping[str, str | bool | Iterable[str]]
 
 _BASE_OPERATORS = {
     # name: (matcher(policy_value, request_value) -> bool, negated)
@@ -60,7 +60,7 @@ def _arn_like(pattern: str, value: str) -> bool:
     p, v = pattern.split(":", 5), value.split(":", 5)
     if len(p) != 6 or len(v) != 6:
         return False
-    return all(_wildcard(a, b) for a, b in zip(p, v))
+    return all(_wildcard(a, b) for a, b in zip(p, v, strict=False))
 
 
 def _strings(value: Any) -> list[str]:
@@ -172,7 +172,7 @@ def statement_applies(stmt: Mapping[str, Any], action: str, resource: str, conte
     return conditions_hold(stmt.get("Condition"), context)
 
 
-def _statements(documents: Iterable[Union[Mapping[str, Any], str]]) -> Iterable[Mapping[str, Any]]:
+def _statements(documents: Iterable[Mapping[str, Any] | str]) -> Iterable[Mapping[str, Any]]:
     if isinstance(documents, (Mapping, str)):
         documents = [documents]
     for doc in documents:
@@ -184,7 +184,7 @@ def _statements(documents: Iterable[Union[Mapping[str, Any], str]]) -> Iterable[
             yield stmt
 
 
-def decision(documents: Iterable[Union[Mapping[str, Any], str]] | Mapping[str, Any] | str, action: str,
+def decision(documents: Iterable[Mapping[str, Any] | str] | Mapping[str, Any] | str, action: str,
              resource: str = "*", context: Context | None = None) -> str:
     """ALLOW, DENY (an explicit Deny matched) or IMPLICIT_DENY (no Allow matched)."""
     context = context or {}

@@ -23,12 +23,13 @@ the controller reads AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY from the Secret `
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 import yaml
 
-from components import bootstrap, versions
+from components.node import rke2_config, scripts
+from components.settings import versions
 from offline import harness
 from tests import iam_eval
 from tests.conftest import cloud_config, run_stack_cached, set_key, written_file
@@ -46,7 +47,7 @@ def tolerates(tol: dict[str, Any], taint: dict[str, Any]) -> bool:
     return tol.get("key") == taint["key"] and tol.get("value", "") == taint.get("value", "")
 
 
-def first_match(tols: list[dict], taint: dict) -> Optional[dict]:
+def first_match(tols: list[dict], taint: dict) -> dict | None:
     return next((t for t in tols if tolerates(t, taint)), None)
 
 
@@ -67,7 +68,7 @@ def cluster_nodes(run) -> dict[str, dict[str, Any]]:
             labels = {f"node-role.kubernetes.io/{r}": "true" for r in roles}
             taints = [] if "worker" in roles else [RKE1_OWN_TAINTS[r] for r in ("controlplane", "etcd") if r in roles]
         else:
-            conf = yaml.safe_load(written_file(cloud_config(instances[node["name"]]), bootstrap.RKE2_CONFIG_PATH))
+            conf = yaml.safe_load(written_file(cloud_config(instances[node["name"]]), rke2_config.RKE2_CONFIG_PATH))
             labels = dict(label.split("=", 1) for label in conf.get("node-label") or [])
             if "controlplane" in roles:
                 labels.update({"node-role.kubernetes.io/control-plane": "true", "node-role.kubernetes.io/etcd": "true"})
@@ -77,7 +78,7 @@ def cluster_nodes(run) -> dict[str, dict[str, Any]]:
     return out
 
 
-def ebs_release_values(run) -> Optional[dict]:
+def ebs_release_values(run) -> dict | None:
     for rel in run.of_type(RELEASE):
         if rel.inputs["chart"] == versions.EBS_CSI_CHART_NAME:
             return rel.inputs["values"]
@@ -175,10 +176,10 @@ def test_manifest_mode_ships_the_same_values_as_a_helmchart_and_its_credentials_
     assert (secret["kind"], secret["metadata"]["name"], secret["metadata"]["namespace"]) == ("Secret", ref["name"], "kube-system")
     (key,) = run.of_type("aws:iam/accessKey:AccessKey")
     assert secret["stringData"] == {ref["keyId"]: key.id, ref["accessKey"]: key.state["secret"]}
-    # The servers fetch it decrypted, and write it readable by root only (bootstrap.py's sync).
+    # The servers fetch it decrypted, and write it readable by root only (components/node/scripts/sync.sh).
     server = next(i for i in run.of_type("aws:ec2/instance:Instance") if "controlplane" in i.inputs["tags"]["rke-aws/roles"])
-    sync = written_file(cloud_config(server), bootstrap.SYNC_PATH)
-    assert '"WithDecryption": true' in sync and "0o600" in sync, f"{server.urn}: {bootstrap.SYNC_PATH}"
+    sync = written_file(cloud_config(server), scripts.SYNC_PATH)
+    assert '"WithDecryption": true' in sync and "0o600" in sync, f"{server.urn}: {scripts.SYNC_PATH}"
 
 
 # ---- the controller's own credentials -----------------------------------------------------------

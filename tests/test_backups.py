@@ -13,7 +13,8 @@ import json
 import pytest
 import yaml
 
-from components import backups, bootstrap
+from components.aws import backups
+from components.node import rke2_config
 from offline import harness
 from tests import iam_eval
 from tests.conftest import cloud_config, run_stack_cached, set_key, written_file
@@ -24,7 +25,7 @@ RKE_S3_KEYS = {"access_key", "secret_key", "bucket_name", "region", "endpoint", 
 RKE_ETCD_SERVICE_KEYS = {"image", "extra_args", "extra_binds", "extra_env", "win_extra_args", "win_extra_binds",
                          "win_extra_env", "external_urls", "ca_cert", "cert", "key", "path", "uid", "gid",
                          "snapshot", "retention", "creation", "backup_config"}
-# S3 endpoints per partition, as AWS documents them (not from components/partitions.py).
+# S3 endpoints per partition, as AWS documents them (not from components/settings/partitions.py).
 S3_ENDPOINT = {"us-east-1": "s3.us-east-1.amazonaws.com", "us-west-2": "s3.us-west-2.amazonaws.com",
                "eu-west-1": "s3.eu-west-1.amazonaws.com", "eu-central-1": "s3.eu-central-1.amazonaws.com",
                "us-gov-west-1": "s3.us-gov-west-1.amazonaws.com",
@@ -40,7 +41,7 @@ def _bucket_and_folder(run) -> tuple[str, str]:
 
 
 def _rke2_configs(run) -> dict[str, dict]:
-    return {r.inputs["tags"]["Name"]: yaml.safe_load(written_file(cloud_config(r), bootstrap.RKE2_CONFIG_PATH))
+    return {r.inputs["tags"]["Name"]: yaml.safe_load(written_file(cloud_config(r), rke2_config.RKE2_CONFIG_PATH))
             for r in run.of_type("aws:ec2/instance:Instance")}
 
 
@@ -90,7 +91,7 @@ def test_every_stack_snapshots_into_its_own_locked_down_bucket(stack_run):
     # S3 refuses concurrent changes to one bucket (409 OperationAborted): each setting waits for
     # the one before, the policy for the public access block; `pulumi destroy` leaves all of it.
     settings = [block, versioning, sse, policy, lifecycle]
-    for before, after in zip([b] + settings, settings):
+    for before, after in zip([b] + settings, settings, strict=False):
         assert before.urn in after.dependencies, f"{after.urn} does not wait for {before.urn}"
     for reg in [b] + settings:
         assert reg.retain_on_delete, f"{reg.urn}: `pulumi destroy` would delete it (or fail on a full bucket)"
@@ -120,16 +121,16 @@ def test_the_bucket_name_is_known_at_preview_and_the_same_in_every_run():
     assert isinstance(a.inputs.get("bucket"), str) and a.inputs["bucket"] == b.inputs["bucket"], (a.inputs, b.inputs)
     assert update.outputs["etcdSnapshotLocation"].startswith(f"s3://{a.inputs['bucket']}/")
     # another interpreter with another hash seed computes the same name
-    code = "from components import backups; print(backups.bucket_name('c1', '111111111111', 'eu-west-1'))"
+    code = "from components.plan.names import bucket_name; print(bucket_name('c1', '111111111111', 'eu-west-1'))"
     other = subprocess.run([sys.executable, "-c", code], cwd=harness.ROOT, capture_output=True, text=True, check=True,
                            env={"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin"}).stdout.strip()
     assert other == backups.bucket_name("c1", "111111111111", "eu-west-1")
 
 
 def test_the_emulated_account_holds_the_bucket_as_configured():
-    from offline import moto_mocks
+    from offline import emulated_account
 
-    run, mocks = moto_mocks.build(harness.stack_config("rke2-govcloud"), "rke2-govcloud")
+    run, mocks = emulated_account.build(harness.stack_config("rke2-govcloud"), "rke2-govcloud")
     try:
         s3 = mocks.client("s3")
         bucket, _ = _bucket_and_folder(run)
@@ -295,7 +296,7 @@ def test_a_bucket_kept_by_an_earlier_destroy_is_used_not_created_again():
     (terraform-provider-aws internal/service/s3/bucket.go checks first in us-east-1, where S3 itself
     would answer 200): it is used, unmanaged, and the update says so (tests/test_day2_backups.py has
     the sequences and the bucket of another account)."""
-    from offline.mocks import AwsLikeMocks
+    from offline.fake_aws import AwsLikeMocks
 
     first = harness.run_stack("rke2-prod")
     bucket, _ = _bucket_and_folder(first)

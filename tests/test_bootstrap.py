@@ -19,7 +19,8 @@ import jsonschema
 import pytest
 import yaml
 
-from components import bootstrap, secrets
+from components.node import rke2_config, scripts
+from components.plan.lookups import published_kubeconfig_problem
 from offline import harness
 from tests import upstream
 from tests.conftest import STACKS, cloud_config, run_stack_cached, server_ips, shellcheck
@@ -68,11 +69,11 @@ class Booted:
     manifests_at_start: list[str] | None  # what was in its manifests directory then (servers)
 
     def config(self) -> dict:
-        return yaml.safe_load((self.root / bootstrap.RKE2_CONFIG_PATH.lstrip("/")).read_text())
+        return yaml.safe_load((self.root / rke2_config.RKE2_CONFIG_PATH.lstrip("/")).read_text())
 
 
 def boot(inst: harness.Registration, tmp_path: Path, parameters: dict[str, str], *, serving=(), denied=(),
-         ssm_host: str = "", script: str = bootstrap.BOOTSTRAP_PATH, budget: int | None = 1, users=(),
+         ssm_host: str = "", script: str = scripts.BOOTSTRAP_PATH, budget: int | None = 1, users=(),
          page_size: int = 10, indent=None, online_at: int | None = None) -> Booted:
     """Write the instance's cloud-init files under a scratch root and run `script` there.
 
@@ -95,7 +96,7 @@ def boot(inst: harness.Registration, tmp_path: Path, parameters: dict[str, str],
         "online_at": online_at,
         "downloads": {
             # The stand-in install: records what it was asked for; RKE2 "writes" its admin kubeconfig.
-            bootstrap.INSTALL_RKE2_URL: (f'printf "%s %s" "$INSTALL_RKE2_TYPE" "$INSTALL_RKE2_VERSION" > {installed}\n'
+            scripts.INSTALL_RKE2_URL: (f'printf "%s %s" "$INSTALL_RKE2_TYPE" "$INSTALL_RKE2_VERSION" > {installed}\n'
                                          f'mkdir -p "$RKE_AWS_ROOT/etc/rancher/rke2"\n'
                                          f'printf "%s\\n" "{ADMIN_KUBECONFIG}" > "$RKE_AWS_ROOT/etc/rancher/rke2/rke2.yaml"\n'
                                          # the tarball install ships the CIS kernel parameters file
@@ -151,7 +152,7 @@ def first_server(run) -> harness.Registration:
 
 
 def _config_text(inst) -> str:
-    return next(f["content"] for f in cloud_config(inst)["write_files"] if f["path"] == bootstrap.RKE2_CONFIG_PATH)
+    return next(f["content"] for f in cloud_config(inst)["write_files"] if f["path"] == rke2_config.RKE2_CONFIG_PATH)
 
 
 # ---- the first server: initialise only when no cluster exists ----------------------------------
@@ -178,8 +179,8 @@ def test_first_server_initialises_a_new_cluster_and_writes_the_marker(prod, tmp_
     assert put["Type"] == "SecureString" and put["KeyId"] == alias.inputs["name"] == param.inputs["keyId"], put
     assert put["Tier"] == param.inputs["tier"] == "Advanced" and put["Overwrite"] is True, put
     assert f"server: https://{prod.outputs['controlPlaneEndpoint']}:6443" in put["Value"], put["Value"]
-    # What the first server publishes is what the next `pulumi up` accepts (secrets.py).
-    assert secrets.published_kubeconfig_problem(put["Value"], prod.outputs["kubernetesApiUrl"]) is None
+    # What the first server publishes is what the next `pulumi up` accepts (components/plan/lookups.py).
+    assert published_kubeconfig_problem(put["Value"], prod.outputs["kubernetesApiUrl"]) is None
     token = b.root / b.config_at_start["token-file"].lstrip("/")
     assert stat.S_IMODE(token.stat().st_mode) == 0o600
     assert token.read_text() == rke2_parameters(prod)[prod.outputs["rke2TokenParameter"]], "not the server token"
@@ -302,7 +303,7 @@ def test_manifest_sync_mirrors_adds_updates_and_removes(tmp_path):
     params = rke2_parameters(run)
     b = boot(server, tmp_path / "first", params)
     assert b.returncode == 0, b.stderr
-    manifests = b.root / bootstrap.RKE2_MANIFESTS_DIR.lstrip("/")
+    manifests = b.root / rke2_config.RKE2_MANIFESTS_DIR.lstrip("/")
     files = sorted(p.name for p in manifests.iterdir() if not p.name.endswith(".source"))
     expected = sorted(f"rke-aws-{k.rsplit('/', 1)[1]}".removesuffix(".url") + (".yaml" if k.endswith(".url") else "")
                       for k in params if k.startswith(path + "/"))
@@ -323,7 +324,7 @@ def test_manifest_sync_mirrors_adds_updates_and_removes(tmp_path):
     env = {"PATH": f"{STUBS}:/usr/bin:/bin", "STUB_STATE": str(tmp_path / "first" / "state.json"),
            "STUB_LOG": str(tmp_path / "first" / "calls.log"), "RKE_AWS_ROOT": str(b.root),
            "RKE_AWS_RETRY_SECONDS": "1", "RKE_AWS_RETRY_DELAY": "0"}
-    proc = subprocess.run(["sh", str(b.root / bootstrap.SYNC_PATH.lstrip("/"))], env=env, capture_output=True,
+    proc = subprocess.run(["sh", str(b.root / scripts.SYNC_PATH.lstrip("/"))], env=env, capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert (manifests / "rke-aws-ccm.yaml").read_text() == "kind: Changed\n"
@@ -339,7 +340,7 @@ def test_manifest_sync_reads_every_page(tmp_path):
         params[f"{path}/extra-{i:02d}.yaml"] = f"kind: Extra{i}\n"
     b = boot(first_server(run), tmp_path, params, page_size=3, indent=2)
     assert b.returncode == 0, b.stderr
-    manifests = b.root / bootstrap.RKE2_MANIFESTS_DIR.lstrip("/")
+    manifests = b.root / rke2_config.RKE2_MANIFESTS_DIR.lstrip("/")
     got = {p.name for p in manifests.iterdir() if p.name.startswith("rke-aws-extra-")}
     assert got == {f"rke-aws-extra-{i:02d}.yaml" for i in range(12)}, sorted(got)
     pages = [c for c in b.calls if c["target"] == "AmazonSSM.GetParametersByPath"]
@@ -399,19 +400,19 @@ def test_the_retry_budget_runs_out(tmp_path):
 def test_retry_budget_is_the_one_the_scripts_use():
     for stack in ("rke-dev", "rke2-dev"):
         inst = run_stack_cached(stack).of_type(INSTANCE)[0]
-        script = next(f["content"] for f in cloud_config(inst)["write_files"] if f["path"] == bootstrap.BOOTSTRAP_PATH)
-        assert f'RETRY_SECONDS="${{RKE_AWS_RETRY_SECONDS:-{bootstrap.RETRY_SECONDS}}}"' in script
+        script = next(f["content"] for f in cloud_config(inst)["write_files"] if f["path"] == scripts.BOOTSTRAP_PATH)
+        assert f'RETRY_SECONDS="${{RKE_AWS_RETRY_SECONDS:-{scripts.RETRY_SECONDS}}}"' in script
         downloads = [line for line in script.splitlines() if line.strip().startswith("retry download")]
         assert downloads, f"{stack}: downloads are not retried"
 
 
 def test_scratch_root_is_the_only_thing_tests_can_redirect():
     """RKE_AWS_* are the only environment a boot script reads besides PATH: a node sets none of them."""
-    script = bootstrap._script("x", {}, "")
+    script = scripts._script("x", {}, "")
     assert os.environ.get("RKE_AWS_ROOT") is None
     assert [line for line in script.splitlines() if "${RKE_AWS_" in line] == [
-        'ROOT="${RKE_AWS_ROOT:-}"', f'RETRY_SECONDS="${{RKE_AWS_RETRY_SECONDS:-{bootstrap.RETRY_SECONDS}}}"',
-        f'RETRY_DELAY="${{RKE_AWS_RETRY_DELAY:-{bootstrap.RETRY_DELAY}}}"']
+        'ROOT="${RKE_AWS_ROOT:-}"', f'RETRY_SECONDS="${{RKE_AWS_RETRY_SECONDS:-{scripts.RETRY_SECONDS}}}"',
+        f'RETRY_DELAY="${{RKE_AWS_RETRY_DELAY:-{scripts.RETRY_DELAY}}}"']
 
 
 def test_a_failed_kubeconfig_publish_leaves_the_server_running(prod, tmp_path):

@@ -1,6 +1,6 @@
 """The aws-cloud-controller-manager Helm values really schedule on each distribution's control plane.
 
-Nothing here is taken from components/ccm_values.py: the chart defaults, the node labels and the
+Nothing here is taken from components/plan/ccm_values.py: the chart defaults, the node labels and the
 taints are written out below from domain.md sections 3 and 4, and the values Helm renders with are
 recomputed from what the program registered (Release inputs, or the HelmChart manifest in RKE2
 user data) the way the pulumi-kubernetes provider and Helm combine them.
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components import versions
+from components.settings import versions
 from offline import harness
 from tests import upstream
 from tests.conftest import user_data
@@ -327,7 +327,7 @@ def test_chart_defaults_oracle_is_the_published_chart():
 
 def test_the_stored_chart_defaults_belong_to_the_pinned_chart():
     """The values are written against the chart in tests/data/upstream: bumping the pin in
-    components/versions.py without storing that release's Chart.yaml and values.yaml fails here."""
+    components/settings/versions.py without storing that release's Chart.yaml and values.yaml fails here."""
     chart = upstream.chart()
     assert (chart["name"], chart["version"]) == (versions.CCM_CHART_NAME, versions.CCM_CHART_VERSION), \
         f"pinned {versions.CCM_CHART_NAME} {versions.CCM_CHART_VERSION}, stored defaults are {chart['name']} {chart['version']}"
@@ -493,7 +493,7 @@ def test_manifest_install_schedules_on_every_server():
 # The CCM image: one minor per Kubernetes minor, never the chart's default.
 # ---------------------------------------------------------------------------------------------
 # Newest cloud-provider-aws tag per minor (domain.md section 6), written out independently of
-# components/versions.py.
+# components/settings/versions.py.
 CCM_TAGS = {30: "v1.30.10", 31: "v1.31.9", 32: "v1.32.8", 33: "v1.33.4", 34: "v1.34.3", 35: "v1.35.2", 36: "v1.36.1"}
 CHART_DEFAULT_IMAGE_TAG = upstream.chart_values()["image"]["tag"]  # the chart's own default image
 

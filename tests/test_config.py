@@ -8,15 +8,15 @@ program before anything is registered, and that warnings reach the Pulumi log.
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
 import pulumi
 import pytest
 
-from components import config, versions
-from components.config import ConfigError
+from components.settings import config, versions
+from components.settings.config import ConfigError
 from offline import harness
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 
 PROJECT = "rke-aws"

@@ -12,9 +12,9 @@ import pulumi
 import pytest
 import yaml
 
-from components import versions
+from components.settings import versions
 from offline import harness
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -206,7 +206,7 @@ def with_kubeconfig(cfg: dict) -> dict:
 
 
 def release(minor: int) -> str:
-    """The newest RKE2 release of a minor that components/versions.py knows."""
+    """The newest RKE2 release of a minor that components/settings/versions.py knows."""
     known = [r for r in versions.RKE2_RELEASES if r.startswith(f"v1.{minor}.")]
     assert known, f"no known 1.{minor} release"
     return max(known, key=lambda r: tuple(int(n) for n in r[1:].replace("+rke2r", ".").split(".")))

@@ -18,7 +18,7 @@ import copy
 import pytest
 import yaml
 
-from components import manifests as manifest_mod
+from components.cluster import manifests as manifest_mod
 from offline import harness
 from tests.conftest import set_key
 from tests.test_day2 import KUBECONFIG, refused, run
@@ -60,7 +60,7 @@ def test_an_emptied_manifest_deletes_what_the_old_one_created():
 
 
 def test_ebs_csi_off_in_manifest_mode_uninstalls_through_the_servers_and_keeps_the_key_until_done(dev, monkeypatch):
-    from components import running
+    from components.plan import running
     from tests.test_running import fake_api
 
     base = run(dev, stack="rke2-dev")
@@ -103,7 +103,7 @@ def test_ebs_csi_off_in_helm_mode_says_what_is_uninstalled_and_what_stays():
 
 
 def test_manifest_to_helm_removes_the_charts_first_then_installs_releases(dev, monkeypatch):
-    from components import running
+    from components.plan import running
     from tests.test_running import fake_api
 
     base = run(dev, stack="rke2-dev")

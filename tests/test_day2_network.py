@@ -25,7 +25,7 @@ import pulumi
 import pytest
 
 from offline import harness
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 from tests.test_day2 import refused, run
 

@@ -1,6 +1,6 @@
 """Day 2, judged against what runs: each case is base -> change (and sequences of two changes), the
 previous run's outputs fed back as the stack's last outputs, with the cluster readable through a fake
-API (components/running.py's transport), unreadable, or vouched for with confirmClusterState.
+API (components/plan/running.py's transport), unreadable, or vouched for with confirmClusterState.
 Refusals come before any registration (tests.test_day2.refused asserts nothing was registered).
 """
 
@@ -13,15 +13,16 @@ import re
 import pulumi
 import pytest
 
-from components import running, versions
-from components.history import UNKNOWN_PLACEHOLDER
+from components.plan import running
+from components.plan.history import UNKNOWN_PLACEHOLDER
+from components.settings import versions
 from offline import harness
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 from tests.test_day2 import INSTANCE, by_name, changed_instances, pools, refused, run
 from tests.test_running import fake_api, kubeconfig, node
 
-# v1.33.8 carries etcd 3.5.26, so 1.34 (etcd 3.6) follows it directly (history.etcd_stepping_stone_problems).
+# v1.33.8 carries etcd 3.5.26, so 1.34 (etcd 3.6) follows it directly (guards.etcd_stepping_stone_problems).
 V33, V34, V35 = "v1.33.8+rke2r1", "v1.34.1+rke2r1", "v1.35.0+rke2r1"
 CODE_RE = re.compile(r"confirmClusterState ([a-z]+-[0-9a-f]{10})")
 
@@ -153,15 +154,15 @@ def test_legacy_outputs_do_not_vouch_for_the_etcd_stepping_stone(prod, cluster):
 def test_legacy_outputs_hold_up_only_the_change_to_etcd_3_6():
     """Already on etcd 3.6 (or staying on 3.5): the stepping stone does not depend on what runs, so
     the assumption from legacy outputs holds nothing up."""
-    from components import history
+    from components.plan import guards, history
 
     for running_, wanted in (("v1.34.1+rke2r1", "v1.34.10+rke2r1"), ("v1.33.5+rke2r1", "v1.33.9+rke2r1")):
         prev = history.Previous("rke2", running_, (), cluster_id="c", legacy_version=True)
         state = history.version_state(prev, history.Observed(), "c")
-        assert state.assumed and history.version_problems(prev, "rke2", wanted, state, history.Observed()) == []
+        assert state.assumed and guards.version_problems(prev, "rke2", wanted, state, history.Observed()) == []
     prev = history.Previous("rke2", "v1.33.9+rke2r1", (), cluster_id="c", legacy_version=True)
     state = history.version_state(prev, history.Observed(), "c")
-    assert history.version_problems(prev, "rke2", "v1.34.10+rke2r1", state, history.Observed())
+    assert guards.version_problems(prev, "rke2", "v1.34.10+rke2r1", state, history.Observed())
 
 
 def test_pending_codes_are_printed_as_one_value_that_keeps_the_others(prod):
@@ -186,8 +187,8 @@ def test_pending_codes_are_printed_as_one_value_that_keeps_the_others(prod):
 
 
 def test_several_pending_codes_are_combined_in_their_order():
-    from components.history import Observed
-    from components.plan import with_combined_confirmation
+    from components.plan.history import Observed
+    from components.plan.spec import with_combined_confirmation
 
     a, b = "version-0123456789", "etcd-abcdef0123"
     problems = [f"x: `pulumi config set rke-aws:confirmClusterState {a}`", f"y: confirmClusterState {b} (...)"]
@@ -320,7 +321,7 @@ def test_a_running_pool_cannot_change_roles(prod):
 # ---- the init marker --------------------------------------------------------------------------
 
 def test_a_running_clusters_init_marker_is_never_written_as_pending(prod):
-    from components.secrets import MARKER_EXISTING, MARKER_PENDING
+    from components.aws.join_secrets import MARKER_EXISTING, MARKER_PENDING
 
     def marker(r):
         (m,) = [p for p in r.of_type("aws:ssm/parameter:Parameter") if p.inputs["name"].endswith("rke2-initialized")]

@@ -14,15 +14,15 @@ import copy
 import json
 import shutil
 import subprocess
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
 import yaml
 
 from offline import diff, harness
-from offline.mocks import AwsLikeMocks
-from offline.moto_mocks import MotoMocks
+from offline.emulated_account import MotoMocks
+from offline.fake_aws import AwsLikeMocks
 
 NLB_STACK = "rke2-govcloud"  # tests/stacks: RKE2, three servers, NLB endpoint, manifest mode
 HELM_STACK = "rke-phase2"  # tests/stacks: a kubeconfig set (secure), so the CCM and EBS CSI go in through Helm
@@ -130,7 +130,7 @@ def test_an_agent_type_change_updates_within_an_architecture_and_replaces_across
     for name in agents:
         assert f"`Instance {name}`" in md
     # Across architectures (Graviton with the default amd64 image) the program refuses at plan time
-    # (components/plan.py's image/type look-ups); the provider's ForceNewIf across architectures is
+    # (components/plan/spec.py's image/type look-ups); the provider's ForceNewIf across architectures is
     # judged on planted registrations below (test_instance_type_replaces_only_across_cpu_architectures).
     arm = run_diff(repo, NLB_STACK, lambda c: pools_with(c, agents={"instanceType": "m6g.large"}))
     assert arm.refused and "rke-aws:nodePools[1].instanceType" in arm.refused, diff.render_text([arm])
@@ -158,7 +158,7 @@ def test_a_re_encrypted_kubeconfig_is_a_secret_change(repo):
 
 # ---- the providers' rules, planted into one evaluated run ------------------------------------------
 
-@lru_cache(maxsize=None)
+@cache
 def _evaluated(stack: str) -> str:
     return json.dumps(diff.result_of(harness.run_stack(stack)), default=str)
 
@@ -378,10 +378,10 @@ def test_kubernetes_provider_is_replaced_when_its_cluster_changes(server, identi
     head = copy.deepcopy(base)
     _provider(head).update(kubeconfig=KUBECONFIG.replace("https://api.rke-phase2.rke-aws.internal:6443", server)
                            .replace("a2V5LXNlY3JldC10ZXh0", "bmV3LWtleQ=="))
-    for result, ident in zip((base, head), identifiers):
+    for result, ident in zip((base, head), identifiers, strict=False):
         if ident:
             _provider(result)["clusterIdentifier"] = ident
-        else:  # a Provider without one (the program sets one: components/ccm.py)
+        else:  # a Provider without one (the program sets one: components/cluster/ccm.py)
             _provider(result).pop("clusterIdentifier", None)
     d = diff.compare(HELM_STACK, base, head)
     text = diff.render_text([d]) + diff.render_markdown([d], "main")
@@ -399,7 +399,7 @@ def test_kubernetes_provider_is_replaced_when_its_cluster_changes(server, identi
 
 def test_a_kubeconfig_that_cannot_be_read_offline_is_unknown_and_so_is_all_it_manages():
     """An encrypted stack value is a placeholder offline: whether its cluster changed cannot be told
-    for a Provider without clusterIdentifier; with one (what the program registers, components/ccm.py)
+    for a Provider without clusterIdentifier; with one (what the program registers, components/cluster/ccm.py)
     only the identifier decides (provider.go DiffConfig)."""
     base = base_of(HELM_STACK)
     _provider(base).update(kubeconfig=KUBECONFIG)
@@ -480,9 +480,10 @@ def test_every_rule_cites_its_upstream_file():
         assert ".go" in rules.source, typ
 
 
-def test_rules_and_both_mocks_know_the_same_types_and_all_the_program_registers():
-    """One list per fact (replace rules here, ID shapes in AwsLikeMocks, emulation in MotoMocks);
-    the three name the same types, and every type the program registers is among them."""
+def test_every_type_the_program_registers_is_declared_once_for_every_tool():
+    """One declaration per resource type (offline/resource_types.py): its replace rules, the AWS-like
+    mocks' shape, the emulated account's handler; the diff and both mocks read their views from it."""
+    from offline import resource_types
     from tests.conftest import STACKS, run_stack_cached, set_key
     from tests.test_day2 import KUBECONFIG as ANY_KUBECONFIG
 
@@ -491,9 +492,10 @@ def test_rules_and_both_mocks_know_the_same_types_and_all_the_program_registers(
     set_key(with_plans, "kubeconfig", ANY_KUBECONFIG)
     types |= {r.type for r in harness.run_program(with_plans, stack="types").resources if r.custom}
     assert "kubernetes:upgrade.cattle.io/v1:Plan" in types
-    assert not types - set(diff.RULES), f"offline/diff.py RULES does not know {sorted(types - set(diff.RULES))}"
-    assert set(diff.RULES) == AwsLikeMocks.KNOWN_TYPES, set(diff.RULES) ^ AwsLikeMocks.KNOWN_TYPES
-    assert set(diff.RULES) == MotoMocks.KNOWN_TYPES, set(diff.RULES) ^ MotoMocks.KNOWN_TYPES
+    declared = {t for t, r in resource_types.TYPES.items() if r.replace and r.fake and r.emulate}
+    assert not types - declared, f"offline/resource_types.py does not declare {sorted(types - declared)} fully"
+    assert diff.RULES is resource_types.RULES
+    assert set(diff.RULES) == AwsLikeMocks.KNOWN_TYPES == MotoMocks.KNOWN_TYPES == declared
 
 
 def test_both_mocks_refuse_a_resource_type_they_do_not_know():
@@ -564,7 +566,7 @@ def _renamed(result: dict, typ: str, name: str, new_name: str, alias: bool) -> N
 def test_a_child_renamed_with_an_alias_is_the_same_resource():
     """pulumi/pulumi pkg/resource/deploy/step_generator.go getOldResource: URN first, then each alias,
     an old resource claimed once. Admin rules and bring-your-own subnet tags were renamed from list
-    positions to what they are (components/security.py, network.py) with aliases to the old names."""
+    positions to what they are (components/aws/security.py, network.py) with aliases to the old names."""
     rule = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
     name = next(r["name"] for r in base_of(HELM_STACK)["resources"] if r["type"] == rule)
     d, _ = planted(HELM_STACK, lambda h: _renamed(h, rule, name, name + "-renamed", alias=True))
@@ -585,11 +587,11 @@ def test_a_child_renamed_with_an_alias_is_the_same_resource():
 SUC = "kubernetes:yaml/v2:ConfigFile"
 
 
-@lru_cache(maxsize=None)
+@cache
 def _with_upgrades(suc_urls: tuple[str, str] | None = None) -> str:
     """An RKE2 fixture stack with a kubeconfig (so system-upgrade-controller goes in), evaluated;
     with `suc_urls`, the program's pinned manifest URLs replaced (a version bump in a pull request)."""
-    from components import versions
+    from components.settings import versions
     from tests.conftest import set_key
     from tests.test_day2 import KUBECONFIG as ANY_KUBECONFIG
 
@@ -614,7 +616,7 @@ def test_a_bumped_manifest_url_of_a_remote_component_is_shown_as_may_replace():
     """The review's experiment: SUC_MANIFEST_URLS v0.20.1 -> v0.21.0 changes the controller's
     Deployment, RBAC and CRDs in a real preview; offline it showed "0 to add, 0 to replace". The head
     is the program itself with the pinned URLs bumped, not an edited registration."""
-    from components import versions
+    from components.settings import versions
 
     bumped = tuple(u.replace(versions.SUC_VERSION, "v0.99.0") for u in versions.SUC_MANIFEST_URLS)
     assert bumped != versions.SUC_MANIFEST_URLS

@@ -9,7 +9,8 @@ import json
 
 import pytest
 
-from offline import doctor, harness, moto_mocks
+from offline import emulated_account, harness
+from tools import doctor
 
 from ._emulated import evaluate
 
@@ -27,7 +28,7 @@ def test_doctor_passes_on_the_account_each_stack_builds(stack):
     assert not doctor.failed(results), f"{stack}: doctor fails on its own emulated account:\n" + doctor.report(list(results), stack)
     assert {r.check for r in results} == CHECK_NAMES, f"{stack}: checks that did not run: {CHECK_NAMES - {r.check for r in results}}"
     # The only warnings: dedicated control-plane nodes at hop limit 2 for the EBS CSI controller, which
-    # state their reason (components/addons.py), and the simulator the emulated account lacks.
+    # state their reason (components/cluster/ebs_csi.py), and the simulator the emulated account lacks.
     warnings = [r for r in results if r.status == doctor.WARN]
     assert all((r.check == "imds" and "aws-ebs-csi-driver controller" in r.detail)
                or (r.check == "iam-simulate" and NOT_ASKED in r.detail) for r in warnings), doctor.report(list(results), stack)
@@ -48,7 +49,7 @@ class Built:
     """One stack built in an emulated account, with boto3 at hand to plant a fault (and undo it)."""
 
     def __init__(self, stack: str):
-        self.run, self.mocks = moto_mocks.build_stack(stack)
+        self.run, self.mocks = emulated_account.build_stack(stack)
         self.stack = stack
         self.ec2 = self.mocks.client("ec2")
         self.iam = self.mocks.client("iam")

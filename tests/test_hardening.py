@@ -13,7 +13,8 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from components import bootstrap
+from components.node import rke2_config
+from components.plan.snapshots import has_etcd_s3_retention
 from offline import harness
 from tests.conftest import cloud_config, set_key, written_file
 from tests.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS
@@ -33,7 +34,7 @@ INSTANCE = "aws:ec2/instance:Instance"
     ("v1.25.15+rke2r1", "cis"),
 ])
 def test_profile_name_for_the_version(version, profile):
-    assert bootstrap.cis_profile(version) == profile
+    assert rke2_config.cis_profile(version) == profile
 
 
 @pytest.mark.parametrize("version, present", [
@@ -42,7 +43,7 @@ def test_profile_name_for_the_version(version, profile):
     ("v1.34.0+rke2r1", False), ("v1.34.1+rke2r1", True), ("v1.35.0+rke2r1", True),
 ])
 def test_etcd_s3_retention_only_where_rke2_has_it(version, present):
-    assert bootstrap.has_etcd_s3_retention(version) is present
+    assert has_etcd_s3_retention(version) is present
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +55,7 @@ def _configs(run) -> dict[str, tuple[dict, dict]]:
     out = {}
     for inst in run.of_type(INSTANCE):
         doc = cloud_config(inst)
-        out[inst.inputs["tags"]["Name"]] = (yaml.safe_load(written_file(doc, bootstrap.RKE2_CONFIG_PATH)), doc)
+        out[inst.inputs["tags"]["Name"]] = (yaml.safe_load(written_file(doc, rke2_config.RKE2_CONFIG_PATH)), doc)
     return out
 
 
@@ -86,7 +87,7 @@ def test_every_node_runs_the_profile_and_servers_get_audit_and_pod_security(cis_
 
 def test_not_hardened_by_default():
     run = harness.run_stack("rke2-prod")
-    for name, (conf, doc) in _configs(run).items():
+    for name, (conf, _doc) in _configs(run).items():
         assert "profile" not in conf and "audit-policy-file" not in conf, name
     assert run.outputs["hardening"] == "none"
 

@@ -13,15 +13,16 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import pulumi
 import pytest
 
-from components import config, config_model
-from components.config import ConfigError
+from components.settings import config
+from components.settings import model as config_model
+from components.settings.config import ConfigError
 from offline import harness
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 from tests.test_config import both, extra_pool, net, pool, put
 
@@ -58,8 +59,8 @@ def refused(cfg: dict, expected: tuple[Expected, ...], stack: str = "test") -> l
     return info.value.problems
 
 
-def run_refused(cfg: dict, expected: tuple[Expected, ...], mocks: Optional[AwsLikeMocks] = None,
-                secret_keys: Optional[list[str]] = None, stack: str = "test") -> str:
+def run_refused(cfg: dict, expected: tuple[Expected, ...], mocks: AwsLikeMocks | None = None,
+                secret_keys: list[str] | None = None, stack: str = "test") -> str:
     """The whole program: one RunError listing exactly the expected problems, nothing registered."""
     mocks = mocks or AwsLikeMocks(cfg.get("aws:region") or "us-east-1")
     with pytest.raises(pulumi.RunError) as info:
@@ -159,8 +160,8 @@ PIECES = [
     row("seventeen-slash-12s", access(adminCidrs=[f"{20 + i // 16}.{(i % 16) * 16}.0.0/12" for i in range(17)]),
         ("access.adminCidrs", "together open SSH (22) and the Kubernetes API (6443) to 17,825,792 public addresses")),
     row("one-slash-6", access(adminCidrs=["4.0.0.0/6"]),
-        ("access.adminCidrs[0]", f"'4.0.0.0/6' opens SSH (22) and the Kubernetes API (6443) to 67,108,864 public "
-                                 f"addresses, more than a /8's worth")),
+        ("access.adminCidrs[0]", "'4.0.0.0/6' opens SSH (22) and the Kubernetes API (6443) to 67,108,864 public "
+                                 "addresses, more than a /8's worth")),
     row("world-itself", access(adminCidrs=["0.0.0.0/0"]), ("access.adminCidrs[0]", "to the whole internet; " + "list your")),
     row("a-slash-8-and-more", access(adminCidrs=["11.0.0.0/8", "12.0.0.0/9"]),
         ("access.adminCidrs", "together open SSH (22) and the Kubernetes API (6443) to 25,165,824 public addresses")),
@@ -658,7 +659,7 @@ def test_bring_your_own_subnet_in_the_pod_network(base_config):
 
 def test_manifest_size_limit_counts_what_main_renders(base_config):
     """The check renders the same manifest __main__ stores: the parameter registered is at most the limit."""
-    from components import plan
+    from components.plan import spec as plan
 
     ccm(extraArgs=[f"--flag-{i:03d}={'x' * 120}" for i in range(40)])(base_config)
     run = harness.run_program(base_config)
@@ -748,7 +749,7 @@ def test_image_look_ups_ask_what_ec2_needs(base_config):
     """The default image: Canonical's account of the partition, the name of Ubuntu 24.04 amd64, available,
     newest. An explicit image: by id, deprecated ones included (DescribeImages leaves them out unless
     asked, although EC2 still launches them)."""
-    from components import versions
+    from components.settings import versions
 
     pool(1, ami="ami-0ccccccccccccccc1")(base_config)
     run = harness.run_program(base_config)
@@ -930,24 +931,31 @@ def _warnings(run) -> list[str]:
     return [m for level, m in run.logs if level == "warning"]
 
 
-def test_rke2_server_size_warnings_follow_rke2s_requirements(base_config):
+def test_rke2_server_size_warnings_follow_rke2s_requirements(base_config, monkeypatch):
+    from components.plan import spec
+
     pool(0, instanceType="c7g.medium", ami="ami-0fffffffffffffff1")(base_config)
     images = {"ami-0fffffffffffffff1": {"architecture": "arm64", "virtualizationType": "hvm"}}
     run = harness.run_program(base_config, mocks=AwsLikeMocks("us-east-1", images=images))
     assert ("rke-aws:nodePools[0].instanceType: 'c7g.medium' has 1 vCPU and 2 GiB; RKE2 servers need at least 2 vCPU "
             "and 4 GiB (docs.rke2.io install/requirements): etcd and the API server may not keep up") in _warnings(run)
-    # RKE2's VM sizing guide: 2 vCPU / 4 GiB servers carry up to 225 agents.
-    both(pool(0, instanceType="t3.medium", ami=None), pool(1, count=225))(base_config)
-    net(availabilityZones=3)(base_config)
+    # RKE2's VM sizing guide: 2 vCPU / 4 GiB servers carry up to 225 agents (the boundary, on the pure rule).
+    key = "rke-aws:nodePools[0].instanceType"
+    warn = spec.rke2_server_size_warning
+    assert warn(key, "t3.medium", 2, 4096, 225) is None
+    assert warn(key, "t3.medium", 2, 4096, 226) == (
+        "rke-aws:nodePools[0].instanceType: 226 agents; RKE2's sizing guide gives servers of 't3.medium' (2 vCPU, "
+        "4 GiB) up to 225 (docs.rke2.io install/requirements, VM sizing guide): use larger servers")
+    assert "up to 225" in warn(key, "r6i.large", 2, 16384, 226)  # 2 vCPU and 16 GiB: both must reach a row
+    assert warn(key, "m6i.2xlarge", 8, 32768, 5000) is None  # the guide's last row has no limit here
+    # The program counts every agent of every pool against the servers' type as EC2 describes it: the same
+    # rule with a guide whose first row ends at 3 agents, on a program small enough to run.
+    monkeypatch.setattr(spec, "RKE2_SIZING_GUIDE", ((2, 4096, 3),) + spec.RKE2_SIZING_GUIDE[1:])
+    both(pool(0, instanceType="t3.medium", ami=None), pool(1, count=2))(base_config)
     assert not [w for w in _warnings(harness.run_program(base_config)) if "sizing guide" in w]
-    extra_pool(count=1)(base_config)
-    assert ("rke-aws:nodePools[0].instanceType: 226 agents; RKE2's sizing guide gives servers of 't3.medium' (2 vCPU, "
-            "4 GiB) up to 225 (docs.rke2.io install/requirements, VM sizing guide): use larger servers"
-            in _warnings(harness.run_program(base_config)))
-    pool(0, instanceType="r6i.large")(base_config)  # 2 vCPU and 16 GiB: still the first row (both must reach a row)
-    assert "up to 225" in " ".join(_warnings(harness.run_program(base_config)))
-    pool(0, instanceType="m6i.2xlarge")(base_config)  # 8 vCPU / 32 GiB: the guide's last row has no limit here
-    assert not [w for w in _warnings(harness.run_program(base_config)) if "sizing guide" in w or "RKE2 servers" in w]
+    extra_pool(count=2)(base_config)
+    assert ("rke-aws:nodePools[0].instanceType: 4 agents; RKE2's sizing guide gives servers of 't3.medium' (2 vCPU, "
+            "4 GiB) up to 3" in " ".join(_warnings(harness.run_program(base_config))))
 
 
 def test_rke1_servers_get_no_rke2_size_warning(base_config):
@@ -958,7 +966,7 @@ def test_rke1_servers_get_no_rke2_size_warning(base_config):
 def test_manifest_size_limit_is_exactly_the_parameters_size(base_config, monkeypatch):
     """Refused exactly when the parameter __main__ would store is larger than the limit: the check
     renders the same manifest, byte for byte."""
-    from components import plan
+    from components.plan import spec as plan
 
     ccm(extraArgs=[f"--flag-{i:03d}={'x' * 60}" for i in range(10)])(base_config)
     run = harness.run_program(base_config)
@@ -987,15 +995,13 @@ def test_bring_your_own_overlap_message_in_full(base_config):
             "use subnets outside 10.42.0.0/16 and 10.43.0.0/16") in message
 
 
-def test_four_vcpu_servers_carry_450_agents(base_config):
-    pool(0, instanceType="m6i.xlarge")(base_config)
-    net(availabilityZones=3)(base_config)
-    for n, count in enumerate((113, 113, 113, 111)):
-        extra_pool(name=f"w{n}", count=count)(base_config) if n else pool(1, count=count)(base_config)
-    assert not [w for w in _warnings(harness.run_program(base_config)) if "sizing guide" in w]
-    extra_pool(name="one-more", count=1)(base_config)
-    assert any("451 agents; RKE2's sizing guide gives servers of 'm6i.xlarge' (4 vCPU, 16 GiB) up to 450" in w
-               for w in _warnings(harness.run_program(base_config)))
+def test_four_vcpu_servers_carry_450_agents():
+    from components.plan import spec
+
+    key = "rke-aws:nodePools[0].instanceType"
+    assert spec.rke2_server_size_warning(key, "m6i.xlarge", 4, 16384, 450) is None
+    assert "451 agents; RKE2's sizing guide gives servers of 'm6i.xlarge' (4 vCPU, 16 GiB) up to 450" in \
+        spec.rke2_server_size_warning(key, "m6i.xlarge", 4, 16384, 451)
 
 
 def test_default_image_only_for_pools_without_their_own(base_config, monkeypatch):

@@ -7,10 +7,10 @@ from functools import lru_cache
 
 import pytest
 
-from components import config, iam_policy
+from components.aws import iam_policies as iam_policy
+from components.settings import config
 from offline import harness
 from policies import rules
-
 
 REQUIRED_CONTROLPLANE = {
     "ec2:DescribeAvailabilityZones",

@@ -13,8 +13,8 @@ from importlib import resources as importlib_resources
 
 import pytest
 
-from components import iam_policy
-from components.iam_policy import CCM_CALLS, CREATE, MUTATE, OWNED, READ, TAG, CcmCall
+from components.aws import iam_policies as iam_policy
+from components.aws.iam_policies import CCM_CALLS, CREATE, MUTATE, OWNED, READ, TAG, CcmCall
 from policies import rules
 
 from . import iam_eval

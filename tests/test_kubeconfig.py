@@ -15,7 +15,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from offline import harness, kubeconfig, schema
+from offline import harness, schema
+from tools import kubeconfig
 
 KUBECONFIG = textwrap.dedent("""\
     apiVersion: v1
@@ -175,7 +176,7 @@ def _tampered(**changes) -> str:
     ("kind: Secret\n", "not a kubeconfig"),
 ])
 def test_only_what_rke2_writes_is_accepted(text, problem):
-    from components.secrets import published_kubeconfig_problem
+    from components.plan.lookups import published_kubeconfig_problem
 
     found = published_kubeconfig_problem(text, API)
     assert (found is None) if problem is None else (problem in (found or "")), found
@@ -193,7 +194,7 @@ def helm_config(**config) -> dict[str, str]:
     return cfg
 
 
-def first_run() -> "harness.ProgramRun":
+def first_run() -> harness.ProgramRun:
     """Its first `pulumi up`: nothing published yet, nothing installed in the cluster."""
     global _FIRST
     if _FIRST is None:
@@ -206,7 +207,7 @@ _FIRST = None
 
 def _published(value: str, *, kubeconfig_param: bool = True, **config):
     """Run the helm-mode stack again over its first run's outputs, with `value` in the published parameter."""
-    from offline.mocks import AwsLikeMocks
+    from offline.fake_aws import AwsLikeMocks
 
     outputs = dict(first_run().outputs)
     if not kubeconfig_param:
@@ -249,7 +250,7 @@ def test_losing_the_kubeconfig_never_uninstalls_what_the_last_update_installed()
     assert installed.outputs["installedInCluster"] == ["aws-cloud-controller-manager", "system-upgrade-controller",
                                                        "aws-ebs-csi-driver"]
     from offline import harness
-    from offline.mocks import AwsLikeMocks
+    from offline.fake_aws import AwsLikeMocks
 
     for value in ("pending", None):  # not published (yet / any more), or not readable with these credentials
         mocks = AwsLikeMocks(REGION)
@@ -273,7 +274,7 @@ def test_switching_to_manifest_mode_would_uninstall_and_is_refused_until_handed_
     import pulumi
 
     from offline import harness
-    from offline.mocks import AwsLikeMocks
+    from offline.fake_aws import AwsLikeMocks
     from tests.conftest import set_key
 
     installed, _ = _published(_published_text())
@@ -294,7 +295,7 @@ def test_switching_to_manifest_mode_would_uninstall_and_is_refused_until_handed_
 
 def test_allow_uninstall_is_the_way_out_when_the_cluster_is_gone():
     from offline import harness
-    from offline.mocks import AwsLikeMocks
+    from offline.fake_aws import AwsLikeMocks
     from tests.conftest import set_key
 
     installed, _ = _published(_published_text())

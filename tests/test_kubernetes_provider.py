@@ -13,7 +13,7 @@ import copy
 
 import yaml
 
-from components import ccm
+from components.cluster import ccm
 from offline import harness
 from tests.conftest import set_key
 

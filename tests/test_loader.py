@@ -19,8 +19,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components import config
-from components.config import ConfigError
+from components.settings import config
+from components.settings.config import ConfigError
 from offline import harness
 
 BASE = yaml.safe_load(harness.stack_file("rke2-dev").read_text())

@@ -16,8 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components import backups, config, config_model
-from components.endpoint import short_name
+from components.aws import backups
+from components.aws.endpoint import short_name
+from components.settings import config
+from components.settings import model as config_model
 
 PROPERTY = settings(derandomize=True, database=None, max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -263,7 +265,7 @@ def test_offline_instance_types_match_ec2s_own_data():
 
     import moto
 
-    from offline.mocks import INSTANCE_TYPES
+    from offline.fake_aws import INSTANCE_TYPES
 
     data = json.loads(gzip.open(Path(moto.__file__).parent / "ec2" / "resources" / "instance_types.json.gz").read())
     for name, (vcpus, mib, archs, virts) in INSTANCE_TYPES.items():

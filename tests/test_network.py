@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
-
 import ipaddress
+import json
 
 import pytest
 
-from components import network_plan
+from components.plan import network as network_plan
 from offline import harness
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 
 CLUSTER_PREFIX = "kubernetes.io/cluster/"

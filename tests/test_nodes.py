@@ -10,8 +10,10 @@ import re
 import pytest
 import yaml
 
-from components import bootstrap, config, node_plan
-from components.network_plan import plan_subnets
+from components.node import rke1_cluster, rke2_config, scripts
+from components.plan import nodes as node_plan
+from components.plan.network import plan_subnets
+from components.settings import config
 from offline import harness
 from tests.conftest import cloud_config, set_key, user_data, written_file
 from tests.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS
@@ -50,10 +52,10 @@ def test_us_east_1_stacks_use_ec2_internal():
 def test_node_addresses_valid_unique_and_spread(stack_run):
     subnets = {r.state.get("id") or r.name: r for r in stack_run.of_type("aws:ec2/subnet:Subnet")}
     by_id = {sid: ipaddress.ip_network(r.inputs["cidrBlock"]) for sid, r in zip(stack_run.outputs["subnetIds"].values(),
-             [next(s for s in stack_run.of_type("aws:ec2/subnet:Subnet") if s.name.endswith(k)) for k in stack_run.outputs["subnetIds"]])}
+             [next(s for s in stack_run.of_type("aws:ec2/subnet:Subnet") if s.name.endswith(k)) for k in stack_run.outputs["subnetIds"]], strict=False)}
     assert subnets
     seen = set()
-    for name, inst in instances(stack_run).items():
+    for _name, inst in instances(stack_run).items():
         ip = ipaddress.ip_address(inst.inputs["privateIp"])
         net = by_id[inst.inputs["subnetId"]]
         assert ip in net, f"{inst.urn}: {ip} outside {net}"
@@ -130,8 +132,8 @@ def test_hostname_is_the_full_node_name(stack_run):
 def test_boot_runs_one_script_that_retries_every_download(stack_run):
     for inst in stack_run.of_type("aws:ec2/instance:Instance"):
         doc = cloud_config(inst)
-        assert doc["runcmd"] == [[bootstrap.BOOTSTRAP_PATH]], inst.urn
-        script = written_file(doc, bootstrap.BOOTSTRAP_PATH)
+        assert doc["runcmd"] == [[scripts.BOOTSTRAP_PATH]], inst.urn
+        script = written_file(doc, scripts.BOOTSTRAP_PATH)
         downloads = [line.strip() for line in script.splitlines() if line.strip().startswith(("retry download", "download "))]
         assert downloads and all(d.startswith("retry ") for d in downloads), f"{inst.urn}: {downloads}"
 
@@ -148,13 +150,13 @@ def test_rke_cluster_yml_matches_nodes_and_uses_only_known_keys(stack):
 
     run = run_stack_cached(stack)
     doc = yaml.safe_load(run.outputs["rkeClusterYml"])
-    assert set(doc) <= bootstrap.RKE_CLUSTER_KEYS, f"{stack}: unknown cluster.yml keys {set(doc) - bootstrap.RKE_CLUSTER_KEYS}"
+    assert set(doc) <= rke1_cluster.RKE_CLUSTER_KEYS, f"{stack}: unknown cluster.yml keys {set(doc) - rke1_cluster.RKE_CLUSTER_KEYS}"
     assert doc["cloud_provider"] == {"name": "external-aws"}
     assert doc["kubernetes_version"] == run.outputs["kubernetesVersion"]
     by_name = {n["name"]: n for n in run.outputs["nodes"]}
     assert [n["hostname_override"] for n in doc["nodes"]] == [n["name"] for n in run.outputs["nodes"]]
     for n in doc["nodes"]:
-        assert set(n) <= bootstrap.RKE_NODE_KEYS, f"{stack}: unknown node keys {set(n) - bootstrap.RKE_NODE_KEYS}"
+        assert set(n) <= rke1_cluster.RKE_NODE_KEYS, f"{stack}: unknown node keys {set(n) - rke1_cluster.RKE_NODE_KEYS}"
         out = by_name[n["hostname_override"]]
         assert n["internal_address"] == out["privateIp"]
         assert n["address"] == (out["publicIp"] or out["privateIp"])
@@ -165,9 +167,9 @@ def test_rke_cluster_yml_matches_nodes_and_uses_only_known_keys(stack):
 
 def test_rke_key_lists_catch_the_seed_spelling():
     # The seed's snake_case spelling is silently ignored by RKE; the list must not accept it.
-    assert "use_instance_metadata_hostname" not in bootstrap.RKE_CLOUD_PROVIDER_KEYS
-    assert "useInstanceMetadataHostname" in bootstrap.RKE_CLOUD_PROVIDER_KEYS
-    assert "hostname" not in bootstrap.RKE_NODE_KEYS
+    assert "use_instance_metadata_hostname" not in rke1_cluster.RKE_CLOUD_PROVIDER_KEYS
+    assert "useInstanceMetadataHostname" in rke1_cluster.RKE_CLOUD_PROVIDER_KEYS
+    assert "hostname" not in rke1_cluster.RKE_NODE_KEYS
 
 
 def test_rke_leader_migration_keeps_in_tree_provider(base_config):
@@ -179,7 +181,7 @@ def test_rke_leader_migration_keeps_in_tree_provider(base_config):
     assert doc["cloud_provider"] == {"name": "aws"}
     services = {k: v for k, v in doc["services"].items() if k != "etcd"}  # etcd: snapshots (test_backups.py)
     assert services == {"kube-controller": {"extra_args": {"enable-leader-migration": "true"}}}
-    assert set(doc) <= bootstrap.RKE_CLUSTER_KEYS
+    assert set(doc) <= rke1_cluster.RKE_CLUSTER_KEYS
     assert run.outputs["ccmImage"] == OLD_CCM_IMAGE
 
 
@@ -189,7 +191,7 @@ def test_rke_user_data_prepares_docker_and_kernel():
         doc = cloud_config(inst)
         sysctl = written_file(doc, "/etc/sysctl.d/90-rke.conf")
         assert "net.bridge.bridge-nf-call-iptables = 1" in sysctl and "net.ipv4.ip_forward = 1" in sysctl, inst.urn
-        script = written_file(doc, bootstrap.BOOTSTRAP_PATH)
+        script = written_file(doc, scripts.BOOTSTRAP_PATH)
         assert "DOCKER_INSTALL_URL='https://releases.rancher.com/install-docker/" in script, inst.urn
         assert "SSH_USER='ubuntu'" in script and 'usermod -aG docker "$SSH_USER"' in script, inst.urn
 
@@ -199,7 +201,7 @@ def test_rke_user_data_prepares_docker_and_kernel():
 def rke2_configs(run) -> dict[str, dict]:
     out = {}
     for name, inst in instances(run).items():
-        out[name] = yaml.safe_load(written_file(cloud_config(inst), bootstrap.RKE2_CONFIG_PATH))
+        out[name] = yaml.safe_load(written_file(cloud_config(inst), rke2_config.RKE2_CONFIG_PATH))
     return out
 
 
@@ -236,7 +238,7 @@ def test_rke2_configs(stack):
             assert endpoint in cfg["tls-san"] and n["name"] in cfg["tls-san"], n["name"]
             assert first["privateIp"] not in cfg["tls-san"] or n is first, "tls-san still names the first server"
         inst = instances(run)[n["name"]]
-        script = written_file(cloud_config(inst), bootstrap.BOOTSTRAP_PATH)
+        script = written_file(cloud_config(inst), scripts.BOOTSTRAP_PATH)
         kind = "server" if is_server else "agent"
         assert f"KIND='{kind}'" in script, inst.urn
         # Exactly the configured version (not the pinned default).
@@ -249,7 +251,7 @@ def test_rke2_nodes_install_exactly_the_configured_version(version):
     cfg = set_key(harness.stack_config("rke2-prod"), "kubernetesVersion", version)
     run = harness.run_program(cfg, stack="rke2-prod")
     for inst in run.of_type("aws:ec2/instance:Instance"):
-        script = written_file(cloud_config(inst), bootstrap.BOOTSTRAP_PATH)
+        script = written_file(cloud_config(inst), scripts.BOOTSTRAP_PATH)
         (line,) = [x for x in script.splitlines() if x.startswith("INSTALL_VERSION=")]
         assert line == f"INSTALL_VERSION='{version}'", f"{inst.urn}: {line}"
 
@@ -402,7 +404,7 @@ def test_deployment_stops_when_ec2_names_a_node_differently():
     """A mock that answers like EC2 with a custom DHCP domain: the planned name no longer matches."""
     from pulumi import RunError
 
-    from offline.mocks import AwsLikeMocks
+    from offline.fake_aws import AwsLikeMocks
 
     class OtherDomain(AwsLikeMocks):
         def _instance(self, name, inputs):
@@ -415,8 +417,8 @@ def test_deployment_stops_when_ec2_names_a_node_differently():
 
 
 def test_the_programs_rke2_key_lists_agree_with_rke2():
-    """bootstrap.py's lists say where each key it writes belongs; RKE2 would skip a misplaced key
+    """components/node's key lists (rke2_config.py, rke1_cluster.py) say where each key it writes belongs; RKE2 would skip a misplaced key
     with only a log line."""
-    assert bootstrap.RKE2_SERVER_KEYS <= RKE2_SERVER_KEYS, bootstrap.RKE2_SERVER_KEYS - RKE2_SERVER_KEYS
-    assert bootstrap.RKE2_AGENT_KEYS <= RKE2_AGENT_KEYS, bootstrap.RKE2_AGENT_KEYS - RKE2_AGENT_KEYS
-    assert not bootstrap.RKE2_SERVER_ONLY_KEYS & RKE2_AGENT_KEYS, bootstrap.RKE2_SERVER_ONLY_KEYS & RKE2_AGENT_KEYS
+    assert rke2_config.RKE2_SERVER_KEYS <= RKE2_SERVER_KEYS, rke2_config.RKE2_SERVER_KEYS - RKE2_SERVER_KEYS
+    assert rke2_config.RKE2_AGENT_KEYS <= RKE2_AGENT_KEYS, rke2_config.RKE2_AGENT_KEYS - RKE2_AGENT_KEYS
+    assert not rke2_config.RKE2_SERVER_ONLY_KEYS & RKE2_AGENT_KEYS, rke2_config.RKE2_SERVER_ONLY_KEYS & RKE2_AGENT_KEYS

@@ -2,7 +2,7 @@
 with every ARN, the EC2 principal, the SSM endpoint and the image owner of that partition.
 
 The expectations are written out here from the partitions' documentation (domain.md section 6;
-Canonical's "Find Ubuntu images on AWS"), independent of components/partition.py.
+Canonical's "Find Ubuntu images on AWS"), independent of components/settings/partitions.py.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import re
 import pytest
 from pulumi.runtime import MockCallArgs
 
-from offline import harness, moto_mocks
-from offline.moto_mocks import MotoMocks
+from offline import emulated_account, harness
+from offline.emulated_account import MotoMocks
 from tests.conftest import cloud_config
 
 EXPECTED = {
@@ -29,10 +29,10 @@ EXPECTED = {
 ARN = re.compile(r"arn:([a-z0-9-]+):")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _build(stack: str):
     """The run and the owners of the images its instances use, read from the account before it stops."""
-    run, account = moto_mocks.build_stack(stack)
+    run, account = emulated_account.build_stack(stack)
     try:
         images = account.session().client("ec2").describe_images(
             ImageIds=sorted({i.inputs["ami"] for i in run.of_type("aws:ec2/instance:Instance")}))["Images"]
@@ -92,7 +92,7 @@ def test_a_policy_naming_another_partition_is_refused_like_iam_does():
     config = harness.stack_config("rke2-govcloud")
     with MotoMocks("us-gov-west-1") as account:
         account.new_resource(_role_args())
-        with pytest.raises(moto_mocks.EmulatedAwsError, match=r'MalformedPolicyDocument: .*Partition "aws" is not valid'):
+        with pytest.raises(emulated_account.EmulatedAwsError, match=r'MalformedPolicyDocument: .*Partition "aws" is not valid'):
             account.new_resource(_policy_args('{"Version": "2012-10-17", "Statement": [{"Effect": "Allow", '
                                               '"Action": "ssm:GetParameter", "Resource": "arn:aws:ssm:us-gov-west-1:1:parameter/x"}]}'))
     assert config["aws:region"] == "us-gov-west-1"

@@ -14,7 +14,7 @@ import json
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 import yaml
@@ -31,7 +31,7 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-from offline.mocks import AwsLikeMocks
+from offline.fake_aws import AwsLikeMocks
 from policies import rules
 from tests.conftest import STACKS, run_stack_cached
 
@@ -42,15 +42,15 @@ POLICY = {p.name: p for p in rules.POLICIES}
 
 # --- stubs --------------------------------------------------------------------------------------
 
-def _opts(parent: Optional[str] = None) -> PolicyResourceOptions:
+def _opts(parent: str | None = None) -> PolicyResourceOptions:
     return PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], parent)
 
 
-def resource_args(typ: str, urn: str, name: str, props: dict, config: Optional[dict] = None) -> ResourceValidationArgs:
+def resource_args(typ: str, urn: str, name: str, props: dict, config: dict | None = None) -> ResourceValidationArgs:
     return ResourceValidationArgs(typ, unknown_checking_proxy(copy.deepcopy(props)), urn, name, _opts(), None, config)
 
 
-def run_resource_policy(policy: Policy, typ: str, urn: str, props: dict, config: Optional[dict] = None) -> list[str]:
+def run_resource_policy(policy: Policy, typ: str, urn: str, props: dict, config: dict | None = None) -> list[str]:
     found: list[str] = []
     assert isinstance(policy, ResourceValidationPolicy)
     policy.validate(resource_args(typ, urn, urn.rsplit("::", 1)[-1], props, config),
@@ -58,7 +58,7 @@ def run_resource_policy(policy: Policy, typ: str, urn: str, props: dict, config:
     return found
 
 
-def _mock_id(run, reg) -> Optional[str]:
+def _mock_id(run, reg) -> str | None:
     """The id the mocks returned for `reg`: the harness records inputs and state, not the id (the first
     element of `new_resource`'s answer). Ids are derived from type and name, so a fresh mocks object
     gives the same answer; instances need the run's subnet bookkeeping and get none (nothing refers
@@ -101,7 +101,7 @@ def records(stack: str) -> list[Rec]:
     return out
 
 
-def stack_args(recs: list[Rec], config: Optional[dict] = None) -> StackValidationArgs:
+def stack_args(recs: list[Rec], config: dict | None = None) -> StackValidationArgs:
     objs = {r.urn: PolicyResource(r.type, unknown_checking_proxy(copy.deepcopy(r.props)), r.urn, r.name, _opts(),
                                   None, None, [], {}) for r in recs}
     for r in recs:
@@ -111,8 +111,8 @@ def stack_args(recs: list[Rec], config: Optional[dict] = None) -> StackValidatio
     return StackValidationArgs(list(objs.values()), config)
 
 
-def run_stack_policy(policy: Policy, recs: list[Rec], config: Optional[dict] = None) -> list[tuple[str, Optional[str]]]:
-    found: list[tuple[str, Optional[str]]] = []
+def run_stack_policy(policy: Policy, recs: list[Rec], config: dict | None = None) -> list[tuple[str, str | None]]:
+    found: list[tuple[str, str | None]] = []
     assert isinstance(policy, StackValidationPolicy)
     policy.validate(stack_args(recs, config), lambda msg, urn=None: found.append((msg, urn)))
     return found

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from components import config, versions
+from components.settings import config, versions
 from offline import harness
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -18,7 +18,8 @@ COMPONENT_TYPES = {
     "rke-aws:endpoint:ControlPlaneEndpoint",
     "rke-aws:nodes:Nodes",
 }
-OPTIONAL_COMPONENT_TYPES = {"rke-aws:secrets:JoinToken", "rke-aws:ccm:CloudControllerManager",
+OPTIONAL_COMPONENT_TYPES = {"rke-aws:secrets:JoinTokens", "rke-aws:secrets:InitMarker",
+                            "rke-aws:secrets:PublishedKubeconfig", "rke-aws:ccm:CloudControllerManager",
                             "rke-aws:manifests:ServerManifests", "rke-aws:upgrades:SystemUpgrades",
                             "rke-aws:backups:EtcdBackupBucket", "rke-aws:addons:EbsCsiDriver",
                             "rke-aws:addons:EbsCsiCredentials"}
@@ -53,12 +54,17 @@ def test_components_parent_their_children(stack_run):
     by_urn = {r.urn: r for r in stack_run.resources}
     components = [r for r in stack_run.resources if r.type in COMPONENT_TYPES]
     assert {c.type for c in components} == COMPONENT_TYPES, stack_run.stack
-    has_token = any(r.type == "rke-aws:secrets:JoinToken" for r in stack_run.resources)
+    has_token = any(r.type == "rke-aws:secrets:JoinTokens" for r in stack_run.resources)
     assert has_token is (stack_run.outputs["distribution"] == "rke2"), stack_run.stack
+    (root,) = [r for r in stack_run.resources if r.type == "rke-aws:index:RkeCluster"]
+    assert not by_urn.get(root.parent), f"{root.urn}: the cluster component is a child of the stack"
     for reg in stack_run.resources:
-        if reg.type in COMPONENT_TYPES | OPTIONAL_COMPONENT_TYPES:
+        if reg is root:
             continue
         parent = by_urn.get(reg.parent)
+        if reg.type in COMPONENT_TYPES | OPTIONAL_COMPONENT_TYPES:
+            assert parent is root, f"{reg.urn}: not a child of the RkeCluster"
+            continue
         assert parent is not None and parent.type.startswith("rke-aws:"), f"{reg.urn}: not parented by a component"
         assert reg.name.startswith(parent.name), f"{reg.urn}: name not derived from component {parent.name}"
 
@@ -136,9 +142,9 @@ def test_project_defaults_mean_program_defaults():
 
 
 def test_offline_plan_prints_nodes_and_masks_secrets(capsys):
-    from offline import plan
+    from offline import plan_report
 
-    assert plan.main(["rke2-dev"]) == 0
+    assert plan_report.main(["rke2-dev"]) == 0
     text = capsys.readouterr().out
     run = harness.run_stack("rke2-dev")
     for password in run.of_type("random:index/randomPassword:RandomPassword"):
@@ -164,7 +170,7 @@ def test_readme_documents_every_config_key_and_output():
             assert f"`{parent}.{key}`" in table or f"`{key}`" in table or f", {key}`" in table, \
                 f"README configuration reference lacks {parent}.{key}"
     outputs = readme[readme.index("## Outputs"):]
-    exported = set(re.findall(r'pulumi\.export\("(\w+)"', (ROOT / "__main__.py").read_text()))
-    assert exported, "no exports found in __main__.py"
+    exported = set(re.findall(r'out\["(\w+)"\] = ', (ROOT / "components" / "rke_cluster.py").read_text()))
+    assert exported, "no outputs found in components/rke_cluster.py"
     for name in exported:
         assert f"`{name}`" in outputs, f"README outputs table lacks {name}"

@@ -1,4 +1,4 @@
-"""Reading the running cluster (components/running.py): read-only, bounded in time, never fatal.
+"""Reading the running cluster (components/plan/running.py): read-only, bounded in time, never fatal.
 
 Most tests drive the pure core with a fake API; one runs the real HTTPS transport against a local
 server that demands the kubeconfig's client certificate (or its token), so the TLS set-up, the
@@ -20,9 +20,10 @@ import time
 
 import pytest
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from components import running
+from components.plan import running
 from offline import harness
 
 PEM = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
@@ -202,12 +203,13 @@ def test_offline_runs_never_reach_for_a_cluster(monkeypatch):
 
 def _certificates(tmp_path):
     x509 = pytest.importorskip("cryptography.x509")
+    import ipaddress
+
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.x509.oid import NameOID
-    import ipaddress
 
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
 
     def make(cn, issuer=None, issuer_key=None, ca=False, san=None):
         key = ec.generate_private_key(ec.SECP256R1())

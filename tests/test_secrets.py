@@ -35,7 +35,7 @@ def test_kubeconfig_is_secret_in_the_provider_and_absent_from_outputs(stack):
 
 def test_plain_text_kubeconfig_is_refused_before_anything_is_registered():
     """Pulumi.yaml cannot declare kubeconfig `secret: true` (pulumi/pulumi#21865); the program insists."""
-    from offline.mocks import AwsLikeMocks
+    from offline.fake_aws import AwsLikeMocks
 
     cfg = harness.stack_config("rke2-prod")
     cfg["rke-aws:kubeconfig"] = str(KUBECONFIG)  # plain text, as `pulumi config set` without --secret stores it
@@ -49,7 +49,7 @@ def test_plain_text_kubeconfig_is_refused_before_anything_is_registered():
 # --- the Pulumi CLI's project-config rules ---------------------------------------------------------
 # A model of pulumi/pulumi pkg/workspace/config.go (mergeConfig, validateStackConfigValue; CLI 3.202
 # to 3.259 read) and project.go (Project.Validate): what `pulumi preview` checks before the program
-# runs. Independent of components/config.py.
+# runs. Independent of components/settings/config.py.
 
 def _is_secure(value) -> bool:
     return isinstance(value, dict) and set(value) == {"secure"}

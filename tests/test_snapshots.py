@@ -10,10 +10,9 @@ import json
 import re
 
 import pytest
-
 import yaml
 
-from offline import harness, plan, snapshots
+from offline import harness, plan_report, snapshots
 
 from ._emulated import evaluate
 
@@ -49,7 +48,7 @@ def load(stack: str) -> dict:
 @pytest.mark.parametrize("stack", STACKS)
 def test_snapshot_is_stable_text(stack):
     text = snapshots.snapshot_path(stack).read_text()
-    assert text == plan.to_json(json.loads(text)), f"{stack}: snapshot is not in canonical form (sorted keys)"
+    assert text == plan_report.to_json(json.loads(text)), f"{stack}: snapshot is not in canonical form (sorted keys)"
     for marker in ("/work/", "/home/", "/tmp/"):
         assert marker not in text, f"{stack}: snapshot holds a local path ({marker})"
     stamps = re.findall(r"\d{4}-\d\d-\d\dT\d\d:\d\d", text)
@@ -80,14 +79,14 @@ def test_snapshot_shows_what_a_reviewer_needs(stack):
     assert any(lk["token"] == "aws:ec2/getAmi:getAmi" for lk in s["lookups"]), f"{stack}: the AMI look-up is not shown"
     assert s["ccm"]["image"].startswith("registry.k8s.io/provider-aws/cloud-controller-manager:v1."), stack
     names = [n["name"] for n in s["nodes"]]
-    configs = {plan.config_title(c): c["content"] for c in s["configs"]}
+    configs = {plan_report.config_title(c): c["content"] for c in s["configs"]}
     if dist == "rke2":
         ips = [ipaddress.ip_address(c["privateIp"]) for c in s["configs"]]
         assert ips == sorted(ips), f"{stack}: node configs not ordered by address: {ips}"
         for node in names:
             doc = configs[f"{node}:/etc/rancher/rke2/config.yaml"]
             assert doc["node-name"] == node, f"{stack}: {node} config names {doc['node-name']}"
-        assert s["outputs"]["rke2Token"] == plan.MASK, f"{stack}: rke2Token not masked"
+        assert s["outputs"]["rke2Token"] == plan_report.MASK, f"{stack}: rke2Token not masked"
         if s["outputs"].get("rke2ManifestPath"):
             assert s["ccm"]["helmChart"]["kind"] == "HelmChart", f"{stack}: manifest mode HelmChart not shown"
     else:
@@ -100,7 +99,7 @@ def test_snapshot_shows_what_a_reviewer_needs(stack):
 def test_encrypted_values_show_masked_and_the_release_is_planned():
     s = load("rke-phase2")
     (provider,) = [e for e in s["resources"] if e["type"] == "kubernetes"]
-    assert provider["inputs"]["kubeconfig"] == plan.MASK
+    assert provider["inputs"]["kubeconfig"] == plan_report.MASK
     assert s["ccm"]["release"]["chart"] == "aws-cloud-controller-manager"
     assert harness.SECURE_PLACEHOLDER not in json.dumps(s)
 
@@ -108,11 +107,11 @@ def test_encrypted_values_show_masked_and_the_release_is_planned():
 @pytest.mark.parametrize("stack", STACKS)
 def test_readable_plan_has_every_section(stack):
     s = load(stack)
-    text = plan.render(s)
+    text = plan_report.render(s)
     for section in ("Nodes:", "Cluster-tagged:", "Look-ups:", "CCM (", "Generated configuration (secrets masked):", "Outputs:"):
         assert section in text, f"{stack}: the readable plan lacks {section!r}"
     for entry in s["configs"]:
-        assert f"  {plan.config_title(entry)}:" in text, f"{stack}: {plan.config_title(entry)} not printed"
+        assert f"  {plan_report.config_title(entry)}:" in text, f"{stack}: {plan_report.config_title(entry)} not printed"
     for e in s["resources"]:
         assert f"+ {e['type']} {e['name']}" in text, f"{stack}: {e['name']} not printed"
 
@@ -155,17 +154,17 @@ MUTATIONS = {
 @pytest.mark.parametrize("what", sorted(MUTATIONS))
 def test_every_attribute_class_changes_the_plan(what):
     base = harness.stack_config("rke2-prod")
-    before = plan.to_json(plan.summary(harness.run_program(base, stack="rke2-prod")))
+    before = plan_report.to_json(plan_report.summary(harness.run_program(base, stack="rke2-prod")))
     mutate, marker = MUTATIONS[what]
-    after = plan.to_json(plan.summary(harness.run_program(mutate(base), stack="rke2-prod")))
+    after = plan_report.to_json(plan_report.summary(harness.run_program(mutate(base), stack="rke2-prod")))
     assert after != before, f"changing the {what} left the plan unchanged"
     assert marker in after and marker not in before, f"the {what} change ({marker}) is not visible in the plan"
 
 
 def test_manifest_mode_change_shows_in_the_helmchart():
     base = harness.stack_config("rke2-dev")
-    before = plan.summary(harness.run_program(base, stack="rke2-dev"))
-    after = plan.summary(harness.run_program(_mutated(base, "rke-aws:ccm", {"install": "manifest", "extraArgs": ["--v=6"]}),
+    before = plan_report.summary(harness.run_program(base, stack="rke2-dev"))
+    after = plan_report.summary(harness.run_program(_mutated(base, "rke-aws:ccm", {"install": "manifest", "extraArgs": ["--v=6"]}),
                                              stack="rke2-dev"))
     values = lambda s: yaml.safe_load(s["ccm"]["helmChart"]["spec"]["valuesContent"])  # noqa: E731
     assert "--v=6" in values(after)["args"] and "--v=6" not in values(before)["args"]
@@ -173,5 +172,5 @@ def test_manifest_mode_change_shows_in_the_helmchart():
 
 def test_secret_config_keys_are_masked():
     doc = {"token": "s3cret", "node-name": "n", "nested": [{"ssh_key": "-----BEGIN", "user": "ubuntu"}], "agent-token": ""}
-    assert plan.mask_config(doc) == {"token": plan.MASK, "node-name": "n",
-                                     "nested": [{"ssh_key": plan.MASK, "user": "ubuntu"}], "agent-token": ""}
+    assert plan_report.mask_config(doc) == {"token": plan_report.MASK, "node-name": "n",
+                                     "nested": [{"ssh_key": plan_report.MASK, "user": "ubuntu"}], "agent-token": ""}

@@ -17,7 +17,7 @@ import json
 
 import pytest
 
-from components import config
+from components.settings import config
 from offline import diff, harness
 from tests.test_diff import NLB_STACK, base_of, change_of, res
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pulumi
 import pytest
 import yaml
 
-from components import versions
-import pulumi
+from components.settings import versions
 from offline import harness
 
 ROOT = Path(__file__).resolve().parents[1]

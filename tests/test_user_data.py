@@ -24,9 +24,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components import bootstrap, config, nodes
+from components.aws import nodes
+from components.node import cloud_init
+from components.settings import config
 from offline import harness
-from offline.mocks import EC2_USER_DATA_LIMIT, AwsLikeMocks, user_data_refusal
+from offline.fake_aws import EC2_USER_DATA_LIMIT, AwsLikeMocks, user_data_refusal
 from offline.review import decode_user_data, review_inputs
 from tests.conftest import cloud_config, run_stack_cached, set_key, user_data
 
@@ -70,7 +72,7 @@ def test_gzip_header_carries_no_time_and_no_platform(stack_run):
         payload = raw(inst)
         flags, mtime, xfl, os_byte = payload[3], struct.unpack("<I", payload[4:8])[0], payload[8], payload[9]
         assert (flags, mtime, xfl, os_byte) == (0, 0, 2, 255), inst.urn
-        assert bootstrap.encode_user_data(user_data(inst)) == inst.inputs["userDataBase64"], inst.urn
+        assert cloud_init.encode_user_data(user_data(inst)) == inst.inputs["userDataBase64"], inst.urn
 
 
 def test_a_second_evaluation_gives_the_same_payload():
@@ -83,16 +85,16 @@ def test_a_second_evaluation_gives_the_same_payload():
 @settings(max_examples=200, deadline=None)
 @given(st.text())
 def test_encoding_round_trips_any_text(text):
-    encoded = bootstrap.encode_user_data(text)
+    encoded = cloud_init.encode_user_data(text)
     assert cloud_init_reads(base64.b64decode(encoded)) == text
     assert decode_user_data({"userDataBase64": encoded}) == text
-    assert bootstrap.raw_size(encoded) == len(base64.b64decode(encoded))
+    assert cloud_init.raw_size(encoded) == len(base64.b64decode(encoded))
 
 
 def test_review_shows_the_decoded_user_data_of_both_forms():
     text = "#cloud-config\nwrite_files:\n- path: /usr/local/sbin/rke-aws-bootstrap\n  content: |\n    NODE_NAME='n1'\nruncmd: [[x]]\n"
     assert decode_user_data({"userData": text}) == text  # nodes created before compression
-    reg = harness.Registration(urn="u", type=INSTANCE, name="n", inputs={"userDataBase64": bootstrap.encode_user_data(text)},
+    reg = harness.Registration(urn="u", type=INSTANCE, name="n", inputs={"userDataBase64": cloud_init.encode_user_data(text)},
                                state={}, parent="", dependencies=[], protect=False, delete_before_replace=True,
                                ignore_changes=[], provider="", custom=True)
     shown = review_inputs(reg)["userDataBase64"]
@@ -150,7 +152,7 @@ def test_the_worst_case_the_model_allows_fits_with_margin(build, region):
     run = harness.run_program(build(region), stack="worst")
     sizes = {i.inputs["tags"]["Name"]: len(raw(i)) for i in run.of_type(INSTANCE)}
     biggest = max(sizes, key=sizes.get)
-    assert sizes[biggest] <= bootstrap.USER_DATA_BUDGET <= 0.75 * EC2_LIMIT, (biggest, sizes[biggest])
+    assert sizes[biggest] <= cloud_init.USER_DATA_BUDGET <= 0.75 * EC2_LIMIT, (biggest, sizes[biggest])
     # ... while the same text uncompressed would not fit for RKE2: the compression is what keeps it in.
     if build is worst_rke2:
         assert max(len(user_data(i).encode()) for i in run.of_type(INSTANCE)) > EC2_LIMIT
@@ -203,11 +205,11 @@ def test_the_etcd_limit_counts_every_pool_and_lets_a_running_cluster_shrink(base
 
 def test_the_node_guard_stops_a_payload_ec2_would_refuse(monkeypatch):
     text = "#cloud-config\n" + "".join(f"# {i:08x} {i * 2654435761 % 2**32:08x}\n" for i in range(3000))
-    assert len(base64.b64decode(bootstrap.encode_user_data(text))) > 0
-    size = len(base64.b64decode(bootstrap.encode_user_data(text)))
-    monkeypatch.setattr(bootstrap, "USER_DATA_LIMIT", size)
-    assert nodes.user_data_base64("n1", text) == bootstrap.encode_user_data(text)  # exactly the limit: accepted
-    monkeypatch.setattr(bootstrap, "USER_DATA_LIMIT", size - 1)
+    assert len(base64.b64decode(cloud_init.encode_user_data(text))) > 0
+    size = len(base64.b64decode(cloud_init.encode_user_data(text)))
+    monkeypatch.setattr(cloud_init, "USER_DATA_LIMIT", size)
+    assert nodes.user_data_base64("n1", text) == cloud_init.encode_user_data(text)  # exactly the limit: accepted
+    monkeypatch.setattr(cloud_init, "USER_DATA_LIMIT", size - 1)
     with pytest.raises(pulumi.RunError, match=rf"node n1: user data is {size} bytes compressed; EC2 accepts at most {size - 1}"):
         nodes.user_data_base64("n1", text)
 
@@ -286,7 +288,7 @@ def test_a_new_node_boots_with_the_same_cloud_config_as_before_compression():
     run = run_stack_cached("rke2-govcloud")
     for inst in run.of_type(INSTANCE):
         doc = cloud_config(inst)
-        assert yaml.safe_load(bootstrap._cloud_config(doc)) == doc
+        assert yaml.safe_load(cloud_init._cloud_config(doc)) == doc
         summary = review_inputs(inst)["userDataBase64"]
         import hashlib
 
@@ -297,6 +299,6 @@ def test_user_data_changes_with_its_text_only(base_config):
     run1 = harness.run_program(base_config, stack="rke2-dev")
     changed = set_key(copy.deepcopy(base_config), "etcdBackup", {"folder": "elsewhere"})
     run2 = harness.run_program(changed, stack="rke2-dev")
-    for a, b in zip(run1.of_type(INSTANCE), run2.of_type(INSTANCE)):
+    for a, b in zip(run1.of_type(INSTANCE), run2.of_type(INSTANCE), strict=False):
         same_text = user_data(a) == user_data(b)
         assert same_text == (a.inputs["userDataBase64"] == b.inputs["userDataBase64"]), a.urn

@@ -1,0 +1,191 @@
+"""Cluster nodes: one EC2 instance per planned node, booted into RKE1 or RKE2.
+
+Instances are individual resources, not an autoscaling group: RKE1 needs a static node list
+and every node's name must be known before apply (see node_plan.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+
+from ..node import cloud_init, rke1_cluster, rke2_config
+from ..plan import snapshots
+from ..plan.nodes import PlannedNode
+from ..settings import tags
+
+ROOT_VOLUME_TYPE = "gp3"
+# Instance tag saying why a pool lets pods reach IMDS (imdsHopLimit 2); the policy pack and doctor
+# accept hop limit 2 only with it.
+IMDS_REASON_TAG = "rke-aws/imds-hop-limit-reason"
+# A new AMI release or an edited bootstrap script must not replace running nodes on a routine
+# `pulumi up`; replace deliberately with `pulumi up --replace <urn>` (see README). Both user data
+# inputs: nodes created before user data was compressed hold `userData`, newer ones
+# `userDataBase64`. The engine resets every ignored input to its old value and drops one the old
+# inputs lack (pulumi/pulumi sdk/go/common/resource/properties_path.go, PropertyPath.reset, called
+# by processIgnoreChanges in pkg/resource/deploy/step_generator.go), so a running node keeps
+# exactly the `userData` it has: no diff, and never both inputs at once (they conflict in
+# terraform-provider-aws internal/service/ec2/ec2_instance.go, ConflictsWith; a changed one would
+# stop and start the instance there, modifyInstanceAttributeWithStopStart).
+IGNORED_ON_UPDATE = ["ami", "userData", "userDataBase64"]
+# EC2 changes an instance type in place by stopping the instance, and Pulumi updates every instance
+# of a pool at once: on controlplane/etcd nodes that stops every etcd member together. Servers take
+# a new type when they are replaced, one at a time (plan.py warns while any runs the old one).
+IGNORED_ON_SERVERS = ["instanceType"]
+# Spot workers: a persistent request whose instance EC2 stops on interruption and starts again when
+# capacity returns, so the node keeps its instance, address and private DNS name (its Kubernetes
+# node name). `stop` needs `persistent` (EC2 User Guide, "Behavior of Spot Instance interruptions");
+# terraform-provider-aws cancels the request when the instance is deleted (ec2_instance.go,
+# resourceInstanceDelete: CancelSpotInstanceRequests when instance_lifecycle is spot), so a removed
+# node is not launched again by its request.
+SPOT_OPTIONS = {"spot_instance_type": "persistent", "instance_interruption_behavior": "stop"}
+# EC2 cannot change a spot instance's type (ModifyInstanceAttribute needs it stopped, and a stopped
+# spot instance keeps its type: EC2 User Guide, same page): a new type replaces the node instead.
+REPLACED_ON_SPOT = ["instanceType"]
+
+
+@dataclass(frozen=True)
+class NodesArgs:
+    cluster_id: str
+    distribution: str
+    nodes: tuple[PlannedNode, ...]
+    default_amis: Mapping[str, str]  # pool name -> default image of its CPU architecture
+    subnet_ids: Mapping[str, pulumi.Input[str]]
+    node_dependencies: Mapping[str, list]
+    security_group_id: pulumi.Input[str]
+    instance_profiles: Mapping[str, pulumi.Input[str]]  # IAM role kind -> instance profile name
+    ssh_user: str
+    ssh_key_name: str | None = None
+    rke2: rke2_config.Rke2Boot | None = None  # RKE2: what every node boots with
+    # Resources a node must wait for besides its subnet's (IAM grants and parameters it uses at boot).
+    boot_dependencies: tuple = ()
+    leader_migration: bool = False
+    kubernetes_version: str = ""
+    ssh_key_path: str | None = None
+    api_endpoint: str | None = None  # RKE1: in cluster.yml's authentication.sans
+    etcd_s3: snapshots.EtcdS3 | None = None  # RKE1: cluster.yml's etcd backup_config
+    protect_servers: bool = False
+    extra_tags: Mapping[str, str] = field(default_factory=dict)
+
+
+def user_data_base64(node: str, text: str) -> str:
+    """The node's cloud-config as `user_data_base64`; a payload EC2 would refuse stops the run
+    (config.py refuses every configuration that could get here, before anything is registered)."""
+    encoded = cloud_init.encode_user_data(text)
+    size = cloud_init.raw_size(encoded)
+    if size > cloud_init.USER_DATA_LIMIT:
+        raise pulumi.RunError(f"node {node}: user data is {size} bytes compressed; EC2 accepts at most "
+                              f"{cloud_init.USER_DATA_LIMIT}")
+    return encoded
+
+
+def node_tags(cluster_id: str, node: PlannedNode, extra: Mapping[str, str]) -> dict[str, str]:
+    # Exactly one cluster tag: the CCM refuses to start on an instance with two.
+    out = {
+        **tags.cluster_owned(cluster_id, node.name, extra),
+        "rke-aws/pool": node.pool.name,
+        "rke-aws/roles": ",".join(node.roles),
+    }
+    if node.pool.imds_hop_limit_reason:
+        out[IMDS_REASON_TAG] = node.pool.imds_hop_limit_reason
+    return out
+
+
+class Nodes(pulumi.ComponentResource):
+    def __init__(self, name: str, args: NodesArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("rke-aws:nodes:Nodes", name, None, opts)
+        self.instances: dict[str, aws.ec2.Instance] = {}
+        for node in args.nodes:
+            user_data = user_data_base64(node.name, self._user_data(node, args))
+            protect = args.protect_servers and (node.pool.is_controlplane or node.pool.is_etcd)
+            self.instances[node.name] = aws.ec2.Instance(
+                f"{name}-{node.resource_name}",
+                ami=node.pool.ami or args.default_amis[node.pool.name],
+                instance_type=node.pool.instance_type,
+                subnet_id=args.subnet_ids[node.subnet.key],
+                private_ip=node.private_ip,
+                associate_public_ip_address=node.public,
+                vpc_security_group_ids=[args.security_group_id],
+                iam_instance_profile=args.instance_profiles[node.iam_role],
+                key_name=args.ssh_key_name,
+                # gzip + base64: the raw payload EC2 limits to 16 KiB is the compressed one.
+                user_data_base64=user_data,
+                metadata_options=aws.ec2.InstanceMetadataOptionsArgs(
+                    http_endpoint="enabled",
+                    http_tokens="required",
+                    # 1 unless the pool states why pods need the node's credentials (config.py).
+                    http_put_response_hop_limit=node.pool.imds_hop_limit,
+                ),
+                root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
+                    volume_type=ROOT_VOLUME_TYPE,
+                    volume_size=node.pool.root_volume_gb,
+                    encrypted=True,
+                    delete_on_termination=True,
+                ),
+                instance_market_options=aws.ec2.InstanceInstanceMarketOptionsArgs(
+                    market_type="spot",
+                    spot_options=aws.ec2.InstanceInstanceMarketOptionsSpotOptionsArgs(**SPOT_OPTIONS),
+                ) if node.pool.is_spot else None,
+                tags=node_tags(args.cluster_id, node, args.extra_tags),
+                volume_tags=tags.named(node.name, args.extra_tags),
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    # A fixed private IP cannot be held by the old and the new instance at once.
+                    delete_before_replace=True,
+                    replace_on_changes=REPLACED_ON_SPOT if node.pool.is_spot else None,
+                    ignore_changes=IGNORED_ON_UPDATE + (IGNORED_ON_SERVERS if node.pool.is_server else []),
+                    depends_on=list(args.node_dependencies.get(node.subnet.key, [])) + list(args.boot_dependencies),
+                    protect=protect,
+                ),
+            )
+        self.node_outputs = [self._node_output(n, args) for n in args.nodes]
+        self.rke_cluster_yml: pulumi.Output[str] | None = None
+        if args.distribution == "rke":
+            self.rke_cluster_yml = self._cluster_yml(args)
+        self.register_outputs({"nodes": self.node_outputs})
+
+    def _node_output(self, node: PlannedNode, args: NodesArgs) -> dict:
+        inst = self.instances[node.name]
+
+        def checked(actual: str) -> str:
+            # The CCM finds a node's instance by this name; a mismatch must stop the deployment.
+            if actual and actual != node.name:
+                raise pulumi.RunError(f"node {node.name}: EC2 reports private DNS name {actual}; the CCM matches nodes by this name")
+            return actual
+
+        # index, subnet, ipBlock, keyName and instanceType are read back on the next run (components/plan/history.py):
+        # they keep this node where it is and let the quorum guard see what would replace it.
+        return {
+            "name": node.name,
+            "pool": node.pool.name,
+            "index": node.index,
+            "roles": list(node.roles),
+            "instanceId": inst.id,
+            "privateIp": inst.private_ip,
+            "privateDns": inst.private_dns.apply(checked),
+            "publicIp": inst.public_ip,
+            "availabilityZone": node.az,
+            "subnet": node.subnet.key,
+            "ipBlock": node.ip_block,
+            "keyName": args.ssh_key_name,
+            "instanceType": inst.instance_type,  # what runs (servers ignore a changed pool type)
+            "market": node.pool.market,
+        }
+
+    def _cluster_yml(self, args: NodesArgs) -> pulumi.Output[str]:
+        public = {n.name: self.instances[n.name].public_ip for n in args.nodes if n.public}
+        ips = pulumi.Output.all(**public) if public else pulumi.Output.from_input({})
+        return ips.apply(lambda known: rke1_cluster.rke_cluster_yml(
+            args.nodes, known, cluster_id=args.cluster_id, kubernetes_version=args.kubernetes_version,
+            ssh_user=args.ssh_user, ssh_key_path=args.ssh_key_path, leader_migration=args.leader_migration,
+            api_endpoint=args.api_endpoint, etcd_s3=args.etcd_s3))
+
+    @staticmethod
+    def _user_data(node: PlannedNode, args: NodesArgs) -> str:
+        if args.distribution == "rke":
+            return cloud_init.rke_user_data(node, args.ssh_user)
+        assert args.rke2 is not None
+        return cloud_init.rke2_user_data(node, args.rke2)

@@ -1,0 +1,1 @@
+"""Layer 5: what is installed in the cluster."""

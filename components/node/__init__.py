@@ -1,0 +1,1 @@
+"""Layer 3, pure: what runs on a node."""

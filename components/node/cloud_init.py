@@ -1,0 +1,140 @@
+"""Each node's cloud-init user data: the RKE2 config, boot script and manifest sync it writes (RKE2), or the
+kernel settings and Docker install (RKE1), as a cloud-config, compressed and encoded under EC2's 16 KB limit.
+Pure functions of the node plan."""
+
+from __future__ import annotations
+
+import base64
+import struct
+import zlib
+from collections.abc import Mapping
+from typing import Any
+
+from ..plan.cluster_documents import dump_yaml
+from ..plan.nodes import PlannedNode
+from .rke1_cluster import RKE_KERNEL_MODULES, RKE_SYSCTLS
+from .rke2_config import (
+    AUDIT_POLICY,
+    AUDIT_POLICY_PATH,
+    PSA_CONFIG,
+    PSA_CONFIG_PATH,
+    RKE2_CONFIG_PATH,
+    Rke2Boot,
+    rke2_config,
+    rke2_config_yaml,
+)
+from .scripts import BOOTSTRAP_PATH, SYNC_INTERVAL, SYNC_PATH, manifest_sync_script, rke2_boot_script, rke_boot_script
+
+
+def _hostname(node: PlannedNode) -> dict[str, Any]:
+    # The OS hostname is the full private DNS name: kubelet defaults its node name to it.
+    return {
+        "preserve_hostname": False,
+        "hostname": node.name.split(".")[0],
+        "fqdn": node.name,
+        "prefer_fqdn_over_hostname": True,
+    }
+
+
+def _cloud_config(doc: Mapping[str, Any]) -> str:
+    return "#cloud-config\n" + dump_yaml(dict(doc), width=1000)
+
+
+
+# systemd units that re-run the manifest sync on every server, so changed manifests (CCM values,
+# upgrade Plans) reach running servers: their user data is ignored after the first boot.
+SYNC_SERVICE = f"""[Unit]
+Description=rke-aws: mirror the cluster's manifests from SSM into RKE2's manifests directory
+After=network-online.target
+
+[Service]
+Type=oneshot
+ExecStart={SYNC_PATH}
+"""
+SYNC_TIMER = f"""[Unit]
+Description=rke-aws: mirror the cluster's manifests every {SYNC_INTERVAL}
+
+[Timer]
+OnBootSec={SYNC_INTERVAL}
+OnUnitActiveSec={SYNC_INTERVAL}
+
+[Install]
+WantedBy=timers.target
+"""
+
+
+def rke2_user_data(node: PlannedNode, boot: Rke2Boot) -> str:
+    """cloud-init for an RKE2 node: hostname, config.yaml, the boot script (and on servers in manifest
+    mode the manifest sync with its timer), then one runcmd: the boot script."""
+    files = [
+        {"path": RKE2_CONFIG_PATH, "permissions": "0600", "content": rke2_config_yaml(rke2_config(node, boot))},
+        {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke2_boot_script(node, boot)},
+    ]
+    if node.pool.is_server and boot.cis_profile:
+        files += [
+            {"path": PSA_CONFIG_PATH, "permissions": "0600", "content": dump_yaml(PSA_CONFIG)},
+            {"path": AUDIT_POLICY_PATH, "permissions": "0600", "content": dump_yaml(AUDIT_POLICY)},
+        ]
+    if node.pool.is_server and boot.manifest_path:
+        files += [
+            {"path": SYNC_PATH, "permissions": "0700", "content": manifest_sync_script(boot)},
+            {"path": "/etc/systemd/system/rke-aws-sync-manifests.service", "permissions": "0644", "content": SYNC_SERVICE},
+            {"path": "/etc/systemd/system/rke-aws-sync-manifests.timer", "permissions": "0644", "content": SYNC_TIMER},
+        ]
+    # One command: cloud-init runs every runcmd entry even after a failure, and RKE2 must not start
+    # without its token.
+    doc = {**_hostname(node), "write_files": files, "runcmd": [[BOOTSTRAP_PATH]]}
+    return _cloud_config(doc)
+
+
+# EC2 refuses user data over 16 KiB in raw form, before base64 (RunInstances API reference,
+# UserData). terraform-provider-aws checks `user_data` against 16,384 only as text and
+# `user_data_base64` only for being base64 (internal/service/ec2/ec2_instance.go), so nothing but
+# this program stands between a large cloud-config and a failed RunInstances.
+USER_DATA_LIMIT = 16384
+# The largest payload any configuration may produce: a quarter of the limit kept free for what a
+# later change adds to the boot (config.py refuses what would exceed it; tests build the worst case).
+USER_DATA_BUDGET = 12288
+# gzip's header for a deterministic payload: no file name, no modification time (0), maximum
+# compression flag, OS "unknown" (RFC 1952 section 2.3). Written out because gzip.compress(mtime=0)
+# lets zlib choose the OS byte since Python 3.11, and that differs between platforms.
+_GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\xff"
+GZIP_LEVEL = 9
+
+
+def gzip_user_data(text: str) -> bytes:
+    """The raw bytes EC2 stores for a node: `text` gzip-compressed, the same bytes on every run and
+    machine with the same zlib (cloud-init recognises the gzip magic and decompresses before parsing:
+    cloudinit/user_data.py, util.decomp_gzip)."""
+    data = text.encode()
+    packer = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, -zlib.MAX_WBITS)
+    body = packer.compress(data) + packer.flush()
+    return _GZIP_HEADER + body + struct.pack("<II", zlib.crc32(data), len(data) & 0xFFFFFFFF)
+
+
+def encode_user_data(text: str) -> str:
+    """What the instance's `user_data_base64` input carries: the gzip payload, base64-encoded (the
+    provider sends it to RunInstances as given). offline/review.py decodes it for reviewers."""
+    return base64.b64encode(gzip_user_data(text)).decode()
+
+
+def raw_size(encoded: str) -> int:
+    """The size EC2 limits: the bytes before base64."""
+    return len(base64.b64decode(encoded, validate=True))
+
+
+def rke_user_data(node: PlannedNode, ssh_user: str) -> str:
+    """cloud-init for an RKE1 node: hostname, kernel settings, a Docker engine RKE supports."""
+    sysctl = "".join(f"{k} = {v}\n" for k, v in RKE_SYSCTLS.items())
+    modules = "".join(f"{m}\n" for m in RKE_KERNEL_MODULES)
+    doc = {
+        **_hostname(node),
+        "write_files": [
+            {"path": "/etc/modules-load.d/rke.conf", "content": modules},
+            {"path": "/etc/sysctl.d/90-rke.conf", "content": sysctl},
+            {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke_boot_script(node, ssh_user)},
+        ],
+        "runcmd": [[BOOTSTRAP_PATH]],
+    }
+    return _cloud_config(doc)
+

@@ -1,0 +1,105 @@
+"""RKE1's cluster.yml for `rke up`, and what an RKE1 node needs before it. Pure.
+
+RKE1 ignores configuration keys it does not know (silently), so every key written here is checked
+against the lists below by the tests."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..plan.cluster_documents import dump_yaml
+from ..plan.nodes import PlannedNode
+from ..plan.snapshots import EtcdS3
+
+# Keys rancher/rke's cluster.yml parser reads (RancherKubernetesEngineConfig); others are dropped silently.
+RKE_CLUSTER_KEYS = frozenset({
+    "nodes", "services", "network", "authentication", "addons", "addons_include", "system_images",
+    "ssh_key_path", "ssh_cert_path", "ssh_agent_auth", "authorization", "ignore_docker_version",
+    "enable_cri_dockerd", "kubernetes_version", "private_registries", "ingress", "cluster_name",
+    "cloud_provider", "prefix_path", "win_prefix_path", "addon_job_timeout", "bastion_host",
+    "monitoring", "restore", "rotate_certificates", "dns", "upgrade_strategy", "rotate_encryption_key",
+})
+
+
+RKE_NODE_KEYS = frozenset({
+    "address", "port", "internal_address", "role", "hostname_override", "user", "docker_socket",
+    "ssh_key", "ssh_key_path", "ssh_cert", "ssh_cert_path", "ssh_agent_auth", "labels", "taints",
+})
+
+
+RKE_CLOUD_PROVIDER_KEYS = frozenset({"name", "useInstanceMetadataHostname"})
+
+
+RKE_EXTERNAL_PROVIDER = "external-aws"  # RKE >= v1.5.0 / v1.4.15: --cloud-provider=external
+
+
+RKE_IN_TREE_PROVIDER = "aws"  # refused by RKE for Kubernetes >= 1.27
+
+
+# Kernel settings RKE1 nodes need for pod networking through bridges.
+RKE_SYSCTLS = {
+    "net.bridge.bridge-nf-call-iptables": "1",
+    "net.bridge.bridge-nf-call-ip6tables": "1",
+    "net.ipv4.ip_forward": "1",
+}
+
+
+RKE_KERNEL_MODULES = ("br_netfilter", "overlay")
+
+
+def rke_cluster_config(
+    nodes: Sequence[PlannedNode],
+    public_ips: Mapping[str, str],
+    *,
+    cluster_id: str,
+    kubernetes_version: str,
+    ssh_user: str,
+    ssh_key_path: str | None,
+    leader_migration: bool,
+    api_endpoint: str | None = None,
+    etcd_s3: EtcdS3 | None = None,
+) -> dict[str, Any]:
+    """cluster.yml for `rke up`. `public_ips` maps node name to its public IP (absent: private only)."""
+    doc: dict[str, Any] = {
+        "cluster_name": cluster_id,
+        "kubernetes_version": kubernetes_version,
+        "nodes": [
+            {
+                "address": public_ips.get(n.name) or n.private_ip,
+                "internal_address": n.private_ip,
+                # Standalone `rke up` with external-aws needs this equal to the private DNS name.
+                "hostname_override": n.name,
+                "user": ssh_user,
+                "role": list(n.roles),
+            }
+            for n in nodes
+        ],
+    }
+    if ssh_key_path:
+        doc["ssh_key_path"] = ssh_key_path
+    if api_endpoint:
+        # The API server's certificate must name the endpoint kubectl and nodes use.
+        doc["authentication"] = {"strategy": "x509", "sans": [api_endpoint]}
+    services: dict[str, Any] = {}
+    if etcd_s3:
+        # No access_key/secret_key: RKE's backup container then uses the etcd nodes' instance role.
+        # snapshot: true is RKE's default; explicit because it, not backup_config.enabled, starts
+        # the rolling snapshot container (rke services/etcd.go).
+        services["etcd"] = {"snapshot": True, "backup_config": {
+            "enabled": True, "interval_hours": etcd_s3.interval_hours, "retention": etcd_s3.retention,
+            "s3backupconfig": {"bucket_name": etcd_s3.bucket, "region": etcd_s3.region, "folder": etcd_s3.folder,
+                               "endpoint": etcd_s3.endpoint}}}
+    if leader_migration:
+        # Migration phase: the in-tree provider keeps running, handing its controllers to the CCM.
+        doc["cloud_provider"] = {"name": RKE_IN_TREE_PROVIDER}
+        services["kube-controller"] = {"extra_args": {"enable-leader-migration": "true"}}
+    else:
+        doc["cloud_provider"] = {"name": RKE_EXTERNAL_PROVIDER}
+    if services:
+        doc["services"] = services
+    return doc
+
+
+def rke_cluster_yml(*args: Any, **kwargs: Any) -> str:
+    return dump_yaml(rke_cluster_config(*args, **kwargs))

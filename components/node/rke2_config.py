@@ -1,0 +1,166 @@
+"""RKE2's /etc/rancher/rke2/config.yaml for each node, and what hardening adds to it. Pure.
+
+RKE2 ignores configuration keys it does not know (with a warning), so every key written here is
+checked against the lists below by the tests."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..plan.cluster_documents import dump_yaml
+from ..plan.names import RKE2_SUPERVISOR_PORT
+from ..plan.nodes import PlannedNode
+from ..plan.snapshots import EtcdS3, etcd_s3_keys
+from ..settings.versions import rke2_patch_at_least
+
+RKE2_COMMON_KEYS = frozenset({
+    "token", "token-file", "server", "node-name", "node-label", "node-taint", "node-ip", "cloud-provider-name",
+    "kubelet-arg", "kube-proxy-arg", "profile", "selinux", "protect-kernel-defaults",
+    # valid on agents too, but only servers read them
+    "audit-policy-file", "pod-security-admission-config-file",
+})
+
+
+# rancher/rke2 pkg/cli/cmds/server.go (k3s server flags): server-only.
+RKE2_SERVER_ONLY_KEYS = frozenset({
+    "tls-san", "kube-apiserver-arg", "kube-controller-manager-arg", "disable-cloud-controller", "cni",
+    "write-kubeconfig-mode", "agent-token", "agent-token-file",
+    "etcd-s3", "etcd-s3-bucket", "etcd-s3-region", "etcd-s3-folder", "etcd-s3-endpoint",
+    "etcd-snapshot-schedule-cron", "etcd-snapshot-retention", "etcd-s3-retention",
+})
+
+
+RKE2_SERVER_KEYS = RKE2_COMMON_KEYS | RKE2_SERVER_ONLY_KEYS
+
+
+RKE2_AGENT_KEYS = RKE2_COMMON_KEYS
+
+
+RKE2_CONFIG_PATH = "/etc/rancher/rke2/config.yaml"
+
+
+RKE2_TOKEN_PATH = "/etc/rancher/rke2/join-token"
+
+
+RKE2_AGENT_TOKEN_PATH = "/etc/rancher/rke2/agent-token"
+
+
+RKE2_MANIFESTS_DIR = "/var/lib/rancher/rke2/server/manifests"
+
+
+@dataclass(frozen=True)
+class Rke2Boot:
+    """What every RKE2 node of the cluster boots with (besides its own identity)."""
+    region: str
+    ssm_host: str  # ssm.<region>.<partition DNS suffix>
+    install_version: str  # INSTALL_RKE2_VERSION: exactly the configured kubernetesVersion
+    endpoint: str  # the registration host name, in every server's tls-san and every joiner's server:
+    server_ips: tuple[str, ...]  # the planned servers, probed before initialising
+    token_parameter: str
+    marker_parameter: str
+    agent_token_parameter: str | None = None
+    manifest_path: str | None = None  # SSM path whose parameters mirror into the manifests dir
+    leader_migration: bool = False
+    etcd_s3: EtcdS3 | None = None  # servers snapshot etcd to S3 with their role
+    cis_profile: str | None = None  # RKE2's CIS profile name for the installed version, or None
+    kubeconfig_parameter: str | None = None  # where the initialising server publishes the admin kubeconfig
+    kubeconfig_key: str | None = None  # the KMS key it is encrypted with
+
+
+# Written on servers with hardening: cis (RKE2's CIS profile enforces restricted Pod Security with
+# exemptions): system-upgrade-controller's upgrade jobs must run privileged in their namespace.
+PSA_CONFIG_PATH = "/etc/rancher/rke2/rke-aws-pss.yaml"
+
+
+AUDIT_POLICY_PATH = "/etc/rancher/rke2/audit-policy.yaml"
+
+
+# Where RKE2's install puts its CIS kernel parameters file: the tarball install under /usr/local
+# (Ubuntu), or /opt/rke2 when /usr/local is read-only; RPM installs under /usr.
+CIS_SYSCTL_SOURCES = ("/usr/local/share/rke2/rke2-cis-sysctl.conf", "/opt/rke2/share/rke2/rke2-cis-sysctl.conf",
+                      "/usr/share/rke2/rke2-cis-sysctl.conf")
+
+
+# RKE2's own restricted configuration exempts kube-system, cis-operator-system,
+# compliance-operator-system (Rancher 2.12+) and tigera-operator (rancher/rke2 pkg/rke2/psa.go).
+PSA_EXEMPT_NAMESPACES = ("kube-system", "cis-operator-system", "compliance-operator-system", "tigera-operator",
+                         "system-upgrade")
+
+
+PSA_CONFIG = {
+    "apiVersion": "apiserver.config.k8s.io/v1",
+    "kind": "AdmissionConfiguration",
+    "plugins": [{"name": "PodSecurity", "configuration": {
+        "apiVersion": "pod-security.admission.config.k8s.io/v1",
+        "kind": "PodSecurityConfiguration",
+        "defaults": {"enforce": "restricted", "enforce-version": "latest", "audit": "restricted",
+                     "audit-version": "latest", "warn": "restricted", "warn-version": "latest"},
+        "exemptions": {"usernames": [], "runtimeClasses": [], "namespaces": list(PSA_EXEMPT_NAMESPACES)},
+    }}],
+}
+
+
+# Requests' metadata for everything, nothing for the noisiest read-only endpoints (RKE2's default
+# policy logs nothing at all).
+AUDIT_POLICY = {
+    "apiVersion": "audit.k8s.io/v1",
+    "kind": "Policy",
+    "omitStages": ["RequestReceived"],
+    "rules": [
+        {"level": "None", "nonResourceURLs": ["/healthz*", "/livez*", "/readyz*", "/version"]},
+        {"level": "None", "users": ["system:kube-proxy"], "verbs": ["watch"]},
+        {"level": "Metadata"},
+    ],
+}
+
+
+def cis_profile(version: str) -> str:
+    """RKE2's CIS profile name. `cis` exists since v1.25.15 / v1.26.10 / v1.27.7 / v1.28.2; `cis-1.23`
+    is refused (rke2 exits) since v1.30.14 / v1.31.10 / v1.32.6 / v1.33.2 and 1.34 (rancher/rke2
+    PR #8349), so `cis` wherever it exists."""
+    return "cis" if rke2_patch_at_least(version, {25: 15, 26: 10, 27: 7, 28: 2}, 29) else "cis-1.23"
+
+
+def rke2_config(node: PlannedNode, boot: Rke2Boot) -> dict[str, Any]:
+    """/etc/rancher/rke2/config.yaml of one node; only keys valid for its type (server or agent).
+
+    Tokens are referenced by file; the files are fetched from SSM at boot. The initialising server
+    has no `server:` key: its boot script adds one before starting RKE2 when a cluster already
+    exists, and after initialising one (so a later restart without etcd data rejoins).
+    """
+    server = node.pool.is_server
+    doc: dict[str, Any] = {}
+    if server or boot.agent_token_parameter is None:
+        doc["token-file"] = RKE2_TOKEN_PATH
+    else:
+        doc["token-file"] = RKE2_AGENT_TOKEN_PATH  # agents hold the agent token only
+    if server and boot.agent_token_parameter is not None:
+        doc["agent-token-file"] = RKE2_AGENT_TOKEN_PATH
+    if not node.is_first_server:
+        doc["server"] = f"https://{boot.endpoint}:{RKE2_SUPERVISOR_PORT}"
+    doc["node-name"] = node.name
+    doc["node-ip"] = node.private_ip
+    # Leader migration (Kubernetes <= 1.26 only, enforced in config.py): the in-tree provider keeps
+    # running while it hands its controllers to the CCM.
+    doc["cloud-provider-name"] = "aws" if boot.leader_migration else "external"
+    if boot.cis_profile:
+        doc["profile"] = boot.cis_profile
+    if server:
+        doc["tls-san"] = [boot.endpoint, node.name, node.private_ip]
+        if boot.etcd_s3:
+            doc.update(etcd_s3_keys(boot.etcd_s3, boot.install_version))
+        if boot.cis_profile:
+            doc["audit-policy-file"] = AUDIT_POLICY_PATH
+            doc["pod-security-admission-config-file"] = PSA_CONFIG_PATH
+        if boot.leader_migration:
+            doc["kube-controller-manager-arg"] = ["enable-leader-migration=true"]
+        else:
+            # cloud-provider-name: external alone leaves RKE2's own cloud controller running.
+            doc["disable-cloud-controller"] = True
+    return doc
+
+
+def rke2_config_yaml(doc: Mapping[str, Any]) -> str:
+    return dump_yaml(dict(doc))

@@ -1,0 +1,54 @@
+# shellcheck shell=sh
+# IMDSv2 credentials and SigV4-signed SSM calls (Ubuntu images carry curl >= 8 and python3, but
+# no AWS CLI); after retry.sh.
+# A fragment: components/node/scripts.py puts it after the script's header, which sets
+#   IMDS REGION SSM_HOST
+# (shellcheck takes upper-case names for the environment's). Everything below the marker line
+# goes into the script byte for byte.
+# ---- fragment ----
+
+json_get() {  # json_get KEY[.KEY...] < JSON: the value, or fail
+  python3 -c 'import json, sys
+value = json.load(sys.stdin)
+for key in sys.argv[1].split("."):
+    value = value[key]
+sys.stdout.write(value if isinstance(value, str) else json.dumps(value))' "$1"
+}
+
+credentials() {  # the instance role's keys from IMDSv2 into AK, SK, ST
+  imds_token=$(curl --fail --silent --show-error --max-time 5 -X PUT \
+    -H "X-aws-ec2-metadata-token-ttl-seconds: 300" "$IMDS/api/token") || return 1
+  role=$(curl --fail --silent --show-error --max-time 5 -H "X-aws-ec2-metadata-token: $imds_token" \
+    "$IMDS/meta-data/iam/security-credentials/") || return 1
+  [ -n "$role" ] || return 1
+  creds=$(curl --fail --silent --show-error --max-time 5 -H "X-aws-ec2-metadata-token: $imds_token" \
+    "$IMDS/meta-data/iam/security-credentials/$role") || return 1
+  AK=$(printf %s "$creds" | json_get AccessKeyId) &&
+    SK=$(printf %s "$creds" | json_get SecretAccessKey) &&
+    ST=$(printf %s "$creds" | json_get Token)
+}
+
+ssm() {  # ssm ACTION JSON: SSM's answer on stdout; on failure SSM's own error text goes to the log
+  credentials || { log "no instance role credentials from IMDS yet"; return 1; }
+  if answer=$(curl --silent --show-error --fail-with-body --connect-timeout 10 --max-time 60 \
+      --aws-sigv4 "aws:amz:$REGION:ssm" --user "$AK:$SK" -H "x-amz-security-token: $ST" \
+      -H "X-Amz-Target: AmazonSSM.$1" -H "Content-Type: application/x-amz-json-1.1" \
+      --data "$2" "https://$SSM_HOST/"); then
+    printf %s "$answer"
+  else
+    log "SSM $1 failed: $answer"
+    return 1
+  fi
+}
+
+fetch_secret() {  # fetch_secret REQUEST FILE: a SecureString into FILE (0600); nothing is left behind on failure
+  value=$(ssm GetParameter "$1" | json_get Parameter.Value) || return 1
+  if [ -z "$value" ]; then
+    log "the parameter in $1 is empty"
+    return 1
+  fi
+  if ! (umask 077 && printf %s "$value" > "$2.tmp" && mv "$2.tmp" "$2"); then
+    rm -f "$2.tmp"
+    return 1
+  fi
+}

@@ -1,0 +1,97 @@
+"""What is installed in the cluster, as documents, decided before the first resource: the pinned charts
+(a Helm release, or a `helm.cattle.io/v1` HelmChart the servers' helm-controller installs) and RKE2's
+upgrade Plans. Pure; the cluster layer (components/cluster/) installs them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from ..settings import versions
+
+# libyaml's emitter when present: same output, several times faster at hundreds of nodes.
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+def dump_yaml(doc: Any, *, sort_keys: bool = False, width: int = 80) -> str:
+    return yaml.dump(doc, Dumper=_DUMPER, sort_keys=sort_keys, width=width)
+
+
+@dataclass(frozen=True)
+class Chart:
+    name: str  # chart name, and the release / HelmChart name
+    repo: str
+    version: str
+    namespace: str
+
+    def manifest(self, values: Mapping[str, Any], *, bootstrap: bool = False) -> str:
+        """The HelmChart; `bootstrap`: installed before the cluster has a pod network or initialised nodes."""
+        spec: dict[str, Any] = {"chart": self.name, "repo": self.repo, "version": self.version,
+                                "targetNamespace": self.namespace}
+        if bootstrap:
+            spec["bootstrap"] = True
+        spec["valuesContent"] = dump_yaml(dict(values), sort_keys=True)
+        return dump_yaml({"apiVersion": "helm.cattle.io/v1", "kind": "HelmChart",
+                          "metadata": {"name": self.name, "namespace": self.namespace}, "spec": spec})
+
+
+
+def ccm(version: str) -> Chart:
+    """The CCM at the configured chart version (ccm.chartVersion)."""
+    return Chart(versions.CCM_CHART_NAME, versions.CCM_CHART_REPO, version, "kube-system")
+
+
+EBS_CSI = Chart(versions.EBS_CSI_CHART_NAME, versions.EBS_CSI_CHART_REPO, versions.EBS_CSI_CHART_VERSION, "kube-system")
+
+
+NAMESPACE = "system-upgrade"  # the controller's namespace: Plans must live there
+
+
+SERVICE_ACCOUNT = "system-upgrade"
+
+
+SERVER_PLAN = "rke2-server"
+
+
+AGENT_PLAN = "rke2-agent"
+
+
+CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
+
+
+def plans(version: str) -> list[dict[str, Any]]:
+    """The server and agent Plans for RKE2 `version` (as in RKE2's documented example, with
+    `version` instead of a channel, so the cluster runs what the stack says)."""
+    upgrade = {"image": versions.RKE2_UPGRADE_IMAGE}
+    common = {"concurrency": 1, "cordon": True, "serviceAccountName": SERVICE_ACCOUNT, "version": version,
+              "upgrade": upgrade}
+    server = {
+        **common,
+        "nodeSelector": {"matchExpressions": [{"key": CONTROL_PLANE_LABEL, "operator": "In", "values": ["true"]}]},
+        # Servers carry no taint by default, but a dedicated control plane may (CriticalAddonsOnly).
+        "tolerations": [{"operator": "Exists"}],
+    }
+    agent = {
+        **common,
+        "nodeSelector": {"matchExpressions": [{"key": CONTROL_PLANE_LABEL, "operator": "DoesNotExist"}]},
+        # Agents only after every server runs the new version.
+        "prepare": {"image": versions.RKE2_UPGRADE_IMAGE, "args": ["prepare", SERVER_PLAN]},
+    }
+    return [
+        {"apiVersion": "upgrade.cattle.io/v1", "kind": "Plan",
+         "metadata": {"name": name, "namespace": NAMESPACE}, "spec": spec}
+        for name, spec in ((SERVER_PLAN, server), (AGENT_PLAN, agent))
+    ]
+
+
+def upgrade_manifests(version: str) -> dict[str, str]:
+    """Manifest-mode files (name -> content; `.url`: a manifest to download), for the servers' sync."""
+    crd, controller = versions.SUC_MANIFEST_URLS
+    return {
+        "system-upgrade-controller-crd.url": crd,
+        "system-upgrade-controller.url": controller,
+        "upgrade-plans.yaml": "---\n".join(dump_yaml(p, sort_keys=True) for p in plans(version)),
+    }

@@ -1,0 +1,179 @@
+"""Every external version the program depends on, pinned in one place.
+
+Bumping one of these is a deliberate change that shows up in review; nothing else in the
+code base names a version. None of them could be checked against the live registries from where
+they were written (no internet); each says where it was read (repository, path, commit).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+# aws-cloud-controller-manager chart (app v1.35.0; kubernetes/cloud-provider-aws charts/
+# aws-cloud-controller-manager/Chart.yaml at 63ec440c, 2026-07-07, still 0.0.11); values in
+# components/plan/ccm_values.py are written against this chart's defaults
+# (../shared/reference/aws-cloud-controller-manager-0.0.11).
+CCM_CHART_REPO = "https://kubernetes.github.io/cloud-provider-aws"
+CCM_CHART_NAME = "aws-cloud-controller-manager"
+CCM_CHART_VERSION = "0.0.11"
+
+# aws-ebs-csi-driver chart (driver v1.64.0), addons.ebsCsi; kubernetes-sigs/aws-ebs-csi-driver
+# charts/aws-ebs-csi-driver/Chart.yaml at 429e202e (2026-08-19). Values in components/cluster/ebs_csi.py.
+EBS_CSI_CHART_REPO = "https://kubernetes-sigs.github.io/aws-ebs-csi-driver"
+EBS_CSI_CHART_NAME = "aws-ebs-csi-driver"
+EBS_CSI_CHART_VERSION = "2.64.0"
+
+# The CCM image per Kubernetes minor. Kubernetes' version-skew policy: a cloud-controller-manager
+# must not be newer than kube-apiserver (it may be one minor older, during an upgrade), and
+# kubernetes/cloud-provider-aws publishes one release line per minor. Newest tag per line, read from
+# kubernetes/cloud-provider-aws tags at 63ec440c (2026-07-07; no v1.37 line yet), as domain.md
+# section 6 lists them. The chart's own default (v1.35.0, charts/aws-cloud-controller-manager/
+# Chart.yaml appVersion there) is never used: ccm_values sets image.tag from this table.
+CCM_IMAGE_REPOSITORY = "registry.k8s.io/provider-aws/cloud-controller-manager"
+CCM_IMAGE_TAGS = {
+    30: "v1.30.10",
+    31: "v1.31.9",
+    32: "v1.32.8",
+    33: "v1.33.4",
+    34: "v1.34.3",
+    35: "v1.35.2",
+    36: "v1.36.1",
+}
+
+# RKE1 reached end of life on 2025-07-31; rancher/rke was archived with v1.8.14 as its last release.
+# The Kubernetes versions an `rke` binary deploys are the ones its own release lists ("RKE Kubernetes
+# versions" on github.com/rancher/rke/releases, read 2026-08 for the releases below; the v1.8.5-v1.8.9
+# pages could not be read from here, so their patches are missing). Each binary deploys only its own
+# list; `rke config --list-version --all` prints it.
+RKE_RELEASES = (
+    # rke v1.5.8: the last line with Kubernetes 1.26, where the in-tree provider still runs
+    # (ccm.leaderMigration); 1.25 -> 1.26 -> 1.27 ... is the way up from there.
+    "v1.25.16-rancher2-3", "v1.26.15-rancher1-1", "v1.27.12-rancher1-1", "v1.28.8-rancher1-1",
+    # rke v1.6.9
+    "v1.27.16-rancher1-1", "v1.28.15-rancher1-1", "v1.29.15-rancher1-1", "v1.30.11-rancher1-1",
+    # rke v1.7.3
+    "v1.29.13-rancher1-1", "v1.30.9-rancher1-1", "v1.31.5-rancher1-1",
+    # rke v1.8.3 and v1.8.4
+    "v1.30.12-rancher1-1", "v1.31.8-rancher1-1", "v1.32.4-rancher1-1",
+    "v1.30.13-rancher1-1", "v1.31.9-rancher1-1", "v1.32.5-rancher1-1",
+    # rke v1.8.10-v1.8.14; the 1.31.14 and 1.32.11+ images need RKE's Extended Life subscription
+    # (their release notes say so), 1.30.14 does not.
+    "v1.30.14-rancher1-1", "v1.31.14-rancher1-1", "v1.32.11-rancher1-1", "v1.32.12-rancher1-1",
+    "v1.32.13-rancher1-1", "v1.32.13-rancher1-2", "v1.32.13-rancher1-3",
+)
+# Default for new RKE1 stacks: the newest 1.32 patch the v1.8 line ships without a subscription
+# (rke v1.8.4's default).
+RKE_KUBERNETES_VERSION = "v1.32.5-rancher1-1"
+
+# Every RKE2 release with the etcd version it runs: the Version and Etcd columns of the release
+# notes (rancher/rke2-docs docs/release-notes/v1.33.X.md ... v1.36.X.md and release-notes-old/
+# v1.24.X.md ... v1.32.X.md at 9477b7b1, 2026-08-20; k3s build suffix dropped). Community releases
+# only: v1.31.14+rke2r2 and v1.32.13+rke2r2 are Prime-only (their notes say so) and get.rke2.io
+# cannot install them. A release missing here is refused with this list (config.py); add it, with
+# its etcd version from its release notes, to use it.
+RKE2_RELEASES = {
+    "v1.24.1+rke2r2": "3.5.4", "v1.24.2+rke2r1": "3.5.4", "v1.24.3+rke2r1": "3.5.4", "v1.24.4+rke2r1": "3.5.4",
+    "v1.24.6+rke2r1": "3.5.4", "v1.24.7+rke2r1": "3.5.4", "v1.24.8+rke2r1": "3.5.4", "v1.24.9+rke2r1": "3.5.4",
+    "v1.24.9+rke2r2": "3.5.4", "v1.24.10+rke2r1": "3.5.4", "v1.24.11+rke2r1": "3.5.4", "v1.24.12+rke2r1": "3.5.4",
+    "v1.24.13+rke2r1": "3.5.7", "v1.24.14+rke2r1": "3.5.7", "v1.24.15+rke2r1": "3.5.7", "v1.24.16+rke2r1": "3.5.7",
+    "v1.24.17+rke2r1": "3.5.9",
+    "v1.25.0+rke2r1": "3.5.4", "v1.25.2+rke2r1": "3.5.4", "v1.25.3+rke2r1": "3.5.4", "v1.25.4+rke2r1": "3.5.4",
+    "v1.25.5+rke2r1": "3.5.4", "v1.25.5+rke2r2": "3.5.4", "v1.25.6+rke2r1": "3.5.4", "v1.25.7+rke2r1": "3.5.4",
+    "v1.25.8+rke2r1": "3.5.4", "v1.25.9+rke2r1": "3.5.7", "v1.25.10+rke2r1": "3.5.7", "v1.25.11+rke2r1": "3.5.7",
+    "v1.25.12+rke2r1": "3.5.7", "v1.25.13+rke2r1": "3.5.9", "v1.25.14+rke2r1": "3.5.9", "v1.25.15+rke2r1": "3.5.9",
+    "v1.25.15+rke2r2": "3.5.9", "v1.25.16+rke2r1": "3.5.9", "v1.25.16+rke2r2": "3.5.9",
+    "v1.26.0+rke2r1": "3.5.5", "v1.26.0+rke2r2": "3.5.5", "v1.26.1+rke2r1": "3.5.5", "v1.26.2+rke2r1": "3.5.5",
+    "v1.26.3+rke2r1": "3.5.5", "v1.26.4+rke2r1": "3.5.7", "v1.26.5+rke2r1": "3.5.7", "v1.26.6+rke2r1": "3.5.7",
+    "v1.26.7+rke2r1": "3.5.7", "v1.26.8+rke2r1": "3.5.9", "v1.26.9+rke2r1": "3.5.9", "v1.26.10+rke2r1": "3.5.9",
+    "v1.26.10+rke2r2": "3.5.9", "v1.26.11+rke2r1": "3.5.9", "v1.26.12+rke2r1": "3.5.9", "v1.26.13+rke2r1": "3.5.9",
+    "v1.26.14+rke2r1": "3.5.9", "v1.26.15+rke2r1": "3.5.9",
+    "v1.27.1+rke2r1": "3.5.7", "v1.27.2+rke2r1": "3.5.7", "v1.27.3+rke2r1": "3.5.7", "v1.27.4+rke2r1": "3.5.7",
+    "v1.27.5+rke2r1": "3.5.9", "v1.27.6+rke2r1": "3.5.9", "v1.27.7+rke2r1": "3.5.9", "v1.27.7+rke2r2": "3.5.9",
+    "v1.27.8+rke2r1": "3.5.9", "v1.27.9+rke2r1": "3.5.9", "v1.27.10+rke2r1": "3.5.9", "v1.27.11+rke2r1": "3.5.9",
+    "v1.27.12+rke2r1": "3.5.9", "v1.27.13+rke2r1": "3.5.9", "v1.27.14+rke2r1": "3.5.9",
+    "v1.27.15+rke2r1": "3.5.13", "v1.27.16+rke2r1": "3.5.13", "v1.27.16+rke2r2": "3.5.13",
+    "v1.28.2+rke2r1": "3.5.9", "v1.28.3+rke2r1": "3.5.9", "v1.28.3+rke2r2": "3.5.9", "v1.28.4+rke2r1": "3.5.9",
+    "v1.28.5+rke2r1": "3.5.9", "v1.28.6+rke2r1": "3.5.9", "v1.28.7+rke2r1": "3.5.9", "v1.28.8+rke2r1": "3.5.9",
+    "v1.28.9+rke2r1": "3.5.9", "v1.28.10+rke2r1": "3.5.9", "v1.28.11+rke2r1": "3.5.13",
+    "v1.28.12+rke2r1": "3.5.13", "v1.28.13+rke2r1": "3.5.13", "v1.28.14+rke2r1": "3.5.13",
+    "v1.28.15+rke2r1": "3.5.13",
+    "v1.29.0+rke2r1": "3.5.9", "v1.29.1+rke2r1": "3.5.9", "v1.29.2+rke2r1": "3.5.9", "v1.29.3+rke2r1": "3.5.9",
+    "v1.29.4+rke2r1": "3.5.9", "v1.29.5+rke2r1": "3.5.9", "v1.29.6+rke2r1": "3.5.13", "v1.29.7+rke2r1": "3.5.13",
+    "v1.29.8+rke2r1": "3.5.13", "v1.29.9+rke2r1": "3.5.13", "v1.29.10+rke2r1": "3.5.13",
+    "v1.29.11+rke2r1": "3.5.16", "v1.29.12+rke2r1": "3.5.16", "v1.29.13+rke2r1": "3.5.16",
+    "v1.29.14+rke2r1": "3.5.18", "v1.29.15+rke2r1": "3.5.19",
+    "v1.30.0+rke2r1": "3.5.9", "v1.30.1+rke2r1": "3.5.9", "v1.30.2+rke2r1": "3.5.13", "v1.30.3+rke2r1": "3.5.13",
+    "v1.30.4+rke2r1": "3.5.13", "v1.30.5+rke2r1": "3.5.13", "v1.30.6+rke2r1": "3.5.13", "v1.30.7+rke2r1": "3.5.16",
+    "v1.30.8+rke2r1": "3.5.16", "v1.30.9+rke2r1": "3.5.16", "v1.30.10+rke2r1": "3.5.18",
+    "v1.30.11+rke2r1": "3.5.19", "v1.30.12+rke2r1": "3.5.21", "v1.30.13+rke2r1": "3.5.21",
+    "v1.30.14+rke2r1": "3.5.21", "v1.30.14+rke2r2": "3.5.21", "v1.30.14+rke2r4": "3.5.21",
+    "v1.31.0+rke2r1": "3.5.13", "v1.31.1+rke2r1": "3.5.13", "v1.31.2+rke2r1": "3.5.13", "v1.31.3+rke2r1": "3.5.16",
+    "v1.31.4+rke2r1": "3.5.16", "v1.31.5+rke2r1": "3.5.16", "v1.31.6+rke2r1": "3.5.18", "v1.31.7+rke2r1": "3.5.19",
+    "v1.31.8+rke2r1": "3.5.21", "v1.31.9+rke2r1": "3.5.21", "v1.31.10+rke2r1": "3.5.21",
+    "v1.31.11+rke2r1": "3.5.21", "v1.31.12+rke2r1": "3.5.21", "v1.31.13+rke2r1": "3.5.21",
+    "v1.31.14+rke2r1": "3.5.21",
+    "v1.32.0+rke2r1": "3.5.16", "v1.32.1+rke2r1": "3.5.16", "v1.32.2+rke2r1": "3.5.18", "v1.32.3+rke2r1": "3.5.19",
+    "v1.32.4+rke2r1": "3.5.21", "v1.32.5+rke2r1": "3.5.21", "v1.32.6+rke2r1": "3.5.21", "v1.32.7+rke2r1": "3.5.21",
+    "v1.32.8+rke2r1": "3.5.21", "v1.32.9+rke2r1": "3.5.21", "v1.32.10+rke2r1": "3.5.21",
+    "v1.32.11+rke2r1": "3.5.25", "v1.32.11+rke2r3": "3.5.26", "v1.32.12+rke2r1": "3.5.26",
+    "v1.32.13+rke2r1": "3.5.26",
+    "v1.33.0+rke2r1": "3.5.21", "v1.33.1+rke2r1": "3.5.21", "v1.33.2+rke2r1": "3.5.21", "v1.33.3+rke2r1": "3.5.21",
+    "v1.33.4+rke2r1": "3.5.21", "v1.33.5+rke2r1": "3.5.21", "v1.33.6+rke2r1": "3.5.21", "v1.33.7+rke2r1": "3.5.25",
+    "v1.33.7+rke2r3": "3.5.26", "v1.33.8+rke2r1": "3.5.26", "v1.33.9+rke2r1": "3.5.26",
+    "v1.33.10+rke2r1": "3.5.26", "v1.33.10+rke2r3": "3.5.26", "v1.33.11+rke2r1": "3.6.7",
+    "v1.33.12+rke2r1": "3.6.7", "v1.33.12+rke2r2": "3.6.7", "v1.33.13+rke2r1": "3.6.12",
+    "v1.33.13+rke2r2": "3.6.14",
+    "v1.34.1+rke2r1": "3.6.4", "v1.34.2+rke2r1": "3.6.5", "v1.34.3+rke2r1": "3.6.6", "v1.34.3+rke2r3": "3.6.7",
+    "v1.34.4+rke2r1": "3.6.7", "v1.34.5+rke2r1": "3.6.7", "v1.34.6+rke2r1": "3.6.7", "v1.34.6+rke2r3": "3.6.7",
+    "v1.34.7+rke2r1": "3.6.7", "v1.34.8+rke2r1": "3.6.7", "v1.34.8+rke2r2": "3.6.7", "v1.34.9+rke2r1": "3.6.12",
+    "v1.34.10+rke2r1": "3.6.14",
+    "v1.35.0+rke2r1": "3.6.6", "v1.35.0+rke2r3": "3.6.7", "v1.35.1+rke2r1": "3.6.7", "v1.35.2+rke2r1": "3.6.7",
+    "v1.35.3+rke2r1": "3.6.7", "v1.35.3+rke2r3": "3.6.7", "v1.35.4+rke2r1": "3.6.7", "v1.35.5+rke2r1": "3.6.7",
+    "v1.35.5+rke2r2": "3.6.7", "v1.35.6+rke2r1": "3.6.12", "v1.35.7+rke2r1": "3.6.14",
+    "v1.36.0+rke2r1": "3.6.7", "v1.36.1+rke2r1": "3.6.7", "v1.36.1+rke2r2": "3.6.7", "v1.36.2+rke2r1": "3.6.12",
+    "v1.36.3+rke2r1": "3.6.14",
+}
+# Default for new RKE2 stacks: the newest release of RKE2's stable channel (v1.35.x; RKE2 supports
+# 1.33-1.36). A running stack that does not set kubernetesVersion stays on what it runs
+# (config.py): a new default never upgrades a cluster.
+RKE2_VERSION = "v1.35.7+rke2r1"
+# RKE2's notes (v1.33.X.md, "RKE2 v1.34 Upgrade Warning" under v1.33.7+rke2r3): "there is NO safe
+# path from etcd 3.5 to 3.6 except by upgrading to v3.5.26 first" (etcd.io/blog/2025/
+# zombie_members_upgrade); history.etcd_stepping_stone_problems enforces it.
+ETCD_SAFE_BEFORE_3_6 = (3, 5, 26)
+
+# Docker engine for RKE1 nodes, installed by Rancher's install-docker script of that name
+# (rancher/install-docker dist/27.5.1.sh at d69b486d); RKE v1.8 supports the 27.x series.
+RKE_DOCKER_VERSION = "27.5.1"
+
+# RKE2 automated upgrades (docs.rke2.io upgrades/automated): rancher/system-upgrade-controller,
+# newest release tag v0.20.1 (its tags at d357e230, 2026-08-06); its two release assets are applied
+# as published.
+SUC_VERSION = "v0.20.1"
+SUC_MANIFEST_URLS = (
+    f"https://github.com/rancher/system-upgrade-controller/releases/download/{SUC_VERSION}/crd.yaml",
+    f"https://github.com/rancher/system-upgrade-controller/releases/download/{SUC_VERSION}/system-upgrade-controller.yaml",
+)
+# The upgrade image the Plans run; the Plan's `version` selects its tag.
+RKE2_UPGRADE_IMAGE = "rancher/rke2-upgrade"
+
+# Default node image: Canonical's Ubuntu 24.04 LTS; the owner account is per partition
+# (components/settings/partitions.py).
+UBUNTU_AMI_NAME = "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-*"
+# Per EC2 CPU architecture (DescribeInstanceTypes' SupportedArchitectures): Canonical names its arm64
+# (Graviton) images the same way with arm64 in place of amd64.
+UBUNTU_AMI_NAMES = {"x86_64": UBUNTU_AMI_NAME,
+                    "arm64": "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-arm64-server-*"}
+# RKE2 publishes arm64 artifacts from v1.27.3 (rke2-docs release notes v1.27.X, "Add arm64 support
+# (#4335)"), and its arm64 CNI images from v1.27.10 (rancher/rke2#5262): the oldest release on Graviton.
+RKE2_ARM64_SINCE = "v1.27.10+rke2r1"
+
+
+def rke2_patch_at_least(version: str, first: Mapping[int, int], from_minor: int) -> bool:
+    """Whether `version` (v1.X.Y+rke2rN) is at least first[X].first[X]..., or X >= from_minor."""
+    m = re.match(r"^v1\.(\d+)\.(\d+)", version)
+    if not m:
+        return False
+    minor, patch = int(m.group(1)), int(m.group(2))
+    return minor >= from_minor or (minor in first and patch >= first[minor])
