@@ -69,6 +69,8 @@ class RkeCluster(pulumi.ComponentResource):
             pulumi.log.info(note)
 
         rke2 = cfg.distribution == "rke2"
+        # Split roles: etcd-only servers need their own upgrade Plan (cluster_documents.plans).
+        etcd_only = rke2 and any(pool.is_etcd and not pool.is_controlplane and pool.count for pool in cfg.node_pools)
         manifest_install = cfg.ccm.install == "manifest"
         values = ccm_values.helm_values(cfg.distribution, cfg.node_pools, cfg.ccm.leader_migration,
                                         cfg.ccm.extra_args, cluster.ccm_image)
@@ -81,7 +83,8 @@ class RkeCluster(pulumi.ComponentResource):
             extra_tags=cfg.tags, admin_aliases=cluster.admin_aliases), child)
         endpoint = ControlPlaneEndpoint(name, ControlPlaneEndpointArgs(
             cluster_id=cfg.cluster_id, mode=cfg.endpoint, vpc_id=network.vpc_id, region=cfg.region,
-            server_ips=cluster.server_ips,
+            server_ips=cluster.api_server_ips,
+            supervisor_ips=cluster.supervisor_ips if rke2 else None,
             ports=(RKE2_SUPERVISOR_PORT, KUBE_API_PORT) if rke2 else (KUBE_API_PORT,),
             subnet_ids=[network.subnet_ids[s.key] for s in cluster.subnets if s.tier == "private"],
             node_security_group_id=security.group_id, admin_cidrs=cfg.access.admin_cidrs, extra_tags=cfg.tags,
@@ -147,7 +150,7 @@ class RkeCluster(pulumi.ComponentResource):
                     # The CCM runs before the cluster has a pod network or initialised nodes: bootstrap.
                     files = {"ccm.yaml": cluster_documents.ccm(cfg.ccm.chart_version).manifest(
                                 values.merged_for_manifest(), bootstrap=True),
-                             **cluster_documents.upgrade_manifests(cfg.kubernetes_version),
+                             **cluster_documents.upgrade_manifests(cfg.kubernetes_version, etcd_only),
                              **({"ebs-csi.yaml": cluster_documents.EBS_CSI.manifest(ebs_values)} if ebs_values else {})}
                 secret_files = {}
                 if manifest_install and cluster.ebs_csi and ebs_credentials is not None:
@@ -250,7 +253,7 @@ class RkeCluster(pulumi.ComponentResource):
             in_cluster = ["aws-cloud-controller-manager"]
             if rke2:
                 upgrades.SystemUpgrades(name, upgrades.SystemUpgradesArgs(
-                    provider=ccm.provider, version=cfg.kubernetes_version), child)
+                    provider=ccm.provider, version=cfg.kubernetes_version, etcd_only=etcd_only), child)
                 in_cluster.append("system-upgrade-controller")
             if ebs_values and ebs_credentials is not None:
                 ebs_csi.EbsCsiDriver(name, ebs_csi.EbsCsiDriverArgs(provider=ccm.provider, values=ebs_values,

@@ -142,7 +142,9 @@ def test_nodes_use_the_profile_of_their_role(stack_run):
     cid = stack_run.outputs["clusterId"]
     for node in stack_run.outputs["nodes"]:
         inst = next(r for r in stack_run.of_type("aws:ec2/instance:Instance") if r.inputs.get("privateIp") == node["privateIp"])
-        kind = "controlplane" if "controlplane" in node["roles"] else "worker"
+        # RKE2 etcd-only servers are servers: the server token, the init marker, the snapshots.
+        server = "controlplane" in node["roles"] or (stack_run.outputs["distribution"] == "rke2" and "etcd" in node["roles"])
+        kind = "controlplane" if server else "worker"
         assert inst.inputs["iamInstanceProfile"] == profiles[f"{cid}-{kind}"], inst.urn
 
 
