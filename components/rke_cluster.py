@@ -192,7 +192,9 @@ class RkeCluster(pulumi.ComponentResource):
                 ssm_host=cfg.partition.endpoint("ssm", cfg.region),
                 install_version=cfg.kubernetes_version,
                 endpoint=endpoint.name,
-                server_ips=cluster.server_ips,
+                # A cluster exists once an etcd member runs (a control-plane-only server cannot run
+                # without one); at most MAX_ETCD_MEMBERS addresses in the initialiser's user data.
+                server_ips=cluster.supervisor_ips,
                 token_parameter=join_token.parameter_name,
                 marker_parameter=marker.marker_name,
                 agent_token_parameter=join_token.agent_parameter_name,

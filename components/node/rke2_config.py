@@ -63,7 +63,7 @@ class Rke2Boot:
     ssm_host: str  # ssm.<region>.<partition DNS suffix>
     install_version: str  # INSTALL_RKE2_VERSION: exactly the configured kubernetesVersion
     endpoint: str  # the registration host name, in every server's tls-san and every joiner's server:
-    server_ips: tuple[str, ...]  # the planned servers, probed before initialising
+    server_ips: tuple[str, ...]  # the planned etcd servers, probed before initialising
     token_parameter: str
     marker_parameter: str
     agent_token_parameter: str | None = None
