@@ -292,3 +292,11 @@ def test_etcd_only_servers_join_a_running_cluster_one_per_update(running):
     # ... and control-plane-only servers, which are no etcd members, several at once.
     cps = set_key(copy.deepcopy(one), "nodePools", json.loads(one["rke-aws:nodePools"]) + [pool("cp", ["controlplane"], 2)])
     run(cps, after)
+
+
+def test_all_in_one_servers_still_grow_as_before(running):
+    """The one-member-per-update rule is for etcd-only pools: growing [controlplane, etcd] pools is as before."""
+    cfg, before = running
+    grown = set_key(copy.deepcopy(cfg), "nodePools", [pool("servers", ["controlplane", "etcd"], 3), pool("w", ["worker"], 1)])
+    set_key(grown, "controlPlane", {"endpoint": "dns"})
+    assert len(run(grown, before).outputs["nodes"]) == 4

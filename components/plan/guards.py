@@ -265,7 +265,7 @@ def etcd_growth_problems(previous: Previous | None, planned: Sequence[PlannedMem
     """A running cluster takes new etcd-only members one per update: RKE2 boots every new server at
     once, etcd admits one learner at a time (etcd's --max-learners defaults to 1), and each new member
     counts for the quorum as soon as it is promoted; one at a time, a failed join costs nothing."""
-    if previous is None or not previous.etcd_members or not split_pools:
+    if previous is None or not previous.etcd_members:
         return []
     running = {m.key for m in previous.etcd_members}
     new = [p for p in planned if p.is_etcd and (p.pool, p.index) not in running]
