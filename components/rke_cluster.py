@@ -18,7 +18,7 @@ import pulumi
 from .aws import backups
 from .aws.backups import EtcdBackupBucket, EtcdBackupBucketArgs
 from .aws.endpoint import ControlPlaneEndpoint, ControlPlaneEndpointArgs
-from .aws.iam import NodeIam, NodeIamArgs, ParameterAccess
+from .aws.iam import ETCD_IAM_ROLE, NODE_IAM_ROLES, NodeIam, NodeIamArgs, ParameterAccess
 from .aws.join_secrets import InitMarker, JoinTokenArgs, JoinTokens, PublishedKubeconfig
 from .aws.network import Network, NetworkArgs
 from .aws.nodes import Nodes, NodesArgs
@@ -169,21 +169,25 @@ class RkeCluster(pulumi.ComponentResource):
             path_arn = (marker.marker_arn.apply(
                 lambda arn: arn.split(":parameter/")[0] + ":parameter" + manifest_path(cfg.cluster_id))
                 if manifests else None)
+            server_access = ParameterAccess(
+                read=[join_token.parameter_arn, marker.marker_arn] + ([agent_arn] if agent_arn is not None else []),
+                # The init marker and the admin kubeconfig (written, never read back).
+                write=[marker.marker_arn] + ([published.parameter_arn] if published else []),
+                read_path=[path_arn] if path_arn is not None else [],
+                encrypt_keys=[published.key_arn] if published else [],
+            )
             parameters = {
-                "controlplane": ParameterAccess(
-                    read=[join_token.parameter_arn, marker.marker_arn] + ([agent_arn] if agent_arn is not None else []),
-                    # The init marker and the admin kubeconfig (written, never read back).
-                    write=[marker.marker_arn] + ([published.parameter_arn] if published else []),
-                    read_path=[path_arn] if path_arn is not None else [],
-                    encrypt_keys=[published.key_arn] if published else [],
-                ),
+                # RKE2 etcd-only servers are servers too: the first may initialise, all sync the manifests.
+                "controlplane": server_access, ETCD_IAM_ROLE: server_access,
                 # Agents: the agent token only (the server token where the cluster has just one).
                 "worker": ParameterAccess(read=[agent_arn if agent_arn is not None else join_token.parameter_arn]),
             }
 
         iam = NodeIam(name, NodeIamArgs(cluster_id=cfg.cluster_id, ssm=cfg.access.ssm, extra_tags=cfg.tags,
                                         partition=cfg.partition.name, ec2_principal=cfg.partition.ec2_principal,
-                                        parameters=parameters, extra_policies=extra_policies), child)
+                                        parameters=parameters, extra_policies=extra_policies,
+                                        roles=NODE_IAM_ROLES + ((ETCD_IAM_ROLE,) if any(
+                                            n.iam_role == ETCD_IAM_ROLE for n in cluster.nodes) else ())), child)
 
         rke2_boot = None
         if join_token is not None:

@@ -184,15 +184,28 @@ def role_policies(run: harness.ProgramRun, kind: str) -> dict[str, str]:
             if r.name.startswith(f"{cid}-{kind}-")}
 
 
-def test_etcd_only_servers_get_the_server_role_and_workers_no_snapshot_grant():
+def test_etcd_only_servers_get_their_own_role_with_snapshots_and_no_ccm_permissions():
+    from components.aws import iam_policies
+
     run = run_stack_cached(STACK)
     cid = run.outputs["clusterId"]
     profiles = {r.name: r.state["name"] for r in run.of_type("aws:iam/instanceProfile:InstanceProfile")}
     for n in nodes_by_kind(run)["etcd"]:
         inst = next(i for i in run.of_type("aws:ec2/instance:Instance") if i.inputs["privateIp"] == n["privateIp"])
-        assert inst.inputs["iamInstanceProfile"] == profiles[f"{cid}-controlplane"], inst.urn
-    assert "etcd-snapshots" in role_policies(run, "controlplane")
-    assert "etcd-snapshots" not in role_policies(run, "worker"), "every agent could read the etcd snapshots"
+        assert inst.inputs["iamInstanceProfile"] == profiles[f"{cid}-etcd"], inst.urn
+    etcd, worker = role_policies(run, "etcd"), role_policies(run, "worker")
+    assert "etcd-snapshots" in etcd and "etcd-snapshots" not in role_policies(run, "controlplane")
+    assert "etcd-snapshots" not in worker, "every agent could read the etcd snapshots"
+    # The cloud-provider policy is the worker's read-only one: none of the CCM's write calls.
+    actions = set(iam_policies.document_actions(json.loads(etcd["cloud-provider"])))
+    assert actions == set(iam_policies.worker_actions())
+    assert not actions & {"ec2:CreateSecurityGroup", "elasticloadbalancing:CreateLoadBalancer", "ec2:CreateTags"}
+    assert json.loads(etcd["join-token"]) == json.loads(role_policies(run, "controlplane")["join-token"])
+
+
+def test_clusters_without_etcd_only_servers_declare_no_etcd_role():
+    run = run_stack_cached("rke2-govcloud")
+    assert not [r for r in run.of_type("aws:iam/role:Role") if r.name.endswith("-etcd")]
 
 
 # ---- placement of the CCM and the EBS CSI controller, upgrade Plans ------------------------------

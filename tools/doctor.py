@@ -54,9 +54,10 @@ class NodeExpectation:
 
     @property
     def iam_role(self) -> str:
-        """RKE2 etcd-only servers use the controlplane (server) role, as components/plan/nodes.py decides."""
-        server = "controlplane" in self.roles or (self.rke2 and "etcd" in self.roles)
-        return "controlplane" if server else "worker"
+        """RKE2 etcd-only servers have a role of their own (components/plan/nodes.py)."""
+        if "controlplane" in self.roles:
+            return "controlplane"
+        return "etcd" if self.rke2 and "etcd" in self.roles else "worker"
 
 
 @dataclass(frozen=True)

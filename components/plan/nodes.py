@@ -50,10 +50,13 @@ class PlannedNode:
 
     @property
     def iam_role(self) -> str:
-        """Nodes with controlplane use the controlplane role, and so do RKE2 etcd-only servers: they hold the
-        server token, may initialise the cluster (init marker, admin kubeconfig) and take the etcd snapshots.
-        RKE1 etcd-only nodes and workers use the worker role."""
-        return "controlplane" if self.pool.is_controlplane or (self.rke2 and self.pool.is_etcd) else "worker"
+        """Nodes with controlplane use the controlplane role. RKE2 etcd-only servers use the etcd role: the
+        server's parameters (token, init marker, admin kubeconfig: one of them initialises the cluster) and
+        the etcd snapshots, but the worker's read-only cloud-provider policy (no CCM runs there). RKE1
+        etcd-only nodes and workers use the worker role."""
+        if self.pool.is_controlplane:
+            return "controlplane"
+        return "etcd" if self.rke2 and self.pool.is_etcd else "worker"
 
     @property
     def runs_api_server(self) -> bool:
