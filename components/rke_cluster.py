@@ -18,7 +18,7 @@ import pulumi
 from .aws import backups
 from .aws.backups import EtcdBackupBucket, EtcdBackupBucketArgs
 from .aws.endpoint import ControlPlaneEndpoint, ControlPlaneEndpointArgs
-from .aws.iam import NodeIam, NodeIamArgs, ParameterAccess
+from .aws.iam import ETCD_IAM_ROLE, NODE_IAM_ROLES, NodeIam, NodeIamArgs, ParameterAccess
 from .aws.join_secrets import InitMarker, JoinTokenArgs, JoinTokens, PublishedKubeconfig
 from .aws.network import Network, NetworkArgs
 from .aws.nodes import Nodes, NodesArgs
@@ -69,6 +69,8 @@ class RkeCluster(pulumi.ComponentResource):
             pulumi.log.info(note)
 
         rke2 = cfg.distribution == "rke2"
+        # Split roles: etcd-only servers need their own upgrade Plan (cluster_documents.plans).
+        etcd_only = rke2 and any(pool.is_etcd and not pool.is_controlplane and pool.count for pool in cfg.node_pools)
         manifest_install = cfg.ccm.install == "manifest"
         values = ccm_values.helm_values(cfg.distribution, cfg.node_pools, cfg.ccm.leader_migration,
                                         cfg.ccm.extra_args, cluster.ccm_image)
@@ -81,7 +83,8 @@ class RkeCluster(pulumi.ComponentResource):
             extra_tags=cfg.tags, admin_aliases=cluster.admin_aliases), child)
         endpoint = ControlPlaneEndpoint(name, ControlPlaneEndpointArgs(
             cluster_id=cfg.cluster_id, mode=cfg.endpoint, vpc_id=network.vpc_id, region=cfg.region,
-            server_ips=cluster.server_ips,
+            server_ips=cluster.api_server_ips,
+            supervisor_ips=cluster.supervisor_ips if rke2 else None,
             ports=(RKE2_SUPERVISOR_PORT, KUBE_API_PORT) if rke2 else (KUBE_API_PORT,),
             subnet_ids=[network.subnet_ids[s.key] for s in cluster.subnets if s.tier == "private"],
             node_security_group_id=security.group_id, admin_cidrs=cfg.access.admin_cidrs, extra_tags=cfg.tags,
@@ -147,7 +150,7 @@ class RkeCluster(pulumi.ComponentResource):
                     # The CCM runs before the cluster has a pod network or initialised nodes: bootstrap.
                     files = {"ccm.yaml": cluster_documents.ccm(cfg.ccm.chart_version).manifest(
                                 values.merged_for_manifest(), bootstrap=True),
-                             **cluster_documents.upgrade_manifests(cfg.kubernetes_version),
+                             **cluster_documents.upgrade_manifests(cfg.kubernetes_version, etcd_only),
                              **({"ebs-csi.yaml": cluster_documents.EBS_CSI.manifest(ebs_values)} if ebs_values else {})}
                 secret_files = {}
                 if manifest_install and cluster.ebs_csi and ebs_credentials is not None:
@@ -166,21 +169,25 @@ class RkeCluster(pulumi.ComponentResource):
             path_arn = (marker.marker_arn.apply(
                 lambda arn: arn.split(":parameter/")[0] + ":parameter" + manifest_path(cfg.cluster_id))
                 if manifests else None)
+            server_access = ParameterAccess(
+                read=[join_token.parameter_arn, marker.marker_arn] + ([agent_arn] if agent_arn is not None else []),
+                # The init marker and the admin kubeconfig (written, never read back).
+                write=[marker.marker_arn] + ([published.parameter_arn] if published else []),
+                read_path=[path_arn] if path_arn is not None else [],
+                encrypt_keys=[published.key_arn] if published else [],
+            )
             parameters = {
-                "controlplane": ParameterAccess(
-                    read=[join_token.parameter_arn, marker.marker_arn] + ([agent_arn] if agent_arn is not None else []),
-                    # The init marker and the admin kubeconfig (written, never read back).
-                    write=[marker.marker_arn] + ([published.parameter_arn] if published else []),
-                    read_path=[path_arn] if path_arn is not None else [],
-                    encrypt_keys=[published.key_arn] if published else [],
-                ),
+                # RKE2 etcd-only servers are servers too: the first may initialise, all sync the manifests.
+                "controlplane": server_access, ETCD_IAM_ROLE: server_access,
                 # Agents: the agent token only (the server token where the cluster has just one).
                 "worker": ParameterAccess(read=[agent_arn if agent_arn is not None else join_token.parameter_arn]),
             }
 
         iam = NodeIam(name, NodeIamArgs(cluster_id=cfg.cluster_id, ssm=cfg.access.ssm, extra_tags=cfg.tags,
                                         partition=cfg.partition.name, ec2_principal=cfg.partition.ec2_principal,
-                                        parameters=parameters, extra_policies=extra_policies), child)
+                                        parameters=parameters, extra_policies=extra_policies,
+                                        roles=NODE_IAM_ROLES + ((ETCD_IAM_ROLE,) if any(
+                                            n.iam_role == ETCD_IAM_ROLE for n in cluster.nodes) else ())), child)
 
         rke2_boot = None
         if join_token is not None:
@@ -189,7 +196,9 @@ class RkeCluster(pulumi.ComponentResource):
                 ssm_host=cfg.partition.endpoint("ssm", cfg.region),
                 install_version=cfg.kubernetes_version,
                 endpoint=endpoint.name,
-                server_ips=cluster.server_ips,
+                # A cluster exists once an etcd member runs (a control-plane-only server cannot run
+                # without one); at most MAX_ETCD_MEMBERS addresses in the initialiser's user data.
+                server_ips=cluster.supervisor_ips,
                 token_parameter=join_token.parameter_name,
                 marker_parameter=marker.marker_name,
                 agent_token_parameter=join_token.agent_parameter_name,
@@ -250,7 +259,7 @@ class RkeCluster(pulumi.ComponentResource):
             in_cluster = ["aws-cloud-controller-manager"]
             if rke2:
                 upgrades.SystemUpgrades(name, upgrades.SystemUpgradesArgs(
-                    provider=ccm.provider, version=cfg.kubernetes_version), child)
+                    provider=ccm.provider, version=cfg.kubernetes_version, etcd_only=etcd_only), child)
                 in_cluster.append("system-upgrade-controller")
             if ebs_values and ebs_credentials is not None:
                 ebs_csi.EbsCsiDriver(name, ebs_csi.EbsCsiDriverArgs(provider=ccm.provider, values=ebs_values,

@@ -188,11 +188,13 @@ def summary(run: harness.ProgramRun) -> dict:
         f"Tag {r.name}: {r.inputs['resourceId']} {r.inputs['key']}={r.inputs['value']}"
         for r in run.of_type("aws:ec2/tag:Tag") if r.inputs["key"].startswith(tagsets.CLUSTER_TAG_PREFIX)
     )
-    profiles = run.outputs.get("instanceProfileNames", {})
+    # The profile each instance is registered with (RKE2 etcd-only servers use the controlplane one).
+    profiles = {i.inputs.get("privateIp"): i.inputs.get("iamInstanceProfile")
+                for i in run.of_type("aws:ec2/instance:Instance")}
     nodes = [
         {**{k: n.get(k) for k in ("name", "pool", "availabilityZone", "privateIp", "instanceId", "subnet")},
          "roles": ",".join(n["roles"]),
-         "instanceProfile": profiles.get("controlplane" if "controlplane" in n["roles"] else "worker")}
+         "instanceProfile": profiles.get(n.get("privateIp"))}
         for n in run.outputs.get("nodes", [])
     ]
     nodes.sort(key=lambda n: ipaddress.ip_address(n["privateIp"]))

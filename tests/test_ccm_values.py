@@ -79,6 +79,8 @@ RKE_LABELS = {
 RKE_CONTROLPLANE_TAINT = {"key": "node-role.kubernetes.io/controlplane", "value": "true", "effect": "NoSchedule"}
 RKE_ETCD_TAINT = {"key": "node-role.kubernetes.io/etcd", "value": "true", "effect": "NoExecute"}
 RKE2_SERVER_LABELS = {"node-role.kubernetes.io/control-plane": "true", "node-role.kubernetes.io/etcd": "true"}
+RKE2_CONTROL_PLANE_LABELS = {"node-role.kubernetes.io/control-plane": "true"}
+RKE2_ETCD_LABEL = {"node-role.kubernetes.io/etcd": "true"}
 
 
 def node_model(distribution: str, roles) -> tuple[dict[str, str], list[dict[str, str]]]:
@@ -94,13 +96,19 @@ def node_model(distribution: str, roles) -> tuple[dict[str, str], list[dict[str,
                 taints.append(dict(RKE_CONTROLPLANE_TAINT))
             if "etcd" in roles:
                 taints.append(dict(RKE_ETCD_TAINT))
-    elif roles & {"controlplane", "etcd"}:  # RKE2 server; agents get no role label
-        labels.update(RKE2_SERVER_LABELS)
+    else:
+        # RKE2 (k3s pkg/server/server.go): control-plane (and master) only where the apiserver runs, etcd
+        # where etcd runs; no role taints (rke2-docs install/ha.md); agents get no role label.
+        if "controlplane" in roles:
+            labels.update(RKE2_CONTROL_PLANE_LABELS)
+        if "etcd" in roles:
+            labels.update(RKE2_ETCD_LABEL)
     return labels, taints
 
 
 def is_control_plane_pool(distribution: str, roles) -> bool:
-    return "controlplane" in roles if distribution == "rke" else bool(set(roles) & {"controlplane", "etcd"})
+    """Where the CCM must run: nodes with the control plane (RKE2 etcd-only servers have none)."""
+    return "controlplane" in roles
 
 
 # ---------------------------------------------------------------------------------------------
@@ -268,10 +276,12 @@ def assert_schedules_on_control_plane(r: harness.ProgramRun, values: dict, where
         labels, taints = node_model(dist, instance_roles(r, inst))
         assert selector_matches(selector, labels) and not untolerated(tolerations, taints), (
             f"{r.stack} {where}: CCM cannot run on {inst.urn} (selector {selector}, tolerations {tolerations})")
-    # A node without any control-plane role must not be selected.
-    worker_labels, _ = node_model(dist, ["worker"])
-    assert not selector_matches(selector, worker_labels), (
-        f"{r.stack} {where}: nodeSelector {selector} also selects worker nodes {worker_labels}")
+    # A node without any control-plane role must not be selected: workers, and etcd-only nodes (RKE2 split
+    # roles: the CCM and the EBS CSI controller run only where the control plane runs).
+    for roles in (["worker"], ["etcd"], ["etcd", "worker"]):
+        labels, _ = node_model(dist, roles)
+        assert not selector_matches(selector, labels), (
+            f"{r.stack} {where}: nodeSelector {selector} also selects {roles} nodes {labels}")
 
 
 def rbac_covers(rules: list, api_group: str, resource: str, verb: str) -> bool:
@@ -378,6 +388,9 @@ def test_node_model_matches_domain_rules():
     assert node_model("rke", ["controlplane", "etcd", "worker"])[1] == [UNINITIALIZED_TAINT]
     assert node_model("rke2", ["controlplane", "etcd"]) == (RKE2_SERVER_LABELS, [UNINITIALIZED_TAINT])
     assert node_model("rke2", ["worker"]) == ({}, [UNINITIALIZED_TAINT])
+    assert node_model("rke2", ["etcd"]) == ({"node-role.kubernetes.io/etcd": "true"}, [UNINITIALIZED_TAINT])
+    assert node_model("rke2", ["controlplane"]) == (
+        {"node-role.kubernetes.io/control-plane": "true"}, [UNINITIALIZED_TAINT])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -210,9 +210,12 @@ INVALID = [
     row("no-worker-capable-pool", pool(1, count=0), NO_WORKER),
     row("no-worker-role-at-all", pool(1, roles=["controlplane", "etcd"]), NO_WORKER),
     # --- distribution rules ------------------------------------------------------------------
-    row("rke2-controlplane-without-etcd", pool(1, roles=["controlplane", "worker"]),
-        'rke-aws:nodePools[1].roles: ["controlplane", "worker"] is not an RKE2 node type; an RKE2 server runs both '
-        "controlplane and etcd: use [controlplane, etcd] (optionally with worker) or [worker]"),
+    # Split roles are allowed (rke2-docs install/server_roles.md) but not behind one DNS name for every port.
+    row("rke2-split-roles-with-dns-endpoint", pool(1, roles=["controlplane", "worker"]),
+        "rke-aws:controlPlane.endpoint: 'dns' cannot serve split RKE2 server roles (pools agents): one DNS name "
+        "answers every port with the same addresses, but the API (6443) runs only on controlplane nodes and joining "
+        "servers need etcd nodes' supervisors (9345); use nlb (a target group per port), or give every server pool "
+        "both controlplane and etcd"),
     row("manifest-install-with-rke", put("distribution", "rke"),
         "rke-aws:ccm.install: 'manifest' needs RKE2's manifests directory; with rke use helm"),
     row("distribution-unknown", put("distribution", "k3s"),

@@ -312,10 +312,14 @@ def test_a_running_pool_cannot_change_roles(prod):
     p[1]["roles"] = ["controlplane", "etcd", "worker"]
     message = refused(set_key(copy.deepcopy(prod), "nodePools", p), before)
     assert "rke-aws:nodePools[1].roles: ['controlplane', 'etcd', 'worker'], but pool 'agents' runs 3 node(s) as ['worker']" in message
+    # Running servers turned control-plane-only (split roles, otherwise a valid configuration: an etcd pool
+    # beside them, the NLB): still refused, they keep the etcd members they booted with.
     p = pools(prod)
-    p[0]["roles"] = ["controlplane"]  # the servers stop being etcd members: refused twice over
-    message = refused(set_key(copy.deepcopy(prod), "nodePools", p), before)
-    assert "nodePools[0].roles" in message
+    p[0]["roles"] = ["controlplane"]
+    p.append({"name": "etcd", "roles": ["etcd"], "count": 1, "instanceType": "m6i.large"})
+    split = set_key(set_key(copy.deepcopy(prod), "nodePools", p), "controlPlane", {"endpoint": "nlb"})
+    message = refused(split, before)
+    assert f"rke-aws:nodePools[0].roles: ['controlplane'], but pool '{p[0]['name']}' runs" in message
 
 
 # ---- the init marker --------------------------------------------------------------------------

@@ -98,7 +98,10 @@ def _actions(policy: dict) -> set[str]:
 
 def test_roles_profiles_and_policies_registered(stack_run):
     roles = stack_run.of_type("aws:iam/role:Role")
-    assert sorted(r.name for r in roles) == sorted(f"{stack_run.outputs['clusterId']}-{k}" for k in ("controlplane", "worker"))
+    # RKE2 etcd-only servers (split roles) add a role of their own.
+    kinds = ("controlplane", "worker") + (("etcd",) if stack_run.outputs["distribution"] == "rke2" and any(
+        n["roles"] == ["etcd"] for n in stack_run.outputs["nodes"]) else ())
+    assert sorted(r.name for r in roles) == sorted(f"{stack_run.outputs['clusterId']}-{k}" for k in kinds)
     for role in roles:
         trust = json.loads(role.inputs["assumeRolePolicy"])
         # EC2's principal is the same in every partition, China included (domain.md section 6).
@@ -113,7 +116,7 @@ def test_roles_profiles_and_policies_registered(stack_run):
     assert cp in [iam_policy.controlplane_policy_document(cid, p) for p in ("aws", "aws-us-gov", "aws-cn")]
     assert f"kubernetes.io/cluster/{cid}" in json.dumps(cp)
     profiles = stack_run.outputs["instanceProfileNames"]
-    assert set(profiles) == {"controlplane", "worker"}
+    assert set(profiles) == set(kinds)
     # Rancher node templates take the profile name, not the ARN.
     assert all(not v.startswith("arn:") for v in profiles.values()), profiles
     assert all(v.startswith("arn:aws:iam::") for v in stack_run.outputs["instanceProfileArns"].values())
@@ -142,7 +145,9 @@ def test_nodes_use_the_profile_of_their_role(stack_run):
     cid = stack_run.outputs["clusterId"]
     for node in stack_run.outputs["nodes"]:
         inst = next(r for r in stack_run.of_type("aws:ec2/instance:Instance") if r.inputs.get("privateIp") == node["privateIp"])
-        kind = "controlplane" if "controlplane" in node["roles"] else "worker"
+        # RKE2 etcd-only servers have a role of their own (server parameters, snapshots, no CCM policy).
+        etcd_only = stack_run.outputs["distribution"] == "rke2" and node["roles"] == ["etcd"]
+        kind = "controlplane" if "controlplane" in node["roles"] else "etcd" if etcd_only else "worker"
         assert inst.inputs["iamInstanceProfile"] == profiles[f"{cid}-{kind}"], inst.urn
 
 
@@ -158,10 +163,12 @@ def test_no_node_role_reads_a_parameter_but_its_own(stack):
     cid = run.outputs["clusterId"]
     arn = {p.inputs["name"]: p.state["arn"] for p in run.of_type("aws:ssm/parameter:Parameter")}
     docs = {kind: [r.inputs["policy"] for r in run.of_type("aws:iam/rolePolicy:RolePolicy")
-                   if r.name.startswith(f"{cid}-{kind}-")] for kind in ("controlplane", "worker")}
-    own = {"controlplane": {run.outputs["rke2TokenParameter"], run.outputs["rke2AgentTokenParameter"],
-                            run.outputs["rke2InitMarkerParameter"]},
-           "worker": {run.outputs["rke2AgentTokenParameter"]}}
+                   if r.name.startswith(f"{cid}-{kind}-")] for kind in ("controlplane", "etcd", "worker")}
+    if not any(n["roles"] == ["etcd"] for n in run.outputs["nodes"]):
+        assert docs.pop("etcd") == [], f"{stack}: an etcd role without etcd-only servers"
+    server = {run.outputs["rke2TokenParameter"], run.outputs["rke2AgentTokenParameter"],
+              run.outputs["rke2InitMarkerParameter"]}
+    own = {"controlplane": server, "etcd": server, "worker": {run.outputs["rke2AgentTokenParameter"]}}
     template = arn[run.outputs["rke2TokenParameter"]]
     strangers = [template.replace(f"/rke-aws/{cid}/", "/rke-aws/other-cluster/"),
                  template.rsplit(":parameter/", 1)[0] + ":parameter/prod/database-password"]

@@ -216,8 +216,9 @@ def test_rke2_configs(stack):
     run = run_stack_cached(stack)
     configs = rke2_configs(run)
     nodes = run.outputs["nodes"]
-    servers = [n for n in nodes if "controlplane" in n["roles"]]
-    first = servers[0]
+    servers = [n for n in nodes if {"controlplane", "etcd"} & set(n["roles"])]
+    # The initialiser runs etcd: a control-plane-only server cannot be the first (rke2-docs install/server_roles.md).
+    first = next(n for n in servers if "etcd" in n["roles"])
     endpoint = run.outputs["controlPlaneEndpoint"]
     reg = f"https://{endpoint}:9345"
     assert run.outputs["rke2RegistrationAddress"] == reg
@@ -233,6 +234,18 @@ def test_rke2_configs(stack):
             assert "server" not in cfg  # its boot script decides (tests/test_bootstrap.py)
         else:
             assert cfg["server"] == reg, n["name"]
+        # Split roles (rke2-docs install/server_roles.md): etcd-only servers disable every control-plane
+        # component, control-plane-only ones etcd, and always with `server:` (without it RKE2 starts a
+        # single-node SQLite server: rke2-docs datastore/embedded.md).
+        disabled = {k for k, v in cfg.items() if k.startswith("disable-") and k != "disable-cloud-controller" and v}
+        if is_server and "controlplane" not in n["roles"]:
+            assert disabled == {"disable-apiserver", "disable-controller-manager", "disable-scheduler"}, n["name"]
+        elif is_server and "etcd" not in n["roles"]:
+            assert disabled == {"disable-etcd"} and cfg["server"] == reg, n["name"]
+        else:
+            assert not disabled, n["name"]
+        assert ("etcd" in n["roles"]) or not any(k.startswith("etcd-") for k in cfg), \
+            f"{n['name']}: snapshot settings on a node without etcd"
         if is_server:
             assert cfg["disable-cloud-controller"] is True, n["name"]
             assert endpoint in cfg["tls-san"] and n["name"] in cfg["tls-san"], n["name"]

@@ -50,10 +50,14 @@ class NodeExpectation:
     name: str  # node name = EC2 private DNS name
     roles: tuple[str, ...]
     instance_id: str = ""
+    rke2: bool = False
 
     @property
     def iam_role(self) -> str:
-        return "controlplane" if "controlplane" in self.roles else "worker"
+        """RKE2 etcd-only servers have a role of their own (components/plan/nodes.py)."""
+        if "controlplane" in self.roles:
+            return "controlplane"
+        return "etcd" if self.rke2 and "etcd" in self.roles else "worker"
 
 
 @dataclass(frozen=True)
@@ -75,7 +79,8 @@ class Expectations:
         missing = [k for k in ("clusterId", "nodes") if k not in outputs]
         if missing:
             raise ValueError(f"stack outputs lack {', '.join(missing)}; run `pulumi up` first")
-        nodes = tuple(NodeExpectation(n["name"], tuple(n.get("roles") or ()), n.get("instanceId") or "")
+        rke2 = outputs.get("distribution") == "rke2"
+        nodes = tuple(NodeExpectation(n["name"], tuple(n.get("roles") or ()), n.get("instanceId") or "", rke2)
                       for n in outputs["nodes"])
         return cls(cluster_id=outputs["clusterId"], nodes=nodes, vpc_id=outputs.get("vpcId") or "",
                    subnet_ids=dict(outputs.get("subnetIds") or {}), security_group_id=outputs.get("securityGroupId") or "",

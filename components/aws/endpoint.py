@@ -8,7 +8,8 @@ only.
   the next address when one does not answer). No load balancer to pay for.
 - `nlb`: the name points (CNAME; GovCloud has no alias records to load balancers) at an internal
   Network Load Balancer with TCP listeners on 9345 and 6443 and health-checked IP targets, one
-  stable address for everything.
+  stable address for everything. With split RKE2 roles the 6443 targets are the control-plane
+  nodes and the 9345 targets the etcd nodes (rke2-docs install/server_roles.md).
 """
 
 from __future__ import annotations
@@ -63,8 +64,11 @@ class ControlPlaneEndpointArgs:
     mode: str  # "dns" | "nlb"
     vpc_id: pulumi.Input[str]
     region: str
-    server_ips: Sequence[str]
+    server_ips: Sequence[str]  # the API servers: the DNS name's addresses, the 6443 targets
     ports: Sequence[int]  # RKE2: 9345 and 6443; RKE1: 6443
+    # RKE2: the 9345 targets, servers running etcd (split roles: not the API servers; config.py refuses
+    # split roles with `dns`, whose one name cannot tell ports apart). None: server_ips.
+    supervisor_ips: Sequence[str] | None = None
     subnet_ids: Sequence[pulumi.Input[str]] = ()  # nlb: where its interfaces live (private subnets)
     node_security_group_id: pulumi.Input[str] | None = None
     admin_cidrs: Sequence[str] = ()
@@ -161,7 +165,9 @@ class ControlPlaneEndpoint(pulumi.ComponentResource):
                 tags=tags.named(f"{name}-api-{port}", args.extra_tags),
                 opts=child,
             )
-            for ip in sorted(args.server_ips):
+            targets = args.supervisor_ips if port == RKE2_SUPERVISOR_PORT and args.supervisor_ips is not None \
+                else args.server_ips
+            for ip in sorted(targets):
                 aws.lb.TargetGroupAttachment(f"{name}-api-{port}-{ip.replace('.', '-')}", target_group_arn=tg.arn,
                                              target_id=ip, port=port, opts=child)
             aws.lb.Listener(f"{name}-api-{port}", load_balancer_arn=lb.arn, port=port, protocol="TCP",

@@ -12,6 +12,8 @@ from ..settings import tags
 from . import iam_policies as iam_policy
 
 NODE_IAM_ROLES = ("controlplane", "worker")
+# RKE2 etcd-only servers (split roles): declared only where such nodes are planned.
+ETCD_IAM_ROLE = "etcd"
 
 
 @dataclass(frozen=True)
@@ -34,10 +36,12 @@ class NodeIamArgs:
     parameters: Mapping[str, ParameterAccess] = field(default_factory=dict)
     # role -> further inline policies (suffix, JSON document): etcd snapshots, the EBS CSI controller
     extra_policies: Mapping[str, Sequence[tuple[str, str]]] = field(default_factory=dict)
+    roles: Sequence[str] = NODE_IAM_ROLES  # + ETCD_IAM_ROLE with RKE2 etcd-only servers
 
 
 class NodeIam(pulumi.ComponentResource):
-    """Roles trusted by EC2; controlplane nodes get the CCM's policy, etcd-only and worker nodes the read-only one."""
+    """Roles trusted by EC2; controlplane nodes get the CCM's policy, etcd-only and worker nodes the read-only one
+    (RKE2 etcd-only servers in a role of their own, with the server's parameters)."""
 
     def __init__(self, name: str, args: NodeIamArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:iam:NodeIam", name, None, opts)
@@ -48,7 +52,7 @@ class NodeIam(pulumi.ComponentResource):
         self.profile_arns: dict[str, pulumi.Output[str]] = {}
         # Everything a booting node needs granted before it starts.
         self.grants: list[pulumi.Resource] = []
-        for role in NODE_IAM_ROLES:
+        for role in args.roles:
             rname = f"{name}-{role}"
             r = aws.iam.Role(
                 rname,

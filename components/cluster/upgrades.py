@@ -26,6 +26,7 @@ from ..settings import versions
 class SystemUpgradesArgs:
     provider: k8s.Provider
     version: str
+    etcd_only: bool = False  # split roles: etcd-only servers get their own Plan (cluster_documents.plans)
 
 
 class SystemUpgrades(pulumi.ComponentResource):
@@ -47,6 +48,6 @@ class SystemUpgrades(pulumi.ComponentResource):
                 spec=plan["spec"],
                 opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[controller])),
             )
-            for plan in plans(args.version)
+            for plan in plans(args.version, args.etcd_only)
         ]
         self.register_outputs({"version": args.version})

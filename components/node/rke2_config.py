@@ -29,7 +29,13 @@ RKE2_SERVER_ONLY_KEYS = frozenset({
     "write-kubeconfig-mode", "agent-token", "agent-token-file",
     "etcd-s3", "etcd-s3-bucket", "etcd-s3-region", "etcd-s3-folder", "etcd-s3-endpoint",
     "etcd-snapshot-schedule-cron", "etcd-snapshot-retention", "etcd-s3-retention",
+    # split roles (rke2-docs install/server_roles.md; rancher/rke2 pkg/cli/cmds/server.go copyFlag)
+    "disable-apiserver", "disable-controller-manager", "disable-scheduler", "disable-etcd",
 })
+
+
+# An etcd-only server (rke2-docs install/server_roles.md "etcd-only"): no control-plane component.
+ETCD_ONLY_KEYS = ("disable-apiserver", "disable-controller-manager", "disable-scheduler")
 
 
 RKE2_SERVER_KEYS = RKE2_COMMON_KEYS | RKE2_SERVER_ONLY_KEYS
@@ -57,7 +63,7 @@ class Rke2Boot:
     ssm_host: str  # ssm.<region>.<partition DNS suffix>
     install_version: str  # INSTALL_RKE2_VERSION: exactly the configured kubernetesVersion
     endpoint: str  # the registration host name, in every server's tls-san and every joiner's server:
-    server_ips: tuple[str, ...]  # the planned servers, probed before initialising
+    server_ips: tuple[str, ...]  # the planned etcd servers, probed before initialising
     token_parameter: str
     marker_parameter: str
     agent_token_parameter: str | None = None
@@ -140,6 +146,14 @@ def rke2_config(node: PlannedNode, boot: Rke2Boot) -> dict[str, Any]:
         doc["agent-token-file"] = RKE2_AGENT_TOKEN_PATH
     if not node.is_first_server:
         doc["server"] = f"https://{boot.endpoint}:{RKE2_SUPERVISOR_PORT}"
+    if server and not node.pool.is_etcd:
+        # disable-etcd without `server:` starts a single-node SQLite server, not a control-plane node of this
+        # cluster (rke2-docs datastore/embedded.md); the planner never makes such a node the initialiser.
+        if "server" not in doc:
+            raise ValueError(f"{node.name}: a control-plane-only server cannot initialise the cluster")
+        doc["disable-etcd"] = True
+    elif server and not node.pool.is_controlplane:
+        doc.update({key: True for key in ETCD_ONLY_KEYS})
     doc["node-name"] = node.name
     doc["node-ip"] = node.private_ip
     # Leader migration (Kubernetes <= 1.26 only, enforced in config.py): the in-tree provider keeps
@@ -149,7 +163,7 @@ def rke2_config(node: PlannedNode, boot: Rke2Boot) -> dict[str, Any]:
         doc["profile"] = boot.cis_profile
     if server:
         doc["tls-san"] = [boot.endpoint, node.name, node.private_ip]
-        if boot.etcd_s3:
+        if boot.etcd_s3 and node.pool.is_etcd:  # only etcd members take snapshots
             doc.update(etcd_s3_keys(boot.etcd_s3, boot.install_version))
         if boot.cis_profile:
             doc["audit-policy-file"] = AUDIT_POLICY_PATH

@@ -59,12 +59,24 @@ SERVER_PLAN = "rke2-server"
 AGENT_PLAN = "rke2-agent"
 
 
+# Split roles only: etcd-only servers carry the etcd label but neither control-plane nor master (k3s
+# pkg/server/server.go: ControlPlaneRoleLabelKey/MasterRoleLabelKey only where the apiserver runs), so the
+# server Plan never selects them and the agent Plan would upgrade them as agents.
+ETCD_PLAN = "rke2-etcd"
+
+
+ETCD_LABEL = "node-role.kubernetes.io/etcd"
+
+
 CONTROL_PLANE_LABEL = "node-role.kubernetes.io/control-plane"
 
 
-def plans(version: str) -> list[dict[str, Any]]:
+def plans(version: str, etcd_only: bool = False) -> list[dict[str, Any]]:
     """The server and agent Plans for RKE2 `version` (as in RKE2's documented example, with
-    `version` instead of a channel, so the cluster runs what the stack says)."""
+    `version` instead of a channel, so the cluster runs what the stack says).
+
+    `etcd_only`: the cluster has etcd-only servers (split roles). They get their own Plan after the
+    server Plan (their kubelet must not be newer than the API servers), and agents wait for it."""
     upgrade = {"image": versions.RKE2_UPGRADE_IMAGE}
     common = {"concurrency": 1, "cordon": True, "serviceAccountName": SERVICE_ACCOUNT, "version": version,
               "upgrade": upgrade}
@@ -80,18 +92,33 @@ def plans(version: str) -> list[dict[str, Any]]:
         # Agents only after every server runs the new version.
         "prepare": {"image": versions.RKE2_UPGRADE_IMAGE, "args": ["prepare", SERVER_PLAN]},
     }
+    ordered = [(SERVER_PLAN, server)]
+    if etcd_only:
+        ordered.append((ETCD_PLAN, {
+            **common,
+            "nodeSelector": {"matchExpressions": [
+                {"key": ETCD_LABEL, "operator": "In", "values": ["true"]},
+                {"key": CONTROL_PLANE_LABEL, "operator": "DoesNotExist"}]},
+            "tolerations": [{"operator": "Exists"}],
+            "prepare": {"image": versions.RKE2_UPGRADE_IMAGE, "args": ["prepare", SERVER_PLAN]},
+        }))
+        agent["nodeSelector"] = {"matchExpressions": [
+            {"key": CONTROL_PLANE_LABEL, "operator": "DoesNotExist"},
+            {"key": ETCD_LABEL, "operator": "DoesNotExist"}]}
+        agent["prepare"] = {"image": versions.RKE2_UPGRADE_IMAGE, "args": ["prepare", ETCD_PLAN]}
+    ordered.append((AGENT_PLAN, agent))
     return [
         {"apiVersion": "upgrade.cattle.io/v1", "kind": "Plan",
          "metadata": {"name": name, "namespace": NAMESPACE}, "spec": spec}
-        for name, spec in ((SERVER_PLAN, server), (AGENT_PLAN, agent))
+        for name, spec in ordered
     ]
 
 
-def upgrade_manifests(version: str) -> dict[str, str]:
+def upgrade_manifests(version: str, etcd_only: bool = False) -> dict[str, str]:
     """Manifest-mode files (name -> content; `.url`: a manifest to download), for the servers' sync."""
     crd, controller = versions.SUC_MANIFEST_URLS
     return {
         "system-upgrade-controller-crd.url": crd,
         "system-upgrade-controller.url": controller,
-        "upgrade-plans.yaml": "---\n".join(dump_yaml(p, sort_keys=True) for p in plans(version)),
+        "upgrade-plans.yaml": "---\n".join(dump_yaml(p, sort_keys=True) for p in plans(version, etcd_only)),
     }

@@ -260,6 +260,27 @@ def role_problems(previous: Previous | None, pools: Sequence[Any]) -> list[str]:
     return problems
 
 
+def etcd_growth_problems(previous: Previous | None, planned: Sequence[PlannedMember],
+                         split_pools: Sequence[str]) -> list[str]:
+    """A running cluster takes new etcd-only members one per update: RKE2 boots every new server at
+    once, etcd admits one learner at a time (etcd's --max-learners defaults to 1), and each new member
+    counts for the quorum as soon as it is promoted; one at a time, a failed join costs nothing."""
+    if previous is None or not previous.etcd_members:
+        return []
+    running = {m.key for m in previous.etcd_members}
+    new = [p for p in planned if p.is_etcd and (p.pool, p.index) not in running]
+    if len(new) <= 1 or not any(p.pool in split_pools for p in new):
+        return []
+    names = ", ".join(f"{p.pool}-{p.index}" for p in new)
+    pools = sorted({p.pool for p in new})
+    return [
+        f"rke-aws:nodePools: this update would add {len(new)} etcd members at once ({names}) to the running "
+        f"cluster's {len(running)}; add etcd-only servers one per `pulumi up`: raise the count of "
+        f"{', '.join(pools)} by one, `pulumi up`, wait until the new server is Ready "
+        "(`kubectl get nodes -l node-role.kubernetes.io/etcd=true`), then the next"
+    ]
+
+
 def market_problems(previous: Previous | None, pools: Sequence[Any]) -> list[str]:
     """Every instance_market_options field forces a new instance (terraform-provider-aws
     internal/service/ec2/ec2_instance.go, ForceNew on each), and Pulumi replaces a pool's instances

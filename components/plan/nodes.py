@@ -42,6 +42,7 @@ class PlannedNode:
     subnet: PlannedSubnet
     is_first_server: bool
     ip_block: int = 0
+    rke2: bool = False
 
     @property
     def roles(self) -> tuple[str, ...]:
@@ -49,8 +50,24 @@ class PlannedNode:
 
     @property
     def iam_role(self) -> str:
-        """Nodes with controlplane use the controlplane role; etcd-only and workers the worker role."""
-        return "controlplane" if self.pool.is_controlplane else "worker"
+        """Nodes with controlplane use the controlplane role. RKE2 etcd-only servers use the etcd role: the
+        server's parameters (token, init marker, admin kubeconfig: one of them initialises the cluster) and
+        the etcd snapshots, but the worker's read-only cloud-provider policy (no CCM runs there). RKE1
+        etcd-only nodes and workers use the worker role."""
+        if self.pool.is_controlplane:
+            return "controlplane"
+        return "etcd" if self.rke2 and self.pool.is_etcd else "worker"
+
+    @property
+    def runs_api_server(self) -> bool:
+        """kube-apiserver runs here: RKE1 controlplane nodes, RKE2 servers with controlplane."""
+        return self.pool.is_controlplane
+
+    @property
+    def runs_etcd_supervisor(self) -> bool:
+        """An RKE2 server with etcd: its supervisor (9345) can take any joining node, servers included
+        (rke2-docs install/server_roles.md: control-plane-only servers join at an etcd node's :9345)."""
+        return self.rke2 and self.pool.is_etcd
 
     @property
     def public(self) -> bool:
@@ -208,11 +225,14 @@ def plan_nodes(cfg: StackConfig, subnets: list[PlannedSubnet], previous: Previou
             problems.append(f"rke-aws:nodePools[{pool_index}].subnet: no {pool.subnet} subnet to place the pool in")
         for j in sorted(placed):
             subnet, ip = placed[j]
-            is_first = cfg.distribution == "rke2" and pool.is_server and not first_server_seen
+            # The initialising server must run etcd: a control-plane-only server cannot be the first
+            # (rke2-docs install/server_roles.md).
+            is_first = cfg.distribution == "rke2" and pool.is_etcd and not first_server_seen
             first_server_seen = first_server_seen or is_first
             plans.append(PlannedNode(
                 pool=pool, index=j, resource_name=f"{pool.name}-{j}", private_ip=ip, name=private_dns_name(ip, cfg.region),
                 az=subnet.az, az_index=subnet.az_index, subnet=subnet, is_first_server=is_first, ip_block=block,
+                rke2=cfg.distribution == "rke2",
             ))
     if problems:
         raise CapacityError(problems)

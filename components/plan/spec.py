@@ -17,12 +17,13 @@ from typing import Any
 import pulumi_aws as aws
 
 from ..settings import versions
-from ..settings.config import ConfigError, StackConfig
+from ..settings.config import ConfigError, StackConfig, split_server_pools
 from ..settings.load import load_config
 from . import ccm_values, cluster_documents, running
-from .cluster_documents import AGENT_PLAN, SERVER_PLAN, upgrade_manifests
+from .cluster_documents import AGENT_PLAN, ETCD_PLAN, SERVER_PLAN, upgrade_manifests
 from .guards import (
     cluster_id_problems,
+    etcd_growth_problems,
     market_problems,
     quorum_problems,
     region_problems,
@@ -105,8 +106,20 @@ class ClusterPlan:
 
     @property
     def server_ips(self) -> tuple[str, ...]:
-        """The addresses behind the control-plane endpoint: RKE2 servers, RKE1 controlplane nodes."""
-        return tuple(n.private_ip for n in self.nodes if n.pool.is_controlplane)
+        """RKE2 servers (any with controlplane or etcd), RKE1 controlplane nodes: the peers an initialising
+        server probes."""
+        return tuple(n.private_ip for n in self.nodes if n.runs_api_server or n.runs_etcd_supervisor)
+
+    @property
+    def api_server_ips(self) -> tuple[str, ...]:
+        """The endpoint's 6443 targets (and the DNS name's addresses): nodes running kube-apiserver."""
+        return tuple(n.private_ip for n in self.nodes if n.runs_api_server)
+
+    @property
+    def supervisor_ips(self) -> tuple[str, ...]:
+        """The endpoint's 9345 targets (RKE2): servers running etcd, whose supervisors take joining servers
+        and agents alike. Without split roles these are the API servers."""
+        return tuple(n.private_ip for n in self.nodes if n.runs_etcd_supervisor)
 
     @property
     def first_deployment(self) -> bool:
@@ -324,6 +337,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     members = [n.member(cfg.access.ssh_key_name) for n in nodes]
     estate = etcd_state(previous, observed, cfg.cluster_id)
     problems += quorum_problems(previous, members, estate)
+    problems += etcd_growth_problems(previous, members, split_server_pools(cfg.distribution, cfg.node_pools))
     available = kubeconfig is not None or cfg.kubeconfig is not None
     problems += upgrade_problems(cfg, previous, nodes, kubeconfig_published=kubeconfig is not None, state=vstate,
                                  observed=observed)
@@ -691,7 +705,7 @@ def manifest_plan(cfg: StackConfig, previous: Previous | None, ebs_csi: bool,
                                        f"gone: {', '.join(charts) or 'none'})") if pending else None
     live_read = observed.live
     if pending and live_read is not None and live_read.helm_charts is not None:
-        plans_left = "upgrade-plans" in pending and any(p.name in (SERVER_PLAN, AGENT_PLAN) for p in live_read.plans or ())
+        plans_left = "upgrade-plans" in pending and any(p.name in (SERVER_PLAN, ETCD_PLAN, AGENT_PLAN) for p in live_read.plans or ())
         if not (set(charts) & live_read.helm_charts) and not plans_left:
             pending = set()
     elif pending and statement is not None and observed.confirmed(statement):

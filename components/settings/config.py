@@ -616,9 +616,6 @@ def _parse_pools(p: _Problems, raw: Any, distribution: str | None, warnings: lis
         elif hop == 2:
             warnings.append(f"{NAMESPACE}:{key}.imdsHopLimit: 2: pods on the pool's nodes can read the node "
                             f"role's credentials from IMDS (reason given: {reason.strip()})")
-        if distribution == "rke2" and roles and ("controlplane" in roles) != ("etcd" in roles):
-            p.add(f"{key}.roles", f"{_json(list(roles))} is not an RKE2 node type; an RKE2 server runs both controlplane "
-                                  "and etcd: use [controlplane, etcd] (optionally with worker) or [worker]")
         if pool.market == "spot" and {"controlplane", "etcd"} & set(roles):
             p.add(f"{key}.market", f"'spot' for a pool with {_json([r for r in roles if r != 'worker'])}: AWS takes "
                                    "spot capacity back at two minutes' notice, and servers hold etcd quorum and the "
@@ -629,6 +626,15 @@ def _parse_pools(p: _Problems, raw: Any, distribution: str | None, warnings: lis
                                   pool.ami, pool.ipBlock, hop, reason.strip(" ") if hop == 2 and reason else None,
                                   pool.market))
     return tuple(pools)
+
+
+def split_server_pools(distribution: str | None, pools: tuple[NodePool, ...]) -> list[str]:
+    """RKE2 server pools that run only etcd or only the control plane (rke2-docs install/server_roles.md:
+    etcd-only servers set disable-apiserver/-controller-manager/-scheduler, control-plane-only ones
+    disable-etcd and always `server:`)."""
+    if distribution != "rke2":
+        return []
+    return [pl.name for pl in pools if pl.is_controlplane != pl.is_etcd]
 
 
 def _check_topology(p: _Problems, pools: tuple[NodePool, ...], warnings: list[str], running_etcd_members: int = 0) -> None:
@@ -891,6 +897,13 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
     backup = _parse_etcd_backup(p, values.get("etcdBackup"), region)
     addons = p.check(model.Addons, values.get("addons"), ("addons",))
     endpoint = p.check(model.ControlPlane, values.get("controlPlane"), ("controlPlane",)).endpoint
+    split = split_server_pools(distribution, pools)
+    if split and endpoint == "dns":
+        p.add("controlPlane.endpoint", f"'dns' cannot serve split RKE2 server roles (pools {', '.join(split)}): one "
+                                       "DNS name answers every port with the same addresses, but the API (6443) runs "
+                                       "only on controlplane nodes and joining servers need etcd nodes' supervisors "
+                                       "(9345); use nlb (a target group per port), or give every server pool both "
+                                       "controlplane and etcd")
     _check_rule_quota(p, access, endpoint, distribution)
     if top.hardening == "cis" and distribution == "rke":
         p.add("hardening", "'cis' applies RKE2's CIS profile; RKE1 clusters are hardened through cluster.yml by hand")

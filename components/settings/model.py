@@ -429,7 +429,9 @@ class NodePool(_Section):
         kind="a role", item="{repr} is not a role; use controlplane, etcd or worker",
         type="{json} is not a non-empty list; use a list of controlplane, etcd or worker",
         missing="missing; list the pool's roles from controlplane, etcd and worker", type_name="list")] = Field(
-        None, description="Subset of controlplane, etcd, worker; RKE2 servers need both controlplane and etcd.")
+        None, description="Subset of controlplane, etcd, worker. RKE2: a pool with controlplane or etcd runs "
+        "servers; one with only one of them runs split roles (etcd-only or control-plane-only servers; needs "
+        "controlPlane.endpoint nlb).")
     count: Annotated[Int(0, 500), Msg(missing="missing; give the number of nodes (0 to 500)")] = Field(
         None, description="Number of nodes, 0-500.")
     instanceType: Annotated[Str(INSTANCE_TYPE_PATTERN), Msg(what="an EC2 instance type like m6i.large", reason="a general-purpose size that runs a control plane or a small worker")] = Field(
