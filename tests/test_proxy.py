@@ -362,3 +362,10 @@ def test_adding_a_proxy_to_a_stack_from_before_the_option_warns(base_config):
                                 previous_outputs=before.outputs)
     (warning,) = [m for lvl, m in after.logs if lvl == "warning" and m.startswith("rke-aws:proxy:")]
     assert warning.startswith(f"rke-aws:proxy: no proxy -> {PROXY}")
+
+
+def test_the_review_shows_the_proxy_a_node_boots_with(manifest_run):
+    from offline.review import review_inputs
+    for inst in manifest_run.of_type(INSTANCE):
+        shown = review_inputs(inst)["userDataBase64"]["bootSettings"]
+        assert shown["HTTPS_PROXY"] == PROXY and "169.254.169.254" in shown["NO_PROXY"], inst.urn
