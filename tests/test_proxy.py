@@ -369,3 +369,43 @@ def test_the_review_shows_the_proxy_a_node_boots_with(manifest_run):
     for inst in manifest_run.of_type(INSTANCE):
         shown = review_inputs(inst)["userDataBase64"]["bootSettings"]
         assert shown["HTTPS_PROXY"] == PROXY and "169.254.169.254" in shown["NO_PROXY"], inst.urn
+
+
+def test_rke1_docker_is_restarted_with_its_proxy_drop_in_read(base_config, tmp_path):
+    """The Docker package may start the daemon before systemd has read the drop-in: the boot script reloads
+    systemd and restarts Docker, and the install script runs with the proxy in its environment."""
+    import os
+    import subprocess
+    from pathlib import Path
+
+    from components.settings import versions
+    from tests.test_bootstrap import STUBS
+
+    cfg = harness.stack_config("rke-prod")
+    set_key(cfg, "proxy", {"httpsProxy": PROXY})
+    inst = harness.run_program(cfg, stack="rke-prod").of_type(INSTANCE)[0]
+    root = tmp_path / "root"
+    for f in cloud_config(inst)["write_files"]:
+        path = root / f["path"].lstrip("/")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f["content"])
+    extra = tmp_path / "bin"
+    extra.mkdir()
+    for tool in ("modprobe", "sysctl", "usermod"):
+        (extra / tool).write_text("#!/bin/sh\nexit 0\n")
+        (extra / tool).chmod(0o755)
+    url = f"https://releases.rancher.com/install-docker/{versions.RKE_DOCKER_VERSION}.sh"
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"parameters": {}, "serving": [], "denied": [], "ssm_host": "", "users": [],
+                                 "page_size": 10, "indent": None, "online_at": None,
+                                 "downloads": {url: 'printf "%s" "$https_proxy" > "$RKE_AWS_ROOT/install-saw"\n'}}))
+    log = tmp_path / "calls.log"
+    env = {"PATH": f"{extra}:{STUBS}:/usr/bin:/bin", "HOME": str(tmp_path), "STUB_STATE": str(state),
+           "STUB_LOG": str(log), "RKE_AWS_ROOT": str(root), "RKE_AWS_RETRY_SECONDS": "1", "RKE_AWS_RETRY_DELAY": "0"}
+    proc = subprocess.run(["sh", str(root / "usr/local/sbin/rke-aws-bootstrap")], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    calls = Path(f"{log}.systemctl").read_text().splitlines()
+    assert calls[:3] == ["systemctl daemon-reload", "systemctl restart docker", "systemctl enable --now docker"], calls
+    assert (root / "install-saw").read_text() == PROXY
+    assert os.path.exists(root / "etc/systemd/system/docker.service.d/http-proxy.conf")
