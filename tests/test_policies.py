@@ -212,6 +212,8 @@ INSTANCE_PLANTS = [
     ("instance-user-data-no-proxy-credentials", lambda p: _with_user_data(p, "export https_proxy='http://u:pw@proxy:3128'")),
     ("instance-user-data-no-proxy-credentials", lambda p: _with_user_data(p, 'Environment="HTTPS_PROXY=https://user@p:1"')),
     ("instance-user-data-no-proxy-credentials", lambda p: _with_user_data(p, "HTTP_PROXY=http://a:b@p:1", plain=True)),
+    ("instance-servers-on-demand", lambda p: (p["tags"].update({"rke-aws/roles": "controlplane,etcd"}),
+                                              p.update(instanceMarketOptions={"marketType": "spot"}))),
 ]
 
 
