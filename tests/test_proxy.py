@@ -247,7 +247,12 @@ def _check_node_env(run: harness.ProgramRun, vpc_cidr: str) -> None:
             sync = written(inst, "/usr/local/sbin/rke-aws-sync-manifests")
             if sync is not None:
                 assert f"\nexport https_proxy='{PROXY}'" in sync, f"{inst.urn}: the manifest sync calls SSM without it"
-        else:
+        # Session Manager: the SSM agent's drop-in (a Go program: the upper-case variables).
+        agent = written(inst, "/etc/systemd/system/snap.amazon-ssm-agent.amazon-ssm-agent.service.d/http-proxy.conf")
+        assert agent is not None and f'Environment="HTTPS_PROXY={PROXY}"' in agent, inst.urn
+        assert "169.254.169.254" in agent, inst.urn
+        assert 'systemctl restart "$SSM_AGENT_UNIT"' in script, inst.urn
+        if run.outputs["distribution"] == "rke":
             drop_in = written(inst, "/etc/systemd/system/docker.service.d/http-proxy.conf")
             assert drop_in is not None and drop_in.startswith("[Service]\n"), inst.urn
             env = dict(line[len('Environment="'):-1].split("=", 1) for line in drop_in.splitlines()[1:])
@@ -406,6 +411,17 @@ def test_rke1_docker_is_restarted_with_its_proxy_drop_in_read(base_config, tmp_p
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     calls = Path(f"{log}.systemctl").read_text().splitlines()
-    assert calls[:3] == ["systemctl daemon-reload", "systemctl restart docker", "systemctl enable --now docker"], calls
+    agent = "snap.amazon-ssm-agent.amazon-ssm-agent.service"
+    # First the SSM agent with its drop-in, then Docker once installed.
+    assert calls == ["systemctl daemon-reload", f"systemctl is-active --quiet {agent}", f"systemctl restart {agent}",
+                     "systemctl daemon-reload", "systemctl restart docker", "systemctl enable --now docker"], calls
     assert (root / "install-saw").read_text() == PROXY
     assert os.path.exists(root / "etc/systemd/system/docker.service.d/http-proxy.conf")
+
+
+def test_an_https_proxy_warns_that_session_manager_does_not_take_it(base_config):
+    cfg = parse(with_proxy(base_config, {"httpsProxy": "https://proxy.corp.example:443"}))
+    assert [w for w in cfg.warnings if w.startswith("rke-aws:proxy: an https:// proxy")], cfg.warnings
+    assert parse(with_proxy(base_config, {"httpsProxy": PROXY})).warnings == ()
+    off = set_key(with_proxy(base_config, {"httpsProxy": "https://proxy.corp.example:443"}), "access", {"ssm": False})
+    assert parse(off).warnings == ()

@@ -24,7 +24,15 @@ from .rke2_config import (
     rke2_config,
     rke2_config_yaml,
 )
-from .scripts import BOOTSTRAP_PATH, SYNC_INTERVAL, SYNC_PATH, manifest_sync_script, rke2_boot_script, rke_boot_script
+from .scripts import (
+    BOOTSTRAP_PATH,
+    SSM_AGENT_UNIT,
+    SYNC_INTERVAL,
+    SYNC_PATH,
+    manifest_sync_script,
+    rke2_boot_script,
+    rke_boot_script,
+)
 
 
 def _hostname(node: PlannedNode) -> dict[str, Any]:
@@ -76,6 +84,7 @@ def rke2_user_data(node: PlannedNode, boot: Rke2Boot) -> str:
         kind = "server" if node.pool.is_server else "agent"
         files.append({"path": f"{RKE2_ENVIRONMENT_DIR}/rke2-{kind}", "permissions": "0644",
                       "content": boot.proxy.rke2_environment()})
+        files += _ssm_agent_proxy(boot.proxy)
     if node.pool.is_server and boot.cis_profile:
         files += [
             {"path": PSA_CONFIG_PATH, "permissions": "0600", "content": dump_yaml(PSA_CONFIG)},
@@ -131,6 +140,14 @@ def raw_size(encoded: str) -> int:
 
 RKE2_ENVIRONMENT_DIR = "/etc/default"
 DOCKER_PROXY_DROP_IN = "/etc/systemd/system/docker.service.d/http-proxy.conf"
+# The SSM agent (Session Manager) is a Go program and reads the same variables from its unit's environment.
+SSM_AGENT_PROXY_DROP_IN = f"/etc/systemd/system/{SSM_AGENT_UNIT}.d/http-proxy.conf"
+
+
+def _ssm_agent_proxy(proxy: ProxyEnv | None) -> list[dict[str, str]]:
+    if proxy is None:
+        return []
+    return [{"path": SSM_AGENT_PROXY_DROP_IN, "permissions": "0644", "content": proxy.systemd_drop_in()}]
 
 
 def rke_user_data(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None) -> str:
@@ -143,8 +160,9 @@ def rke_user_data(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = Non
         "write_files": [
             {"path": "/etc/modules-load.d/rke.conf", "content": modules},
             {"path": "/etc/sysctl.d/90-rke.conf", "content": sysctl},
-            *([{"path": DOCKER_PROXY_DROP_IN, "permissions": "0644", "content": proxy.docker_drop_in()}]
+            *([{"path": DOCKER_PROXY_DROP_IN, "permissions": "0644", "content": proxy.systemd_drop_in()}]
               if proxy is not None else []),
+            *_ssm_agent_proxy(proxy),
             {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke_boot_script(node, ssh_user, proxy)},
         ],
         "runcmd": [[BOOTSTRAP_PATH]],

@@ -85,6 +85,20 @@ _SYNC_SH = fragment("sync")
 _RKE_SH = fragment("rke")
 
 
+_PROXY_SH = fragment("proxy")
+
+
+# The SSM agent's unit on Ubuntu (installed as a snap); its proxy drop-in is cloud_init.SSM_AGENT_PROXY_DROP_IN.
+SSM_AGENT_UNIT = "snap.amazon-ssm-agent.amazon-ssm-agent.service"
+
+
+def _proxy_step(proxy: ProxyEnv | None) -> tuple[dict[str, str], tuple[str, ...]]:
+    """A boot script's settings and body for the proxy: the SSM agent restarted with its drop-in."""
+    if proxy is None:
+        return {}, ()
+    return {"SSM_AGENT_UNIT": SSM_AGENT_UNIT}, (_PROXY_SH,)
+
+
 IMDS_URL = "http://169.254.169.254/latest"
 
 
@@ -152,8 +166,9 @@ def rke2_boot_script(node: PlannedNode, boot: Rke2Boot) -> str:
         "SYNC": SYNC_PATH,
         "WORK": "/var/lib/rke-aws",
     }
-    return _script("RKE2 node bootstrap: tokens, init-or-join, install, start", settings, _RETRY_SH, _SSM_SH,
-                   'mkdir -p "$ROOT$WORK"\n', _RKE2_SH, proxy=boot.proxy)
+    proxy_settings, proxy_step = _proxy_step(boot.proxy)
+    return _script("RKE2 node bootstrap: tokens, init-or-join, install, start", {**settings, **proxy_settings},
+                   _RETRY_SH, *proxy_step, _SSM_SH, 'mkdir -p "$ROOT$WORK"\n', _RKE2_SH, proxy=boot.proxy)
 
 
 def manifest_sync_script(boot: Rke2Boot) -> str:
@@ -183,5 +198,7 @@ def rke_boot_script(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = N
         # it is installed, in case the package started it before systemd read the drop-in.
         "DOCKER_PROXY": "yes" if proxy is not None else "no",
     }
-    return _script("RKE1 node bootstrap: kernel settings and the Docker engine RKE supports", settings,
-                   _RETRY_SH, 'mkdir -p "$ROOT$WORK"\n', _RKE_SH, proxy=proxy)
+    proxy_settings, proxy_step = _proxy_step(proxy)
+    return _script("RKE1 node bootstrap: kernel settings and the Docker engine RKE supports",
+                   {**settings, **proxy_settings}, _RETRY_SH, *proxy_step, 'mkdir -p "$ROOT$WORK"\n', _RKE_SH,
+                   proxy=proxy)

@@ -59,8 +59,8 @@ class ProxyEnv:
         lines = [f"{k}={v}" for k, v in upper.items()] + [f"CONTAINERD_{k}={v}" for k, v in upper.items()]
         return "".join(line + "\n" for line in lines)
 
-    def docker_drop_in(self) -> str:
-        """/etc/systemd/system/docker.service.d/http-proxy.conf."""
+    def systemd_drop_in(self) -> str:
+        """A unit's drop-in with the variables: Docker's (RKE1), the SSM agent's."""
         return "[Service]\n" + "".join(f'Environment="{k}={v}"\n' for k, v in self.variables().items())
 
     def pod_env(self) -> list[dict[str, Any]]:

@@ -947,6 +947,11 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
     tags = _parse_tags(p, values.get("tags"))
     backup = _parse_etcd_backup(p, values.get("etcdBackup"), region)
     proxy = _parse_proxy(p, values.get("proxy"))
+    if proxy and access.ssm and any(u.startswith("https://") for u in (proxy.http_proxy, proxy.https_proxy)):
+        # AWS Systems Manager User Guide, "Configure SSM Agent to use a proxy on Linux nodes".
+        warnings.append(f"{NAMESPACE}:proxy: an https:// proxy, which Session Manager does not support (AWS "
+                        "Systems Manager User Guide, \"Configure SSM Agent to use a proxy\"): access.ssm sessions may "
+                        "fail; the boot, RKE2 and the CCM are not affected")
     addons = p.check(model.Addons, values.get("addons"), ("addons",))
     endpoint = p.check(model.ControlPlane, values.get("controlPlane"), ("controlPlane",)).endpoint
     _check_rule_quota(p, access, endpoint, distribution)
