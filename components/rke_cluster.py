@@ -73,7 +73,7 @@ class RkeCluster(pulumi.ComponentResource):
         etcd_only = rke2 and any(pool.is_etcd and not pool.is_controlplane and pool.count for pool in cfg.node_pools)
         manifest_install = cfg.ccm.install == "manifest"
         values = ccm_values.helm_values(cfg.distribution, cfg.node_pools, cfg.ccm.leader_migration,
-                                        cfg.ccm.extra_args, cluster.ccm_image)
+                                        cfg.ccm.extra_args, cluster.ccm_image, cluster.proxy)
 
         network = Network(name, NetworkArgs(
             cluster_id=cfg.cluster_id, network=cfg.network, subnets=cluster.subnets, extra_tags=cfg.tags,
@@ -114,7 +114,7 @@ class RkeCluster(pulumi.ComponentResource):
         ebs_values = None
         ebs_credentials = None
         if cluster.ebs_csi:
-            ebs_values = ebs_csi.values(cfg.distribution, cfg.node_pools, cfg.cluster_id, cfg.region)
+            ebs_values = ebs_csi.values(cfg.distribution, cfg.node_pools, cfg.cluster_id, cfg.region, cluster.proxy)
         if cluster.ebs_csi or cluster.keep_ebs_credentials:
             # Its own IAM user: the node roles stay out of reach of pods (hop limit 1; ebs_csi.py). Kept while
             # the servers may still run the driver with its key (an uninstall from manifests in progress).
@@ -208,6 +208,7 @@ class RkeCluster(pulumi.ComponentResource):
                 cis_profile=rke2_config.cis_profile(cfg.kubernetes_version) if cfg.hardening == "cis" else None,
                 kubeconfig_parameter=published.parameter_name if published else None,
                 kubeconfig_key=kubeconfig_key_alias(cfg.cluster_id) if published else None,
+                proxy=cluster.proxy,
             )
 
         nodes = Nodes(name, NodesArgs(
@@ -230,6 +231,7 @@ class RkeCluster(pulumi.ComponentResource):
             etcd_s3=etcd_s3,
             protect_servers=cfg.protect_servers,
             extra_tags=cfg.tags,
+            proxy=cluster.proxy,
         ), child)
 
         if join_token is None:
@@ -308,6 +310,9 @@ class RkeCluster(pulumi.ComponentResource):
         out["controlPlaneEndpointType"] = cfg.endpoint
         out["ebsCsi"] = cluster.ebs_csi
         out["hardening"] = cfg.hardening
+        if cluster.proxy is not None:
+            # What new nodes boot with; the next update compares (plan.proxy_warnings).
+            out["proxy"] = cluster.proxy.variables()
         if cluster.backup:
             out["etcdSnapshotLocation"] = f"s3://{cluster.backup.bucket}/{cluster.backup.folder}"
             out["etcdBucketManaged"] = cluster.backup.created

@@ -21,7 +21,9 @@ from .harness import Registration
 MASK = "****"
 # Inputs holding JSON documents (IAM policies) that are shown parsed.
 JSON_INPUTS = ("policy", "assumeRolePolicy")
-ASSIGNMENT = re.compile(r"^([A-Z][A-Z0-9_]*)='(.*)'$")
+# NAME='value' settings, and the proxy variables the header exports (the upper-case ones: the lower-case
+# copies say the same).
+ASSIGNMENT = re.compile(r"^(?:export )?([A-Z][A-Z0-9_]*)='(.*)'$")
 RELEASE = "kubernetes:helm.sh/v3:Release"
 
 

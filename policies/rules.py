@@ -21,10 +21,14 @@ for sg-no-public-admin-union, which judges the union of a group's sources).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import fnmatch
 import functools
+import gzip
 import ipaddress
 import json
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources as importlib_resources
 from typing import Any
@@ -162,6 +166,33 @@ def validate_instance_hop_limit(args: ResourceValidationArgs, report: ReportViol
         report(f"{args.urn}: metadataOptions.httpPutResponseHopLimit is {limit}: every pod on the pod network can "
                f"take the node role's credentials; use {DEFAULT_IMDS_HOP_LIMIT} (the CCM runs on the host network), "
                f"or state why in the instance tag {IMDS_REASON_TAG}")
+
+
+# A proxy URL with credentials (scheme://user[:password]@host) in a proxy variable: user data is readable
+# by anyone allowed ec2:DescribeInstanceAttribute.
+PROXY_CREDENTIALS_RE = re.compile(r"(?i)(?:https?|all)_proxy\s*=\s*['\"]?[a-z][a-z0-9+.-]*://[^\s'\"/@]+@", re.ASCII)
+
+
+def _user_data_text(props: Any) -> str | None:
+    encoded, known = _known(props, "userDataBase64")
+    if known and isinstance(encoded, str):
+        try:
+            raw = base64.b64decode(encoded, validate=True)
+            return (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode("utf-8", "replace")
+        except (binascii.Error, OSError, EOFError):
+            return None
+    text, known = _known(props, "userData")
+    return text if known and isinstance(text, str) else None
+
+
+def validate_instance_user_data_no_proxy_credentials(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != INSTANCE:
+        return
+    text = _user_data_text(args.props)
+    if text is not None and PROXY_CREDENTIALS_RE.search(text):
+        report(f"{args.urn}: the user data sets a proxy URL with credentials (user:password@); anyone allowed "
+               "ec2:DescribeInstanceAttribute reads user data in plain text: let the proxy admit the cluster by "
+               "source address instead")
 
 
 def validate_instance_root_encrypted(args: ResourceValidationArgs, report: ReportViolation) -> None:
@@ -694,6 +725,9 @@ INSTANCE_POLICIES = [
               validate_instance_one_cluster_tag),
     _resource("instance-profile-attached", "EC2 instances have an IAM instance profile.",
               validate_instance_profile),
+    _resource("instance-user-data-no-proxy-credentials",
+              "EC2 user data sets no proxy URL with credentials (user data is readable with DescribeInstanceAttribute).",
+              validate_instance_user_data_no_proxy_credentials),
 ]
 
 SECURITY_GROUP_POLICIES = [

@@ -208,9 +208,33 @@ INSTANCE_PLANTS = [
                                                            if not k.startswith("kubernetes.io/cluster/")})),
     ("instance-profile-attached", lambda p: p.pop("iamInstanceProfile")),
     ("instance-profile-attached", lambda p: p.update(iamInstanceProfile="")),
+    # A hand-edited program (or an old one) putting proxy credentials where DescribeInstanceAttribute shows them.
+    ("instance-user-data-no-proxy-credentials", lambda p: _with_user_data(p, "export https_proxy='http://u:pw@proxy:3128'")),
+    ("instance-user-data-no-proxy-credentials", lambda p: _with_user_data(p, 'Environment="HTTPS_PROXY=https://user@p:1"')),
+    ("instance-user-data-no-proxy-credentials", lambda p: _with_user_data(p, "HTTP_PROXY=http://a:b@p:1", plain=True)),
     ("instance-servers-on-demand", lambda p: (p["tags"].update({"rke-aws/roles": "controlplane,etcd"}),
                                               p.update(instanceMarketOptions={"marketType": "spot"}))),
 ]
+
+
+def _with_user_data(props: dict, line: str, plain: bool = False) -> None:
+    """Append a line to the instance's user data, re-encoded as the program encodes it (or as plain userData)."""
+    from components.node import cloud_init
+    from offline.review import decode_user_data
+    text = decode_user_data(props) + "\n# " + line + "\n"
+    props.pop("userDataBase64", None)
+    if plain:
+        props["userData"] = text
+    else:
+        props["userDataBase64"] = cloud_init.encode_user_data(text)
+
+
+def test_a_proxy_without_credentials_passes_the_user_data_rule():
+    reg = registrations("rke2-proxy", rules.INSTANCE)[0]
+    assert "proxy.corp.example:3128" in __import__("offline.review", fromlist=["x"]).decode_user_data(reg.inputs)
+    props = copy.deepcopy(reg.inputs)
+    _with_user_data(props, "export NO_PROXY='user@example.com,10.0.0.0/8' # a mail address is no URL")
+    assert not run_resource_policy(POLICY["instance-user-data-no-proxy-credentials"], reg.type, reg.urn, props)
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -331,6 +331,15 @@ AGREEMENT = {
                      ("needs RKE2's manifests directory",)),
     "protectServers": (_in("rke-aws:protectServers"), bools(), {}, ()),
     "endpoint": (_in("rke-aws:controlPlane", "endpoint"), texts_like(r"dns|nlb|alb"), {}, ()),
+    "httpProxy": (_in("rke-aws:proxy", "httpProxy"), texts_like(
+        r"(https?|HTTP|socks5)://([a-z0-9.-]{0,12}|[0-9.]{7,16}|u:p@[a-z]{1,5})(:[0-9]{0,6})?(/[a-z?#]{0,3})?",
+        "http://p:3128", "http://p:65536", "http://p:0", "http://1.2.3.4:80", "http://999.1.1.1:80", "http://p:3128\n",
+        "http://-p:1", "http://p.:1", "https://p:443/", "http://p:08"), {}, ()),
+    "httpsProxy": (_in("rke-aws:proxy", "httpsProxy"), texts_like(r"https?://[a-z0-9.:@ -]{0,16}", "http://p:3128"), {}, ()),
+    "noProxy": (_in("rke-aws:proxy", "noProxy", 0), texts_like(
+        r"\*?\.?[a-z0-9.-]{0,12}(:[0-9]{1,5})?|[0-9.]{7,15}(/[0-9]{1,2})?", "*", "*.x", ".x", "10.0.0.0/8", "10.1.0.0/8",
+        "1.2.3.4", "x.example:80", "a,b", " x"),
+        {"rke-aws:proxy": {"httpsProxy": "http://proxy:3128", "noProxy": ["first.example"]}}, ("is already listed as",)),
 }
 
 

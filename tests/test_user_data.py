@@ -111,6 +111,30 @@ LONGEST_FOLDER = "/".join(["f" * 49] * 4)  # 199 of the model's 200
 LONGEST_REGIONS = ("ap-southeast-5", "us-gov-west-1", "cn-northwest-1")
 
 
+def _incompressible(seed: str, n: int) -> str:
+    """`n` characters of a-f0-9 that gzip cannot shorten much (hex of hashes)."""
+    import hashlib
+    out = ""
+    while len(out) < n:
+        out += hashlib.sha256(f"{seed}{len(out)}".encode()).hexdigest()
+    return out[:n]
+
+
+def _longest_host(seed: str) -> str:
+    # 253 characters, labels of at most 63 (the model's host rule), none all digits.
+    labels = ["h" + _incompressible(f"{seed}{i}", 62) for i in range(3)] + ["h" + _incompressible(f"{seed}3", 60)]
+    return ".".join(labels)
+
+
+# The longest proxy the model allows: two different 253-character hosts with 5-digit ports, and
+# noProxy at its joined limit in 32 entries that do not compress.
+WORST_PROXY = json.dumps({
+    "httpProxy": f"https://{_longest_host('http')}:65535/",
+    "httpsProxy": f"https://{_longest_host('https')}:65534/",
+    "noProxy": ["h" + _incompressible(f"np{i}", 62) for i in range(31)] + ["h" + _incompressible("np31", 61) + ".x"],
+})
+
+
 def worst_rke2(region: str, servers: int = config.MAX_ETCD_MEMBERS, workers: int = 2) -> dict[str, str]:
     return {
         "aws:region": region,
@@ -124,6 +148,7 @@ def worst_rke2(region: str, servers: int = config.MAX_ETCD_MEMBERS, workers: int
         "rke-aws:ccm": json.dumps({"install": "manifest"}),
         "rke-aws:hardening": "cis",
         "rke-aws:etcdBackup": json.dumps({"bucket": LONGEST_BUCKET, "folder": LONGEST_FOLDER}),
+        "rke-aws:proxy": WORST_PROXY,
     }
 
 
@@ -150,13 +175,22 @@ def worst_rke(region: str) -> dict[str, str]:
             {"name": "s" * 31, "roles": ["controlplane", "etcd"], "count": config.MAX_ETCD_MEMBERS},
             {"name": "w" * 31, "roles": ["worker"], "count": 2}]),
         "rke-aws:etcdBackup": json.dumps({"bucket": LONGEST_BUCKET, "folder": LONGEST_FOLDER}),
+        "rke-aws:proxy": WORST_PROXY,
     }
+
+
+def test_the_worst_proxy_is_at_the_models_limits():
+    from components.settings import model
+    proxy = json.loads(WORST_PROXY)
+    assert len(proxy["noProxy"]) == model.MAX_NO_PROXY_ITEMS
+    assert len(",".join(proxy["noProxy"])) == model.MAX_NO_PROXY_CHARS
+    assert all(len(u.split("//")[1].split(":")[0]) == 253 for u in (proxy["httpProxy"], proxy["httpsProxy"]))
 
 
 @pytest.mark.parametrize("region", LONGEST_REGIONS)
 @pytest.mark.parametrize("build", [worst_rke2, worst_rke2_split, worst_rke], ids=["rke2", "rke2-split", "rke"])
 def test_the_worst_case_the_model_allows_fits_with_margin(build, region):
-    """Longest cluster ID, manifest mode, CIS, snapshots with the longest bucket and folder, the NLB,
+    """Longest cluster ID, manifest mode, CIS, snapshots with the longest bucket and folder, the longest proxy, the NLB,
     every partition, the most servers (the etcd limit) and the longest names: the raw payload stays
     under EC2's limit with a quarter of it to spare. The number of workers is not in any node's user
     data (test below), so more workers cannot make it larger."""

@@ -15,6 +15,7 @@ import pulumi_aws as aws
 from ..node import cloud_init, rke1_cluster, rke2_config
 from ..plan import snapshots
 from ..plan.nodes import PlannedNode
+from ..plan.proxy import ProxyEnv
 from ..settings import tags
 
 ROOT_VOLUME_TYPE = "gp3"
@@ -68,6 +69,7 @@ class NodesArgs:
     api_endpoint: str | None = None  # RKE1: in cluster.yml's authentication.sans
     etcd_s3: snapshots.EtcdS3 | None = None  # RKE1: cluster.yml's etcd backup_config
     protect_servers: bool = False
+    proxy: ProxyEnv | None = None  # RKE1: Docker's environment (RKE2's is in `rke2`)
     extra_tags: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -186,6 +188,6 @@ class Nodes(pulumi.ComponentResource):
     @staticmethod
     def _user_data(node: PlannedNode, args: NodesArgs) -> str:
         if args.distribution == "rke":
-            return cloud_init.rke_user_data(node, args.ssh_user)
+            return cloud_init.rke_user_data(node, args.ssh_user, args.proxy)
         assert args.rke2 is not None
         return cloud_init.rke2_user_data(node, args.rke2)

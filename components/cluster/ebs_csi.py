@@ -31,6 +31,7 @@ import pulumi_kubernetes as k8s
 from ..aws import iam_policies as iam_policy
 from ..plan.ccm_values import control_plane_tolerations, node_selector
 from ..plan.cluster_documents import EBS_CSI, dump_yaml
+from ..plan.proxy import ProxyEnv
 from ..settings import tags
 from ..settings.config import NodePool
 from . import charts
@@ -58,8 +59,11 @@ def controller_tolerations(distribution: str, pools: Iterable[NodePool]) -> list
     return control_plane_tolerations(distribution, pools) + [dict(t) for t in CHART_CONTROLLER_TOLERATIONS]
 
 
-def values(distribution: str, pools: Iterable[NodePool], cluster_id: str, region: str) -> dict[str, Any]:
-    return {
+def values(distribution: str, pools: Iterable[NodePool], cluster_id: str, region: str,
+           proxy: ProxyEnv | None = None) -> dict[str, Any]:
+    """`proxy`: the controller's calls to EC2 go through it (the chart's `proxy` value sets HTTP_PROXY,
+    HTTPS_PROXY and NO_PROXY on the controller and node containers)."""
+    out: dict[str, Any] = {
         "awsAccessSecret": dict(CREDENTIALS_SECRET),
         "controller": {
             "region": region,  # no metadata look-up for the region
@@ -70,6 +74,9 @@ def values(distribution: str, pools: Iterable[NodePool], cluster_id: str, region
         "node": {"hostNetwork": True, "tolerateAllTaints": True},
         "storageClasses": [dict(DEFAULT_STORAGE_CLASS)],
     }
+    if proxy is not None:
+        out["proxy"] = proxy.ebs_csi_values()
+    return out
 
 
 def credentials_secret_manifest(key_id: str, secret: str) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..plan.cluster_documents import dump_yaml
 from ..plan.nodes import PlannedNode
+from ..plan.proxy import ProxyEnv
 from .rke1_cluster import RKE_KERNEL_MODULES, RKE_SYSCTLS
 from .rke2_config import (
     AUDIT_POLICY,
@@ -23,7 +24,15 @@ from .rke2_config import (
     rke2_config,
     rke2_config_yaml,
 )
-from .scripts import BOOTSTRAP_PATH, SYNC_INTERVAL, SYNC_PATH, manifest_sync_script, rke2_boot_script, rke_boot_script
+from .scripts import (
+    BOOTSTRAP_PATH,
+    SSM_AGENT_UNIT,
+    SYNC_INTERVAL,
+    SYNC_PATH,
+    manifest_sync_script,
+    rke2_boot_script,
+    rke_boot_script,
+)
 
 
 def _hostname(node: PlannedNode) -> dict[str, Any]:
@@ -70,6 +79,12 @@ def rke2_user_data(node: PlannedNode, boot: Rke2Boot) -> str:
         {"path": RKE2_CONFIG_PATH, "permissions": "0600", "content": rke2_config_yaml(rke2_config(node, boot))},
         {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke2_boot_script(node, boot)},
     ]
+    if boot.proxy is not None:
+        # Read by the RKE2 unit at start (EnvironmentFile=-/etc/default/%N): written before the install.
+        kind = "server" if node.pool.is_server else "agent"
+        files.append({"path": f"{RKE2_ENVIRONMENT_DIR}/rke2-{kind}", "permissions": "0644",
+                      "content": boot.proxy.rke2_environment()})
+        files += _ssm_agent_proxy(boot.proxy)
     if node.pool.is_server and boot.cis_profile:
         files += [
             {"path": PSA_CONFIG_PATH, "permissions": "0600", "content": dump_yaml(PSA_CONFIG)},
@@ -123,8 +138,21 @@ def raw_size(encoded: str) -> int:
     return len(base64.b64decode(encoded, validate=True))
 
 
-def rke_user_data(node: PlannedNode, ssh_user: str) -> str:
-    """cloud-init for an RKE1 node: hostname, kernel settings, a Docker engine RKE supports."""
+RKE2_ENVIRONMENT_DIR = "/etc/default"
+DOCKER_PROXY_DROP_IN = "/etc/systemd/system/docker.service.d/http-proxy.conf"
+# The SSM agent (Session Manager) is a Go program and reads the same variables from its unit's environment.
+SSM_AGENT_PROXY_DROP_IN = f"/etc/systemd/system/{SSM_AGENT_UNIT}.d/http-proxy.conf"
+
+
+def _ssm_agent_proxy(proxy: ProxyEnv | None) -> list[dict[str, str]]:
+    if proxy is None:
+        return []
+    return [{"path": SSM_AGENT_PROXY_DROP_IN, "permissions": "0644", "content": proxy.systemd_drop_in()}]
+
+
+def rke_user_data(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None) -> str:
+    """cloud-init for an RKE1 node: hostname, kernel settings, a Docker engine RKE supports (with the
+    proxy in its unit's environment: docs.docker.com/engine/daemon/proxy, "systemd unit file")."""
     sysctl = "".join(f"{k} = {v}\n" for k, v in RKE_SYSCTLS.items())
     modules = "".join(f"{m}\n" for m in RKE_KERNEL_MODULES)
     doc = {
@@ -132,7 +160,10 @@ def rke_user_data(node: PlannedNode, ssh_user: str) -> str:
         "write_files": [
             {"path": "/etc/modules-load.d/rke.conf", "content": modules},
             {"path": "/etc/sysctl.d/90-rke.conf", "content": sysctl},
-            {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke_boot_script(node, ssh_user)},
+            *([{"path": DOCKER_PROXY_DROP_IN, "permissions": "0644", "content": proxy.systemd_drop_in()}]
+              if proxy is not None else []),
+            *_ssm_agent_proxy(proxy),
+            {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke_boot_script(node, ssh_user, proxy)},
         ],
         "runcmd": [[BOOTSTRAP_PATH]],
     }

@@ -12,6 +12,7 @@ from typing import Any
 from ..plan.cluster_documents import dump_yaml
 from ..plan.names import RKE2_SUPERVISOR_PORT
 from ..plan.nodes import PlannedNode
+from ..plan.proxy import ProxyEnv
 from ..plan.snapshots import EtcdS3, etcd_s3_keys
 from ..settings.versions import rke2_patch_at_least
 
@@ -73,6 +74,7 @@ class Rke2Boot:
     cis_profile: str | None = None  # RKE2's CIS profile name for the installed version, or None
     kubeconfig_parameter: str | None = None  # where the initialising server publishes the admin kubeconfig
     kubeconfig_key: str | None = None  # the KMS key it is encrypted with
+    proxy: ProxyEnv | None = None  # `proxy`: the boot scripts' and RKE2's environment
 
 
 # Written on servers with hardening: cis (RKE2's CIS profile enforces restricted Pod Security with

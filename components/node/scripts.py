@@ -10,6 +10,7 @@ from typing import Any
 
 from ..plan.names import KUBE_API_PORT, RKE2_SUPERVISOR_PORT
 from ..plan.nodes import PlannedNode
+from ..plan.proxy import ProxyEnv
 from ..settings import versions
 from .rke1_cluster import RKE_KERNEL_MODULES
 from .rke2_config import (
@@ -84,6 +85,20 @@ _SYNC_SH = fragment("sync")
 _RKE_SH = fragment("rke")
 
 
+_PROXY_SH = fragment("proxy")
+
+
+# The SSM agent's unit on Ubuntu (installed as a snap); its proxy drop-in is cloud_init.SSM_AGENT_PROXY_DROP_IN.
+SSM_AGENT_UNIT = "snap.amazon-ssm-agent.amazon-ssm-agent.service"
+
+
+def _proxy_step(proxy: ProxyEnv | None) -> tuple[dict[str, str], tuple[str, ...]]:
+    """A boot script's settings and body for the proxy: the SSM agent restarted with its drop-in."""
+    if proxy is None:
+        return {}, ()
+    return {"SSM_AGENT_UNIT": SSM_AGENT_UNIT}, (_PROXY_SH,)
+
+
 IMDS_URL = "http://169.254.169.254/latest"
 
 
@@ -95,7 +110,7 @@ INSTALL_RKE2_URL = "https://get.rke2.io"
 GENERATOR = "components/bootstrap.py"
 
 
-def _script(purpose: str, settings: Mapping[str, Any], *bodies: str) -> str:
+def _script(purpose: str, settings: Mapping[str, Any], *bodies: str, proxy: ProxyEnv | None = None) -> str:
     fixed = {
         # Tests run the script against a scratch directory and a short budget; nodes never set these.
         "ROOT": "${RKE_AWS_ROOT:-}",
@@ -108,6 +123,8 @@ def _script(purpose: str, settings: Mapping[str, Any], *bodies: str) -> str:
         "set -eu\n"
         + "".join(f'{k}="{v}"\n' for k, v in fixed.items())
         + _assignments(settings)
+        # Every download and SSM call, and what they start (RKE2's and Docker's install scripts, apt).
+        + ("".join(f"export {k}={_quote(v)}\n" for k, v in proxy.shell_variables().items()) if proxy else "")
         + "".join(bodies)
     )
 
@@ -149,8 +166,9 @@ def rke2_boot_script(node: PlannedNode, boot: Rke2Boot) -> str:
         "SYNC": SYNC_PATH,
         "WORK": "/var/lib/rke-aws",
     }
-    return _script("RKE2 node bootstrap: tokens, init-or-join, install, start", settings, _RETRY_SH, _SSM_SH,
-                   'mkdir -p "$ROOT$WORK"\n', _RKE2_SH)
+    proxy_settings, proxy_step = _proxy_step(boot.proxy)
+    return _script("RKE2 node bootstrap: tokens, init-or-join, install, start", {**settings, **proxy_settings},
+                   _RETRY_SH, *proxy_step, _SSM_SH, 'mkdir -p "$ROOT$WORK"\n', _RKE2_SH, proxy=boot.proxy)
 
 
 def manifest_sync_script(boot: Rke2Boot) -> str:
@@ -165,10 +183,10 @@ def manifest_sync_script(boot: Rke2Boot) -> str:
                                         "WithDecryption": True}),
     }
     return _script("Mirror this cluster's manifests from SSM into RKE2's manifests directory", settings,
-                   _RETRY_SH, _SSM_SH, _SYNC_SH)
+                   _RETRY_SH, _SSM_SH, _SYNC_SH, proxy=boot.proxy)
 
 
-def rke_boot_script(node: PlannedNode, ssh_user: str) -> str:
+def rke_boot_script(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None) -> str:
     settings = {
         "NODE_NAME": node.name,
         "DOCKER_VERSION": versions.RKE_DOCKER_VERSION,
@@ -176,6 +194,11 @@ def rke_boot_script(node: PlannedNode, ssh_user: str) -> str:
         "KERNEL_MODULES": " ".join(RKE_KERNEL_MODULES),
         "SSH_USER": ssh_user,
         "WORK": "/var/lib/rke-aws",
+        # Docker's unit got the proxy from its drop-in (cloud_init.DOCKER_PROXY_DROP_IN): restarted once
+        # it is installed, in case the package started it before systemd read the drop-in.
+        "DOCKER_PROXY": "yes" if proxy is not None else "no",
     }
-    return _script("RKE1 node bootstrap: kernel settings and the Docker engine RKE supports", settings,
-                   _RETRY_SH, 'mkdir -p "$ROOT$WORK"\n', _RKE_SH)
+    proxy_settings, proxy_step = _proxy_step(proxy)
+    return _script("RKE1 node bootstrap: kernel settings and the Docker engine RKE supports",
+                   {**settings, **proxy_settings}, _RETRY_SH, *proxy_step, 'mkdir -p "$ROOT$WORK"\n', _RKE_SH,
+                   proxy=proxy)

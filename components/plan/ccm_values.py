@@ -23,6 +23,7 @@ from typing import Any
 
 from ..settings.config import NodePool
 from .cluster_documents import dump_yaml
+from .proxy import ProxyEnv
 
 UNINITIALIZED_TAINT_KEY = "node.cloudprovider.kubernetes.io/uninitialized"
 
@@ -130,10 +131,11 @@ def image_values(image: str) -> dict[str, str]:
 
 
 def helm_values(distribution: str, pools: Iterable[NodePool], leader_migration: bool,
-                extra_args: Iterable[str], image: str) -> CcmValues:
+                extra_args: Iterable[str], image: str, proxy: ProxyEnv | None = None) -> CcmValues:
     """`image`: the CCM image for the cluster's Kubernetes minor (versions.CCM_IMAGE_TAGS, or
     ccm.image); the chart's default image (v1.35.0) would be newer than most clusters, which the
-    version-skew policy forbids."""
+    version-skew policy forbids. `proxy`: the CCM's calls to AWS go through it (chart 0.0.11's `env`,
+    which templates/daemonset.yaml puts on the container as given)."""
     pools = list(pools)
     values = {
         "image": image_values(image),
@@ -144,6 +146,8 @@ def helm_values(distribution: str, pools: Iterable[NodePool], leader_migration: 
         "tolerations": tolerations(distribution, pools),
         "clusterRoleRules": cluster_role_rules(),
     }
+    if proxy is not None:
+        values["env"] = proxy.pod_env()
     nulls = None
     if distribution == "rke":
         nulls = {"nodeSelector": {CHART_DEFAULT_SELECTOR_KEY: None}}

@@ -165,6 +165,9 @@ class Previous:
     version_assumed: bool = False  # kubernetesVersionAssumed: kubernetesVersionConfirmed is an assumption
     security_group_id: str | None = None  # securityGroupId: the node security group
     vpc_id: str | None = None  # vpcId
+    # proxy: HTTP_PROXY, HTTPS_PROXY and NO_PROXY the nodes booted with last (None: no proxy, or outputs
+    # from before the option existed, whose nodes had none)
+    proxy: Mapping[str, str] | None = None
 
     @classmethod
     def from_outputs(cls, outputs: Mapping[str, Any]) -> Previous | None:
@@ -245,6 +248,7 @@ class Previous:
             has_agent_token=bool(_known(outputs.get("rke2AgentTokenParameter"))),
             ebs_csi=bool(outputs["ebsCsi"]) if outputs.get("ebsCsi") is not None else None,
             hardening=outputs.get("hardening"),
+            proxy=dict(outputs["proxy"]) if isinstance(outputs.get("proxy"), Mapping) and outputs["proxy"] else None,
             has_kubeconfig_parameter=bool(_known(outputs.get("rke2KubeconfigParameter"))),
             # ccmReleaseStatus: stacks deployed before installedInCluster existed
             has_cluster_releases=bool(outputs.get("installedInCluster")) or outputs.get("ccmReleaseStatus") is not None,

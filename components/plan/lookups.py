@@ -196,3 +196,17 @@ def _collect(problems: list[str], key: str, what: str, fix: str, call: Callable[
     except ConfigError as err:
         problems += err.problems
         return None
+
+
+def vpc_cidrs(cfg: StackConfig) -> tuple[str, ...]:
+    """The VPC's IPv4 CIDR blocks, for NO_PROXY: the configured one, or a brought VPC's primary and
+    associated blocks (looked up only when a proxy is configured)."""
+    if cfg.proxy is None:
+        return ()
+    if not cfg.network.bring_your_own:
+        return (cfg.network.vpc_cidr,) if cfg.network.vpc_cidr else ()
+    vpc = _looked_up("rke-aws:network.vpcId", f"looking up the CIDR blocks of '{cfg.network.vpc_id}' for proxy.noProxy",
+                     "check the VPC ID", lambda: aws.ec2.get_vpc(id=cfg.network.vpc_id))
+    blocks = [vpc.cidr_block] + [a.cidr_block for a in (vpc.cidr_block_associations or [])
+                                 if getattr(a, "state", "associated") in (None, "associated")]
+    return tuple(dict.fromkeys(b for b in blocks if b))

@@ -60,6 +60,7 @@ from .lookups import (
     _route_table,
     _zones,
     published_kubeconfig_problem,
+    vpc_cidrs,
 )
 from .names import (
     ADMIN_PORTS,
@@ -72,6 +73,7 @@ from .names import (
 )
 from .network import PlannedSubnet, plan_subnets
 from .nodes import CapacityError, PlannedNode, plan_nodes
+from .proxy import ProxyEnv, proxy_env
 from .snapshots import EtcdS3, etcd_s3_keys
 
 
@@ -103,6 +105,7 @@ class ClusterPlan:
     # Admin rules of a stack whose state still names them by list position: child name -> the name
     # the existing rule for that CIDR and port has in the state (admin_rule_aliases).
     admin_aliases: Mapping[str, str] = field(default_factory=dict)
+    proxy: ProxyEnv | None = None  # `proxy`, with what always bypasses it (plan/proxy.py)
 
     @property
     def server_ips(self) -> tuple[str, ...]:
@@ -347,7 +350,8 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     problems += allow_uninstall_problems(cfg, previous, in_cluster)
     problems += cluster_network_problems(cfg, subnets) if found else []
     image, notes = ccm_image(cfg, previous, vstate)
-    problems += manifest_size_problems(cfg, image)
+    proxy = proxy_env(cfg.proxy, vpc_cidrs(cfg), endpoint_name(cfg.cluster_id))
+    problems += manifest_size_problems(cfg, image, proxy)
     archs, known_types = pool_architectures(cfg)
     problems += architecture_problems(cfg, archs)
     try:
@@ -369,7 +373,8 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
                                     cfg.distribution, _snapshot_steps(cfg, backup))
     return ClusterPlan(tuple(azs), tuple(subnets), tuple(nodes), {p: i.id for p, i in default_images.items()}, previous,
                        image, _observed_notes(observed, previous) + notes + more,
-                       warnings=(_hardening_warnings(cfg, previous) + instance_type_warnings(cfg, previous, nodes)
+                       warnings=(_hardening_warnings(cfg, previous) + proxy_warnings(previous, proxy)
+                                 + instance_type_warnings(cfg, previous, nodes)
                                  + machine_warnings
                                  + ((snapshots.warning,) if snapshots.warning else ())
                                  + endpoint_warnings(cfg, previous, subnets, found)
@@ -384,7 +389,9 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
                        version_confirmed=_version_confirmed(cfg, previous, vstate),
                        snapshots=snapshots, manifests=manifests, in_cluster=in_cluster,
                        keep_ebs_credentials=bool(manifests and "ebs-csi" in manifests.removing),
-                       admin_aliases=admin_aliases)
+                       admin_aliases=admin_aliases,
+                       proxy=proxy)
+
 
 
 def admin_rule_aliases(cfg: StackConfig, previous: Previous | None) -> dict[str, str]:
@@ -483,6 +490,24 @@ def _hardening_warnings(cfg: StackConfig, previous: Previous | None) -> tuple[st
     return (f"rke-aws:hardening: {before} -> {cfg.hardening} applies to nodes as they first boot; the running "
             f"{len(previous.nodes)} keep '{before}' until replaced (servers one at a time, then agents: README "
             "'Replacing nodes deliberately'); until then the cluster mixes both",)
+
+
+def proxy_warnings(previous: Previous | None, proxy: ProxyEnv | None) -> tuple[str, ...]:
+    """The proxy is in the user data, read at first boot only (nodes.IGNORED_ON_UPDATE): running nodes keep
+    the one they booted with in RKE2's or Docker's environment and in their boot and manifest-sync
+    scripts; the CCM and the EBS CSI driver take the new one with this update."""
+    before = dict(previous.proxy or {}) if previous else {}
+    now = proxy.variables() if proxy else {}
+    if previous is None or before == now or not previous.nodes:
+        return ()
+    def shown(v: Mapping[str, str]) -> str:
+        return f"{v.get('HTTPS_PROXY')} (NO_PROXY {v.get('NO_PROXY')})" if v else "no proxy"
+    return (f"rke-aws:proxy: {shown(before)} -> {shown(now)} reaches nodes as they first boot; the running "
+            f"{len(previous.nodes)} keep {shown(before)} in /etc/default/rke2-* (RKE2, containerd) or Docker's "
+            "drop-in, and in the manifest sync, until replaced (servers one at a time, then agents: README "
+            "'Replacing nodes deliberately'); keep the old proxy serving until then. The CCM and the EBS CSI "
+            "driver use the new one after this update (manifest mode: once the servers' sync, still through the "
+            "old proxy, has mirrored their manifests)",)
 
 
 def instance_type_warnings(cfg: StackConfig, previous: Previous | None, nodes: Sequence[PlannedNode]) -> tuple[str, ...]:
@@ -1091,7 +1116,7 @@ def rke2_server_size_warning(key: str, instance_type: str, vcpus: int, mib: int,
 ADVANCED_TIER_MAX = 8192
 
 
-def manifest_size_problems(cfg: StackConfig, ccm_image: str) -> list[str]:
+def manifest_size_problems(cfg: StackConfig, ccm_image: str, proxy: ProxyEnv | None = None) -> list[str]:
     """Manifest mode: the CCM's HelmChart manifest becomes one SSM parameter, 4 KB in the Standard
     tier and 8 KB in the Advanced tier (AWS Systems Manager quotas, "Parameter value size"); a larger
     one fails at apply, after the network and roles exist. Rendered here exactly as __main__.py
@@ -1099,14 +1124,17 @@ def manifest_size_problems(cfg: StackConfig, ccm_image: str) -> list[str]:
     if cfg.ccm.install != "manifest":
         return []
     values = ccm_values.helm_values(cfg.distribution, cfg.node_pools, cfg.ccm.leader_migration, cfg.ccm.extra_args,
-                                    ccm_image)
+                                    ccm_image, proxy)
     text = cluster_documents.ccm(cfg.ccm.chart_version).manifest(values.merged_for_manifest(), bootstrap=True)
     size = len(text.encode())
     if size <= ADVANCED_TIER_MAX:
         return []
     extra = sum(len(a.encode()) + 8 for a in cfg.ccm.extra_args)
     return [f"rke-aws:ccm.extraArgs: the CCM manifest (ccm.install manifest) is {size:,} bytes, of which about "
-            f"{extra:,} are ccm.extraArgs and {len(ccm_image)} ccm.image; an SSM parameter holds at most "
+            f"{extra:,} are ccm.extraArgs"
+            + (f", {len(ccm_image)} ccm.image and about {sum(len(v) + 30 for v in proxy.variables().values()):,} the "
+               "proxy (proxy.noProxy)" if proxy else f" and {len(ccm_image)} ccm.image")
+            + f"; an SSM parameter holds at most "
             f"{ADVANCED_TIER_MAX:,} bytes (Advanced tier): use fewer or shorter extraArgs, or ccm.install helm"]
 
 

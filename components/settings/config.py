@@ -51,6 +51,7 @@ CCM_KEYS = model.keys(model.Ccm)
 CONTROL_PLANE_KEYS = model.keys(model.ControlPlane)
 ETCD_BACKUP_KEYS = model.keys(model.EtcdBackup)
 ADDONS_KEYS = model.keys(model.Addons)
+PROXY_KEYS = model.keys(model.Proxy)
 BYO_KEYS = ("vpcId", "publicSubnetIds", "privateSubnetIds")
 CIDR_KEYS = ("vpcCidr", "publicSubnetCidrs", "privateSubnetCidrs", "natGateways")
 # Pulumi.yaml declares these with default "" (its schema cannot express "the stack name" or
@@ -211,6 +212,14 @@ class AddonsConfig:
 
 
 @dataclass(frozen=True)
+class ProxyConfig:
+    """proxy: one URL given stands for both (most proxies take http and CONNECT alike)."""
+    http_proxy: str
+    https_proxy: str
+    no_proxy: tuple[str, ...] = ()  # the user's entries; plan/proxy.py adds the cluster's own
+
+
+@dataclass(frozen=True)
 class StackConfig:
     project: str
     stack: str
@@ -233,6 +242,7 @@ class StackConfig:
     allow_uninstall: bool = False
     # ---- day 2 (history.py): confirmation codes for what the program cannot read from the cluster
     confirm_cluster_state: str | None = None
+    proxy: ProxyConfig | None = None
 
     @property
     def cluster_tag_key(self) -> str:
@@ -542,6 +552,45 @@ def _parse_access(p: _Problems, raw: Any, warnings: list[str]) -> AccessConfig:
                         ssh_key_path=acc.sshKeyPath, ssm=acc.ssm, allow_world_admin=acc.allowWorldAdmin)
 
 
+PROXY_CREDENTIALS = (
+    "holds credentials (user:password@): the proxy URL is written into every node's EC2 user data, which "
+    "anyone allowed ec2:DescribeInstanceAttribute reads in plain text, so this program does not take them; "
+    "let the proxy authorise the cluster by source address (the VPC CIDR or the node security group)")
+
+
+def _parse_proxy(p: _Problems, raw: Any) -> ProxyConfig | None:
+    if raw is None:
+        return None
+    given = isinstance(raw, dict) and any(k in raw for k in ("httpProxy", "httpsProxy"))
+    if isinstance(raw, dict):
+        # Never echoed: a value with credentials must not reach a message or a log.
+        for k in ("httpProxy", "httpsProxy"):
+            if isinstance(raw.get(k), str) and "@" in raw[k]:
+                p.add(f"proxy.{k}", PROXY_CREDENTIALS)
+                raw = {key: v for key, v in raw.items() if key != k}
+    px = p.check(model.Proxy, raw, ("proxy",))
+    seen: dict[str, int] = {}
+    for i, entry in enumerate(px.noProxy):
+        if entry.lower() in seen:
+            p.add(f"proxy.noProxy[{i}]", f"'{entry}' is already listed as proxy.noProxy[{seen[entry.lower()]}]; "
+                                         "list each entry once")
+        seen.setdefault(entry.lower(), i)
+    if len(px.noProxy) > model.MAX_NO_PROXY_ITEMS:
+        p.add("proxy.noProxy", f"lists {len(px.noProxy)} entries; at most {model.MAX_NO_PROXY_ITEMS} (a .domain "
+                               "suffix covers every name under it)")
+    joined = ",".join(px.noProxy)
+    if len(joined) > model.MAX_NO_PROXY_CHARS:
+        p.add("proxy.noProxy", f"is {len(joined)} characters joined; at most {model.MAX_NO_PROXY_CHARS} (it is "
+                               "written into every node's user data, which EC2 limits to 16 KiB)")
+    url = px.httpsProxy or px.httpProxy
+    if url is None:
+        if not given and isinstance(raw, dict):
+            p.add("proxy", "sets no httpProxy or httpsProxy; give the proxy's URL, like "
+                           "{httpsProxy: http://proxy.example.com:3128}, or remove the proxy section")
+        return None
+    return ProxyConfig(http_proxy=px.httpProxy or url, https_proxy=url, no_proxy=tuple(px.noProxy))
+
+
 def node_group_inbound_rules(admin_cidrs: int, endpoint: str, distribution: str | None) -> int:
     """Inbound rules this program puts on the node security group: one for the nodes, two per admin
     CIDR (22 and 6443; security.rule_plans) and, with the NLB endpoint, one per endpoint port
@@ -785,6 +834,14 @@ SECRET_AS_TEXT = ("is encrypted (a `secure:` value, set with --secret), but the 
                   "store it without --secret (`pulumi config set [--path] ...`), or leave it out")
 
 
+# A `secure:` proxy value (`pulumi config set --secret --path proxy.httpsProxy ...`) would still end
+# up in plain text in the user data; credentials are refused (PROXY_CREDENTIALS), so nothing in the
+# proxy section needs to be secret.
+PROXY_SECRET = ("is encrypted (a `secure:` value), but proxy URLs are written into every node's EC2 user data, which "
+                "ec2:DescribeInstanceAttribute shows in plain text, and this program takes no proxy credentials; store "
+                "the proxy without --secret and let the proxy authorise the cluster by source address")
+
+
 def _own_key(p: _Problems, full_key: Any, warnings: list[str]) -> str | None:
     """The rke-aws key `full_key` names, or None (another namespace's key, or refused)."""
     printable = isinstance(full_key, str) and re.fullmatch(r"[ -~]+", full_key) is not None
@@ -834,7 +891,7 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
         given.add(key)
         if full_key in secret_keys and key not in SECRET_KEYS:
             # Neither read nor shown: its text must not reach a message, a tag or a name.
-            p.add(key, SECRET_AS_TEXT)
+            p.add(key, PROXY_SECRET if key == "proxy" else SECRET_AS_TEXT)
             continue
         if value == "null":
             # What the CLI hands a program for `key: ~` (pulumi/pulumi sdk/go/common/resource/config:
@@ -895,6 +952,12 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
     ccm = _parse_ccm(p, values.get("ccm"), distribution, kver, warnings)
     tags = _parse_tags(p, values.get("tags"))
     backup = _parse_etcd_backup(p, values.get("etcdBackup"), region)
+    proxy = _parse_proxy(p, values.get("proxy"))
+    if proxy and access.ssm and any(u.startswith("https://") for u in (proxy.http_proxy, proxy.https_proxy)):
+        # AWS Systems Manager User Guide, "Configure SSM Agent to use a proxy on Linux nodes".
+        warnings.append(f"{NAMESPACE}:proxy: an https:// proxy, which Session Manager does not support (AWS "
+                        "Systems Manager User Guide, \"Configure SSM Agent to use a proxy\"): access.ssm sessions may "
+                        "fail; the boot, RKE2 and the CCM are not affected")
     addons = p.check(model.Addons, values.get("addons"), ("addons",))
     endpoint = p.check(model.ControlPlane, values.get("controlPlane"), ("controlPlane",)).endpoint
     split = split_server_pools(distribution, pools)
@@ -936,6 +999,6 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
         kubeconfig=Secret(kubeconfig) if kubeconfig else None, tags=tags, protect_servers=top.protectServers,
         warnings=tuple(warnings), endpoint=endpoint, etcd_backup=backup,
         addons=AddonsConfig(ebs_csi=addons.ebsCsi), hardening=top.hardening, allow_uninstall=top.allowUninstall,
-        confirm_cluster_state=top.confirmClusterState,
+        confirm_cluster_state=top.confirmClusterState, proxy=proxy,
     )
 

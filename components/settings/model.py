@@ -210,6 +210,29 @@ BOOL_TEXTS = ("true", "false", "True", "False", "TRUE", "FALSE")
 # confirmClusterState: codes history.Statement prints (<topic>-<10 hex>), separated by spaces or commas.
 CONFIRM_CODES_PATTERN = whole(r"[a-z]+-[0-9a-f]{10}(?:[ ,]+[a-z]+-[0-9a-f]{10})*")
 
+# ---- proxy (the `proxy` section) ----
+# A proxy URL the boot scripts' curl, Go's net/http (RKE2, containerd, the CCM, the EBS CSI driver)
+# and Docker all read the same way: scheme http or https (Go's http.ProxyFromEnvironment and curl
+# take both), a host name or IPv4 address, an explicit port (without one curl assumes 1080, Go 80 or
+# 443: curl's --proxy documentation, "If the port number is not specified in the proxy string, it is
+# assumed to be 1080"), nothing after it but an optional "/". No user:password@: the URL is written
+# into EC2 user data, which DescribeInstanceAttribute shows in plain text (config.py says so).
+_IPV4 = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])(?:\.(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])){3}"
+_HOST_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+# A DNS name of at most 253 characters, not made of digits and dots only (that is an address).
+_HOST_NAME = rf"(?![0-9.]+(?:[:/]|$))(?=[A-Za-z0-9.-]{{1,253}}(?:[:/]|$)){_HOST_LABEL}(?:\.{_HOST_LABEL})*"
+_PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+PROXY_URL_PATTERN = whole(rf"https?://(?:{_IPV4}|{_HOST_NAME}):{_PORT}/?")
+# NO_PROXY entries curl and Go read alike: a host name, a .domain suffix (both match subdomains), an
+# IPv4 address or a canonical IPv4 CIDR (curl >= 7.86; Go's golang.org/x/net/http/httpproxy). Not
+# `*` (bypasses the proxy for everything), not `*.domain` (Go only; curl would take it literally),
+# no host:port (Go only).
+NO_PROXY_ITEM_PATTERN = whole(rf"{_IPV4}|{cidr_regex(['0.0.0.0/0'], 0, 32)}|\.?{_HOST_NAME}")
+MAX_NO_PROXY_ITEMS = 32
+# The joined list is written several times into every node's user data (boot script, RKE2's or
+# Docker's environment): 2048 characters keeps the worst case inside USER_DATA_BUDGET.
+MAX_NO_PROXY_CHARS = 2048
+
 
 @dataclass(frozen=True)
 class Msg:
@@ -511,6 +534,55 @@ class Addons(_Section):
         None, description="aws-ebs-csi-driver with a default gp3 StorageClass; its controller uses an IAM user of its own.")
 
 
+def _proxy_url_why(v: str) -> str | None:
+    if not re.fullmatch(r"[!-~]*", v):
+        return "has a space, a control or a non-ASCII character"
+    m = re.fullmatch(r"([A-Za-z][A-Za-z0-9+.-]*)://(.*)", v)
+    if not m:
+        return "has no scheme:// (write http://host:port)"
+    if m.group(1) not in ("http", "https"):
+        return f"has scheme {m.group(1)}; the proxy variables take http or https"
+    port = re.fullmatch(r"[^/]*:([0-9]+)/?", m.group(2))
+    if not port:
+        return "has no :port, or something after the port (a path, query or fragment)"
+    if not 1 <= int(port.group(1)) <= 65535:
+        return f"has port {port.group(1)} (1 to 65535)"
+    return None
+
+
+def _no_proxy_why(v: str) -> str | None:
+    if v == "*":
+        return "would send nothing through the proxy"
+    if v.startswith("*."):
+        return "is a wildcard only Go reads; write the domain with a leading dot (.example.com)"
+    if re.fullmatch(r"[^/]+:[0-9]+", v):
+        return "has a port, which only Go reads"
+    if re.fullmatch(r"[0-9.]+/[0-9]+", v):
+        return "is not a canonical IPv4 CIDR"
+    return None
+
+
+class Proxy(_Section):
+    """proxy: the HTTP(S) proxy nodes, RKE2 or Docker, the CCM and the EBS CSI controller go out through."""
+
+    httpProxy: Annotated[Str(PROXY_URL_PATTERN, max_length=300), Msg(
+        what="a proxy URL like http://proxy.example.com:3128 (http or https, a host, a port; no credentials)",
+        default="httpsProxy", type_name="URL", why=_proxy_url_why)] = Field(
+        None, description="HTTP_PROXY for plain-http requests (apt mirrors); defaults to httpsProxy.")
+    httpsProxy: Annotated[Str(PROXY_URL_PATTERN, max_length=300), Msg(
+        what="a proxy URL like http://proxy.example.com:3128 (http or https, a host, a port; no credentials)",
+        default="httpProxy", type_name="URL", why=_proxy_url_why)] = Field(
+        None, description="HTTPS_PROXY for https requests (SSM, AWS APIs, RKE2 and image downloads); defaults to httpProxy.")
+    noProxy: Annotated[list[Str(NO_PROXY_ITEM_PATTERN, max_length=254)], Msg(
+        what="NO_PROXY entries: host names, .domain suffixes, IPv4 addresses or canonical CIDRs", type_name="list",
+        default="`[]`", why=_no_proxy_why),
+        WithJsonSchema({"type": "array", "items": {"type": "string", "maxLength": 254, "pattern": NO_PROXY_ITEM_PATTERN},
+                        "uniqueItems": True, "maxItems": MAX_NO_PROXY_ITEMS})] = Field(
+        [], description=f"What else bypasses the proxy (VPC endpoints' names, internal registries); at most "
+                        f"{MAX_NO_PROXY_ITEMS}, {MAX_NO_PROXY_CHARS} characters together. The VPC, pod and service "
+                        "networks, .svc, .cluster.local, .internal, IMDS, localhost and the endpoint are always added.")
+
+
 class StackConfiguration(_Section):
     """Keys in the rke-aws namespace (`pulumi config set rke-aws:<key>`)."""
 
@@ -535,6 +607,7 @@ class StackConfiguration(_Section):
     controlPlane: Annotated[ControlPlane, Msg()] = Field(None, description=ControlPlane.__doc__)
     etcdBackup: Annotated[EtcdBackup, Msg()] = Field(None, description=EtcdBackup.__doc__)
     addons: Annotated[Addons, Msg()] = Field(None, description=Addons.__doc__)
+    proxy: Annotated[Proxy, Msg()] = Field(None, description=Proxy.__doc__)
     hardening: Annotated[Literal["none", "cis"], Msg(kind="a hardening profile", declare=True, reason="the CIS profile enforces Pod Security restricted, which many workloads fail")] = Field(
         "none", description="RKE2's CIS profile with its host preparation, audit policy and Pod Security restricted (RKE2 only).")
     kubeconfig: Annotated[Annotated[str, Strict()], Msg(default="unset", declare=True, type_name="encrypted string")] = Field(
@@ -564,7 +637,7 @@ class StackConfiguration(_Section):
 
 SECTIONS: dict[str, type[_Section]] = {
     "network": Network, "access": Access, "ccm": Ccm, "controlPlane": ControlPlane,
-    "etcdBackup": EtcdBackup, "addons": Addons,
+    "etcdBackup": EtcdBackup, "addons": Addons, "proxy": Proxy,
 }
 
 

@@ -10,7 +10,7 @@ state_path, log_path = os.environ["STUB_STATE"], os.environ["STUB_LOG"]
 with open(state_path) as f:
     state = json.load(f)
 
-VALUED = {"-X", "-H", "-o", "--data", "--user", "--aws-sigv4", "--max-time", "--connect-timeout", "-d"}
+VALUED = {"-X", "-H", "-o", "--data", "--user", "--aws-sigv4", "--max-time", "--connect-timeout", "-d", "--noproxy"}
 args, headers, opts, url = sys.argv[1:], {}, {}, None
 i = 0
 while i < len(args):
@@ -29,7 +29,13 @@ while i < len(args):
     i += 1
 target = headers.get("x-amz-target", "")
 with open(log_path, "a") as f:
-    f.write(json.dumps({"url": url, "target": target, "data": opts.get("--data"), "sigv4": opts.get("--aws-sigv4")}) + "\n")
+    entry = {"url": url, "target": target, "data": opts.get("--data"), "sigv4": opts.get("--aws-sigv4")}
+    # What curl would go through: its --noproxy and the proxy variables it reads (only when set, so the
+    # log of a run without a proxy stays as it was).
+    if "--noproxy" in opts:
+        entry["noproxy"] = opts["--noproxy"]
+    entry.update({k: os.environ[k] for k in ("http_proxy", "https_proxy", "no_proxy") if k in os.environ})
+    f.write(json.dumps(entry) + "\n")
 
 
 def _clock():

@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # An RKE1 node's bootstrap; after retry.sh.
 # A fragment: components/node/scripts.py puts it after the script's header, which sets
-#   ROOT WORK NODE_NAME DOCKER_VERSION DOCKER_INSTALL_URL KERNEL_MODULES SSH_USER
+#   ROOT WORK NODE_NAME DOCKER_VERSION DOCKER_INSTALL_URL KERNEL_MODULES SSH_USER DOCKER_PROXY
 # (shellcheck takes upper-case names for the environment's). Everything below the marker line
 # goes into the script byte for byte.
 # ---- fragment ----
@@ -12,5 +12,9 @@ sysctl --system >/dev/null
 retry download "$DOCKER_INSTALL_URL" "$ROOT$WORK/install-docker.sh"
 retry sh "$ROOT$WORK/install-docker.sh"
 usermod -aG docker "$SSH_USER"
+if [ "$DOCKER_PROXY" = yes ]; then
+  systemctl daemon-reload
+  systemctl restart docker
+fi
 systemctl enable --now docker
 log "bootstrap done"

@@ -16,9 +16,9 @@ marker_state() {  # the init marker's value: "pending" until the first server ha
   ssm GetParameter "$MARKER_REQUEST" | json_get Parameter.Value
 }
 
-peer_answers() {  # is another server of this cluster serving RKE2's supervisor?
+peer_answers() {  # is another server of this cluster serving RKE2's supervisor? (directly, never via a proxy)
   for ip in $PEER_IPS; do
-    if curl --silent --insecure --fail --connect-timeout 3 --max-time 5 -o /dev/null "https://$ip:$SUPERVISOR_PORT/cacerts"; then
+    if curl --noproxy '*' --silent --insecure --fail --connect-timeout 3 --max-time 5 -o /dev/null "https://$ip:$SUPERVISOR_PORT/cacerts"; then
       return 0
     fi
   done

@@ -15,13 +15,15 @@ for key in sys.argv[1].split("."):
 sys.stdout.write(value if isinstance(value, str) else json.dumps(value))' "$1"
 }
 
+# Instance metadata never goes through a proxy (--noproxy '*': curl before 7.86 reads no CIDR in
+# no_proxy, and IMDS answers only on the link).
 credentials() {  # the instance role's keys from IMDSv2 into AK, SK, ST
-  imds_token=$(curl --fail --silent --show-error --max-time 5 -X PUT \
+  imds_token=$(curl --noproxy '*' --fail --silent --show-error --max-time 5 -X PUT \
     -H "X-aws-ec2-metadata-token-ttl-seconds: 300" "$IMDS/api/token") || return 1
-  role=$(curl --fail --silent --show-error --max-time 5 -H "X-aws-ec2-metadata-token: $imds_token" \
+  role=$(curl --noproxy '*' --fail --silent --show-error --max-time 5 -H "X-aws-ec2-metadata-token: $imds_token" \
     "$IMDS/meta-data/iam/security-credentials/") || return 1
   [ -n "$role" ] || return 1
-  creds=$(curl --fail --silent --show-error --max-time 5 -H "X-aws-ec2-metadata-token: $imds_token" \
+  creds=$(curl --noproxy '*' --fail --silent --show-error --max-time 5 -H "X-aws-ec2-metadata-token: $imds_token" \
     "$IMDS/meta-data/iam/security-credentials/$role") || return 1
   AK=$(printf %s "$creds" | json_get AccessKeyId) &&
     SK=$(printf %s "$creds" | json_get SecretAccessKey) &&
