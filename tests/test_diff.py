@@ -476,7 +476,9 @@ def test_every_rule_cites_its_upstream_file():
     for typ, rules in diff.RULES.items():
         assert rules.source.startswith(("hashicorp/terraform-provider-aws internal/service/",
                                         "pulumi/pulumi-kubernetes provider/pkg/provider/",
-                                        "hashicorp/terraform-provider-random internal/provider/")), typ
+                                        "hashicorp/terraform-provider-random internal/provider/",
+                                        "rancher/terraform-provider-rancher2 v13.1.4 rancher2/",
+                                        "pulumi/pulumi-terraform-bridge pkg/tfbridge/")), typ
         assert ".go" in rules.source, typ
 
 

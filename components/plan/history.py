@@ -165,6 +165,9 @@ class Previous:
     version_assumed: bool = False  # kubernetesVersionAssumed: kubernetesVersionConfirmed is an assumption
     security_group_id: str | None = None  # securityGroupId: the node security group
     vpc_id: str | None = None  # vpcId
+    # rancherCluster: {name, upgrades} of the imported cluster in Rancher (None: not registered)
+    rancher_name: str | None = None
+    rancher_upgrades: str | None = None
 
     @classmethod
     def from_outputs(cls, outputs: Mapping[str, Any]) -> Previous | None:
@@ -267,6 +270,10 @@ class Previous:
             version_assumed=outputs.get("kubernetesVersionAssumed") is True,
             security_group_id=_known(outputs.get("securityGroupId")),
             vpc_id=_known(outputs.get("vpcId")),
+            rancher_name=_known((outputs.get("rancherCluster") or {}).get("name"))
+            if isinstance(outputs.get("rancherCluster"), dict) else None,
+            rancher_upgrades=_known((outputs.get("rancherCluster") or {}).get("upgrades"))
+            if isinstance(outputs.get("rancherCluster"), dict) else None,
         )
 
     @property

@@ -19,7 +19,7 @@ import pulumi_aws as aws
 from ..settings import versions
 from ..settings.config import ConfigError, StackConfig
 from ..settings.load import load_config
-from . import ccm_values, cluster_documents, running
+from . import ccm_values, cluster_documents, rancher, running
 from .cluster_documents import AGENT_PLAN, SERVER_PLAN, upgrade_manifests
 from .history import (
     CONFIRM_KEY,
@@ -404,6 +404,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     vstate = version_state(previous, observed, cfg.cluster_id)
     problems = version_problems(previous, cfg.distribution, cfg.kubernetes_version, vstate, observed)
     problems += role_problems(previous, cfg.node_pools)
+    problems += rancher.version_problems(cfg, previous, observed) + rancher.switch_problems(cfg, previous)
     if problems:
         raise ConfigError(with_combined_confirmation(problems, observed))
     found: dict[str, Any] = {}
@@ -461,6 +462,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
                                  + ((snapshots.warning,) if snapshots.warning else ())
                                  + endpoint_warnings(cfg, previous, subnets, found)
                                  + removal_warnings(cfg, previous, ebs_csi, manifests, in_cluster)
+                                 + rancher.warnings(cfg, previous)
                                  + stale_confirmation_warnings(cfg, observed, vstate, estate, snapshots, manifests)
                                  + (backup.notes if backup else ())),
                        backup=backup, account_id=account,
@@ -742,7 +744,7 @@ def planned_in_cluster(cfg: StackConfig, ebs_csi: bool, available: bool,
     """What this update installs through the kubeconfig (installedInCluster)."""
     if cfg.ccm.install != "helm" or not available or (manifests is not None and manifests.removing):
         return ()
-    return ("aws-cloud-controller-manager",) + (("system-upgrade-controller",) if cfg.distribution == "rke2" else ()) \
+    return ("aws-cloud-controller-manager",) + (("system-upgrade-controller",) if rancher.program_upgrades(cfg) else ()) \
         + (("aws-ebs-csi-driver",) if ebs_csi else ())
 
 
@@ -793,8 +795,10 @@ def manifest_plan(cfg: StackConfig, previous: Previous | None, ebs_csi: bool,
         return None
     live: tuple[str, ...] = ()
     if cfg.ccm.install == "manifest":
-        live = ("ccm",) + tuple(f.split(".")[0] for f in upgrade_manifests(cfg.kubernetes_version)) + \
-            (("ebs-csi", "ebs-csi-credentials") if ebs_csi else ())
+        live = ("ccm",) + (tuple(f.split(".")[0] for f in upgrade_manifests(cfg.kubernetes_version))
+                           if rancher.program_upgrades(cfg) else ()) + \
+            (("ebs-csi", "ebs-csi-credentials") if ebs_csi else ()) + \
+            ((rancher.REGISTRATION_MANIFEST,) if cfg.rancher is not None else ())
     before = {f.split(".")[0] for f in (previous.manifest_files if previous else ())}
     if previous is not None and previous.manifest_mode and not previous.manifest_files:
         # outputs of releases before rke2Manifests: what manifest mode delivered then
@@ -829,7 +833,8 @@ def removal_warnings(cfg: StackConfig, previous: Previous | None, ebs_csi: bool,
     out = []
     gone = [x for x in previous.installed_in_cluster if x not in in_cluster]
     if gone and cfg.ccm.install == "helm" and not (manifests and manifests.removing):
-        how = ("allowUninstall: true and no kubeconfig" if cfg.allow_uninstall else "addons.ebsCsi: false")
+        how = ("allowUninstall: true and no kubeconfig" if cfg.allow_uninstall else
+               "rancher.upgrades: rancher" if cfg.rancher is not None and cfg.rancher.rancher_upgrades else "addons.ebsCsi: false")
         out.append(f"rke-aws: this update uninstalls from the cluster ({how}): "
                    + "; ".join(UNINSTALLED[x] for x in gone if x in UNINSTALLED)
                    + (". The driver's IAM user and key are deleted after it" if "aws-ebs-csi-driver" in gone else ""))

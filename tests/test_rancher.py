@@ -1,0 +1,205 @@
+"""Registering the cluster in Rancher (`rancher`): the imported cluster, its registration manifest in
+both install modes, and who writes the RKE2 upgrade Plans. Upstream facts: components/plan/rancher.py
+(terraform-provider-rancher2 v13.1.4 rancher2/schema_cluster.go and structure_cluster.go; rancher/rancher
+pkg/controllers/management/k3sbasedupgrade, importedclusterversionmanagement, systemcharts; #40974,
+#41143, #48134, #52791)."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from components.plan import cluster_documents
+from components.plan import rancher as rancher_plan
+from components.settings import config, versions
+from offline import harness
+from tests.conftest import set_key
+from tests.test_day2 import KUBECONFIG, refused, run
+from tests.test_day2_running import code_in
+
+CLUSTER = "rancher2:index/cluster:Cluster"
+PROVIDER = "pulumi:providers:rancher2"
+CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
+PLAN = "kubernetes:upgrade.cattle.io/v1:Plan"
+TOKEN = "token-abcde:0123456789abcdef"
+
+
+def with_rancher(cfg: dict, secret: bool = True, **keys) -> dict:
+    section = {"url": "https://rancher.example.com", "token": TOKEN, **keys}
+    cfg = copy.deepcopy(cfg)
+    cfg["rke-aws:rancher"] = harness.secret(json.dumps(section)) if secret else json.dumps(section)
+    return cfg
+
+
+def helm(stack: str = "rke2-prod") -> dict:
+    return set_key(harness.stack_config(stack), "kubeconfig", KUBECONFIG)
+
+
+def params(r: harness.ProgramRun) -> dict[str, harness.Registration]:
+    return {p.inputs["name"].rsplit("/", 1)[1]: p for p in r.of_type("aws:ssm/parameter:Parameter")
+            if "/manifests/" in p.inputs["name"]}
+
+
+def warned(r: harness.ProgramRun, text: str) -> str:
+    found = [m for lvl, m in r.logs if lvl == "warning" and text in m]
+    assert found, [m for _, m in r.logs]
+    return found[0]
+
+
+def parse(extra: dict, secret=("rke-aws:rancher",), distribution="rke2") -> config.StackConfig:
+    raw = {k: v for k, v in harness.stack_config(f"{distribution}-dev").items()}
+    raw.update(extra)
+    return config.parse(raw, project="rke-aws", stack="dev", region=raw["aws:region"], secret_keys=secret)
+
+
+def problems(extra: dict, **kw) -> str:
+    with pytest.raises(config.ConfigError) as info:
+        parse(extra, **kw)
+    return str(info.value)
+
+
+# ---- configuration ---------------------------------------------------------------------------
+
+def test_a_plain_text_token_is_refused_and_never_shown():
+    msg = problems({"rke-aws:rancher": json.dumps({"url": "https://r.example.com", "token": TOKEN})}, secret=())
+    assert "rke-aws:rancher.token: is stored as plain text" in msg and "--secret --path rancher.token" in msg
+    assert TOKEN not in msg
+
+
+def test_url_and_token_are_required_and_the_url_is_https():
+    msg = problems({"rke-aws:rancher": json.dumps({"clusterName": "x"})})
+    assert "rke-aws:rancher.url: missing" in msg and "rke-aws:rancher.token: missing" in msg
+    msg = problems({"rke-aws:rancher": json.dumps({"url": "http://r.example.com", "token": TOKEN})})
+    assert "rke-aws:rancher.url: 'http://r.example.com' is not https" in msg and TOKEN not in msg
+    msg = problems({"rke-aws:rancher": json.dumps({"url": "https://u:p@r.example.com", "token": TOKEN})})
+    assert "rke-aws:rancher.url:" in msg and "credentials" in msg
+    msg = problems({"rke-aws:rancher": json.dumps({"url": "https://r.example.com", "token": " "})})
+    assert "rke-aws:rancher.token: is blank" in msg
+
+
+def test_cluster_name_is_a_dns_label_and_defaults_to_the_cluster_id():
+    cfg = parse({"rke-aws:rancher": json.dumps({"url": "https://r.example.com/", "token": TOKEN})})
+    assert cfg.rancher is not None and cfg.rancher.cluster_name == cfg.cluster_id and cfg.rancher.url == "https://r.example.com"
+    assert cfg.rancher.upgrades == "rke-aws" and cfg.rancher.token.reveal() == TOKEN and TOKEN not in repr(cfg.rancher)
+    for bad in ("Prod", "-a", "a-", "a" * 64, "a_b"):
+        msg = problems({"rke-aws:rancher": json.dumps({"url": "https://r.example.com", "token": TOKEN, "clusterName": bad})})
+        assert "rke-aws:rancher.clusterName:" in msg and "lowercase DNS label" in msg, bad
+    msg = problems({"rke-aws:clusterId": "dev-", "rke-aws:rancher": json.dumps({"url": "https://r.example.com", "token": TOKEN})})
+    assert "rke-aws:rancher.clusterName: missing, and clusterId \"dev-\" is not a name Rancher takes" in msg
+
+
+def test_rancher_owned_upgrades_are_refused_for_rke1():
+    msg = problems({"rke-aws:rancher": json.dumps({"url": "https://r.example.com", "token": TOKEN, "upgrades": "rancher"})},
+                   distribution="rke")
+    assert "rke-aws:rancher.upgrades: 'rancher' but distribution is rke" in msg
+    msg = problems({"rke-aws:rancher": json.dumps({"url": "https://r.example.com", "token": TOKEN, "upgrades": "both"})})
+    assert "rke-aws:rancher.upgrades: \"both\" is not an upgrade owner; use rke-aws or rancher" in msg
+
+
+# ---- the program -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("owner,annotation", [("rke-aws", "false"), ("rancher", "true")])
+def test_manifest_mode_registers_and_the_servers_download_the_manifest(owner, annotation):
+    r = run(with_rancher(harness.stack_config("rke2-dev"), upgrades=owner), stack="rke2-dev")  # ccm.install: manifest
+    (cluster,) = r.of_type(CLUSTER)
+    assert cluster.inputs["name"] == "rke2-dev"
+    # Rancher's version management is off exactly when this program owns upgrades (Rancher >= 2.11).
+    assert cluster.inputs["annotations"] == {"rancher.io/imported-cluster-version-management": annotation}
+    # No driver configuration: an imported cluster (rke2_config would be Rancher's own upgrade path).
+    assert not {"rke2Config", "k3sConfig", "importedConfig", "driver"} & set(cluster.inputs)
+    (provider,) = r.of_type(PROVIDER)
+    assert provider.inputs["apiUrl"] == "https://rancher.example.com" and provider.inputs["insecure"] in (False, "false")
+    assert "tokenKey" in provider.secret_inputs
+    files = params(r)
+    reg = files["rancher-registration.url"]
+    assert reg.inputs["type"] == "SecureString" and "/v3/import/" in reg.inputs["value"]
+    upgrade_files = set(cluster_documents.upgrade_manifests(versions.RKE2_VERSION))
+    assert (upgrade_files <= set(files)) == (owner == "rke-aws")
+    assert r.outputs["rancherCluster"]["upgrades"] == owner
+    assert not r.of_type(CONFIG_FILE) or owner == "rke-aws"
+
+
+@pytest.mark.parametrize("owner", ["rke-aws", "rancher"])
+def test_helm_mode_applies_the_manifest_through_the_kubernetes_provider(owner):
+    r = run(with_rancher(helm(), upgrades=owner), stack="rke2-prod")
+    files = {c.name: c for c in r.of_type(CONFIG_FILE)}
+    agent = files["rke2-prod-rancher-agent"]
+    assert "/v3/import/" in agent.inputs["file"] and "file" in agent.secret_inputs
+    assert agent.provider.split("::")[-2].endswith("rke2-prod-cluster") or "rke2-prod-cluster" in agent.provider
+    # Only one side ever writes Plans: this program's SUC and Plans exist exactly when it owns upgrades.
+    plans = r.of_type(PLAN)
+    assert bool(plans) == (owner == "rke-aws")
+    assert ("rke2-prod-suc" in files) == (owner == "rke-aws")
+    assert ("system-upgrade-controller" in r.outputs["installedInCluster"]) == (owner == "rke-aws")
+
+
+def test_rke1_registers_through_the_kubeconfig_and_has_no_upgrade_controller():
+    r = run(with_rancher(helm("rke-prod")), stack="rke-prod")
+    assert r.of_type(CLUSTER) and [c.name for c in r.of_type(CONFIG_FILE)] == ["rke-prod-rancher-agent"]
+
+
+def test_this_programs_upgrade_controller_is_never_where_rancher_looks():
+    # Rancher deletes Plans of these names in cattle-system, and treats an unannotated
+    # cattle-system/system-upgrade-controller Deployment as a legacy install (systemcharts/controller.go).
+    for plan in cluster_documents.plans(versions.RKE2_VERSION):
+        assert plan["metadata"]["namespace"] != rancher_plan.RANCHER_NAMESPACE
+        assert plan["metadata"]["name"] not in rancher_plan.RANCHER_PLAN_NAMES
+    assert cluster_documents.NAMESPACE == "system-upgrade"
+    # The controller's own namespace is the upstream release manifest's (rancher/system-upgrade-controller
+    # manifests/system-upgrade-controller.yaml: Namespace system-upgrade), pinned by release.
+    assert all(f"/releases/download/{versions.SUC_VERSION}/" in u for u in versions.SUC_MANIFEST_URLS)
+
+
+# ---- day 2 -------------------------------------------------------------------------------------
+
+OLDER, NEWER = "v1.35.6+rke2r1", versions.RKE2_VERSION
+
+
+def _newer(cfg: dict) -> dict:
+    return set_key(copy.deepcopy(cfg), "kubernetesVersion", NEWER)
+
+
+def test_a_version_change_is_refused_while_rancher_owns_upgrades_until_confirmed():
+    assert OLDER in versions.RKE2_RELEASES and OLDER != NEWER
+    cfg = set_key(with_rancher(harness.stack_config("rke2-dev"), upgrades="rancher"), "kubernetesVersion", OLDER)
+    base = run(cfg, stack="rke2-dev")
+    msg = refused(_newer(cfg), base, stack="rke2-dev")
+    assert f"rke-aws:kubernetesVersion: {NEWER}, but rancher.upgrades is rancher" in msg and "Upgrade in Rancher" in msg
+    code = code_in(msg, "rancherversion")
+    after = run(set_key(_newer(cfg), "confirmClusterState", code), base, stack="rke2-dev")
+    assert after.outputs["kubernetesVersion"] == NEWER and not after.of_type(PLAN)
+
+
+def test_switching_the_owner_with_a_version_change_is_refused_and_alone_is_warned():
+    cfg = set_key(with_rancher(helm()), "kubernetesVersion", OLDER)
+    base = run(cfg, stack="rke2-prod")
+    switched = set_key(with_rancher(helm(), upgrades="rancher"), "kubernetesVersion", OLDER)
+    after = run(switched, base, stack="rke2-prod")
+    assert "removes this program's system-upgrade-controller" in warned(after, "rke-aws:rancher.upgrades: rancher")
+    assert "rancher.upgrades: rancher" in warned(after, "this update uninstalls from the cluster")
+    back = run(cfg, after, stack="rke2-prod")
+    assert "turns Rancher's version management off" in warned(back, "rke-aws:rancher.upgrades: rke-aws")
+    msg = refused(_newer(switched), base, stack="rke2-prod")
+    assert "rke-aws:rancher.upgrades: rancher (was rke-aws) in the same update as kubernetesVersion" in msg
+
+
+def test_removing_rancher_says_what_it_leaves_behind_and_empties_the_manifest():
+    cfg = with_rancher(harness.stack_config("rke2-dev"))
+    base = run(cfg, stack="rke2-dev")
+    after = run(harness.stack_config("rke2-dev"), base, stack="rke2-dev")
+    w = warned(after, "rke-aws:rancher: removed")
+    assert "deletes the imported cluster rke2-dev from Rancher" in w and "cattle-cleanup" in w and "cattle-system" in w
+    assert not after.of_type(CLUSTER)
+    # RKE2's deploy controller deletes what the registration manifest created (an emptied file).
+    assert "rancher-registration.removed.yaml" in params(after)
+
+
+def test_renaming_is_an_update_in_place():
+    from offline.resource_types import RULES
+    rules = RULES[CLUSTER]
+    assert "name" not in rules.replace_on and "annotations" not in rules.replace_on
+    base = run(with_rancher(harness.stack_config("rke2-dev")), stack="rke2-dev")
+    after = run(with_rancher(harness.stack_config("rke2-dev"), clusterName="dev-renamed"), base, stack="rke2-dev")
+    assert "renamed in Rancher in place" in warned(after, "rke-aws:rancher.clusterName")
