@@ -157,8 +157,7 @@ class RkeCluster(pulumi.ComponentResource):
                     # The CCM runs before the cluster has a pod network or initialised nodes: bootstrap.
                     files = {"ccm.yaml": cluster_documents.ccm(cfg.ccm.chart_version).manifest(
                                 values.merged_for_manifest(), bootstrap=True),
-                             **(cluster_documents.upgrade_manifests(cfg.kubernetes_version)
-                                if rancher.program_upgrades(cfg) else {}),
+                             **rancher.upgrade_files(cfg, cluster_documents.upgrade_manifests(cfg.kubernetes_version)),
                              **({"ebs-csi.yaml": cluster_documents.EBS_CSI.manifest(ebs_values)} if ebs_values else {})}
                 secret_files = {}
                 if manifest_install and cluster.ebs_csi and ebs_credentials is not None:
@@ -262,10 +261,13 @@ class RkeCluster(pulumi.ComponentResource):
                 cluster_id=cfg.cluster_id), child)
             out["ccmReleaseStatus"] = ccm.status.apply(lambda s: s.status if s else None)
             in_cluster = ["aws-cloud-controller-manager"]
-            if rancher.program_upgrades(cfg):
+            if rke2:
+                # Rancher owning upgrades: only the Plan CRD stays (shared with Rancher's controller).
                 upgrades.SystemUpgrades(name, upgrades.SystemUpgradesArgs(
-                    provider=ccm.provider, version=cfg.kubernetes_version), child)
-                in_cluster.append("system-upgrade-controller")
+                    provider=ccm.provider, version=cfg.kubernetes_version,
+                    crd_only=not rancher.program_upgrades(cfg)), child)
+                if rancher.program_upgrades(cfg):
+                    in_cluster.append("system-upgrade-controller")
             if ebs_values and ebs_credentials is not None:
                 ebs_csi.EbsCsiDriver(name, ebs_csi.EbsCsiDriverArgs(provider=ccm.provider, values=ebs_values,
                                                                      credentials=ebs_credentials), child)

@@ -116,7 +116,10 @@ def test_manifest_mode_registers_and_the_servers_download_the_manifest(owner, an
     reg = files["rancher-registration.url"]
     assert reg.inputs["type"] == "SecureString" and "/v3/import/" in reg.inputs["value"]
     upgrade_files = set(cluster_documents.upgrade_manifests(versions.RKE2_VERSION))
-    assert (upgrade_files <= set(files)) == (owner == "rke-aws")
+    # The Plan CRD stays either way: Rancher's controller uses the same cluster-wide CRD, and deleting a
+    # CRD deletes every Plan (Rancher's too).
+    kept = {f for f in upgrade_files if f.startswith("system-upgrade-controller-crd.")}
+    assert upgrade_files & set(files) == (upgrade_files if owner == "rke-aws" else kept) and kept
     assert r.outputs["rancherCluster"]["upgrades"] == owner
     assert not r.of_type(CONFIG_FILE) or owner == "rke-aws"
 
@@ -131,7 +134,7 @@ def test_helm_mode_applies_the_manifest_through_the_kubernetes_provider(owner):
     # Only one side ever writes Plans: this program's SUC and Plans exist exactly when it owns upgrades.
     plans = r.of_type(PLAN)
     assert bool(plans) == (owner == "rke-aws")
-    assert ("rke2-prod-suc" in files) == (owner == "rke-aws")
+    assert ("rke2-prod-suc" in files) == (owner == "rke-aws") and "rke2-prod-suc-crd" in files
     assert ("system-upgrade-controller" in r.outputs["installedInCluster"]) == (owner == "rke-aws")
 
 
@@ -203,3 +206,17 @@ def test_renaming_is_an_update_in_place():
     base = run(with_rancher(harness.stack_config("rke2-dev")), stack="rke2-dev")
     after = run(with_rancher(harness.stack_config("rke2-dev"), clusterName="dev-renamed"), base, stack="rke2-dev")
     assert "renamed in Rancher in place" in warned(after, "rke-aws:rancher.clusterName")
+
+
+def test_manifest_mode_owner_switch_empties_the_controller_but_keeps_the_crd():
+    base = run(with_rancher(harness.stack_config("rke2-dev")), stack="rke2-dev")
+    after = run(with_rancher(harness.stack_config("rke2-dev"), upgrades="rancher"), base, stack="rke2-dev")
+    files = params(after)
+    assert {"system-upgrade-controller.removed.yaml", "upgrade-plans.removed.yaml"} <= set(files)
+    assert "system-upgrade-controller-crd.url" in files and "system-upgrade-controller-crd.removed.yaml" not in files
+    w = warned(after, "the servers get this program's system-upgrade-controller and Plan manifests emptied")
+    assert "addons.ebsCsi" not in w
+    assert not [m for lvl, m in after.logs if lvl == "warning" and "addons.ebsCsi" in m]
+    # Removing the registration waits for nothing: Rancher's cleanup removes the agent as well.
+    gone = run(harness.stack_config("rke2-dev"), base, stack="rke2-dev")
+    assert gone.outputs["rke2ManifestsRemoving"] == []

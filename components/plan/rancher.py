@@ -51,6 +51,19 @@ def program_upgrades(cfg: StackConfig) -> bool:
     return cfg.distribution == "rke2" and not (cfg.rancher is not None and cfg.rancher.rancher_upgrades)
 
 
+def upgrade_files(cfg: StackConfig, files: dict[str, str]) -> dict[str, str]:
+    """Of the manifest-mode upgrade files, those this program delivers: all of them when it owns upgrades;
+    else only the Plan CRD (upgrade.cattle.io Plans are one cluster-wide CRD, shared with Rancher's own
+    controller: deleting it would delete every Plan, Rancher's too)."""
+    if program_upgrades(cfg):
+        return dict(files)
+    return {f: c for f, c in files.items() if f.split(".")[0] == KEPT_CRD_FILE}
+
+
+# The Plan CRD's manifest (cluster_documents.upgrade_manifests), kept when Rancher owns upgrades.
+KEPT_CRD_FILE = "system-upgrade-controller-crd"
+
+
 def version_problems(cfg: StackConfig, previous: Previous | None, observed: Observed) -> list[str]:
     """With rancher.upgrades: rancher this program writes no Plans, so a kubernetesVersion change would
     reach no running node: it is refused until every node runs the new version (Rancher upgraded it;

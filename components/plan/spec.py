@@ -795,8 +795,8 @@ def manifest_plan(cfg: StackConfig, previous: Previous | None, ebs_csi: bool,
         return None
     live: tuple[str, ...] = ()
     if cfg.ccm.install == "manifest":
-        live = ("ccm",) + (tuple(f.split(".")[0] for f in upgrade_manifests(cfg.kubernetes_version))
-                           if rancher.program_upgrades(cfg) else ()) + \
+        live = ("ccm",) + tuple(f.split(".")[0] for f in rancher.upgrade_files(
+                    cfg, upgrade_manifests(cfg.kubernetes_version))) + \
             (("ebs-csi", "ebs-csi-credentials") if ebs_csi else ()) + \
             ((rancher.REGISTRATION_MANIFEST,) if cfg.rancher is not None else ())
     before = {f.split(".")[0] for f in (previous.manifest_files if previous else ())}
@@ -811,6 +811,8 @@ def manifest_plan(cfg: StackConfig, previous: Previous | None, ebs_csi: bool,
     if previous is not None and previous.manifest_mode and not previous.manifest_files:
         was_live = set(before)
     pending = (set(previous.manifests_removing if previous else ()) | (was_live - set(live))) - set(live)
+    # Nothing waits for the Rancher agent to be gone (Rancher's own cleanup Job removes it too).
+    pending.discard(rancher.REGISTRATION_MANIFEST)
     charts = sorted(MANIFEST_HELMCHARTS[b] for b in pending if b in MANIFEST_HELMCHARTS)
     statement = Statement("manifests", f"the servers of cluster {cfg.cluster_id} no longer run what their emptied "
                                        f"manifests installed ({', '.join(sorted(pending)) or 'nothing'}; HelmCharts "
@@ -851,6 +853,10 @@ def removal_warnings(cfg: StackConfig, previous: Previous | None, ebs_csi: bool,
                        "the servers now get those manifests emptied, so their deploy controller deletes the HelmCharts "
                        f"and helm-controller uninstalls: {what}. Helm releases with the same names can be installed "
                        f"only after that, so the CCM is not running until a later `pulumi up` installs it, {how}")
+        elif not pending & {"ebs-csi", "ebs-csi-credentials"}:
+            out.append("rke-aws:rancher.upgrades: rancher: the servers get this program's system-upgrade-controller "
+                       "and Plan manifests emptied, so their deploy controller deletes them (the Plan CRD stays: "
+                       f"Rancher's controller uses it too). Known done {how}")
         else:
             out.append(f"rke-aws:addons.ebsCsi: false: the servers get the driver's manifests emptied, so their deploy "
                        f"controller deletes its HelmChart and helm-controller uninstalls {what}. Its IAM user and key "
