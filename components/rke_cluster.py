@@ -218,7 +218,7 @@ class RkeCluster(pulumi.ComponentResource):
             cluster_id=cfg.cluster_id,
             distribution=cfg.distribution,
             nodes=cluster.nodes,
-            default_ami=cluster.default_ami,
+            default_amis=cluster.default_amis,
             subnet_ids=network.subnet_ids,
             node_dependencies=network.node_dependencies,
             security_group_id=security.group_id,

@@ -317,6 +317,13 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
                                     f"no replace rules for {n.type}: may replace")] if changed | unknown else []
             else:
                 verdicts = judge(rules, o.inputs, n.inputs, changed, unknown)
+            # replaceOnChanges: the engine turns a diff of these inputs into a replacement, whatever
+            # the provider says (pulumi/pulumi pkg/resource/deploy/step_generator.go, applyReplaceOnChanges).
+            forced = sorted(k for k in changed | unknown
+                            if any(k == r or k.startswith(r + ".") for r in getattr(n, "replace_on_changes", ())))
+            if forced:
+                verdicts.append(Verdict("replace", tuple(forced), "replaceOnChanges (a resource option) replaces on "
+                                                                  "any change of these inputs"))
             provider = _provider_urn(n)
             if provider in replaced_providers:
                 verdicts.append(Verdict("replace", ("provider",), "its provider is replaced" if n.custom else

@@ -237,13 +237,16 @@ class MotoMocks(pulumi.runtime.Mocks):
         from moto.ec2.models.amis import Ami
 
         backend = ec2_backends[ACCOUNT_ID][self.region]
-        ami_id = "ami-" + _hex(f"ubuntu:{self.region}", 17)
-        backend.amis[ami_id] = Ami(
-            backend, ami_id, name=EMULATED_UBUNTU_AMI["name"], owner_id=CANONICAL_OWNERS[self.partition],
-            public=True, virtualization_type="hvm", architecture="x86_64", hypervisor="xen",
-            root_device_type="ebs", root_device_name=ROOT_DEVICE, region_name=self.region,
-            creation_date=EMULATED_UBUNTU_AMI["creation_date"],
-        )
+        # Canonical's names: ubuntu-noble-24.04-<amd64|arm64>-server-<date>, EC2 architectures x86_64 / arm64.
+        for deb_arch, ec2_arch in (("amd64", "x86_64"), ("arm64", "arm64")):
+            ami_id = "ami-" + _hex(f"ubuntu:{self.region}" + ("" if deb_arch == "amd64" else ":arm64"), 17)
+            backend.amis[ami_id] = Ami(
+                backend, ami_id, name=EMULATED_UBUNTU_AMI["name"].replace("-amd64-", f"-{deb_arch}-"),
+                owner_id=CANONICAL_OWNERS[self.partition],
+                public=True, virtualization_type="hvm", architecture=ec2_arch, hypervisor="xen",
+                root_device_type="ebs", root_device_name=ROOT_DEVICE, region_name=self.region,
+                creation_date=EMULATED_UBUNTU_AMI["creation_date"],
+            )
 
     # ---- Pulumi mocks --------------------------------------------------------------------------
 

@@ -45,6 +45,7 @@ INSTANCE_TYPES: dict[str, tuple[int, int, tuple[str, ...], tuple[str, ...]]] = {
 UBUNTU_IMAGE = {"id": "ami-0a1b2c3d4e5f60718", "imageId": "ami-0a1b2c3d4e5f60718",
                 "name": "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20261101",
                 "ownerId": "099720109477", "architecture": "x86_64", "virtualizationType": "hvm"}
+UBUNTU_ARM64_IMAGE_ID = "ami-0a1b2c3d4e5f6a64b"
 
 
 def rancher_cluster_answer(seed: str) -> tuple[str, dict]:
@@ -347,6 +348,10 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         if tok == "aws:ec2/getAmi:getAmi":
             ids = [v for f in a.get("filters") or [] if f["name"] == "image-id" for v in f["values"]]
             if not ids:
+                names = [v for f in a.get("filters") or [] if f["name"] == "name" for v in f["values"]]
+                if names and "-arm64-" in names[0]:  # Canonical's arm64 (Graviton) images
+                    return dict(UBUNTU_IMAGE, id=UBUNTU_ARM64_IMAGE_ID, imageId=UBUNTU_ARM64_IMAGE_ID,
+                                name=UBUNTU_IMAGE["name"].replace("-amd64-", "-arm64-"), architecture="arm64")
                 return dict(UBUNTU_IMAGE)
             ami = ids[0]
             if self.images is not None and ami not in self.images:

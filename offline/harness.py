@@ -58,6 +58,7 @@ class Registration:
     id: str = ""  # the physical ID the mocks answered (custom resources)
     retain_on_delete: bool = False
     aliases: list[str] = field(default_factory=list)  # URNs this resource may have had in the state
+    replace_on_changes: list[str] = field(default_factory=list)  # inputs whose change replaces (an option)
 
 
 @dataclass
@@ -181,6 +182,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 id=response.id or "",
                 retain_on_delete=bool(request.retainOnDelete),
                 aliases=[_alias_urn(response.urn, a) for a in request.aliases],
+                replace_on_changes=list(request.replaceOnChanges),
             )
         )
         return response

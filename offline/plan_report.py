@@ -170,7 +170,8 @@ def resource_entries(run: harness.ProgramRun) -> list[dict[str, Any]]:
             entry["id"] = rid
         options = {k: v for k, v in (("protect", r.protect), ("deleteBeforeReplace", r.delete_before_replace),
                                      ("retainOnDelete", r.retain_on_delete),
-                                     ("ignoreChanges", sorted(r.ignore_changes))) if v}
+                                     ("ignoreChanges", sorted(r.ignore_changes)),
+                                     ("replaceOnChanges", sorted(r.replace_on_changes))) if v}
         if options:
             entry["options"] = options
         entries.append(entry)

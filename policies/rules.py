@@ -173,6 +173,17 @@ def validate_instance_root_encrypted(args: ResourceValidationArgs, report: Repor
                "kubelet credentials) must be encrypted")
 
 
+def validate_instance_servers_on_demand(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != INSTANCE:
+        return
+    roles = str(_get(args.props, "tags", "rke-aws/roles", default="")).split(",")
+    market = _get(args.props, "instanceMarketOptions", "marketType")
+    if market is not None and {"controlplane", "etcd"} & set(roles):
+        report(f"{args.urn}: instanceMarketOptions.marketType is {market!r} on a node with roles {roles}; AWS may "
+               "take such capacity back at short notice, and servers hold etcd quorum and the API: servers run "
+               "on-demand")
+
+
 def validate_instance_one_cluster_tag(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type != INSTANCE:
         return
@@ -677,6 +688,8 @@ INSTANCE_POLICIES = [
               validate_instance_hop_limit),
     _resource("instance-root-volume-encrypted", "EC2 instance root volumes are encrypted.",
               validate_instance_root_encrypted),
+    _resource("instance-servers-on-demand", "controlplane and etcd nodes are on-demand instances (no spot).",
+              validate_instance_servers_on_demand),
     _resource("instance-one-cluster-tag", "EC2 instances carry exactly one kubernetes.io/cluster/* tag.",
               validate_instance_one_cluster_tag),
     _resource("instance-profile-attached", "EC2 instances have an IAM instance profile.",

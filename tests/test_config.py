@@ -269,8 +269,7 @@ INVALID = [
     # --- unknown keys ------------------------------------------------------------------------
     row("unknown-top-level-typo",
         lambda cfg: cfg.__setitem__("rke-aws:nodepools", cfg.pop("rke-aws:nodePools")),
-        f"rke-aws:nodepools: unknown key; did you mean nodePools? allowed keys are {TOP_KEYS}",
-        "rke-aws:nodePools: missing; list at least one pool with controlplane, one with etcd and one with worker"),
+        f"rke-aws:nodepools: unknown key; did you mean nodePools? allowed keys are {TOP_KEYS}"),
     row("unknown-network-key", net(vpcCIDR="10.30.0.0/16"),
         "rke-aws:network.vpcCIDR: unknown key; did you mean vpcCidr? allowed keys are vpcCidr, availabilityZones, natGateways, "
         "publicSubnetCidrs, privateSubnetCidrs, vpcId, publicSubnetIds, privateSubnetIds"),
@@ -278,7 +277,7 @@ INVALID = [
         "rke-aws:access.sshKey: unknown key; did you mean sshKeyPath? allowed keys are adminCidrs, sshKeyName, sshUser, sshKeyPath, ssm, allowWorldAdmin"),
     row("unknown-pool-key", pool(0, instancetype="m6i.large"),
         "rke-aws:nodePools[0].instancetype: unknown key; did you mean instanceType? allowed keys are name, roles, count, instanceType, "
-        "subnet, rootVolumeGb, ami, ipBlock, imdsHopLimit, imdsHopLimitReason"),
+        "subnet, rootVolumeGb, ami, ipBlock, imdsHopLimit, imdsHopLimitReason, market"),
     row("unknown-ccm-key", put("ccm", {"install": "manifest", "version": "0.0.11"}),
         "rke-aws:ccm.version: unknown key; did you mean chartVersion? allowed keys are chartVersion, leaderMigration, extraArgs, install, image"),
     # --- clusterId ---------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from tests.conftest import set_key
 from tests.test_day2 import INSTANCE, by_name, changed_instances, pools, refused, run
 from tests.test_running import fake_api, kubeconfig, node
 
-# v1.33.8 carries etcd 3.5.26, so 1.34 (etcd 3.6) follows it directly (history.etcd_stepping_stone_problems).
+# v1.33.8 carries etcd 3.5.26, so 1.34 (etcd 3.6) follows it directly (guards.etcd_stepping_stone_problems).
 V33, V34, V35 = "v1.33.8+rke2r1", "v1.34.1+rke2r1", "v1.35.0+rke2r1"
 CODE_RE = re.compile(r"confirmClusterState ([a-z]+-[0-9a-f]{10})")
 
@@ -154,15 +154,15 @@ def test_legacy_outputs_do_not_vouch_for_the_etcd_stepping_stone(prod, cluster):
 def test_legacy_outputs_hold_up_only_the_change_to_etcd_3_6():
     """Already on etcd 3.6 (or staying on 3.5): the stepping stone does not depend on what runs, so
     the assumption from legacy outputs holds nothing up."""
-    from components.plan import history
+    from components.plan import guards, history
 
     for running_, wanted in (("v1.34.1+rke2r1", "v1.34.10+rke2r1"), ("v1.33.5+rke2r1", "v1.33.9+rke2r1")):
         prev = history.Previous("rke2", running_, (), cluster_id="c", legacy_version=True)
         state = history.version_state(prev, history.Observed(), "c")
-        assert state.assumed and history.version_problems(prev, "rke2", wanted, state, history.Observed()) == []
+        assert state.assumed and guards.version_problems(prev, "rke2", wanted, state, history.Observed()) == []
     prev = history.Previous("rke2", "v1.33.9+rke2r1", (), cluster_id="c", legacy_version=True)
     state = history.version_state(prev, history.Observed(), "c")
-    assert history.version_problems(prev, "rke2", "v1.34.10+rke2r1", state, history.Observed())
+    assert guards.version_problems(prev, "rke2", "v1.34.10+rke2r1", state, history.Observed())
 
 
 def test_pending_codes_are_printed_as_one_value_that_keeps_the_others(prod):

@@ -101,7 +101,7 @@ def test_changing_a_subnet_replaces_exactly_the_nodes_in_it(repo):
     assert d.refused is None, d.refused
     text = diff.render_text([d])
     assert {c.name for c in d.changes if c.action == "replace" and c.type == diff.INSTANCE} == {
-        f"{NLB_STACK}-servers-1", f"{NLB_STACK}-agents-1"}, text
+        f"{NLB_STACK}-servers-1", f"{NLB_STACK}-agents-1", f"{NLB_STACK}-spot-1"}, text
     assert f"{NLB_STACK}-private-1" in by_action(d, "replace")
     # The NLB loses a subnet ID (a new one takes its place): customizeDiffLoadBalancerNLB cannot
     # judge a value unknown until the apply, so it is reported as such, never as an update.
@@ -448,7 +448,7 @@ def test_replacement_propagates_through_ids():
     d, _ = planted(NLB_STACK, lambda h: res(h, "aws:ec2/subnet:Subnet", f"{NLB_STACK}-private-0")["inputs"].update(
         cidrBlock="10.70.96.0/20"))
     replaced = {c.name for c in d.changes if c.action == "replace" and c.type == diff.INSTANCE}
-    assert replaced == {f"{NLB_STACK}-servers-0", f"{NLB_STACK}-agents-0"}, diff.render_text([d])
+    assert replaced == {f"{NLB_STACK}-servers-0", f"{NLB_STACK}-agents-0", f"{NLB_STACK}-spot-0"}, diff.render_text([d])
     lb = change_of(d, f"{NLB_STACK}-api")
     assert (lb.action, lb.changed) == ("unknown", ["subnets"]), diff.render_text([d])
 

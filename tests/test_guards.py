@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.plan import history
+from components.plan import guards, history
 from components.plan.history import (
     EtcdState,
     Observed,
@@ -76,13 +76,13 @@ def test_failure_tolerance_and_quorum_at_every_member_count(members):
     exact = EtcdState(tuple(n.name for n in servers), (), True)
     for lost in range(1, members + 1):
         keep = [planned(n) for n in servers[:members - lost]]
-        refused = history.quorum_problems(p, keep, exact)
+        refused = guards.quorum_problems(p, keep, exact)
         assert bool(refused) == (lost > tolerable), (members, lost, refused)
         if refused:
             assert f"{lost} of the {members} etcd members" in refused[0]
             assert f"only with {members // 2 + 1} of {members} running, so at most {tolerable} may go now" in refused[0]
         # Without an exact view of etcd, one member per update at most.
-        guarded = history.quorum_problems(p, keep, EtcdState(exact.listed, (), False, Statement("etcd", "x")))
+        guarded = guards.quorum_problems(p, keep, EtcdState(exact.listed, (), False, Statement("etcd", "x")))
         assert bool(guarded) == (lost > min(tolerable, 1)), (members, lost, guarded)
 
 
@@ -91,7 +91,7 @@ def test_a_member_whose_pool_loses_the_etcd_role_counts_as_removed():
     p = prev(servers)
     deleted, replaced = history.etcd_changes(p, [planned(n, etcd=False) for n in servers[:1]] + [planned(n) for n in servers[1:]])
     assert deleted == [servers[0].name] and replaced == []
-    assert history.quorum_problems(p, [planned(n, etcd=False) for n in servers[:2]] + [planned(servers[2])])
+    assert guards.quorum_problems(p, [planned(n, etcd=False) for n in servers[:2]] + [planned(servers[2])])
 
 
 @pytest.mark.parametrize("change, reason", [({"ip": "10.0.9.9"}, "network.vpcCidr"), ({"key": "rotated"}, "sshKeyName")])
@@ -100,7 +100,7 @@ def test_replaced_members_count_and_the_message_names_the_cause_and_a_real_way(c
     keep = [planned(n, **change) for n in servers]
     deleted, replaced = history.etcd_changes(prev(servers), keep)
     assert deleted == [] and replaced == [n.name for n in servers]
-    (message,) = history.quorum_problems(prev(servers), keep)
+    (message,) = guards.quorum_problems(prev(servers), keep)
     assert reason in message and "(replaced)" in message
     assert "lower the pool's count" not in message, "no count lowers a key or an address"
 
@@ -125,17 +125,17 @@ def test_five_to_three_then_three_to_two_counts_the_members_etcd_still_lists():
     p1 = prev(five)
     s1 = history.etcd_state(p1, Observed(), CID)
     keep3 = [planned(n) for n in five[:3]]
-    assert history.quorum_problems(p1, keep3, s1), "two at once without an exact view"
+    assert guards.quorum_problems(p1, keep3, s1), "two at once without an exact view"
     confirmed = Observed(codes=frozenset({s1.statement.code}))
     s1c = history.etcd_state(p1, confirmed, CID)
-    assert s1c.exact and history.quorum_problems(p1, keep3, s1c) == []
+    assert s1c.exact and guards.quorum_problems(p1, keep3, s1c) == []
     removed = history.etcd_removed_after(p1, keep3, s1c, confirmed)
     assert [r["name"] for r in removed] == sorted(n.name for n in five[3:])
     # The next update: the outputs say 3 run and 2 are removed but maybe still listed.
     p2 = prev(five[:3], etcd_removed=tuple(RemovedMember(r["name"], r["privateIp"]) for r in removed))
     s2 = history.etcd_state(p2, Observed(codes=confirmed.codes), CID)  # the old code confirms nothing now
     assert not s2.exact and set(s2.down) == {n.name for n in five[3:]} and len(s2.listed) == 5
-    (message,) = history.quorum_problems(p2, [planned(n) for n in five[:2]], s2)
+    (message,) = guards.quorum_problems(p2, [planned(n) for n in five[:2]], s2)
     assert "1 of the 5 etcd members" in message and "only with 3 of 5 running, so at most 0 may go now" in message
     assert f"etcd also still lists {', '.join(sorted(n.name for n in five[3:]))}, which no longer run" in message
     assert "kubectl delete node" in message and s2.statement.code in message
@@ -143,7 +143,7 @@ def test_five_to_three_then_three_to_two_counts_the_members_etcd_still_lists():
     live = LiveCluster(tuple(LiveNode(n.name, "v1.33.5+rke2r1", True, True, True) for n in five[:3]))
     for observed in (Observed(live=live), Observed(codes=frozenset({s2.statement.code}))):
         s3 = history.etcd_state(p2, observed, CID)
-        assert history.quorum_problems(p2, [planned(n) for n in five[:2]], s3) == []
+        assert guards.quorum_problems(p2, [planned(n) for n in five[:2]], s3) == []
         assert [r["name"] for r in history.etcd_removed_after(p2, [planned(n) for n in five[:2]], s3, observed)] == \
             [five[2].name]
 
@@ -156,9 +156,9 @@ def test_the_cluster_read_counts_registered_etcd_nodes_and_not_ready_ones_as_dow
     state = history.etcd_state(p, Observed(live=live), CID)
     assert state.exact and state.down == (three[1].name,)
     # One member is down: removing a healthy one leaves 1 of 3.
-    assert history.quorum_problems(p, [planned(three[0]), planned(three[1])], state)
+    assert guards.quorum_problems(p, [planned(three[0]), planned(three[1])], state)
     # Removing the one that is down loses nothing.
-    assert history.quorum_problems(p, [planned(three[0]), planned(three[2])], state) == []
+    assert guards.quorum_problems(p, [planned(three[0]), planned(three[2])], state) == []
 
 
 def test_removed_members_addresses_are_never_handed_to_new_nodes():
@@ -190,7 +190,7 @@ def test_removed_members_addresses_are_never_handed_to_new_nodes():
     ("v1.35.0+rke2r1", "skips a minor"),
 ])
 def test_version_changes_against_a_complete_rollout(new, refused):
-    problems = history.version_problems(prev([member(0)]), "rke2", new)
+    problems = guards.version_problems(prev([member(0)]), "rke2", new)
     assert (problems[0] if problems else None) is None if refused is None else refused in problems[0]
 
 
@@ -202,21 +202,21 @@ def test_the_two_merge_sequence_is_refused_until_the_first_is_known_complete():
     p = prev(nodes, kubernetes_version="v1.34.1+rke2r1", version_confirmed="v1.33.8+rke2r1")
     state = history.version_state(p, Observed(), CID)
     assert not state.complete and state.confirmed == "v1.33.8+rke2r1" and state.servers_minor == 33
-    (message,) = history.version_problems(p, "rke2", "v1.35.0+rke2r1", state, Observed())
+    (message,) = guards.version_problems(p, "rke2", "v1.35.0+rke2r1", state, Observed())
     assert "the last change from v1.33.8+rke2r1 to v1.34.1+rke2r1 is not known complete" in message
     assert state.statement.code in message and "kubectl get nodes" in message and "get plans" in message
-    assert history.version_problems(p, "rke2", "v1.34.2+rke2r1", state, Observed()) == []
+    assert guards.version_problems(p, "rke2", "v1.34.2+rke2r1", state, Observed()) == []
     # The cluster says: one node is behind.
     live = LiveCluster((LiveNode(nodes[0].name, "v1.34.1+rke2r1", True, True, True),
                         LiveNode(nodes[1].name, "v1.33.8+rke2r1", False, False, True)))
     read = history.version_state(p, Observed(live=live), CID)
     assert not read.complete and read.lagging == {nodes[1].name: "v1.33.8+rke2r1"} and read.servers_minor == 34
-    assert nodes[1].name in history.version_problems(p, "rke2", "v1.35.0+rke2r1", read, Observed(live=live))[0]
+    assert nodes[1].name in guards.version_problems(p, "rke2", "v1.35.0+rke2r1", read, Observed(live=live))[0]
     # Every node on 1.34.1, read or confirmed: the next minor is accepted.
     done = LiveCluster(tuple(LiveNode(n.name, "v1.34.1+rke2r1", n.is_etcd, n.is_etcd, True) for n in nodes))
     for observed in (Observed(live=done), Observed(codes=frozenset({state.statement.code}))):
         ok = history.version_state(p, observed, CID)
-        assert ok.complete and history.version_problems(p, "rke2", "v1.35.0+rke2r1", ok, observed) == []
+        assert ok.complete and guards.version_problems(p, "rke2", "v1.35.0+rke2r1", ok, observed) == []
 
 
 def test_the_etcd_stepping_stone_is_judged_from_what_every_node_runs_while_a_change_rolls_out():
@@ -228,14 +228,14 @@ def test_the_etcd_stepping_stone_is_judged_from_what_every_node_runs_while_a_cha
     rolling = prev(nodes, kubernetes_version="v1.33.10+rke2r3", version_confirmed="v1.33.5+rke2r1")
     state = history.version_state(rolling, Observed(), CID)
     assert not state.complete and state.confirmed == "v1.33.5+rke2r1"
-    (message,) = history.version_problems(rolling, "rke2", "v1.33.11+rke2r1", state, Observed())
+    (message,) = guards.version_problems(rolling, "rke2", "v1.33.11+rke2r1", state, Observed())
     assert "the cluster runs v1.33.5+rke2r1" in message and "v1.33.10+rke2r3 (etcd 3.5.26) first" in message
     # Once every node is known to run v1.33.10+rke2r3, the etcd 3.6 patch follows it.
     done = history.version_state(rolling, Observed(codes=frozenset({state.statement.code})), CID)
-    assert done.complete and history.version_problems(rolling, "rke2", "v1.33.11+rke2r1", done, Observed()) == []
+    assert done.complete and guards.version_problems(rolling, "rke2", "v1.33.11+rke2r1", done, Observed()) == []
     # Nothing known about what runs: a move onto etcd 3.6 waits for the last change to complete.
     unknown = history.VersionState("v1.33.10+rke2r3", False, None, None, state.statement)
-    (wait,) = history.version_problems(rolling, "rke2", "v1.33.11+rke2r1", unknown, Observed())
+    (wait,) = guards.version_problems(rolling, "rke2", "v1.33.11+rke2r1", unknown, Observed())
     assert "is not known complete" in wait and "only from 3.5.26" in wait
 
 
@@ -268,29 +268,29 @@ def test_a_confirmation_code_names_one_statement():
 
 def test_a_new_cluster_id_is_refused_naming_the_running_cluster():
     p = prev([member(0)])
-    assert history.cluster_id_problems(p, CID, "stack") == []
-    (message,) = history.cluster_id_problems(p, "other", "stack")
+    assert guards.cluster_id_problems(p, CID, "stack") == []
+    (message,) = guards.cluster_id_problems(p, "other", "stack")
     assert "runs cluster 'c'" in message and "pulumi config set rke-aws:clusterId c" in message
     assert "defaults to the stack name" not in message
-    (renamed,) = history.cluster_id_problems(p, "renamed", "renamed")
+    (renamed,) = guards.cluster_id_problems(p, "renamed", "renamed")
     assert "defaults to the stack name" in renamed
-    assert history.cluster_id_problems(None, "x", "x") == [] and history.cluster_id_problems(prev([]), CID, "s") == []
+    assert guards.cluster_id_problems(None, "x", "x") == [] and guards.cluster_id_problems(prev([]), CID, "s") == []
 
 
 def test_a_region_change_is_refused():
     p = Previous("rke2", "v1.33.5+rke2r1", (member(0),), cluster_id=CID, region="us-west-2")
-    assert history.region_problems(p, "us-west-2") == []
-    assert "runs its cluster in us-west-2" in history.region_problems(p, "eu-west-1")[0]
+    assert guards.region_problems(p, "us-west-2") == []
+    assert "runs its cluster in us-west-2" in guards.region_problems(p, "eu-west-1")[0]
 
 
 def test_role_changes_of_running_pools_are_refused_and_emptied_pools_are_free():
     p = prev([member(0), member(1), member(0, "agents", etcd=False, ip="10.0.4.10")])
-    assert history.role_problems(p, [pool("servers", ("controlplane", "etcd"), 2), pool("agents", ("worker",), 1)]) == []
-    (message,) = history.role_problems(p, [pool("servers", ("controlplane", "etcd"), 2),
+    assert guards.role_problems(p, [pool("servers", ("controlplane", "etcd"), 2), pool("agents", ("worker",), 1)]) == []
+    (message,) = guards.role_problems(p, [pool("servers", ("controlplane", "etcd"), 2),
                                            pool("agents", ("controlplane", "etcd", "worker"), 1)])
     assert message.startswith("rke-aws:nodePools[1].roles:") and "add one" in message
     # Order of roles does not matter; a pool whose running nodes all go may take new roles.
-    assert history.role_problems(p, [pool("servers", ("etcd", "controlplane"), 2), pool("agents", ("etcd",), 0)]) == []
+    assert guards.role_problems(p, [pool("servers", ("etcd", "controlplane"), 2), pool("agents", ("etcd",), 0)]) == []
 
 
 # ---- snapshots --------------------------------------------------------------------------------
@@ -415,34 +415,34 @@ def test_not_complete_says_what_lags_and_how_to_go_on():
     lagging = {f"n{i}": "v1.33.5+rke2r1" for i in range(8)}
     state = history.VersionState("v1.34.1+rke2r1", False, "v1.33.5+rke2r1", 33, Statement("version", "x"),
                                  lagging=lagging, applying=("n0",))
-    text = history._not_complete(state, Observed(), "rke2")
+    text = guards._not_complete(state, Observed(), "rke2")
     assert "n0 (v1.33.5+rke2r1)" in text and "and 2 more" in text and "applying on n0" in text
     assert "n5 (" in text and "n6 (" not in text and "n7" not in text
     seven = history.VersionState("v1.34.1+rke2r1", False, None, 33, None, lagging=dict(list(lagging.items())[:7]))
-    assert "and 1 more" in history._not_complete(seven, Observed(), "rke2")
+    assert "and 1 more" in guards._not_complete(seven, Observed(), "rke2")
     six = history.VersionState("v1.34.1+rke2r1", False, None, 33, None, lagging=dict(list(lagging.items())[:6]))
-    text6 = history._not_complete(six, Observed(), "rke2")
+    text6 = guards._not_complete(six, Observed(), "rke2")
     assert "more" not in text6 and "applying" not in text6
-    assert history._not_complete(history.VersionState("v", False, None, 33), Observed(), "rke2").count("`pulumi up` again") == 1
+    assert guards._not_complete(history.VersionState("v", False, None, 33), Observed(), "rke2").count("`pulumi up` again") == 1
     blind = history.version_state(rolling, Observed(unreadable="timed out"), CID)
-    rke2 = history._not_complete(blind, Observed(unreadable="timed out"), "rke2")
+    rke2 = guards._not_complete(blind, Observed(unreadable="timed out"), "rke2")
     assert "could not be read (timed out)" in rke2 and "get plans" in rke2 and blind.statement.code in rke2
-    rke1 = history._not_complete(blind, Observed(), "rke")
+    rke1 = guards._not_complete(blind, Observed(), "rke")
     assert "`rke up` ran with it" in rke1 and "get plans" not in rke1 and "no kubeconfig reaches the cluster" in rke1
     assert Observed().no_read() == "no kubeconfig reaches the cluster"
 
 
 def test_version_problems_edges():
-    assert history.version_problems(prev([member(0)], kubernetes_version="nonsense"), "rke2", "v1.34.0+rke2r1") == []
-    assert history.version_problems(prev([member(0)]), "rke2", "garbage") == []
-    assert history.version_problems(prev([member(0)], kubernetes_version=None), "rke", "v1.32.5-rancher1-1") == []
-    (skip,) = history.version_problems(prev([member(0)]), "rke2", "v1.35.0+rke2r1")
+    assert guards.version_problems(prev([member(0)], kubernetes_version="nonsense"), "rke2", "v1.34.0+rke2r1") == []
+    assert guards.version_problems(prev([member(0)]), "rke2", "garbage") == []
+    assert guards.version_problems(prev([member(0)], kubernetes_version=None), "rke", "v1.32.5-rancher1-1") == []
+    (skip,) = guards.version_problems(prev([member(0)]), "rke2", "v1.35.0+rke2r1")
     assert "set v1.34.x first" in skip and "then v1.35.x" in skip and "runs v1.33.5+rke2r1" in skip
-    (down,) = history.version_problems(prev([member(0)]), "rke2", "v1.33.4+rke2r1")
+    (down,) = guards.version_problems(prev([member(0)]), "rke2", "v1.33.4+rke2r1")
     assert "set kubernetesVersion back to v1.33.5+rke2r1" in down
     rke1 = Previous("rke", "v1.34.1-rancher1-1", (member(0),), cluster_id=CID)
     unknown = history.version_state(rke1, Observed(), CID)
-    (msg,) = history.version_problems(rke1, "rke", "v1.35.0-rancher1-1", unknown, Observed())
+    (msg,) = guards.version_problems(rke1, "rke", "v1.35.0-rancher1-1", unknown, Observed())
     assert "the last change to v1.34.1-rancher1-1 is not known complete" in msg and "`rke up` ran with it" in msg
     assert history.parse_version("v1.33.5") == (33, 5, 0, 0) and history.parse_version("x") is None
     assert history._image_minor(None) is None and history._image_minor("repo:v1.34.3") == 34
@@ -474,17 +474,17 @@ def test_quorum_messages_name_what_goes_and_the_way():
     five = [member(i) for i in range(5)]
     p = prev(five)
     # No state given: the last outputs, taken as exact (two of five may go).
-    assert history.quorum_problems(p, [planned(n) for n in five[:3]]) == []
-    (one,) = history.quorum_problems(p, [planned(n) for n in five[:3]],
+    assert guards.quorum_problems(p, [planned(n) for n in five[:3]]) == []
+    (one,) = guards.quorum_problems(p, [planned(n) for n in five[:3]],
                                      EtcdState(tuple(n.name for n in five), (), False, Statement("etcd", "x")))
     assert "at most one per update" in one and five[3].name in one and five[4].name in one and five[0].name not in one
     assert "None" not in one and Statement("etcd", "x").code in one
-    (lost,) = history.quorum_problems(p, [planned(n) for n in five[:2]])
+    (lost,) = guards.quorum_problems(p, [planned(n) for n in five[:2]])
     assert "None" not in lost and "single-member" not in lost and "one member per `pulumi up`" in lost
     assert "network" not in lost and "sshKeyName" not in lost
-    (single,) = history.quorum_problems(prev(five[:1]), [])
+    (single,) = guards.quorum_problems(prev(five[:1]), [])
     assert "single-member cluster" in single
-    (moved,) = history.quorum_problems(prev(five[:3]), [planned(n, ip=f"10.9.0.{i}") for i, n in enumerate(five[:3])])
+    (moved,) = guards.quorum_problems(prev(five[:3]), [planned(n, ip=f"10.9.0.{i}") for i, n in enumerate(five[:3])])
     assert "network" in moved and "sshKeyName" not in moved and "lower the pool's count" not in moved
 
 
@@ -502,7 +502,7 @@ def test_small_pieces():
     assert history._settings(None) == "no S3 snapshots"
     assert history._settings(s) == "snapshots to s3://b/c every 6 h, 28 kept"
     assert history._settings(Snapshots("b", "c")) == "snapshots to s3://b/c"
-    (msg,) = history.cluster_id_problems(prev([member(0), member(1)]), "x", "s")
+    (msg,) = guards.cluster_id_problems(prev([member(0), member(1)]), "x", "s")
     assert "2 nodes, 2 etcd members" in msg
 
 

@@ -567,11 +567,13 @@ PLAN_ROWS = [
     row("unknown-instance-type", pool(1, instanceType="m9z.large"),
         ("nodePools[1].instanceType", "looking up instance type 'm9z.large' in us-east-1 failed (invoke of "
                                       "aws:ec2/getInstanceType:getInstanceType failed: InvalidInstanceType")),
-    row("arm-type-with-default-image", pool(1, instanceType="m7g.large"),
-        ("nodePools[1].instanceType", "'m7g.large' runs arm64, but the pool's default image ami-0a1b2c3d4e5f60718 "
-                                      "(Ubuntu 24.04 amd64) is x86_64; use an instance type for x86_64, or set "
+    # A pool's own image must suit its type (the default image follows the type's architecture: test_graviton).
+    row("arm-type-with-x86-image", pool(1, instanceType="m7g.large", ami="ami-0ccccccccccccccc1"),
+        ("nodePools[1].instanceType", "'m7g.large' runs arm64, but the pool's image ami-0ccccccccccccccc1 "
+                                      "is x86_64; use an instance type for x86_64, or set "
                                       "nodePools[1].ami to an image for arm64")),
-    row("arm-server-and-agents", both(pool(0, instanceType="c7g.medium"), pool(1, instanceType="m7g.large")),
+    row("arm-server-and-agents-with-x86-images", both(pool(0, instanceType="c7g.medium", ami="ami-0ccccccccccccccc1"),
+                                                      pool(1, instanceType="m7g.large", ami="ami-0ccccccccccccccc1")),
         ("nodePools[0].instanceType", "runs arm64"), ("nodePools[1].instanceType", "runs arm64")),
     row("missing-image", pool(1, ami="ami-0123456789abcdef0"),
         ("nodePools[1].ami", "looking up image 'ami-0123456789abcdef0' in us-east-1 failed")),
@@ -859,16 +861,18 @@ def run_refused_day2(cfg, first, **mock_kwargs) -> str:
 
 
 def test_every_pool_is_judged_after_a_failed_look_up(base_config):
-    both(pool(0, instanceType="m9z.large"), pool(1, instanceType="m7g.large"))(base_config)
+    both(pool(0, instanceType="m9z.large"), pool(1, instanceType="m7g.large", ami="ami-0ccccccccccccccc1"))(base_config)
     _plan_refused(base_config, (("nodePools[0].instanceType", "InvalidInstanceType"),
                                 ("nodePools[1].instanceType", "runs arm64")))
-    both(pool(0, instanceType="m6i.large", ami="ami-0ddddddddddddddd1"), pool(1, instanceType="m7g.large"))(base_config)
+    both(pool(0, instanceType="m6i.large", ami="ami-0ddddddddddddddd1"),
+         pool(1, instanceType="m7g.large", ami="ami-0ccccccccccccccc1"))(base_config)
     _plan_refused(base_config, (("nodePools[0].ami", "looking up image 'ami-0ddddddddddddddd1' in us-east-1 failed (invoke of "
                                                      "aws:ec2/getAmi:getAmi failed: Your query returned no results (image "
                                                      "ami-0ddddddddddddddd1). Please change your search criteria and try "
                                                      "again.); use an image that exists in us-east-1 and this account may "
                                                      "launch"),
-                                ("nodePools[1].instanceType", "runs arm64")), images={})
+                                ("nodePools[1].instanceType", "runs arm64")),
+                  images={"ami-0ccccccccccccccc1": {"architecture": "x86_64"}})
 
 
 def test_failed_offerings_look_up_is_a_config_error(base_config, monkeypatch):

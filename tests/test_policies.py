@@ -208,6 +208,8 @@ INSTANCE_PLANTS = [
                                                            if not k.startswith("kubernetes.io/cluster/")})),
     ("instance-profile-attached", lambda p: p.pop("iamInstanceProfile")),
     ("instance-profile-attached", lambda p: p.update(iamInstanceProfile="")),
+    ("instance-servers-on-demand", lambda p: (p["tags"].update({"rke-aws/roles": "controlplane,etcd"}),
+                                              p.update(instanceMarketOptions={"marketType": "spot"}))),
 ]
 
 

@@ -29,7 +29,7 @@ EXPECTED_OUTPUTS = {
     "kubernetesApiUrl",
 }
 NODE_OUTPUT_KEYS = {"name", "pool", "index", "roles", "instanceId", "privateIp", "privateDns", "publicIp",
-                    "availabilityZone", "subnet", "ipBlock", "keyName", "instanceType"}
+                    "availabilityZone", "subnet", "ipBlock", "keyName", "instanceType", "market"}
 
 
 def test_every_stack_file_evaluates(stack_run):

@@ -391,7 +391,7 @@ def test_agreement_covers_every_key_with_a_rule():
     covered = {path[-1] if isinstance(path[-1], str) else path[-2] for path, *_ in AGREEMENT.values()}
     for section in (*config_model.SECTIONS.values(), config_model.NodePool):
         for key in section.model_fields:
-            if key in ("enabled", "leaderMigration", "install", "ebsCsi", "natGateways", "subnet", "roles",
+            if key in ("enabled", "leaderMigration", "install", "ebsCsi", "natGateways", "subnet", "roles", "market",
                        "allowWorldAdmin", "publicSubnetIds", "privateSubnetIds", "publicSubnetCidrs", "privateSubnetCidrs",
                        "adminCidrs", "extraArgs", "upgrades"):
                 continue  # enumerations (pydantic's Literal, one text per value) or lists whose items are covered

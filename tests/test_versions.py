@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.plan import history
+from components.plan import guards, history
 from components.settings import config, versions
 from components.settings.config import ConfigError
 from offline import harness
@@ -206,7 +206,7 @@ def test_an_unset_version_is_the_default_for_a_new_stack_and_what_runs_for_a_run
     assert running.kubernetes_version == "v1.33.5+rke2r1"
     assert any("stays on v1.33.5+rke2r1, which it runs" in w for w in running.warnings), running.warnings
     # an RKE1 version in the outputs of a stack now configured as RKE2 is no RKE2 release: ignored here
-    # (history.version_problems refuses the distribution change)
+    # (guards.version_problems refuses the distribution change)
     assert parse(base_config, running_version="v1.32.5-rancher1-1").kubernetes_version == versions.RKE2_VERSION
 
 
@@ -235,7 +235,7 @@ def test_a_new_default_leaves_a_running_stack_on_its_release():
     ("v1.32.5+rke2r1", "v1.33.11+rke2r1", "v1.32.13+rke2r1"),  # 1.32's own 3.5.26 first
 ])
 def test_etcd_3_5_to_3_6_goes_through_3_5_26(running, wanted, through):
-    (problem,) = history.etcd_stepping_stone_problems(running, wanted)
+    (problem,) = guards.etcd_stepping_stone_problems(running, wanted)
     assert problem.startswith(f"rke-aws:kubernetesVersion: {wanted} runs etcd {versions.RKE2_RELEASES[wanted]}, but "
                               f"the cluster runs {running}, which runs etcd {versions.RKE2_RELEASES[running]}"), problem
     assert problem.endswith(f"etcd goes from 3.5 to 3.6 safely only from 3.5.26 (RKE2's release notes: removed members "
@@ -249,11 +249,11 @@ def test_etcd_3_5_to_3_6_goes_through_3_5_26(running, wanted, through):
     ("v1.33.5+rke2r1", "v1.33.9+rke2r1"), ("v1.33.11+rke2r1", "v1.34.10+rke2r1"), ("v1.31.5+rke2r1", "v1.32.13+rke2r1"),
 ])
 def test_other_version_changes_pass_the_etcd_guard(running, wanted):
-    assert history.etcd_stepping_stone_problems(running, wanted) == []
+    assert guards.etcd_stepping_stone_problems(running, wanted) == []
 
 
 def test_an_unknown_running_release_is_not_assumed_safe():
-    (problem,) = history.etcd_stepping_stone_problems("v1.33.99+rke2r1", "v1.34.1+rke2r1")
+    (problem,) = guards.etcd_stepping_stone_problems("v1.33.99+rke2r1", "v1.34.1+rke2r1")
     assert problem == (
         "rke-aws:kubernetesVersion: v1.34.1+rke2r1 runs etcd 3.6.4, but the cluster runs v1.33.99+rke2r1, whose etcd "
         "version this program does not know (add it to components/settings/versions.py RKE2_RELEASES from its release notes if it "
@@ -270,23 +270,23 @@ UPGRADES = [(a, b) for a in versions.RKE2_RELEASES for b in versions.RKE2_RELEAS
 @given(st.sampled_from(UPGRADES))
 def test_the_guard_refuses_exactly_the_unsafe_moves_and_its_advice_is_safe(pair):
     running, wanted = pair
-    refused = history.etcd_stepping_stone_problems(running, wanted)
+    refused = guards.etcd_stepping_stone_problems(running, wanted)
     unsafe = etcd(running) < (3, 5, 26) and etcd(wanted) >= (3, 6, 0)
     assert bool(refused) == unsafe, (running, wanted, refused)
     if refused:
         via = re.search(r"set kubernetesVersion to (\S+) ", refused[0]).group(1)
         assert key(running) < key(via) < key(wanted) and minor(via) in (minor(running), minor(running) + 1)
         assert (3, 5, 26) <= etcd(via) < (3, 6, 0)
-        assert history.etcd_stepping_stone_problems(running, via) == []
-        assert history.etcd_stepping_stone_problems(via, wanted) == []
+        assert guards.etcd_stepping_stone_problems(running, via) == []
+        assert guards.etcd_stepping_stone_problems(via, wanted) == []
 
 
 def test_the_guard_is_part_of_the_version_check_for_rke2_only():
     prev = history.Previous(distribution="rke2", kubernetes_version="v1.33.5+rke2r1")
-    (problem,) = history.version_problems(prev, "rke2", "v1.33.11+rke2r1")
+    (problem,) = guards.version_problems(prev, "rke2", "v1.33.11+rke2r1")
     assert "v1.33.10+rke2r3" in problem
     prev1 = history.Previous(distribution="rke", kubernetes_version="v1.32.4-rancher1-1")
-    assert history.version_problems(prev1, "rke", "v1.32.5-rancher1-1") == []
+    assert guards.version_problems(prev1, "rke", "v1.32.5-rancher1-1") == []
 
 
 def test_an_unsafe_upgrade_is_refused_before_anything_is_registered():
@@ -315,7 +315,7 @@ def test_rke1_releases_order_by_every_number_of_their_name(a, b):
     assert (pa < pb) == (a < b) and (pa == pb) == (a == b), (a, b, pa, pb)
     old = history.Previous("rke", rke1_release(*a), (), cluster_id="c")
     state = history.VersionState(rke1_release(*a), True, rke1_release(*a), a[0])
-    problems = history.version_problems(old, "rke", rke1_release(*b), state, history.Observed())
+    problems = guards.version_problems(old, "rke", rke1_release(*b), state, history.Observed())
     if b < a:
         assert problems and "is a downgrade" in problems[0], (a, b, problems)
     elif b == a:
@@ -325,6 +325,6 @@ def test_rke1_releases_order_by_every_number_of_their_name(a, b):
 def test_an_rke1_build_downgrade_is_refused():
     old = history.Previous("rke", "v1.32.13-rancher1-3", (), cluster_id="c")
     state = history.VersionState("v1.32.13-rancher1-3", True, "v1.32.13-rancher1-3", 32)
-    (problem,) = history.version_problems(old, "rke", "v1.32.13-rancher1-2", state, history.Observed())
+    (problem,) = guards.version_problems(old, "rke", "v1.32.13-rancher1-2", state, history.Observed())
     assert problem.startswith("rke-aws:kubernetesVersion: v1.32.13-rancher1-2 is a downgrade")
     assert history.parse_version("v1.34.10+rke2r2") == (34, 10, 2, 0)

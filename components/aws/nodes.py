@@ -35,6 +35,16 @@ IGNORED_ON_UPDATE = ["ami", "userData", "userDataBase64"]
 # of a pool at once: on controlplane/etcd nodes that stops every etcd member together. Servers take
 # a new type when they are replaced, one at a time (plan.py warns while any runs the old one).
 IGNORED_ON_SERVERS = ["instanceType"]
+# Spot workers: a persistent request whose instance EC2 stops on interruption and starts again when
+# capacity returns, so the node keeps its instance, address and private DNS name (its Kubernetes
+# node name). `stop` needs `persistent` (EC2 User Guide, "Behavior of Spot Instance interruptions");
+# terraform-provider-aws cancels the request when the instance is deleted (ec2_instance.go,
+# resourceInstanceDelete: CancelSpotInstanceRequests when instance_lifecycle is spot), so a removed
+# node is not launched again by its request.
+SPOT_OPTIONS = {"spot_instance_type": "persistent", "instance_interruption_behavior": "stop"}
+# EC2 cannot change a spot instance's type (ModifyInstanceAttribute needs it stopped, and a stopped
+# spot instance keeps its type: EC2 User Guide, same page): a new type replaces the node instead.
+REPLACED_ON_SPOT = ["instanceType"]
 
 
 @dataclass(frozen=True)
@@ -42,7 +52,7 @@ class NodesArgs:
     cluster_id: str
     distribution: str
     nodes: tuple[PlannedNode, ...]
-    default_ami: str
+    default_amis: Mapping[str, str]  # pool name -> default image of its CPU architecture
     subnet_ids: Mapping[str, pulumi.Input[str]]
     node_dependencies: Mapping[str, list]
     security_group_id: pulumi.Input[str]
@@ -93,7 +103,7 @@ class Nodes(pulumi.ComponentResource):
             protect = args.protect_servers and (node.pool.is_controlplane or node.pool.is_etcd)
             self.instances[node.name] = aws.ec2.Instance(
                 f"{name}-{node.resource_name}",
-                ami=node.pool.ami or args.default_ami,
+                ami=node.pool.ami or args.default_amis[node.pool.name],
                 instance_type=node.pool.instance_type,
                 subnet_id=args.subnet_ids[node.subnet.key],
                 private_ip=node.private_ip,
@@ -115,12 +125,17 @@ class Nodes(pulumi.ComponentResource):
                     encrypted=True,
                     delete_on_termination=True,
                 ),
+                instance_market_options=aws.ec2.InstanceInstanceMarketOptionsArgs(
+                    market_type="spot",
+                    spot_options=aws.ec2.InstanceInstanceMarketOptionsSpotOptionsArgs(**SPOT_OPTIONS),
+                ) if node.pool.is_spot else None,
                 tags=node_tags(args.cluster_id, node, args.extra_tags),
                 volume_tags=tags.named(node.name, args.extra_tags),
                 opts=pulumi.ResourceOptions(
                     parent=self,
                     # A fixed private IP cannot be held by the old and the new instance at once.
                     delete_before_replace=True,
+                    replace_on_changes=REPLACED_ON_SPOT if node.pool.is_spot else None,
                     ignore_changes=IGNORED_ON_UPDATE + (IGNORED_ON_SERVERS if node.pool.is_server else []),
                     depends_on=list(args.node_dependencies.get(node.subnet.key, [])) + list(args.boot_dependencies),
                     protect=protect,
@@ -157,6 +172,7 @@ class Nodes(pulumi.ComponentResource):
             "ipBlock": node.ip_block,
             "keyName": args.ssh_key_name,
             "instanceType": inst.instance_type,  # what runs (servers ignore a changed pool type)
+            "market": node.pool.market,
         }
 
     def _cluster_yml(self, args: NodesArgs) -> pulumi.Output[str]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import pulumi_aws as aws
 
@@ -21,6 +21,14 @@ from ..settings.config import ConfigError, StackConfig
 from ..settings.load import load_config
 from . import ccm_values, cluster_documents, rancher, running
 from .cluster_documents import AGENT_PLAN, SERVER_PLAN, upgrade_manifests
+from .guards import (
+    cluster_id_problems,
+    market_problems,
+    quorum_problems,
+    region_problems,
+    role_problems,
+    version_problems,
+)
 from .history import (
     CONFIRM_KEY,
     EtcdState,
@@ -30,19 +38,28 @@ from .history import (
     SnapshotTransition,
     Statement,
     VersionState,
-    cluster_id_problems,
     etcd_removed_after,
     etcd_state,
     parse_codes,
     parse_version,
-    quorum_problems,
-    region_problems,
-    role_problems,
     snapshot_transition,
-    version_problems,
     version_state,
 )
-from .lookups import published_kubeconfig_problem
+from .lookups import (
+    _account,
+    _available_zones,
+    _bucket_exists,
+    _bucket_owned,
+    _collect,
+    _default_route,
+    _existing_subnets,
+    _interfaces,
+    _looked_up,
+    _own_node_holds,
+    _route_table,
+    _zones,
+    published_kubeconfig_problem,
+)
 from .names import (
     ADMIN_PORTS,
     KUBE_API_PORT,
@@ -56,15 +73,14 @@ from .network import PlannedSubnet, plan_subnets
 from .nodes import CapacityError, PlannedNode, plan_nodes
 from .snapshots import EtcdS3, etcd_s3_keys
 
-T = TypeVar("T")
-
 
 @dataclass(frozen=True)
 class ClusterPlan:
     azs: tuple[str, ...]
     subnets: tuple[PlannedSubnet, ...]
     nodes: tuple[PlannedNode, ...]
-    default_ami: str = ""
+    # Pool name -> the default image of its CPU architecture (pools without `ami`).
+    default_amis: Mapping[str, str] = field(default_factory=dict)
     previous: Previous | None = None
     ccm_image: str = ""
     notes: tuple[str, ...] = ()  # what the user should know about this update (logged)
@@ -179,109 +195,6 @@ class ManifestPlan:
     statement: Statement | None = None
 
 
-def _looked_up(key: str, what: str, fix: str, call: Callable[[], T]) -> T:
-    """Run one look-up (an invoke); a failure becomes a ConfigError naming the key and the fix.
-
-    The provider's answer for an unknown region, missing credentials or a missing object is an
-    exception from deep inside the SDK; the user needs the key that caused it and what to do.
-    """
-    try:
-        return call()
-    except ConfigError:
-        raise
-    except Exception as err:  # noqa: BLE001 - any invoke failure ends the same way
-        detail = " ".join(str(err).split()).replace(" ()", "")  # an invoke failure names no property
-        raise ConfigError([f"{key}: {what} failed ({detail}); {fix}"]) from None
-
-
-def _available_zones(cfg: StackConfig, regular_only: bool) -> list[str]:
-    """The region's available zones: the first call to AWS, so an unknown region or missing
-    credentials surface here, named as such."""
-    # Local and wavelength zones need opt-in; only regular zones host a cluster's subnets by default.
-    filters = [{"name": "opt-in-status", "values": ["opt-in-not-required"]}] if regular_only else []
-    return _looked_up(
-        "aws:region", f"looking up the availability zones of '{cfg.region}'",
-        "check aws:region (a region your credentials can use, like us-west-2) and your AWS credentials",
-        lambda: aws.get_availability_zones(state="available", filters=filters).names,
-    )
-
-
-def _zones(cfg: StackConfig) -> list[str]:
-    explicit = cfg.network.availability_zones
-    found = _available_zones(cfg, regular_only=not explicit)
-    if explicit:
-        missing = [z for z in explicit if z not in found]
-        if missing:
-            raise ConfigError([
-                f"rke-aws:network.availabilityZones: {', '.join(repr(z) for z in missing)} not available in "
-                f"{cfg.region}; available: {', '.join(sorted(found))}"
-            ])
-        return list(explicit)
-    if len(found) < cfg.network.az_count:
-        raise ConfigError([
-            f"rke-aws:network.availabilityZones: {cfg.network.az_count} zones asked for, but {cfg.region} offers "
-            f"{len(found)} ({', '.join(found)}); use at most {len(found)}"
-        ])
-    return sorted(found)[: cfg.network.az_count]
-
-
-HOSTNAME_FIX = "aws ec2 modify-subnet-attribute --subnet-id {sid} --private-dns-hostname-type-on-launch ip-name"
-
-
-def _existing_subnets(cfg: StackConfig) -> tuple[list[PlannedSubnet], dict[str, Any]]:
-    """Bring-your-own subnets as SubnetPlans (keys follow the lists' order), and what was looked up."""
-    plans: list[PlannedSubnet] = []
-    found_by_key: dict[str, Any] = {}
-    problems: list[str] = []
-    zones: dict[str, dict[int, str]] = {"public": {}, "private": {}}
-    for tier, ids in (("public", cfg.network.public_subnet_ids), ("private", cfg.network.private_subnet_ids)):
-        for i, sid in enumerate(ids or ()):
-            key = f"rke-aws:network.{tier}SubnetIds[{i}]"
-            found = _looked_up(key, f"looking up subnet '{sid}' in {cfg.region}",
-                               "list subnets that exist in this region and account",
-                               lambda sid=sid: aws.ec2.get_subnet(id=sid))
-            if found.vpc_id != cfg.network.vpc_id:
-                problems.append(f"{key}: '{sid}' is in {found.vpc_id}, not {cfg.network.vpc_id}; list subnets of that VPC")
-            if found.availability_zone in zones[tier].values():
-                other = next(j for j, z in zones[tier].items() if z == found.availability_zone)
-                problems.append(f"{key}: '{sid}' is in {found.availability_zone} like {tier}SubnetIds[{other}]; give one "
-                                f"{tier} subnet per zone")
-            if (found.private_dns_hostname_type_on_launch or "ip-name") != "ip-name":
-                # resource-name hostnames make node names i-....compute.internal: the CCM finds no instance.
-                problems.append(f"{key}: '{sid}' launches instances with {found.private_dns_hostname_type_on_launch} "
-                                "hostnames, so node names would not be ip-... private DNS names; set it to ip-name: "
-                                + HOSTNAME_FIX.format(sid=sid))
-            zones[tier][i] = found.availability_zone
-            plans.append(PlannedSubnet(tier, i, found.availability_zone, found.cidr_block))
-            found_by_key[f"{tier}-{i}"] = found
-    for i, az in zones["private"].items():
-        if zones["public"].get(i) not in (None, az):
-            problems.append(
-                f"rke-aws:network.privateSubnetIds[{i}]: in {az} but publicSubnetIds[{i}] is in {zones['public'][i]}; list both in the same zone order"
-            )
-    explicit = cfg.network.availability_zones
-    if explicit and list(zones["private"].values()) != list(explicit):
-        problems.append(f"rke-aws:network.availabilityZones: {list(explicit)}, but the private subnets are in "
-                        f"{list(zones['private'].values())}; list the zones in the subnets' order, or leave them out")
-    if problems:
-        raise ConfigError(problems)
-    return plans, found_by_key
-
-
-def _route_table(cfg: StackConfig, key: str, sid: str) -> Any:
-    """The subnet's route table: its own association, else the VPC's main table."""
-    try:
-        return aws.ec2.get_route_table(subnet_id=sid)
-    except Exception:  # noqa: BLE001 - no explicit association: the main table applies
-        return _looked_up(key, f"looking up the route table of '{sid}'", "check the VPC's route tables",
-                          lambda: aws.ec2.get_route_table(vpc_id=cfg.network.vpc_id,
-                                                          filters=[{"name": "association.main", "values": ["true"]}]))
-
-
-def _default_route(table: Any) -> Any:
-    return next((r for r in table.routes or [] if r.cidr_block == "0.0.0.0/0"), None)
-
-
 def _check_existing_network(cfg: StackConfig, subnets: list[PlannedSubnet], found: dict[str, Any],
                             nodes: list[PlannedNode], previous: Previous | None) -> list[str]:
     """What a bring-your-own VPC must offer the nodes and the CCM, checked with look-ups; each
@@ -326,23 +239,6 @@ def _check_existing_network(cfg: StackConfig, subnets: list[PlannedSubnet], foun
             problems.append(f"{key}: planned node addresses in '{sid}' ({', '.join(theirs)}) are taken by "
                             f"{', '.join(sorted(used.ids))}; give the pools there another ipBlock")
     return problems
-
-
-def _interfaces(key: str, sid: str, addresses: list[str]) -> Any:
-    return _looked_up(key, f"looking up network interfaces in '{sid}'", "check the subnet",
-                      lambda: aws.ec2.get_network_interfaces(filters=[
-                          {"name": "subnet-id", "values": [sid]},
-                          {"name": "addresses.private-ip-address", "values": addresses}]))
-
-
-def _own_node_holds(cfg: StackConfig, key: str, ip: str, name: str) -> bool:
-    found = _looked_up(key, f"looking up the instance holding {ip}", "check the subnet",
-                       lambda: aws.ec2.get_instances(
-                           filters=[{"name": "private-ip-address", "values": [ip]},
-                                    {"name": f"tag:{cfg.cluster_tag_key}", "values": ["owned"]},
-                                    {"name": "tag:Name", "values": [name]}],
-                           instance_state_names=["pending", "running", "stopping", "stopped"]))
-    return bool(found.ids)
 
 
 # ---- what runs ---------------------------------------------------------------------------------
@@ -404,6 +300,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     vstate = version_state(previous, observed, cfg.cluster_id)
     problems = version_problems(previous, cfg.distribution, cfg.kubernetes_version, vstate, observed)
     problems += role_problems(previous, cfg.node_pools)
+    problems += market_problems(previous, cfg.node_pools)
     problems += rancher.version_problems(cfg, previous, observed) + rancher.switch_problems(cfg, previous)
     if problems:
         raise ConfigError(with_combined_confirmation(problems, observed))
@@ -438,14 +335,16 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     problems += cluster_network_problems(cfg, subnets) if found else []
     image, notes = ccm_image(cfg, previous, vstate)
     problems += manifest_size_problems(cfg, image)
+    archs, known_types = pool_architectures(cfg)
+    problems += architecture_problems(cfg, archs)
     try:
-        default_image = _default_image(cfg)
+        default_images = _default_images(cfg, archs)
     except ConfigError as err:  # reported with the rest
-        problems, default_image = problems + err.problems, None
+        problems, default_images = problems + err.problems, {}
     booting = booting_nodes(cfg, previous, nodes)
     keys, key_warnings = key_pair_problems(cfg, launching=bool(booting))
     problems += keys
-    machine, machine_warnings = machine_problems(cfg, nodes, previous, default_image, booting)
+    machine, machine_warnings = machine_problems(cfg, nodes, previous, default_images, booting, known_types)
     problems += machine
     machine_warnings = tuple(key_warnings) + machine_warnings
     if problems:
@@ -455,7 +354,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     backup = _backup(cfg, account, previous)
     snapshots = snapshot_transition(previous, _configured_snapshots(cfg, backup), observed, cfg.cluster_id,
                                     cfg.distribution, _snapshot_steps(cfg, backup))
-    return ClusterPlan(tuple(azs), tuple(subnets), tuple(nodes), default_image.id if default_image else "", previous,
+    return ClusterPlan(tuple(azs), tuple(subnets), tuple(nodes), {p: i.id for p, i in default_images.items()}, previous,
                        image, _observed_notes(observed, previous) + notes + more,
                        warnings=(_hardening_warnings(cfg, previous) + instance_type_warnings(cfg, previous, nodes)
                                  + machine_warnings
@@ -620,11 +519,6 @@ def endpoint_warnings(cfg: StackConfig, previous: Previous | None, subnets: Sequ
             "answer: kubectl and nodes joining wait, running nodes keep talking to the servers directly",)
 
 
-def _account(cfg: StackConfig) -> str:
-    return _looked_up("aws:region", "looking up the AWS account (for names that must be unique, key policies)",
-                      "check your AWS credentials", lambda: aws.get_caller_identity().account_id)
-
-
 # ---- etcd snapshots ----------------------------------------------------------------------------
 
 def _backup(cfg: StackConfig, account: str, previous: Previous | None) -> BackupPlan | None:
@@ -661,22 +555,6 @@ def _backup(cfg: StackConfig, account: str, previous: Previous | None) -> Backup
     return BackupPlan(bucket, folder, created=created, notes=notes, etcd_s3=EtcdS3(
         bucket=bucket, region=cfg.region, folder=folder, endpoint=cfg.partition.endpoint("s3", cfg.region),
         interval_hours=b.interval_hours, retention=b.retention))
-
-
-def _bucket_exists(bucket: str) -> bool:
-    try:
-        aws.s3.get_bucket(bucket=bucket)
-    except Exception:  # noqa: BLE001 - not found (or not ours to see): it is created, and S3 says why if not
-        return False
-    return True
-
-
-def _bucket_owned(bucket: str) -> bool:
-    """ListBuckets shows only the caller's account's buckets (unlike HeadBucket)."""
-    found = _looked_up("rke-aws:etcdBackup", f"listing this account's buckets named {bucket}",
-                       "check your AWS credentials (s3:ListAllMyBuckets)",
-                       lambda: aws.s3.get_buckets(prefix=bucket))
-    return any(b.name == bucket for b in found.buckets or ())
 
 
 def _configured_snapshots(cfg: StackConfig, backup: BackupPlan | None) -> Snapshots | None:
@@ -896,7 +774,7 @@ def upgrade_problems(cfg: StackConfig, previous: Previous | None, nodes: list[Pl
     elif booting and state is not None and not state.complete:
         old, new = parse_version(state.confirmed or ""), parse_version(cfg.kubernetes_version)
         if old is None or new is None or old[0] != new[0]:
-            from .history import _not_complete
+            from .guards import _not_complete
 
             problems.append(
                 f"rke-aws:nodePools: new or replaced nodes ({', '.join(booting)}) would boot {cfg.kubernetes_version}, "
@@ -932,35 +810,82 @@ def ccm_image(cfg: StackConfig, previous: Previous | None,
     return cfg.ccm.image_for(minor), ()
 
 
-def _default_image(cfg: StackConfig) -> Any:
-    """Latest Canonical Ubuntu 24.04 LTS (amd64), or None when every pool with nodes names its own
-    image; nodes ignore later AMI changes (see nodes.py)."""
-    if not any(p.ami is None and p.count for p in cfg.node_pools):
-        return None
-    pools = ", ".join(f"nodePools[{i}]" for i, p in enumerate(cfg.node_pools) if p.ami is None and p.count)
+# EC2 CPU architecture (DescribeInstanceTypes' SupportedArchitectures) -> how images and RKE name it.
+ARCH_NAMES = {"x86_64": "amd64", "arm64": "arm64"}
+
+
+def pool_architectures(cfg: StackConfig) -> tuple[dict[str, str], dict[str, Any]]:
+    """Pool name -> the CPU architecture its instance type runs (x86_64 or arm64), from EC2's own
+    description of the type (DescribeInstanceTypes), not from its name; and the types looked up, for
+    machine_problems to judge (one look-up per type). A type that cannot be looked up is left out:
+    machine_problems looks it up again and reports it where it matters."""
+    archs: dict[str, str] = {}
+    infos: dict[str, Any] = {}
+    for pool in cfg.node_pools:
+        if not pool.count:
+            continue
+        if pool.instance_type not in infos:
+            try:
+                infos[pool.instance_type] = _looked_up(
+                    "", "", "", lambda t=pool.instance_type: aws.ec2.get_instance_type(instance_type=t))
+            except ConfigError:
+                infos[pool.instance_type] = None
+        supported = list(getattr(infos[pool.instance_type], "supported_architectures", None) or [])
+        arch = next((a for a in ARCH_NAMES if a in supported), None)
+        if arch:
+            archs[pool.name] = arch
+    return archs, {t: i for t, i in infos.items() if i is not None}
+
+
+def architecture_problems(cfg: StackConfig, archs: Mapping[str, str]) -> list[str]:
+    """arm64 (Graviton) where the distribution publishes it: RKE2 from RKE2_ARM64_SINCE; not RKE1,
+    whose arm64 nodes Rancher calls experimental and not for production (Rancher manager docs,
+    "Running on ARM64 Mixed Architecture (Experimental)"), and which is end of life."""
+    problems = []
+    for i, pool in enumerate(cfg.node_pools):
+        if archs.get(pool.name) != "arm64":
+            continue
+        key = f"rke-aws:nodePools[{i}].instanceType"
+        if cfg.distribution == "rke":
+            problems.append(f"{key}: '{pool.instance_type}' is an arm64 (Graviton) type; RKE1 on arm64 is experimental "
+                            "and not for production (Rancher's docs), and RKE1 is end of life: use an x86_64 type, or "
+                            "RKE2")
+        else:
+            have, since = parse_version(cfg.kubernetes_version), parse_version(versions.RKE2_ARM64_SINCE)
+            if have is not None and since is not None and have < since:
+                problems.append(f"{key}: '{pool.instance_type}' is an arm64 (Graviton) type, and RKE2 "
+                                f"{cfg.kubernetes_version} has no complete arm64 release (arm64 images from "
+                                f"{versions.RKE2_ARM64_SINCE}): use an x86_64 type, or upgrade first")
+    return problems
+
+
+def _default_images(cfg: StackConfig, archs: Mapping[str, str]) -> dict[str, Any]:
+    """Pool name -> the latest Canonical Ubuntu 24.04 LTS image for the pool's CPU architecture, for
+    pools with nodes and no `ami` (one look-up per architecture); nodes ignore later image changes
+    (see nodes.py)."""
+    pools = [(i, p) for i, p in enumerate(cfg.node_pools) if p.ami is None and p.count]
     owner = cfg.partition.ubuntu_owner  # Canonical publishes from another account per partition
-    return _looked_up(
-        "rke-aws:nodePools[].ami", f"looking up the default image ({versions.UBUNTU_AMI_NAME} by owner "
-        f"{owner}) in {cfg.region}",
-        f"set `ami` on {pools} to an image that exists in {cfg.region}",
-        lambda: aws.ec2.get_ami(
-            most_recent=True,
-            owners=[owner],
-            filters=[
-                {"name": "name", "values": [versions.UBUNTU_AMI_NAME]},
-                {"name": "state", "values": ["available"]},
-            ],
-        ),
-    )
-
-
-def _collect(problems: list[str], key: str, what: str, fix: str, call: Callable[[], T]) -> T | None:
-    """A look-up whose failure is one more problem (all of them are reported together), not the end."""
-    try:
-        return _looked_up(key, what, fix, call)
-    except ConfigError as err:
-        problems += err.problems
-        return None
+    images: dict[str, Any] = {}
+    out: dict[str, Any] = {}
+    for _i, pool in pools:
+        arch = archs.get(pool.name, "x86_64")
+        if arch not in images:
+            name = versions.UBUNTU_AMI_NAMES[arch]
+            users = ", ".join(f"nodePools[{j}]" for j, p in pools if archs.get(p.name, "x86_64") == arch)
+            images[arch] = _looked_up(
+                "rke-aws:nodePools[].ami", f"looking up the default image ({name} by owner {owner}) in {cfg.region}",
+                f"set `ami` on {users} to an image that exists in {cfg.region}",
+                lambda name=name: aws.ec2.get_ami(
+                    most_recent=True,
+                    owners=[owner],
+                    filters=[
+                        {"name": "name", "values": [name]},
+                        {"name": "state", "values": ["available"]},
+                    ],
+                ),
+            )
+        out[pool.name] = images[arch]
+    return out
 
 
 def cluster_network_problems(cfg: StackConfig, subnets: Sequence[PlannedSubnet]) -> list[str]:
@@ -1010,8 +935,8 @@ RKE2_SIZING_GUIDE = ((2, 4096, 225), (4, 8192, 450), (8, 16384, 1300))
 
 
 def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: Previous | None,
-                     default_image: Any, booting: Sequence[PlannedNode] | None = None
-                     ) -> tuple[list[str], tuple[str, ...]]:
+                     default_images: Mapping[str, Any], booting: Sequence[PlannedNode] | None = None,
+                     known_types: Mapping[str, Any] | None = None) -> tuple[list[str], tuple[str, ...]]:
     """Every pool's instance type and image, checked with look-ups before RunInstances would refuse
     them: the type exists in the region, is offered in the zones the pool's new nodes go to, runs
     the image's architecture and virtualization. One look-up per distinct type and image, one for
@@ -1046,8 +971,10 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: P
     first_use: dict[str, tuple[int, Any]] = {}
     for i, pool in sorted(pools, key=lambda ip: ip[1].name not in strict):
         first_use.setdefault(pool.instance_type, (i, pool))
-    types: dict[str, Any] = {}
+    types: dict[str, Any] = dict(known_types or {})
     for itype, (i, pool) in first_use.items():
+        if itype in types:
+            continue
         found: list[str] = []
         types[itype] = _collect(
             found, f"rke-aws:nodePools[{i}].instanceType", f"looking up instance type '{itype}' in {cfg.region}",
@@ -1068,6 +995,27 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: P
             else:
                 warnings.extend(f"{m}; running nodes ignore their image and this update launches none of the pool's, "
                                 "so it goes ahead, but the pool's next new node would be refused" for m in found)
+    # A running agent whose new type runs another CPU architecture is replaced (ForceNewIf on
+    # instance_type), and the replacement is created from its inputs after ignore_changes reset `ami`
+    # to the image it booted (pulumi/pulumi pkg/resource/deploy/step_generator.go: processIgnoreChanges
+    # runs before the diff, and a replacement creates from those inputs): the old architecture's image
+    # on the new architecture's type, which RunInstances refuses.
+    for n in retyped_nodes:
+        old_type = running[(n.pool.name, n.index)].instance_type
+        if old_type not in types:
+            types[old_type] = _collect([], "", "", "", lambda t=old_type: aws.ec2.get_instance_type(instance_type=t))
+        old_info, new_info = types.get(old_type), types.get(n.pool.instance_type)
+        if old_info is None or new_info is None:
+            continue
+        if not set(old_info.supported_architectures or ()) & set(new_info.supported_architectures or ()):
+            i = next(j for j, p in enumerate(cfg.node_pools) if p.name == n.pool.name)
+            message = (f"rke-aws:nodePools[{i}].instanceType: '{n.pool.instance_type}' runs "
+                       f"{'/'.join(new_info.supported_architectures)}, but the pool's running nodes are "
+                       f"'{old_type}' ({'/'.join(old_info.supported_architectures)}); they would be replaced with "
+                       "the image they booted, which the new type cannot run: keep the type, and add a new pool "
+                       "for the other architecture (then lower this one's count)")
+            if message not in problems:
+                problems.append(message)
     new_zones: dict[str, set[str]] = {}
     for n in list(booting) + retyped_nodes:
         new_zones.setdefault(n.pool.name, set()).add(n.az)
@@ -1096,10 +1044,11 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: P
                             "new nodes go; use a type offered there, or other zones (aws ec2 "
                             "describe-instance-type-offerings --location-type availability-zone --filters "
                             f"Name=instance-type,Values={pool.instance_type})")
-        image = images.get(pool.ami) if pool.ami else default_image
+        image = images.get(pool.ami) if pool.ami else default_images.get(pool.name)
         if image is None:
             continue
-        which = f"image {pool.ami}" if pool.ami else f"default image {image.id} (Ubuntu 24.04 amd64)"
+        which = (f"image {pool.ami}" if pool.ami else
+                 f"default image {image.id} (Ubuntu 24.04 {ARCH_NAMES.get(image.architecture, image.architecture)})")
         found = []
         archs = list(info.supported_architectures or [])
         if image.architecture not in archs:

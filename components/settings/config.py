@@ -31,6 +31,7 @@ from .model import (  # noqa: F401 - the defaults are part of this module's inte
     DEFAULT_ENDPOINT,
     DEFAULT_IMDS_HOP_LIMIT,
     DEFAULT_KUBERNETES_VERSION,
+    DEFAULT_MARKET,
     DEFAULT_ROOT_VOLUME_GB,
     DEFAULT_VPC_CIDR,
     MAX_AZ_COUNT,
@@ -129,6 +130,11 @@ class NodePool:
     ip_block: int | None  # None: assigned at plan time (node_plan.py)
     imds_hop_limit: int = DEFAULT_IMDS_HOP_LIMIT
     imds_hop_limit_reason: str | None = None
+    market: str = DEFAULT_MARKET  # or "spot" (worker-only pools)
+
+    @property
+    def is_spot(self) -> bool:
+        return self.market == "spot"
 
     @property
     def is_controlplane(self) -> bool:
@@ -574,8 +580,7 @@ def _check_rule_quota(p: _Problems, access: AccessConfig, endpoint: str, distrib
 
 def _parse_pools(p: _Problems, raw: Any, distribution: str | None, warnings: list[str]) -> tuple[NodePool, ...]:
     if raw is None:
-        p.add("nodePools", _missing(model.StackConfiguration, "nodePools"))
-        return ()
+        raw = [dict(pool) for pool in model.DEFAULT_NODE_POOLS]
     if not isinstance(raw, list) or not raw:
         p.add("nodePools", f"{_json(raw)} is not a non-empty list of pools; each pool is {{name, roles, count, ...}}")
         return ()
@@ -627,10 +632,15 @@ def _parse_pools(p: _Problems, raw: Any, distribution: str | None, warnings: lis
         if distribution == "rke2" and roles and ("controlplane" in roles) != ("etcd" in roles):
             p.add(f"{key}.roles", f"{_json(list(roles))} is not an RKE2 node type; an RKE2 server runs both controlplane "
                                   "and etcd: use [controlplane, etcd] (optionally with worker) or [worker]")
+        if pool.market == "spot" and {"controlplane", "etcd"} & set(roles):
+            p.add(f"{key}.market", f"'spot' for a pool with {_json([r for r in roles if r != 'worker'])}: AWS takes "
+                                   "spot capacity back at two minutes' notice, and servers hold etcd quorum and the "
+                                   "API; spot is for worker-only pools: put the workers in a pool of their own")
         complete = set(item) <= set(pool.model_fields_set) and pool.roles and pool.name and pool.count is not None
         if complete and len(set(pool.roles)) == len(pool.roles):
             pools.append(NodePool(pool.name, roles, pool.count, pool.instanceType, pool.subnet, pool.rootVolumeGb,
-                                  pool.ami, pool.ipBlock, hop, reason.strip(" ") if hop == 2 and reason else None))
+                                  pool.ami, pool.ipBlock, hop, reason.strip(" ") if hop == 2 and reason else None,
+                                  pool.market))
     return tuple(pools)
 
 

@@ -46,6 +46,12 @@ DEFAULT_SSH_USER = "ubuntu"
 DEFAULT_ROOT_VOLUME_GB = 50
 # A general-purpose size that runs a control plane or a small worker.
 DEFAULT_INSTANCE_TYPE = "m6i.large"
+# A stack without nodePools (what `pulumi new` writes) gets the smallest layout that survives the loss of a
+# server: three servers (etcd quorum tolerates one failure) and two workers, so workloads survive one too.
+DEFAULT_NODE_POOLS = ({"name": "server", "roles": ["controlplane", "etcd"], "count": 3},
+                      {"name": "agents", "roles": ["worker"], "count": 2})
+# On-demand capacity is never taken back by AWS; spot is a pool's explicit choice (workers only).
+DEFAULT_MARKET = "on-demand"
 # Nodes stay off the internet unless a pool asks for public addresses.
 DEFAULT_SUBNET_TIER = "private"
 # The CCM chart version this program's Helm values are written against.
@@ -432,7 +438,7 @@ class NodePool(_Section):
         DEFAULT_SUBNET_TIER, description="Subnet tier; public nodes get a public IP.")
     rootVolumeGb: Annotated[Int(MIN_ROOT_GB, MAX_ROOT_GB), Msg(reason="images, etcd data and container layers fit for typical nodes")] = Field(
         DEFAULT_ROOT_VOLUME_GB, description=f"Encrypted gp3 root volume size ({MIN_ROOT_GB}-{MAX_ROOT_GB}).")
-    ami: Annotated[Str(AMI_PATTERN), Msg(what="an AMI ID like ami-0123456789abcdef0", default="latest Ubuntu 24.04 LTS amd64 (Canonical, per partition)", type_name="AMI ID")] = Field(
+    ami: Annotated[Str(AMI_PATTERN), Msg(what="an AMI ID like ami-0123456789abcdef0", default="latest Ubuntu 24.04 LTS for the instance type's architecture, amd64 or arm64 (Canonical, per partition)", type_name="AMI ID")] = Field(
         None, description="Node image, looked up at plan time (its architecture and virtualization must suit instanceType).")
     ipBlock: Annotated[Int(0, MAX_POOL_BLOCKS - 1), Msg(default="lowest free block")] = Field(
         None, description=f"Address block 0-{MAX_POOL_BLOCKS - 1} (see \"Node names and addresses\").")
@@ -440,6 +446,9 @@ class NodePool(_Section):
         DEFAULT_IMDS_HOP_LIMIT, description="IMDS hop limit; 2 lets every pod take the node role's credentials.")
     imdsHopLimitReason: Annotated[Text(REASON_PATTERN), Msg(what="why pods need the node role")] = Field(
         None, description="Required with imdsHopLimit 2; becomes an instance tag.")
+    market: Annotated[Literal["on-demand", "spot"], Msg(kind="a market", reason="capacity AWS never takes back")] = Field(
+        DEFAULT_MARKET, description="spot: persistent spot requests that stop on interruption and keep the node's "
+                                    "address and name (worker-only pools; fixed for running nodes).")
 
 
 class Ccm(_Section):
@@ -554,8 +563,8 @@ class StackConfiguration(_Section):
     access: Annotated[Access, Msg()] = Field(None, description=Access.__doc__)
     nodePools: Annotated[list[NodePool], Msg(
         type='{json} is not a non-empty list of pools; each pool is {{name, roles, count, ...}}',
-        missing="missing; list at least one pool with controlplane, one with etcd and one with worker", default="required")] = Field(
-        None, description="The node pools.")
+        default="three servers (controlplane, etcd) named server and two workers named agents, of instanceType's default")] = Field(
+        None, description="The node pools; at least one pool with controlplane, one with etcd and one with worker.")
     kubernetesVersion: Annotated[Text(whole(f"{RKE_VERSION_BODY}|{RKE2_VERSION_BODY}")), Msg(
         default=f"new stacks: RKE `{versions.RKE_KUBERNETES_VERSION}`, RKE2 `{versions.RKE2_VERSION}`; running stacks: what they run",
         declare=True, type_name="string")] = Field(

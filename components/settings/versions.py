@@ -163,6 +163,13 @@ RKE2_UPGRADE_IMAGE = "rancher/rke2-upgrade"
 # Default node image: Canonical's Ubuntu 24.04 LTS; the owner account is per partition
 # (components/settings/partitions.py).
 UBUNTU_AMI_NAME = "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-*"
+# Per EC2 CPU architecture (DescribeInstanceTypes' SupportedArchitectures): Canonical names its arm64
+# (Graviton) images the same way with arm64 in place of amd64.
+UBUNTU_AMI_NAMES = {"x86_64": UBUNTU_AMI_NAME,
+                    "arm64": "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-arm64-server-*"}
+# RKE2 publishes arm64 artifacts from v1.27.3 (rke2-docs release notes v1.27.X, "Add arm64 support
+# (#4335)"), and its arm64 CNI images from v1.27.10 (rancher/rke2#5262): the oldest release on Graviton.
+RKE2_ARM64_SINCE = "v1.27.10+rke2r1"
 
 
 def rke2_patch_at_least(version: str, first: Mapping[int, int], from_minor: int) -> bool:

@@ -1,0 +1,42 @@
+"""`python -m offline.urns_before <git ref>`: every URN each stack (stacks/ and tests/stacks/) registers
+with the program of <ref>, as a new stack, into tests/data/urns-0.1.json, which tests/test_urns.py checks
+today's program against (every old URN taken over, by URN or alias, as the engine resolves them).
+
+The ref's program runs in a fresh interpreter from a `git archive` of it (offline/diff.py evaluate), with
+this checkout's harness, so URNs are made the same way on both sides (harness.make_urn: the engine's)."""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+from offline import diff, harness
+
+OUT = Path(__file__).resolve().parent.parent / "tests" / "data" / "urns-0.1.json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if len(argv) != 1:
+        print(__doc__, file=sys.stderr)
+        return 2
+    ref = argv[0]
+    urns = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = diff.checkout(ref, diff.ROOT, Path(tmp))
+        for stack in harness.stack_names():
+            result = diff.evaluate(root, harness.stack_file(stack), None)
+            if "refused" in result:
+                print(f"{stack}: refused at {ref}: {result['refused'][:300]}", file=sys.stderr)
+                return 1
+            urns[stack] = [r["urn"] for r in result["resources"]]
+    OUT.write_text(json.dumps({"comment": f"Every URN each stack registered with the program of {ref}, as new "
+                                          "stacks; written by python -m offline.urns_before.",
+                               "ref": ref, "urns": urns}, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

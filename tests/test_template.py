@@ -1,0 +1,90 @@
+"""`pulumi new <repository URL>`: the `template:` block of Pulumi.yaml and the stack file it gives.
+
+The CLI reads the block into ProjectTemplate / ProjectTemplateConfigValue (pulumi/pulumi
+sdk/go/common/apitype/templates.go; schema sdk/go/common/workspace/project.json "template",
+additionalProperties false): a field the CLI does not know makes Pulumi.yaml invalid, and `default` is a Go
+string (a YAML number or boolean there is refused). `pulumi new` prompts for each config key and writes the
+answers as the stack's `config:`; with stackConfigDir the file lands in stacks/.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pulumi
+import pytest
+import yaml
+
+from components.settings import versions
+from offline import harness
+
+ROOT = Path(__file__).resolve().parents[1]
+# Field names as pulumi/pulumi sdk/go/common/apitype/templates.go declares them (yaml tags).
+TEMPLATE_FIELDS = {"displayName", "description", "quickstart", "config", "important", "metadata"}
+TEMPLATE_CONFIG_FIELDS = {"description", "default", "secret"}
+
+
+def _project() -> dict:
+    return yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
+
+
+def _template() -> dict:
+    return _project()["template"]
+
+
+def _stack_text(answers: dict[str, str]) -> str:
+    """The stack file as `pulumi new` writes it: the prompted keys with the user's answers."""
+    return yaml.safe_dump({"config": answers}, sort_keys=False)
+
+
+def _defaults() -> dict[str, str]:
+    return {k: v.get("default", "") for k, v in _template()["config"].items()}
+
+
+def test_the_template_block_has_only_fields_the_cli_reads():
+    template = _template()
+    assert set(template) <= TEMPLATE_FIELDS, f"Pulumi.yaml template: unknown fields {set(template) - TEMPLATE_FIELDS}"
+    assert "important" not in template, "Pulumi.yaml template: `important` is deprecated and ignored by the CLI"
+    for key, value in template["config"].items():
+        assert set(value) <= TEMPLATE_CONFIG_FIELDS, f"Pulumi.yaml template.config.{key}: unknown fields"
+        assert isinstance(value.get("default", ""), str), f"Pulumi.yaml template.config.{key}: default must be a string"
+        assert value.get("description"), f"Pulumi.yaml template.config.{key}: the prompt needs a description"
+
+
+def test_the_template_asks_only_for_keys_the_program_declares():
+    declared = {f"rke-aws:{k}" for k in _project()["config"]} | {"aws:region"}
+    asked = set(_template()["config"])
+    assert asked <= declared, f"Pulumi.yaml template asks for undeclared keys {asked - declared}"
+    assert {"aws:region", "rke-aws:distribution", "rke-aws:kubernetesVersion", "rke-aws:clusterId"} <= asked
+
+
+def test_the_template_offers_the_release_the_program_pins():
+    # When the pinned RKE2 release moves, the template's default moves with it.
+    assert _defaults()["rke-aws:kubernetesVersion"] == versions.RKE2_VERSION
+    assert _defaults()["rke-aws:distribution"] == "rke2"
+
+
+def test_the_stack_file_pulumi_new_writes_from_the_defaults_is_planned():
+    config, secret_keys = harness.load_stack_text(_stack_text(_defaults()), "dev")
+    run = harness.run_program(config, stack="dev", secret_keys=secret_keys)
+    instances = [r for r in run.resources if r.type == "aws:ec2/instance:Instance"]
+    # No nodePools in the file: the default layout, three servers and two workers (config_model.DEFAULT_NODE_POOLS).
+    names = sorted(r.name for r in instances)
+    assert names == ["dev-agents-0", "dev-agents-1", "dev-server-0", "dev-server-1", "dev-server-2"], names
+    assert run.outputs["clusterId"] == "dev"
+
+
+@pytest.mark.parametrize("version", [versions.RKE_KUBERNETES_VERSION])
+def test_an_rke1_answer_with_an_rke1_release_is_planned(version):
+    answers = dict(_defaults(), **{"rke-aws:distribution": "rke", "rke-aws:kubernetesVersion": version,
+                                   "rke-aws:clusterId": "legacy-rke"})
+    config, secret_keys = harness.load_stack_text(_stack_text(answers), "legacy")
+    run = harness.run_program(config, stack="legacy", secret_keys=secret_keys)
+    assert run.outputs["clusterId"] == "legacy-rke"
+
+
+def test_an_rke1_answer_keeping_the_rke2_default_release_is_refused_naming_the_key():
+    answers = dict(_defaults(), **{"rke-aws:distribution": "rke"})
+    config, secret_keys = harness.load_stack_text(_stack_text(answers), "legacy")
+    with pytest.raises(pulumi.RunError) as refused:
+        harness.run_program(config, stack="legacy", secret_keys=secret_keys)
+    assert f'rke-aws:kubernetesVersion: "{versions.RKE2_VERSION}" is not an RKE release name' in str(refused.value)
