@@ -126,7 +126,7 @@ class RkeCluster(pulumi.ComponentResource):
                 cluster_name=cfg.rancher.cluster_name, cluster_id=cfg.cluster_id,
                 annotations=rancher.cluster_annotations(cfg)), child)
             out["rancherCluster"] = {"name": cfg.rancher.cluster_name, "upgrades": cfg.rancher.upgrades,
-                                     "id": registration.cluster.id}
+                                     "id": registration.cluster.id, "url": cfg.rancher.url}
 
         join_token = None
         marker = None

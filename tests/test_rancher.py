@@ -220,3 +220,50 @@ def test_manifest_mode_owner_switch_empties_the_controller_but_keeps_the_crd():
     # Removing the registration waits for nothing: Rancher's cleanup removes the agent as well.
     gone = run(harness.stack_config("rke2-dev"), base, stack="rke2-dev")
     assert gone.outputs["rke2ManifestsRemoving"] == []
+
+
+# ---- doctor ------------------------------------------------------------------------------------
+
+def _exp(upgrades: str = "rke-aws"):
+    from tools import doctor
+    return doctor.Expectations("c1", (), rancher={"name": "prod", "id": "c-abcde", "upgrades": upgrades,
+                                                  "url": "https://rancher.example.com"})
+
+
+def _fake(status: int, body=None, seen: list | None = None):
+    def get(url, token):
+        if seen is not None:
+            seen.append((url, token))
+        return status, body
+    return get
+
+
+def test_doctor_checks_who_upgrades_in_rancher():
+    from tools import doctor
+    cluster = {"state": "active", "annotations": {rancher_plan.VERSION_MANAGEMENT_ANNOTATION: "false"}}
+    seen: list = []
+    (ok,) = doctor.check_rancher(_exp(), "t", _fake(200, cluster, seen))
+    assert ok.status == doctor.PASS and seen == [("https://rancher.example.com/v3/clusters/c-abcde", "t")]
+    (flipped,) = doctor.check_rancher(_exp("rancher"), "t", _fake(200, cluster))
+    assert flipped.status == doctor.FAIL and "both Rancher and this program may write upgrade Plans" in flipped.detail
+    (pending,) = doctor.check_rancher(_exp(), "t", _fake(200, {**cluster, "state": "pending"}))
+    assert pending.status == doctor.WARN
+    for status in (401, 403, 404, 500):
+        (bad,) = doctor.check_rancher(_exp(), "t", _fake(status))
+        assert bad.status == doctor.FAIL, status
+    (ping,) = doctor.check_rancher(_exp(), None, _fake(200, "pong", seen))
+    assert ping.status == doctor.WARN and seen[-1] == ("https://rancher.example.com/ping", None)
+
+    def boom(url, token):
+        raise OSError("timed out")
+    (down,) = doctor.check_rancher(_exp(), "t", boom)
+    assert down.status == doctor.FAIL and "not reachable" in down.detail
+    assert doctor.check_rancher(doctor.Expectations("c1", ()), "t", boom) == []
+
+
+def test_doctor_reads_the_rancher_output():
+    from tools import doctor
+    r = run(with_rancher(harness.stack_config("rke2-dev"), upgrades="rancher"), stack="rke2-dev")
+    exp = doctor.Expectations.from_outputs(r.outputs, "rke2-dev")
+    assert exp.rancher["url"] == "https://rancher.example.com" and exp.rancher["upgrades"] == "rancher"
+    assert doctor.VERSION_MANAGEMENT == rancher_plan.VERSION_MANAGEMENT_ANNOTATION
