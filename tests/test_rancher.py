@@ -267,3 +267,10 @@ def test_doctor_reads_the_rancher_output():
     exp = doctor.Expectations.from_outputs(r.outputs, "rke2-dev")
     assert exp.rancher["url"] == "https://rancher.example.com" and exp.rancher["upgrades"] == "rancher"
     assert doctor.VERSION_MANAGEMENT == rancher_plan.VERSION_MANAGEMENT_ANNOTATION
+
+
+@pytest.mark.parametrize("value", [TOKEN, [TOKEN], {"url": "https://r.example.com", "token": TOKEN, "tokne": TOKEN},
+                                   {"url": "https://r.example.com", "token": [TOKEN]}])
+def test_the_token_never_reaches_a_message(value):
+    msg = problems({"rke-aws:rancher": json.dumps(value)})
+    assert "rke-aws:rancher" in msg and TOKEN not in msg and "0123456789abcdef" not in msg

@@ -784,11 +784,13 @@ def _parse_rancher(p: _Problems, raw: Any, given: bool, secret: bool, distributi
     """rancher: every key checked, the token never shown (not even in a message)."""
     if not given:
         return None
+    if not isinstance(raw, dict):
+        # Never the value: it may hold the token.
+        p.add("rancher", "is not a map; expected {url, token, clusterName, upgrades} (set each with "
+                         "`pulumi config set [--secret] --path rancher.<key> <value>`)")
+        return None
     before = len(p.items)
     section = p.check(model.Rancher, raw, ("rancher",))
-    if len(p.items) > before and not isinstance(raw, dict):
-        return None
-    raw = raw if isinstance(raw, dict) else {}
     if "url" not in raw:
         p.add("rancher.url", _missing(model.Rancher, "url"))
     token = section.token
