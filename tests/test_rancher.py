@@ -15,10 +15,12 @@ from components.plan import cluster_documents
 from components.plan import rancher as rancher_plan
 from components.settings import config, versions
 from offline import harness
+from tests import test_day2_running
 from tests.conftest import set_key
 from tests.test_day2 import KUBECONFIG, refused, run
-from tests.test_day2_running import code_in
+from tests.test_day2_running import code_in, readable
 
+cluster = test_day2_running.cluster  # the fake cluster API fixture
 CLUSTER = "rancher2:index/cluster:Cluster"
 PROVIDER = "pulumi:providers:rancher2"
 CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
@@ -103,12 +105,12 @@ def test_rancher_owned_upgrades_are_refused_for_rke1():
 @pytest.mark.parametrize("owner,annotation", [("rke-aws", "false"), ("rancher", "true")])
 def test_manifest_mode_registers_and_the_servers_download_the_manifest(owner, annotation):
     r = run(with_rancher(harness.stack_config("rke2-dev"), upgrades=owner), stack="rke2-dev")  # ccm.install: manifest
-    (cluster,) = r.of_type(CLUSTER)
-    assert cluster.inputs["name"] == "rke2-dev"
+    (imported,) = r.of_type(CLUSTER)
+    assert imported.inputs["name"] == "rke2-dev"
     # Rancher's version management is off exactly when this program owns upgrades (Rancher >= 2.11).
-    assert cluster.inputs["annotations"] == {"rancher.io/imported-cluster-version-management": annotation}
+    assert imported.inputs["annotations"] == {"rancher.io/imported-cluster-version-management": annotation}
     # No driver configuration: an imported cluster (rke2_config would be Rancher's own upgrade path).
-    assert not {"rke2Config", "k3sConfig", "importedConfig", "driver"} & set(cluster.inputs)
+    assert not {"rke2Config", "k3sConfig", "importedConfig", "driver"} & set(imported.inputs)
     (provider,) = r.of_type(PROVIDER)
     assert provider.inputs["apiUrl"] == "https://rancher.example.com" and provider.inputs["insecure"] in (False, "false")
     assert "tokenKey" in provider.secret_inputs
@@ -125,9 +127,13 @@ def test_manifest_mode_registers_and_the_servers_download_the_manifest(owner, an
 
 
 @pytest.mark.parametrize("owner", ["rke-aws", "rancher"])
-def test_helm_mode_applies_the_manifest_through_the_kubernetes_provider(owner):
+def test_helm_mode_applies_the_manifest_through_the_kubernetes_provider(owner, monkeypatch):
+    # The provider verifies TLS whatever the environment says (the SDK would read RANCHER_INSECURE).
+    monkeypatch.setenv("RANCHER_INSECURE", "true")
     r = run(with_rancher(helm(), upgrades=owner), stack="rke2-prod")
     files = {c.name: c for c in r.of_type(CONFIG_FILE)}
+    (provider,) = r.of_type(PROVIDER)
+    assert provider.inputs["insecure"] in (False, "false")
     agent = files["rke2-prod-rancher-agent"]
     assert "/v3/import/" in agent.inputs["file"] and "file" in agent.secret_inputs
     assert agent.provider.split("::")[-2].endswith("rke2-prod-cluster") or "rke2-prod-cluster" in agent.provider
@@ -175,6 +181,18 @@ def test_a_version_change_is_refused_while_rancher_owns_upgrades_until_confirmed
     assert after.outputs["kubernetesVersion"] == NEWER and not after.of_type(PLAN)
 
 
+def test_a_version_rancher_reached_is_read_from_the_cluster(cluster):
+    cfg = set_key(readable(with_rancher(harness.stack_config("rke2-prod"), upgrades="rancher")), "kubernetesVersion", OLDER)
+    base = run(cfg, stack="rke2-prod")
+    agent = next(n["name"] for n in base.outputs["nodes"] if "controlplane" not in n["roles"])
+    cluster(base, NEWER, versions_by_node={agent: OLDER})  # Rancher's Plans still on one node
+    msg = refused(_newer(cfg), base, stack="rke2-prod")
+    assert "but rancher.upgrades is rancher" in msg and f"the cluster reports nodes not on it: {agent}" in msg
+    cluster(base, NEWER)  # every node on it: the change only records what runs
+    after = run(_newer(cfg), base, stack="rke2-prod")
+    assert after.outputs["kubernetesVersion"] == NEWER and not after.of_type(PLAN)
+
+
 def test_switching_the_owner_with_a_version_change_is_refused_and_alone_is_warned():
     cfg = set_key(with_rancher(helm()), "kubernetesVersion", OLDER)
     base = run(cfg, stack="rke2-prod")
@@ -206,6 +224,8 @@ def test_renaming_is_an_update_in_place():
     base = run(with_rancher(harness.stack_config("rke2-dev")), stack="rke2-dev")
     after = run(with_rancher(harness.stack_config("rke2-dev"), clusterName="dev-renamed"), base, stack="rke2-dev")
     assert "renamed in Rancher in place" in warned(after, "rke-aws:rancher.clusterName")
+    files = params(after)  # still registered: the manifest stays live, never emptied
+    assert "rancher-registration.url" in files and "rancher-registration.removed.yaml" not in files
 
 
 def test_manifest_mode_owner_switch_empties_the_controller_but_keeps_the_crd():
@@ -240,13 +260,13 @@ def _fake(status: int, body=None, seen: list | None = None):
 
 def test_doctor_checks_who_upgrades_in_rancher():
     from tools import doctor
-    cluster = {"state": "active", "annotations": {rancher_plan.VERSION_MANAGEMENT_ANNOTATION: "false"}}
+    answer = {"state": "active", "annotations": {rancher_plan.VERSION_MANAGEMENT_ANNOTATION: "false"}}
     seen: list = []
-    (ok,) = doctor.check_rancher(_exp(), "t", _fake(200, cluster, seen))
+    (ok,) = doctor.check_rancher(_exp(), "t", _fake(200, answer, seen))
     assert ok.status == doctor.PASS and seen == [("https://rancher.example.com/v3/clusters/c-abcde", "t")]
-    (flipped,) = doctor.check_rancher(_exp("rancher"), "t", _fake(200, cluster))
+    (flipped,) = doctor.check_rancher(_exp("rancher"), "t", _fake(200, answer))
     assert flipped.status == doctor.FAIL and "both Rancher and this program may write upgrade Plans" in flipped.detail
-    (pending,) = doctor.check_rancher(_exp(), "t", _fake(200, {**cluster, "state": "pending"}))
+    (pending,) = doctor.check_rancher(_exp(), "t", _fake(200, {**answer, "state": "pending"}))
     assert pending.status == doctor.WARN
     for status in (401, 403, 404, 500):
         (bad,) = doctor.check_rancher(_exp(), "t", _fake(status))
