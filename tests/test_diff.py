@@ -598,6 +598,7 @@ def _with_upgrades(suc_urls: tuple[str, str] | None = None) -> str:
     from tests.test_day2 import KUBECONFIG as ANY_KUBECONFIG
 
     config = set_key(set_key(harness.stack_config(NLB_STACK), "ccm", {"install": "helm"}), "kubeconfig", ANY_KUBECONFIG)
+    config.pop("rke-aws:rancher", None)  # its registration is a ConfigFile too; these tests follow the SUC's
     saved = versions.SUC_MANIFEST_URLS
     try:
         if suc_urls:
