@@ -291,6 +291,9 @@ class RkeCluster(pulumi.ComponentResource):
                 "run `make kubeconfig STACK=<stack>` (or `pulumi config set --secret kubeconfig < "
                 "kube_config_cluster.yml`) and `pulumi up` again."
             )
+            if registration is not None:
+                pulumi.log.info(f"Rancher: the imported cluster {cfg.rancher.cluster_name} stays pending in Rancher "
+                                "until its agent is applied, in the same `pulumi up` that installs the CCM")
 
         out["clusterId"] = cfg.cluster_id
         out["distribution"] = cfg.distribution

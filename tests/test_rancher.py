@@ -294,3 +294,11 @@ def test_doctor_reads_the_rancher_output():
 def test_the_token_never_reaches_a_message(value):
     msg = problems({"rke-aws:rancher": json.dumps(value)})
     assert "rke-aws:rancher" in msg and TOKEN not in msg and "0123456789abcdef" not in msg
+
+
+def test_helm_mode_without_a_kubeconfig_says_the_cluster_stays_pending():
+    cfg = with_rancher(harness.stack_config("rke-prod"))
+    cfg.pop("rke-aws:kubeconfig", None)
+    r = run(cfg, stack="rke-prod")
+    assert r.of_type(CLUSTER) and not r.of_type(CONFIG_FILE)
+    assert [m for lvl, m in r.logs if lvl == "info" and "stays pending in Rancher until its agent is applied" in m]
