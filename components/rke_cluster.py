@@ -26,8 +26,9 @@ from .aws.security import ClusterSecurityGroup, ClusterSecurityGroupArgs
 from .cluster import ebs_csi, upgrades
 from .cluster.ccm import CloudControllerManager, CloudControllerManagerArgs
 from .cluster.manifests import ServerManifests, ServerManifestsArgs, with_emptied
+from .cluster.rancher import RancherAgent, RancherAgentArgs, RancherRegistration, RancherRegistrationArgs
 from .node import rke2_config
-from .plan import ccm_values, cluster_documents, history
+from .plan import ccm_values, cluster_documents, history, rancher
 from .plan.names import KUBE_API_PORT, RKE2_SUPERVISOR_PORT, kubeconfig_key_alias, manifest_path
 from .plan.spec import ClusterSpec, resolve
 from .settings.config import ConfigError
@@ -121,6 +122,15 @@ class RkeCluster(pulumi.ComponentResource):
             ebs_credentials = ebs_csi.EbsCsiCredentials(name, ebs_csi.EbsCsiCredentialsArgs(
                 cluster_id=cfg.cluster_id, partition=cfg.partition.name, extra_tags=cfg.tags), child)
 
+        registration = None
+        if cfg.rancher is not None:
+            registration = RancherRegistration(name, RancherRegistrationArgs(
+                url=cfg.rancher.url, token=pulumi.Output.secret(cfg.rancher.token.reveal()),
+                cluster_name=cfg.rancher.cluster_name, cluster_id=cfg.cluster_id,
+                annotations=rancher.cluster_annotations(cfg)), child)
+            out["rancherCluster"] = {"name": cfg.rancher.cluster_name, "upgrades": cfg.rancher.upgrades,
+                                     "id": registration.cluster.id, "url": cfg.rancher.url}
+
         join_token = None
         marker = None
         published = None
@@ -150,13 +160,16 @@ class RkeCluster(pulumi.ComponentResource):
                     # The CCM runs before the cluster has a pod network or initialised nodes: bootstrap.
                     files = {"ccm.yaml": cluster_documents.ccm(cfg.ccm.chart_version).manifest(
                                 values.merged_for_manifest(), bootstrap=True),
-                             **cluster_documents.upgrade_manifests(cfg.kubernetes_version, etcd_only),
+                             **rancher.upgrade_files(cfg, cluster_documents.upgrade_manifests(cfg.kubernetes_version, etcd_only)),
                              **({"ebs-csi.yaml": cluster_documents.EBS_CSI.manifest(ebs_values)} if ebs_values else {})}
                 secret_files = {}
                 if manifest_install and cluster.ebs_csi and ebs_credentials is not None:
                     secret_files = {"ebs-csi-credentials.yaml": pulumi.Output.all(
                         ebs_credentials.key_id, ebs_credentials.secret).apply(
                             lambda k: ebs_csi.credentials_secret_manifest(*k))}
+                if manifest_install and registration is not None:
+                    # The address carries the registration token: a SecureString (the servers download it).
+                    secret_files[f"{rancher.REGISTRATION_MANIFEST}.url"] = registration.manifest_url
                 # What is no longer wanted is emptied, never just dropped (plan.ManifestPlan says why).
                 files = with_emptied(files, cluster.manifests.emptied)
                 manifest_names = sorted([*files, *secret_files])
@@ -260,13 +273,19 @@ class RkeCluster(pulumi.ComponentResource):
             out["ccmReleaseStatus"] = ccm.status.apply(lambda s: s.status if s else None)
             in_cluster = ["aws-cloud-controller-manager"]
             if rke2:
+                # Rancher owning upgrades: only the Plan CRD stays (shared with Rancher's controller).
                 upgrades.SystemUpgrades(name, upgrades.SystemUpgradesArgs(
-                    provider=ccm.provider, version=cfg.kubernetes_version, etcd_only=etcd_only), child)
-                in_cluster.append("system-upgrade-controller")
+                    provider=ccm.provider, version=cfg.kubernetes_version, etcd_only=etcd_only,
+                    crd_only=not rancher.program_upgrades(cfg)), child)
+                if rancher.program_upgrades(cfg):
+                    in_cluster.append("system-upgrade-controller")
             if ebs_values and ebs_credentials is not None:
                 ebs_csi.EbsCsiDriver(name, ebs_csi.EbsCsiDriverArgs(provider=ccm.provider, values=ebs_values,
                                                                      credentials=ebs_credentials), child)
                 in_cluster.append("aws-ebs-csi-driver")
+            if registration is not None:
+                RancherAgent(name, RancherAgentArgs(provider=ccm.provider, manifest_url=registration.manifest_url),
+                             child)
             # The next update refuses to run without a kubeconfig while this is set (plan.in_cluster_problems).
             out["installedInCluster"] = in_cluster
         elif (not manifest_install and not spec.had_cluster_releases
@@ -283,6 +302,9 @@ class RkeCluster(pulumi.ComponentResource):
                 "run `make kubeconfig STACK=<stack>` (or `pulumi config set --secret kubeconfig < "
                 "kube_config_cluster.yml`) and `pulumi up` again."
             )
+            if registration is not None:
+                pulumi.log.info(f"Rancher: the imported cluster {cfg.rancher.cluster_name} stays pending in Rancher "
+                                "until its agent is applied, in the same `pulumi up` that installs the CCM")
 
         out["clusterId"] = cfg.cluster_id
         out["distribution"] = cfg.distribution

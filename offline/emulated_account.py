@@ -961,6 +961,10 @@ class MotoMocks(pulumi.runtime.Mocks):
             "name": i.get("name", name), "namespace": i.get("namespace", "default"), "chart": i.get("chart"),
             "version": i.get("version"), "status": "deployed", "revision": 1}}
 
+    def _rancher_cluster(self, name, i):
+        from .fake_aws import rancher_cluster_answer
+        return rancher_cluster_answer(f"{self.seed}:{name}")
+
     def _in_cluster(self, name, i):  # a Kubernetes object or the provider that reaches the cluster
         return f"{name}-id", {}
 

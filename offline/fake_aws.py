@@ -48,6 +48,18 @@ UBUNTU_IMAGE = {"id": "ami-0a1b2c3d4e5f60718", "imageId": "ami-0a1b2c3d4e5f60718
 UBUNTU_ARM64_IMAGE_ID = "ami-0a1b2c3d4e5f6a64b"
 
 
+def rancher_cluster_answer(seed: str) -> tuple[str, dict]:
+    """A rancher2 Cluster as the provider answers: ID c-<5 chars> and the registration token (Rancher's
+    manifest address is <server>/v3/import/<token>_<cluster ID>.yaml; the server here is a placeholder)."""
+    cid = "c-" + _hex(seed, 5)
+    token = _hex(seed + "token", 54)
+    url = f"https://rancher.offline.invalid/v3/import/{token}_{cid}.yaml"
+    return cid, {"clusterRegistrationToken": {"clusterId": cid, "token": token, "manifestUrl": url,
+                                              "command": f"kubectl apply -f {url}",
+                                              "insecureCommand": f"curl --insecure -sfL {url} | kubectl apply -f -"},
+                 "driver": "imported"}
+
+
 def known_regions() -> frozenset[str]:
     """Every region of every partition botocore knows (its bundled endpoints data)."""
     global _KNOWN_REGIONS
@@ -259,6 +271,9 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
     def _bucket(self, seed, name, inputs):
         rid = inputs.get("bucket") or f"{name}-{_hex(seed, 7)}"
         return rid, dict(bucket=rid, arn=f"arn:aws:s3:::{rid}", region=self.region, bucketDomainName=f"{rid}.s3.amazonaws.com")
+
+    def _rancher_cluster(self, seed, name, inputs):  # Rancher, not AWS: a c-<5> ID and its registration token
+        return rancher_cluster_answer(seed)
 
     def _named(self, seed, name, inputs):  # resources whose ID AWS derives from their inputs; never read here
         return f"{name}-id", {}

@@ -469,6 +469,25 @@ TYPES: dict[str, ResourceType] = {
     "kubernetes:yaml/v2:ConfigFile": ResourceType(
         create_seconds=(0, "a component: its children (the system-upgrade-controller objects) cost their own time"),
     ),
+    # Bridged from terraform-provider-rancher2: only windows_prefered_cluster is ForceNew; name, description,
+    # annotations and labels are sent by resourceRancher2ClusterUpdate (an update in place).
+    "rancher2:index/cluster:Cluster": ResourceType(
+        replace=_rules(
+            "rancher/terraform-provider-rancher2 v13.1.4 rancher2/schema_cluster.go (ForceNew: windows_prefered_cluster; "
+            "resource_rancher2_cluster.go resourceRancher2ClusterUpdate sends name, description, annotations, labels)",
+            "windowsPreferedCluster"),
+        fake="_rancher_cluster", emulate="_rancher_cluster",
+        create_seconds=(5, "POST /v3/clusters, the provider waits for the cluster to reach `pending` and its registration token"),
+    ),
+    # A bridged provider's configuration changes in place unless its ProviderInfo marks a key
+    # ForcesProviderReplace (pulumi/pulumi-terraform-bridge pkg/tfbridge/provider.go configDiffer.DiffConfig,
+    # 59de6c66); pulumi/pulumi-rancher2 provider/resources.go marks none.
+    "pulumi:providers:rancher2": ResourceType(
+        replace=_rules("pulumi/pulumi-terraform-bridge pkg/tfbridge/provider.go (configDiffer.DiffConfig: replace only "
+                       "on ForcesProviderReplace; pulumi/pulumi-rancher2 provider/resources.go sets none)"),
+        fake="_named", emulate="_in_cluster",
+        create_seconds=(1, "provider configuration; the first call checks Rancher's API answers"),
+    ),
     "pulumi:providers:aws": ResourceType(
         create_seconds=(1, "provider configuration (credentials, region): ~1 s"),
     ),

@@ -66,7 +66,7 @@ SECURE_REF = {"$ref": "#/definitions/secure"}
 def _as_written(node: Any) -> Any:
     """What the program accepts besides the JSON type, so the editor flags nothing Pulumi and the
     program take: numbers and booleans as text (`pulumi config set --path` writes text). Never an
-    encrypted value: the program refuses `secure:` everywhere but kubeconfig (config.SECRET_KEYS)."""
+    encrypted value: the program refuses `secure:` everywhere but kubeconfig and rancher.token (config.SECRET_KEYS)."""
     if isinstance(node, list):
         return [_as_written(v) for v in node]
     if not isinstance(node, dict):
@@ -100,6 +100,10 @@ def json_schema() -> dict[str, Any]:
     definitions = _as_written(_tidy(top.pop("$defs", {})))
     definitions["NodePool"]["required"] = list(REQUIRED_POOL_KEYS)
     definitions["secure"] = SECURE
+    # The Rancher API token: encrypted only, like the kubeconfig (config._parse_rancher refuses plain text).
+    rancher = definitions["Rancher"]
+    rancher["properties"]["token"] = {**SECURE_REF, "description": rancher["properties"]["token"].get("description", "")}
+    rancher["required"] = ["url", "token"]
     properties: dict[str, Any] = {
         # Other namespaces are not this program's to check, and may be encrypted (aws:secretKey).
         "aws:region": {"anyOf": [{"type": "string", "pattern": REGION_RE.pattern}, SECURE_REF],

@@ -215,6 +215,36 @@ def validate_instance_servers_on_demand(args: ResourceValidationArgs, report: Re
                "on-demand")
 
 
+RANCHER_CLUSTER = "rancher2:index/cluster:Cluster"
+RANCHER_PROVIDER = "pulumi:providers:rancher2"
+# components/plan/rancher.py: the per-cluster switch of Rancher's version management (Rancher >= 2.11).
+VERSION_MANAGEMENT = "rancher.io/imported-cluster-version-management"
+
+
+def validate_rancher_cluster_imported(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != RANCHER_CLUSTER:
+        return
+    drivers = [k for k in ("rke2Config", "k3sConfig", "rkeConfig", "eksConfigV2", "aksConfigV2", "gkeConfigV2",
+                           "okeConfig") if _get(args.props, k) is not None]
+    if drivers:
+        report(f"{args.urn}: {', '.join(drivers)} set: Rancher would provision or upgrade the cluster itself "
+               "(rke2Config.version is Rancher's upgrade path); register it as an imported cluster")
+    value, known = _known(args.props, "annotations", VERSION_MANAGEMENT)
+    if known and value not in ("true", "false"):
+        report(f"{args.urn}: annotation {VERSION_MANAGEMENT} is {value!r}; say who upgrades (\"false\": this "
+               "program, \"true\": Rancher). Unset or system-default follows Rancher's global setting, on by "
+               "default, and both sides would write upgrade Plans")
+
+
+def validate_rancher_provider_tls(args: ResourceValidationArgs, report: ReportViolation) -> None:
+    if args.resource_type != RANCHER_PROVIDER:
+        return
+    insecure = _get(args.props, "insecure")
+    if str(insecure).lower() == "true":
+        report(f"{args.urn}: insecure is {insecure!r}: the Rancher API token would go to whoever answers at the "
+               "URL; Rancher must present a trusted certificate")
+
+
 def validate_instance_one_cluster_tag(args: ResourceValidationArgs, report: ReportViolation) -> None:
     if args.resource_type != INSTANCE:
         return
@@ -730,6 +760,13 @@ INSTANCE_POLICIES = [
               validate_instance_user_data_no_proxy_credentials),
 ]
 
+RANCHER_POLICIES = [
+    _resource("rancher-cluster-imported", "Rancher clusters are imported (no driver configuration) and say who "
+              f"upgrades ({VERSION_MANAGEMENT} true or false).", validate_rancher_cluster_imported),
+    _resource("rancher-provider-verifies-tls", "The rancher2 provider verifies Rancher's certificate (insecure false).",
+              validate_rancher_provider_tls),
+]
+
 SECURITY_GROUP_POLICIES = [
     _resource(
         "sg-no-public-admin-ports",
@@ -773,5 +810,5 @@ STACK_POLICIES = [
            validate_role_policies_single_owner),
 ]
 
-RESOURCE_POLICIES = INSTANCE_POLICIES + SECURITY_GROUP_POLICIES + IAM_POLICIES
+RESOURCE_POLICIES = INSTANCE_POLICIES + SECURITY_GROUP_POLICIES + IAM_POLICIES + RANCHER_POLICIES
 POLICIES = RESOURCE_POLICIES + STACK_POLICIES

@@ -515,3 +515,25 @@ def test_refreshed_role_listing_its_policy_resources_is_fine(stack):
         role.props["managedPolicyArns"] = [r.props["policyArn"] for r in mine
                                            if r.type == rules.IAM_ROLE_POLICY_ATTACHMENT]
     assert not run_stack_policy(POLICY["role-policies-single-owner"], recs)
+
+
+# --- Rancher ------------------------------------------------------------------------------------
+
+RANCHER_PLANTS = [
+    ("rancher-cluster-imported", rules.RANCHER_CLUSTER, lambda p: p.update(rke2Config={"version": "v1.35.7+rke2r1"})),
+    ("rancher-cluster-imported", rules.RANCHER_CLUSTER, lambda p: p.update(annotations={})),
+    ("rancher-cluster-imported", rules.RANCHER_CLUSTER,
+     lambda p: p.update(annotations={rules.VERSION_MANAGEMENT: "system-default"})),
+    ("rancher-provider-verifies-tls", rules.RANCHER_PROVIDER, lambda p: p.update(insecure="true")),
+    ("rancher-provider-verifies-tls", rules.RANCHER_PROVIDER, lambda p: p.update(insecure=True)),
+]
+
+
+@pytest.mark.parametrize("stack", ["rke-phase2", "rke2-govcloud"])  # the fixtures that register in Rancher
+@pytest.mark.parametrize("name,typ,plant", RANCHER_PLANTS, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(RANCHER_PLANTS)])
+def test_rancher_policy_catches_planted_violation(name, typ, plant, stack):
+    for reg in registrations(stack, typ):
+        assert not run_resource_policy(POLICY[name], reg.type, reg.urn, copy.deepcopy(reg.inputs)), reg.urn
+        props = copy.deepcopy(reg.inputs)
+        plant(props)
+        caught(run_resource_policy(POLICY[name], reg.type, reg.urn, props), reg.urn, name)

@@ -125,7 +125,7 @@ def test_project_file_is_valid_for_pulumi():
 def test_project_file_declares_every_scalar_key_and_nothing_unknown():
     declared = set(yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"])
     assert declared <= set(config.TOP_LEVEL_KEYS), declared - set(config.TOP_LEVEL_KEYS)
-    structured = {"network", "access", "nodePools", "ccm", "controlPlane", "etcdBackup", "addons", "proxy", "tags"}
+    structured = {"network", "access", "nodePools", "ccm", "controlPlane", "etcdBackup", "addons", "proxy", "tags", "rancher"}
     assert declared == set(config.TOP_LEVEL_KEYS) - structured
 
 

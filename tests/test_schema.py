@@ -270,6 +270,7 @@ BYO = {"availabilityZones": 2, "vpcId": "vpc-0123456789abcdef0",
 LISTS = {"vpcCidr": "10.30.0.0/16", "availabilityZones": 2, "natGateways": "single",
          "publicSubnetCidrs": ["10.30.128.0/20", "10.30.144.0/20"], "privateSubnetCidrs": ["10.30.0.0/20", "10.30.16.0/20"]}
 HEX = "0123456789abcdef0123456789abcdef"
+RANCHER = {"url": "https://rancher.example.com", "token": {"secure": "v1:abc"}}
 
 
 def _in(*path):
@@ -340,6 +341,14 @@ AGREEMENT = {
         r"\*?\.?[a-z0-9.-]{0,12}(:[0-9]{1,5})?|[0-9.]{7,15}(/[0-9]{1,2})?", "*", "*.x", ".x", "10.0.0.0/8", "10.1.0.0/8",
         "1.2.3.4", "x.example:80", "a,b", " x"),
         {"rke-aws:proxy": {"httpsProxy": "http://proxy:3128", "noProxy": ["first.example"]}}, ("is already listed as",)),
+    "rancherUrl": (_in("rke-aws:rancher", "url"), texts_like(r"https?://[a-z0-9.:@-]{0,20}(/[a-z.~?#-]{0,6})?",
+                   "https://r.example.com/", "https://r:443", "https://r:0", "https://-r", "http://r.example.com"),
+                   {"rke-aws:rancher": RANCHER}, ()),
+    "rancherToken": (_in("rke-aws:rancher", "token"), st.one_of(
+        texts_like(r"token-[a-z0-9]{0,5}:[a-z0-9]{0,8}"), st.builds(lambda t: {"secure": t}, st.text(max_size=8))),
+        {"rke-aws:rancher": RANCHER}, ()),
+    "rancherClusterName": (_in("rke-aws:rancher", "clusterName"), texts_like(r"[a-z0-9_A-Z-]{0,65}", "a", "a-", "-a"),
+                           {"rke-aws:rancher": RANCHER}, ()),
 }
 
 
@@ -393,7 +402,7 @@ def test_agreement_covers_every_key_with_a_rule():
         for key in section.model_fields:
             if key in ("enabled", "leaderMigration", "install", "ebsCsi", "natGateways", "subnet", "roles", "market",
                        "allowWorldAdmin", "publicSubnetIds", "privateSubnetIds", "publicSubnetCidrs", "privateSubnetCidrs",
-                       "adminCidrs", "extraArgs"):
+                       "adminCidrs", "extraArgs", "upgrades"):
                 continue  # enumerations (pydantic's Literal, one text per value) or lists whose items are covered
             assert key in covered, f"{section.__name__}.{key} has no agreement test"
 

@@ -16,6 +16,9 @@ profiles) and checks the account through boto3, read-only:
   vpc-dns         the VPC has DNS support and DNS hostnames on
   subnets         per AZ: a public subnet (route to an igw-) tagged kubernetes.io/role/elb and a
                   private one tagged kubernetes.io/role/internal-elb, all with the cluster tag
+  rancher         (stacks with `rancher`, real runs only) Rancher answers at its URL; with RANCHER_TOKEN
+                  set, the imported cluster exists and its version-management annotation still says
+                  who upgrades (someone flipping it in Rancher's UI makes both sides write Plans)
 
 Where the expectations come from:
   default     real credentials (boto3's usual chain, or --profile); outputs from
@@ -69,6 +72,7 @@ class Expectations:
     security_group_id: str = ""
     instance_profile_names: dict[str, str] = field(default_factory=dict)
     stack: str = ""
+    rancher: dict[str, str] = field(default_factory=dict)  # rancherCluster: name, upgrades, id, url
 
     @property
     def cluster_tag(self) -> str:
@@ -84,7 +88,8 @@ class Expectations:
                       for n in outputs["nodes"])
         return cls(cluster_id=outputs["clusterId"], nodes=nodes, vpc_id=outputs.get("vpcId") or "",
                    subnet_ids=dict(outputs.get("subnetIds") or {}), security_group_id=outputs.get("securityGroupId") or "",
-                   instance_profile_names=dict(outputs.get("instanceProfileNames") or {}), stack=stack)
+                   instance_profile_names=dict(outputs.get("instanceProfileNames") or {}), stack=stack,
+                   rancher=dict(outputs.get("rancherCluster") or {}))
 
 
 @dataclass
@@ -581,6 +586,72 @@ CHECKS: tuple[Callable[[Clients, Expectations], list[Result]], ...] = (
 )
 
 
+# Rancher's API, through a transport tests replace: (url, token or None) -> (HTTP status, JSON body or None).
+RancherGet = Callable[[str, "str | None"], "tuple[int, Any]"]
+RANCHER_SECONDS = 10
+
+
+def _rancher_get(url: str, token: str | None) -> tuple[int, Any]:
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(url, headers={"Accept": "application/json",
+                                               **({"Authorization": f"Bearer {token}"} if token else {})})
+    try:
+        with urllib.request.urlopen(req, timeout=RANCHER_SECONDS) as resp:  # noqa: S310 - https from the stack's outputs
+            body = resp.read(4 * 1024 * 1024)
+            status = resp.status
+    except urllib.error.HTTPError as err:
+        return err.code, None
+    try:
+        return status, json.loads(body)
+    except ValueError:
+        return status, body.decode(errors="replace")
+
+
+VERSION_MANAGEMENT = "rancher.io/imported-cluster-version-management"
+
+
+def check_rancher(exp: Expectations, token: str | None, get: RancherGet = _rancher_get) -> list[Result]:
+    """Rancher answers; with a token, the imported cluster exists and its annotation says who upgrades."""
+    r = exp.rancher
+    url, cid = (r.get("url") or "").rstrip("/"), r.get("id") or ""
+    if not url:
+        return []
+    subject = f"{r.get('name') or cid} at {url}"
+    try:
+        if not token:
+            status, body = get(f"{url}/ping", None)
+            if status == 200:
+                return [Result("rancher", WARN, subject, "Rancher answers /ping; the cluster was not checked",
+                               "set RANCHER_TOKEN to an API token to check the imported cluster and who upgrades it")]
+            return [Result("rancher", FAIL, subject, f"/ping answered HTTP {status}", "check rancher.url")]
+        status, body = get(f"{url}/v3/clusters/{cid}", token)
+    except Exception as err:  # noqa: BLE001 - DNS, TLS, timeout: the stack's Rancher is not reachable from here
+        return [Result("rancher", FAIL, subject, f"not reachable: {err}",
+                       "run where Rancher answers; its certificate must be trusted (a public CA)")]
+    if status in (401, 403):
+        return [Result("rancher", FAIL, subject, f"HTTP {status} for cluster {cid}",
+                       "RANCHER_TOKEN must be a valid token of a user who may see the cluster")]
+    if status == 404:
+        return [Result("rancher", FAIL, subject, f"cluster {cid} does not exist in Rancher",
+                       "`pulumi refresh` then `pulumi up` registers it again")]
+    if status != 200 or not isinstance(body, dict):
+        return [Result("rancher", FAIL, subject, f"HTTP {status}", "check rancher.url")]
+    want = "true" if r.get("upgrades") == "rancher" else "false"
+    have = (body.get("annotations") or {}).get(VERSION_MANAGEMENT)
+    if have != want:
+        return [Result("rancher", FAIL, subject, f"{VERSION_MANAGEMENT} is {have!r}, but rancher.upgrades is "
+                       f"{r.get('upgrades')}: both Rancher and this program may write upgrade Plans",
+                       f"`pulumi up` sets it back to {want!r} (or change rancher.upgrades)")]
+    state = body.get("state")
+    if state != "active":
+        return [Result("rancher", WARN, subject, f"cluster {cid} is {state!r}, not active",
+                       "check the agent: `kubectl -n cattle-system get pods`")]
+    return [Result("rancher", PASS, subject, f"cluster {cid} active; version management {want} "
+                                             f"({'Rancher' if want == 'true' else 'rke-aws'} upgrades)")]
+
+
 def run_checks(clients: Clients, exp: Expectations,
                checks: Iterable[Callable[[Clients, Expectations], list[Result]]] = CHECKS) -> list[Result]:
     results: list[Result] = []
@@ -673,7 +744,9 @@ def main(argv: list[str] | None = None) -> int:
     if session.get_credentials() is None:
         print("no AWS credentials found (set AWS_PROFILE or pass --profile), or use --emulated", file=sys.stderr)
         return 2
-    results = check_account(session, exp)
+    import os
+
+    results = check_account(session, exp) + check_rancher(exp, os.environ.get("RANCHER_TOKEN") or None)
     print(report(results, f"{title} ({region})"))
     return 1 if failed(results) else 0
 

@@ -27,6 +27,9 @@ class SystemUpgradesArgs:
     provider: k8s.Provider
     version: str
     etcd_only: bool = False  # split roles: etcd-only servers get their own Plan (cluster_documents.plans)
+    # Only the Plan CRD (Rancher owns upgrades: its controller uses the same cluster-wide CRD, and
+    # deleting a CRD deletes every object of it; components/plan/rancher.py).
+    crd_only: bool = False
 
 
 class SystemUpgrades(pulumi.ComponentResource):
@@ -37,9 +40,13 @@ class SystemUpgrades(pulumi.ComponentResource):
         crd_url, controller_url = versions.SUC_MANIFEST_URLS
         child = pulumi.ResourceOptions(parent=self, provider=args.provider)
         crd = k8s.yaml.v2.ConfigFile(f"{name}-suc-crd", file=crd_url, opts=child)
+        self.plans: list[k8s.apiextensions.CustomResource] = []
+        if args.crd_only:
+            self.register_outputs({"version": None})
+            return
         controller = k8s.yaml.v2.ConfigFile(
             f"{name}-suc", file=controller_url, opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[crd])))
-        self.plans = [
+        self.plans += [
             k8s.apiextensions.CustomResource(
                 f"{name}-{plan['metadata']['name']}-plan",
                 api_version=plan["apiVersion"],

@@ -168,6 +168,9 @@ class Previous:
     # proxy: HTTP_PROXY, HTTPS_PROXY and NO_PROXY the nodes booted with last (None: no proxy, or outputs
     # from before the option existed, whose nodes had none)
     proxy: Mapping[str, str] | None = None
+    # rancherCluster: {name, upgrades} of the imported cluster in Rancher (None: not registered)
+    rancher_name: str | None = None
+    rancher_upgrades: str | None = None
 
     @classmethod
     def from_outputs(cls, outputs: Mapping[str, Any]) -> Previous | None:
@@ -272,6 +275,10 @@ class Previous:
             version_assumed=outputs.get("kubernetesVersionAssumed") is True,
             security_group_id=_known(outputs.get("securityGroupId")),
             vpc_id=_known(outputs.get("vpcId")),
+            rancher_name=_known((outputs.get("rancherCluster") or {}).get("name"))
+            if isinstance(outputs.get("rancherCluster"), dict) else None,
+            rancher_upgrades=_known((outputs.get("rancherCluster") or {}).get("upgrades"))
+            if isinstance(outputs.get("rancherCluster"), dict) else None,
         )
 
     @property

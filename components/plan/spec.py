@@ -19,7 +19,7 @@ import pulumi_aws as aws
 from ..settings import versions
 from ..settings.config import ConfigError, StackConfig, split_server_pools
 from ..settings.load import load_config
-from . import ccm_values, cluster_documents, running
+from . import ccm_values, cluster_documents, rancher, running
 from .cluster_documents import AGENT_PLAN, ETCD_PLAN, SERVER_PLAN, upgrade_manifests
 from .guards import (
     cluster_id_problems,
@@ -317,6 +317,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     problems = version_problems(previous, cfg.distribution, cfg.kubernetes_version, vstate, observed)
     problems += role_problems(previous, cfg.node_pools)
     problems += market_problems(previous, cfg.node_pools)
+    problems += rancher.version_problems(cfg, previous, observed) + rancher.switch_problems(cfg, previous)
     if problems:
         raise ConfigError(with_combined_confirmation(problems, observed))
     found: dict[str, Any] = {}
@@ -379,6 +380,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
                                  + ((snapshots.warning,) if snapshots.warning else ())
                                  + endpoint_warnings(cfg, previous, subnets, found)
                                  + removal_warnings(cfg, previous, ebs_csi, manifests, in_cluster)
+                                 + rancher.warnings(cfg, previous)
                                  + stale_confirmation_warnings(cfg, observed, vstate, estate, snapshots, manifests)
                                  + (backup.notes if backup else ())),
                        backup=backup, account_id=account,
@@ -659,7 +661,7 @@ def planned_in_cluster(cfg: StackConfig, ebs_csi: bool, available: bool,
     """What this update installs through the kubeconfig (installedInCluster)."""
     if cfg.ccm.install != "helm" or not available or (manifests is not None and manifests.removing):
         return ()
-    return ("aws-cloud-controller-manager",) + (("system-upgrade-controller",) if cfg.distribution == "rke2" else ()) \
+    return ("aws-cloud-controller-manager",) + (("system-upgrade-controller",) if rancher.program_upgrades(cfg) else ()) \
         + (("aws-ebs-csi-driver",) if ebs_csi else ())
 
 
@@ -710,8 +712,10 @@ def manifest_plan(cfg: StackConfig, previous: Previous | None, ebs_csi: bool,
         return None
     live: tuple[str, ...] = ()
     if cfg.ccm.install == "manifest":
-        live = ("ccm",) + tuple(f.split(".")[0] for f in upgrade_manifests(cfg.kubernetes_version)) + \
-            (("ebs-csi", "ebs-csi-credentials") if ebs_csi else ())
+        live = ("ccm",) + tuple(f.split(".")[0] for f in rancher.upgrade_files(
+                    cfg, upgrade_manifests(cfg.kubernetes_version))) + \
+            (("ebs-csi", "ebs-csi-credentials") if ebs_csi else ()) + \
+            ((rancher.REGISTRATION_MANIFEST,) if cfg.rancher is not None else ())
     before = {f.split(".")[0] for f in (previous.manifest_files if previous else ())}
     if previous is not None and previous.manifest_mode and not previous.manifest_files:
         # outputs of releases before rke2Manifests: what manifest mode delivered then
@@ -724,6 +728,8 @@ def manifest_plan(cfg: StackConfig, previous: Previous | None, ebs_csi: bool,
     if previous is not None and previous.manifest_mode and not previous.manifest_files:
         was_live = set(before)
     pending = (set(previous.manifests_removing if previous else ()) | (was_live - set(live))) - set(live)
+    # Nothing waits for the Rancher agent to be gone (Rancher's own cleanup Job removes it too).
+    pending.discard(rancher.REGISTRATION_MANIFEST)
     charts = sorted(MANIFEST_HELMCHARTS[b] for b in pending if b in MANIFEST_HELMCHARTS)
     statement = Statement("manifests", f"the servers of cluster {cfg.cluster_id} no longer run what their emptied "
                                        f"manifests installed ({', '.join(sorted(pending)) or 'nothing'}; HelmCharts "
@@ -746,7 +752,8 @@ def removal_warnings(cfg: StackConfig, previous: Previous | None, ebs_csi: bool,
     out = []
     gone = [x for x in previous.installed_in_cluster if x not in in_cluster]
     if gone and cfg.ccm.install == "helm" and not (manifests and manifests.removing):
-        how = ("allowUninstall: true and no kubeconfig" if cfg.allow_uninstall else "addons.ebsCsi: false")
+        how = ("allowUninstall: true and no kubeconfig" if cfg.allow_uninstall else
+               "rancher.upgrades: rancher" if cfg.rancher is not None and cfg.rancher.rancher_upgrades else "addons.ebsCsi: false")
         out.append(f"rke-aws: this update uninstalls from the cluster ({how}): "
                    + "; ".join(UNINSTALLED[x] for x in gone if x in UNINSTALLED)
                    + (". The driver's IAM user and key are deleted after it" if "aws-ebs-csi-driver" in gone else ""))
@@ -763,6 +770,10 @@ def removal_warnings(cfg: StackConfig, previous: Previous | None, ebs_csi: bool,
                        "the servers now get those manifests emptied, so their deploy controller deletes the HelmCharts "
                        f"and helm-controller uninstalls: {what}. Helm releases with the same names can be installed "
                        f"only after that, so the CCM is not running until a later `pulumi up` installs it, {how}")
+        elif not pending & {"ebs-csi", "ebs-csi-credentials"}:
+            out.append("rke-aws:rancher.upgrades: rancher: the servers get this program's system-upgrade-controller "
+                       "and Plan manifests emptied, so their deploy controller deletes them (the Plan CRD stays: "
+                       f"Rancher's controller uses it too). Known done {how}")
         else:
             out.append(f"rke-aws:addons.ebsCsi: false: the servers get the driver's manifests emptied, so their deploy "
                        f"controller deletes its HelmChart and helm-controller uninstalls {what}. Its IAM user and key "

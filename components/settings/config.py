@@ -220,6 +220,18 @@ class ProxyConfig:
 
 
 @dataclass(frozen=True)
+class RancherConfig:
+    url: str
+    token: Secret
+    cluster_name: str
+    upgrades: str = model.DEFAULT_RANCHER_UPGRADES  # "rke-aws" | "rancher"
+
+    @property
+    def rancher_upgrades(self) -> bool:
+        return self.upgrades == "rancher"
+
+
+@dataclass(frozen=True)
 class StackConfig:
     project: str
     stack: str
@@ -243,6 +255,7 @@ class StackConfig:
     # ---- day 2 (history.py): confirmation codes for what the program cannot read from the cluster
     confirm_cluster_state: str | None = None
     proxy: ProxyConfig | None = None
+    rancher: RancherConfig | None = None  # None: not registered in Rancher
 
     @property
     def cluster_tag_key(self) -> str:
@@ -818,6 +831,50 @@ def _kubernetes_version(p: _Problems, given: str | None, distribution: str | Non
     return kver
 
 
+RANCHER_CLUSTER_NAME_RE = re.compile(model.RANCHER_CLUSTER_NAME_PATTERN)
+
+
+def _parse_rancher(p: _Problems, raw: Any, given: bool, secret: bool, distribution: str | None,
+                   cluster_id: str | None) -> RancherConfig | None:
+    """rancher: every key checked, the token never shown (not even in a message)."""
+    if not given:
+        return None
+    if not isinstance(raw, dict):
+        # Never the value: it may hold the token.
+        p.add("rancher", "is not a map; expected {url, token, clusterName, upgrades} (set each with "
+                         "`pulumi config set [--secret] --path rancher.<key> <value>`)")
+        return None
+    before = len(p.items)
+    section = p.check(model.Rancher, raw, ("rancher",))
+    if "url" not in raw:
+        p.add("rancher.url", _missing(model.Rancher, "url"))
+    token = section.token
+    if "token" not in raw:
+        p.add("rancher.token", _missing(model.Rancher, "token"))
+    elif isinstance(token, str):
+        if not secret:
+            # Like the kubeconfig: a plain-text token would sit in the stack file, in git, unencrypted.
+            p.add("rancher.token", "is stored as plain text in the stack file; it acts as a Rancher user: set it with "
+                                   "`pulumi config set --secret --path rancher.token <token>`")
+            token = None
+        elif not token.strip():
+            p.add("rancher.token", "is blank; set Rancher's API token (token-<id>:<secret>) with "
+                                   "`pulumi config set --secret --path rancher.token <token>`")
+            token = None
+    name = section.clusterName
+    if "clusterName" not in raw and cluster_id is not None and not RANCHER_CLUSTER_NAME_RE.fullmatch(cluster_id):
+        p.add("rancher.clusterName", f"missing, and clusterId {_json(cluster_id)} is not a name Rancher takes (it ends "
+                                     "with -); set rancher.clusterName to a lowercase DNS label")
+    name = name or cluster_id
+    if section.upgrades == "rancher" and distribution == "rke":
+        p.add("rancher.upgrades", "'rancher' but distribution is rke: Rancher manages the version of imported RKE2 and "
+                                  "K3s clusters only (its imported-cluster-version-management is recognised on those); "
+                                  "use rke-aws (rke up with a new kubernetesVersion)")
+    if len(p.items) > before or not (section.url and token and name):
+        return None
+    return RancherConfig(url=section.url.rstrip("/"), token=Secret(token), cluster_name=name, upgrades=section.upgrades)
+
+
 def _release_key(release: str) -> tuple[int, ...]:
     return tuple(int(n) for n in re.findall(r"[0-9]+", release))
 
@@ -828,7 +885,10 @@ def _release_key(release: str) -> tuple[int, ...]:
 KNOWN_NAMESPACES = ("aws", "kubernetes", "pulumi")
 # The one key the program treats as a secret; every other value becomes names, tags, addresses or
 # settings that AWS and the stack's state show in plain text.
-SECRET_KEYS = ("kubeconfig",)
+# `rancher` holds the Rancher API token: the CLI marks a structured key secret as a whole when a value
+# inside it is `secure:` (pulumi/pulumi sdk/go/common/resource/config/map.go SecureKeys), so the
+# program can only require the key to be secret (and never shows its text).
+SECRET_KEYS = ("kubeconfig", "rancher")
 SECRET_AS_TEXT = ("is encrypted (a `secure:` value, set with --secret), but the program uses it as plain text: it becomes "
                   "names, tags, addresses or settings that AWS, the preview and the stack's state show unencrypted; "
                   "store it without --secret (`pulumi config set [--path] ...`), or leave it out")
@@ -979,6 +1039,9 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
                             "the worker/etcd role, so every worker node's role may read the etcd snapshots (every "
                             "Secret of the cluster); put etcd with controlplane to keep snapshots off worker nodes")
 
+    rancher = _parse_rancher(p, values.get("rancher"), "rancher" in given, f"{NAMESPACE}:rancher" in secret_keys,
+                             distribution, cluster_id)
+
     kubeconfig = top.kubeconfig
     if kubeconfig is not None and not kubeconfig.strip():
         p.add("kubeconfig", "is blank; set it with `pulumi config set --secret kubeconfig < kubeconfig.yaml` or remove it")
@@ -999,6 +1062,6 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
         kubeconfig=Secret(kubeconfig) if kubeconfig else None, tags=tags, protect_servers=top.protectServers,
         warnings=tuple(warnings), endpoint=endpoint, etcd_backup=backup,
         addons=AddonsConfig(ebs_csi=addons.ebsCsi), hardening=top.hardening, allow_uninstall=top.allowUninstall,
-        confirm_cluster_state=top.confirmClusterState, proxy=proxy,
+        confirm_cluster_state=top.confirmClusterState, proxy=proxy, rancher=rancher,
     )
 

@@ -583,6 +583,47 @@ class Proxy(_Section):
                         "networks, .svc, .cluster.local, .internal, IMDS, localhost and the endpoint are always added.")
 
 
+# Rancher's address: https only (the API token travels with every call), a host name or address, an
+# optional port and path, no query, fragment or credentials; the rancher2 provider appends /v3
+# (terraform-provider-rancher2 rancher2/config.go).
+RANCHER_URL_PATTERN = whole(r"https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::[1-9][0-9]{0,4})?(?:/[A-Za-z0-9._~-]+)*/?")
+# The name the imported cluster gets in Rancher: a lowercase DNS label (RFC 1123), the rule Rancher's
+# provisioning clusters follow; kept for imported ones too so the name works in both of Rancher's APIs.
+RANCHER_CLUSTER_NAME_PATTERN = whole(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+# Who writes the RKE2 upgrade Plans once the cluster is registered: this program (its own
+# system-upgrade-controller, Rancher's version management off), or Rancher (its own SUC in cattle-system).
+DEFAULT_RANCHER_UPGRADES = "rke-aws"
+
+
+def _rancher_url_why(v: str) -> str | None:
+    if v.lower().startswith("http://"):
+        return "is not https (the API token would cross the network in clear text)"
+    if "@" in v or "?" in v or "#" in v:
+        return "holds credentials, a query or a fragment"
+    return None
+
+
+class Rancher(_Section):
+    """rancher: register the cluster in Rancher as an imported cluster (the rancher2 provider)."""
+
+    url: Annotated[Str(RANCHER_URL_PATTERN, max_length=2048), Msg(
+        what="Rancher's https address like https://rancher.example.com (no query, fragment or credentials)",
+        missing="missing; set Rancher's https address", type_name="URL", why=_rancher_url_why)] = Field(
+        None, description="Rancher's address (https; a certificate every client trusts: a public CA).")
+    token: Annotated[Annotated[str, Strict()], Msg(type="is not text; the token is a string like token-xxxxx:yyyy, set "
+                                                        "with `pulumi config set --secret --path rancher.token <token>`",
+                                                   missing="missing; set it with `pulumi config set --secret --path rancher.token <token>`",
+                                                   type_name="encrypted string", default="required")] = Field(
+        None, description="Rancher API token (token-xxxxx:yyyy) of a user who may create clusters; a `secure:` value only.")
+    clusterName: Annotated[Str(RANCHER_CLUSTER_NAME_PATTERN), Msg(
+        what="a lowercase DNS label: 1-63 chars of a-z, 0-9 and -, starting and ending with a letter or digit",
+        default="`clusterId`", type_name="string")] = Field(
+        None, description="The cluster's name in Rancher (renamed in place).")
+    upgrades: Annotated[Literal["rke-aws", "rancher"], Msg(kind="an upgrade owner", allowed="rke-aws or rancher",
+                                                           reason="kubernetesVersion stays the one place a version is set")] = Field(
+        DEFAULT_RANCHER_UPGRADES, description="Who upgrades RKE2: rke-aws (its own Plans; Rancher's version management off, Rancher >= 2.11) or rancher (Rancher's own SUC and Plans; this program writes none).")
+
+
 class StackConfiguration(_Section):
     """Keys in the rke-aws namespace (`pulumi config set rke-aws:<key>`)."""
 
@@ -608,6 +649,7 @@ class StackConfiguration(_Section):
     etcdBackup: Annotated[EtcdBackup, Msg()] = Field(None, description=EtcdBackup.__doc__)
     addons: Annotated[Addons, Msg()] = Field(None, description=Addons.__doc__)
     proxy: Annotated[Proxy, Msg()] = Field(None, description=Proxy.__doc__)
+    rancher: Annotated[Rancher, Msg(default="unset (not registered)")] = Field(None, description=Rancher.__doc__)
     hardening: Annotated[Literal["none", "cis"], Msg(kind="a hardening profile", declare=True, reason="the CIS profile enforces Pod Security restricted, which many workloads fail")] = Field(
         "none", description="RKE2's CIS profile with its host preparation, audit policy and Pod Security restricted (RKE2 only).")
     kubeconfig: Annotated[Annotated[str, Strict()], Msg(default="unset", declare=True, type_name="encrypted string")] = Field(
@@ -637,7 +679,7 @@ class StackConfiguration(_Section):
 
 SECTIONS: dict[str, type[_Section]] = {
     "network": Network, "access": Access, "ccm": Ccm, "controlPlane": ControlPlane,
-    "etcdBackup": EtcdBackup, "addons": Addons, "proxy": Proxy,
+    "etcdBackup": EtcdBackup, "addons": Addons, "proxy": Proxy, "rancher": Rancher,
 }
 
 

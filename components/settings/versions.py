@@ -155,6 +155,8 @@ SUC_MANIFEST_URLS = (
     f"https://github.com/rancher/system-upgrade-controller/releases/download/{SUC_VERSION}/crd.yaml",
     f"https://github.com/rancher/system-upgrade-controller/releases/download/{SUC_VERSION}/system-upgrade-controller.yaml",
 )
+# How long the rancher2 provider waits for Rancher's API (it retries every 5 s; Go duration).
+RANCHER_API_TIMEOUT = "120s"
 # The upgrade image the Plans run; the Plan's `version` selects its tag.
 RKE2_UPGRADE_IMAGE = "rancher/rke2-upgrade"
 

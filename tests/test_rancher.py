@@ -1,0 +1,304 @@
+"""Registering the cluster in Rancher (`rancher`): the imported cluster, its registration manifest in
+both install modes, and who writes the RKE2 upgrade Plans. Upstream facts: components/plan/rancher.py
+(terraform-provider-rancher2 v13.1.4 rancher2/schema_cluster.go and structure_cluster.go; rancher/rancher
+pkg/controllers/management/k3sbasedupgrade, importedclusterversionmanagement, systemcharts; #40974,
+#41143, #48134, #52791)."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from components.plan import cluster_documents
+from components.plan import rancher as rancher_plan
+from components.settings import config, versions
+from offline import harness
+from tests import test_day2_running
+from tests.conftest import set_key
+from tests.test_day2 import KUBECONFIG, refused, run
+from tests.test_day2_running import code_in, readable
+
+cluster = test_day2_running.cluster  # the fake cluster API fixture
+CLUSTER = "rancher2:index/cluster:Cluster"
+PROVIDER = "pulumi:providers:rancher2"
+CONFIG_FILE = "kubernetes:yaml/v2:ConfigFile"
+PLAN = "kubernetes:upgrade.cattle.io/v1:Plan"
+TOKEN = "token-abcde:0123456789abcdef"
+
+
+def with_rancher(cfg: dict, secret: bool = True, **keys) -> dict:
+    section = {"url": "https://rancher.example.com", "token": TOKEN, **keys}
+    cfg = copy.deepcopy(cfg)
+    cfg["rke-aws:rancher"] = harness.secret(json.dumps(section)) if secret else json.dumps(section)
+    return cfg
+
+
+def helm(stack: str = "rke2-prod") -> dict:
+    return set_key(harness.stack_config(stack), "kubeconfig", KUBECONFIG)
+
+
+def params(r: harness.ProgramRun) -> dict[str, harness.Registration]:
+    return {p.inputs["name"].rsplit("/", 1)[1]: p for p in r.of_type("aws:ssm/parameter:Parameter")
+            if "/manifests/" in p.inputs["name"]}
+
+
+def warned(r: harness.ProgramRun, text: str) -> str:
+    found = [m for lvl, m in r.logs if lvl == "warning" and text in m]
+    assert found, [m for _, m in r.logs]
+    return found[0]
+
+
+def parse(extra: dict, secret=("rke-aws:rancher",), distribution="rke2") -> config.StackConfig:
+    raw = {k: v for k, v in harness.stack_config(f"{distribution}-dev").items()}
+    raw.update(extra)
+    return config.parse(raw, project="rke-aws", stack="dev", region=raw["aws:region"], secret_keys=secret)
+
+
+def problems(extra: dict, **kw) -> str:
+    with pytest.raises(config.ConfigError) as info:
+        parse(extra, **kw)
+    return str(info.value)
+
+
+# ---- configuration ---------------------------------------------------------------------------
+
+def test_a_plain_text_token_is_refused_and_never_shown():
+    msg = problems({"rke-aws:rancher": json.dumps({"url": "https://r.example.com", "token": TOKEN})}, secret=())
+    assert "rke-aws:rancher.token: is stored as plain text" in msg and "--secret --path rancher.token" in msg
+    assert TOKEN not in msg
+
+
+def test_url_and_token_are_required_and_the_url_is_https():
+    msg = problems({"rke-aws:rancher": json.dumps({"clusterName": "x"})})
+    assert "rke-aws:rancher.url: missing" in msg and "rke-aws:rancher.token: missing" in msg
+    msg = problems({"rke-aws:rancher": json.dumps({"url": "http://r.example.com", "token": TOKEN})})
+    assert "rke-aws:rancher.url: 'http://r.example.com' is not https" in msg and TOKEN not in msg
+    msg = problems({"rke-aws:rancher": json.dumps({"url": "https://u:p@r.example.com", "token": TOKEN})})
+    assert "rke-aws:rancher.url:" in msg and "credentials" in msg
+    msg = problems({"rke-aws:rancher": json.dumps({"url": "https://r.example.com", "token": " "})})
+    assert "rke-aws:rancher.token: is blank" in msg
+
+
+def test_cluster_name_is_a_dns_label_and_defaults_to_the_cluster_id():
+    cfg = parse({"rke-aws:rancher": json.dumps({"url": "https://r.example.com/", "token": TOKEN})})
+    assert cfg.rancher is not None and cfg.rancher.cluster_name == cfg.cluster_id and cfg.rancher.url == "https://r.example.com"
+    assert cfg.rancher.upgrades == "rke-aws" and cfg.rancher.token.reveal() == TOKEN and TOKEN not in repr(cfg.rancher)
+    for bad in ("Prod", "-a", "a-", "a" * 64, "a_b"):
+        msg = problems({"rke-aws:rancher": json.dumps({"url": "https://r.example.com", "token": TOKEN, "clusterName": bad})})
+        assert "rke-aws:rancher.clusterName:" in msg and "lowercase DNS label" in msg, bad
+    msg = problems({"rke-aws:clusterId": "dev-", "rke-aws:rancher": json.dumps({"url": "https://r.example.com", "token": TOKEN})})
+    assert "rke-aws:rancher.clusterName: missing, and clusterId \"dev-\" is not a name Rancher takes" in msg
+
+
+def test_rancher_owned_upgrades_are_refused_for_rke1():
+    msg = problems({"rke-aws:rancher": json.dumps({"url": "https://r.example.com", "token": TOKEN, "upgrades": "rancher"})},
+                   distribution="rke")
+    assert "rke-aws:rancher.upgrades: 'rancher' but distribution is rke" in msg
+    msg = problems({"rke-aws:rancher": json.dumps({"url": "https://r.example.com", "token": TOKEN, "upgrades": "both"})})
+    assert "rke-aws:rancher.upgrades: \"both\" is not an upgrade owner; use rke-aws or rancher" in msg
+
+
+# ---- the program -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("owner,annotation", [("rke-aws", "false"), ("rancher", "true")])
+def test_manifest_mode_registers_and_the_servers_download_the_manifest(owner, annotation):
+    r = run(with_rancher(harness.stack_config("rke2-dev"), upgrades=owner), stack="rke2-dev")  # ccm.install: manifest
+    (imported,) = r.of_type(CLUSTER)
+    assert imported.inputs["name"] == "rke2-dev"
+    # Rancher's version management is off exactly when this program owns upgrades (Rancher >= 2.11).
+    assert imported.inputs["annotations"] == {"rancher.io/imported-cluster-version-management": annotation}
+    # No driver configuration: an imported cluster (rke2_config would be Rancher's own upgrade path).
+    assert not {"rke2Config", "k3sConfig", "importedConfig", "driver"} & set(imported.inputs)
+    (provider,) = r.of_type(PROVIDER)
+    assert provider.inputs["apiUrl"] == "https://rancher.example.com" and provider.inputs["insecure"] in (False, "false")
+    assert "tokenKey" in provider.secret_inputs
+    files = params(r)
+    reg = files["rancher-registration.url"]
+    assert reg.inputs["type"] == "SecureString" and "/v3/import/" in reg.inputs["value"]
+    upgrade_files = set(cluster_documents.upgrade_manifests(versions.RKE2_VERSION))
+    # The Plan CRD stays either way: Rancher's controller uses the same cluster-wide CRD, and deleting a
+    # CRD deletes every Plan (Rancher's too).
+    kept = {f for f in upgrade_files if f.startswith("system-upgrade-controller-crd.")}
+    assert upgrade_files & set(files) == (upgrade_files if owner == "rke-aws" else kept) and kept
+    assert r.outputs["rancherCluster"]["upgrades"] == owner
+    assert not r.of_type(CONFIG_FILE) or owner == "rke-aws"
+
+
+@pytest.mark.parametrize("owner", ["rke-aws", "rancher"])
+def test_helm_mode_applies_the_manifest_through_the_kubernetes_provider(owner, monkeypatch):
+    # The provider verifies TLS whatever the environment says (the SDK would read RANCHER_INSECURE).
+    monkeypatch.setenv("RANCHER_INSECURE", "true")
+    r = run(with_rancher(helm(), upgrades=owner), stack="rke2-prod")
+    files = {c.name: c for c in r.of_type(CONFIG_FILE)}
+    (provider,) = r.of_type(PROVIDER)
+    assert provider.inputs["insecure"] in (False, "false")
+    agent = files["rke2-prod-rancher-agent"]
+    assert "/v3/import/" in agent.inputs["file"] and "file" in agent.secret_inputs
+    assert agent.provider.split("::")[-2].endswith("rke2-prod-cluster") or "rke2-prod-cluster" in agent.provider
+    # Only one side ever writes Plans: this program's SUC and Plans exist exactly when it owns upgrades.
+    plans = r.of_type(PLAN)
+    assert bool(plans) == (owner == "rke-aws")
+    assert ("rke2-prod-suc" in files) == (owner == "rke-aws") and "rke2-prod-suc-crd" in files
+    assert ("system-upgrade-controller" in r.outputs["installedInCluster"]) == (owner == "rke-aws")
+
+
+def test_rke1_registers_through_the_kubeconfig_and_has_no_upgrade_controller():
+    r = run(with_rancher(helm("rke-prod")), stack="rke-prod")
+    assert r.of_type(CLUSTER) and [c.name for c in r.of_type(CONFIG_FILE)] == ["rke-prod-rancher-agent"]
+
+
+def test_this_programs_upgrade_controller_is_never_where_rancher_looks():
+    # Rancher deletes Plans of these names in cattle-system, and treats an unannotated
+    # cattle-system/system-upgrade-controller Deployment as a legacy install (systemcharts/controller.go).
+    for plan in cluster_documents.plans(versions.RKE2_VERSION):
+        assert plan["metadata"]["namespace"] != rancher_plan.RANCHER_NAMESPACE
+        assert plan["metadata"]["name"] not in rancher_plan.RANCHER_PLAN_NAMES
+    assert cluster_documents.NAMESPACE == "system-upgrade"
+    # The controller's own namespace is the upstream release manifest's (rancher/system-upgrade-controller
+    # manifests/system-upgrade-controller.yaml: Namespace system-upgrade), pinned by release.
+    assert all(f"/releases/download/{versions.SUC_VERSION}/" in u for u in versions.SUC_MANIFEST_URLS)
+
+
+# ---- day 2 -------------------------------------------------------------------------------------
+
+OLDER, NEWER = "v1.35.6+rke2r1", versions.RKE2_VERSION
+
+
+def _newer(cfg: dict) -> dict:
+    return set_key(copy.deepcopy(cfg), "kubernetesVersion", NEWER)
+
+
+def test_a_version_change_is_refused_while_rancher_owns_upgrades_until_confirmed():
+    assert OLDER in versions.RKE2_RELEASES and OLDER != NEWER
+    cfg = set_key(with_rancher(harness.stack_config("rke2-dev"), upgrades="rancher"), "kubernetesVersion", OLDER)
+    base = run(cfg, stack="rke2-dev")
+    msg = refused(_newer(cfg), base, stack="rke2-dev")
+    assert f"rke-aws:kubernetesVersion: {NEWER}, but rancher.upgrades is rancher" in msg and "Upgrade in Rancher" in msg
+    code = code_in(msg, "rancherversion")
+    after = run(set_key(_newer(cfg), "confirmClusterState", code), base, stack="rke2-dev")
+    assert after.outputs["kubernetesVersion"] == NEWER and not after.of_type(PLAN)
+
+
+def test_a_version_rancher_reached_is_read_from_the_cluster(cluster):
+    cfg = set_key(readable(with_rancher(harness.stack_config("rke2-prod"), upgrades="rancher")), "kubernetesVersion", OLDER)
+    base = run(cfg, stack="rke2-prod")
+    agent = next(n["name"] for n in base.outputs["nodes"] if "controlplane" not in n["roles"])
+    cluster(base, NEWER, versions_by_node={agent: OLDER})  # Rancher's Plans still on one node
+    msg = refused(_newer(cfg), base, stack="rke2-prod")
+    assert "but rancher.upgrades is rancher" in msg and f"the cluster reports nodes not on it: {agent}" in msg
+    cluster(base, NEWER)  # every node on it: the change only records what runs
+    after = run(_newer(cfg), base, stack="rke2-prod")
+    assert after.outputs["kubernetesVersion"] == NEWER and not after.of_type(PLAN)
+
+
+def test_switching_the_owner_with_a_version_change_is_refused_and_alone_is_warned():
+    cfg = set_key(with_rancher(helm()), "kubernetesVersion", OLDER)
+    base = run(cfg, stack="rke2-prod")
+    switched = set_key(with_rancher(helm(), upgrades="rancher"), "kubernetesVersion", OLDER)
+    after = run(switched, base, stack="rke2-prod")
+    assert "removes this program's system-upgrade-controller" in warned(after, "rke-aws:rancher.upgrades: rancher")
+    assert "rancher.upgrades: rancher" in warned(after, "this update uninstalls from the cluster")
+    back = run(cfg, after, stack="rke2-prod")
+    assert "turns Rancher's version management off" in warned(back, "rke-aws:rancher.upgrades: rke-aws")
+    msg = refused(_newer(switched), base, stack="rke2-prod")
+    assert "rke-aws:rancher.upgrades: rancher (was rke-aws) in the same update as kubernetesVersion" in msg
+
+
+def test_removing_rancher_says_what_it_leaves_behind_and_empties_the_manifest():
+    cfg = with_rancher(harness.stack_config("rke2-dev"))
+    base = run(cfg, stack="rke2-dev")
+    after = run(harness.stack_config("rke2-dev"), base, stack="rke2-dev")
+    w = warned(after, "rke-aws:rancher: removed")
+    assert "deletes the imported cluster rke2-dev from Rancher" in w and "cattle-cleanup" in w and "cattle-system" in w
+    assert not after.of_type(CLUSTER)
+    # RKE2's deploy controller deletes what the registration manifest created (an emptied file).
+    assert "rancher-registration.removed.yaml" in params(after)
+
+
+def test_renaming_is_an_update_in_place():
+    from offline.resource_types import RULES
+    rules = RULES[CLUSTER]
+    assert "name" not in rules.replace_on and "annotations" not in rules.replace_on
+    base = run(with_rancher(harness.stack_config("rke2-dev")), stack="rke2-dev")
+    after = run(with_rancher(harness.stack_config("rke2-dev"), clusterName="dev-renamed"), base, stack="rke2-dev")
+    assert "renamed in Rancher in place" in warned(after, "rke-aws:rancher.clusterName")
+    files = params(after)  # still registered: the manifest stays live, never emptied
+    assert "rancher-registration.url" in files and "rancher-registration.removed.yaml" not in files
+
+
+def test_manifest_mode_owner_switch_empties_the_controller_but_keeps_the_crd():
+    base = run(with_rancher(harness.stack_config("rke2-dev")), stack="rke2-dev")
+    after = run(with_rancher(harness.stack_config("rke2-dev"), upgrades="rancher"), base, stack="rke2-dev")
+    files = params(after)
+    assert {"system-upgrade-controller.removed.yaml", "upgrade-plans.removed.yaml"} <= set(files)
+    assert "system-upgrade-controller-crd.url" in files and "system-upgrade-controller-crd.removed.yaml" not in files
+    w = warned(after, "the servers get this program's system-upgrade-controller and Plan manifests emptied")
+    assert "addons.ebsCsi" not in w
+    assert not [m for lvl, m in after.logs if lvl == "warning" and "addons.ebsCsi" in m]
+    # Removing the registration waits for nothing: Rancher's cleanup removes the agent as well.
+    gone = run(harness.stack_config("rke2-dev"), base, stack="rke2-dev")
+    assert gone.outputs["rke2ManifestsRemoving"] == []
+
+
+# ---- doctor ------------------------------------------------------------------------------------
+
+def _exp(upgrades: str = "rke-aws"):
+    from tools import doctor
+    return doctor.Expectations("c1", (), rancher={"name": "prod", "id": "c-abcde", "upgrades": upgrades,
+                                                  "url": "https://rancher.example.com"})
+
+
+def _fake(status: int, body=None, seen: list | None = None):
+    def get(url, token):
+        if seen is not None:
+            seen.append((url, token))
+        return status, body
+    return get
+
+
+def test_doctor_checks_who_upgrades_in_rancher():
+    from tools import doctor
+    answer = {"state": "active", "annotations": {rancher_plan.VERSION_MANAGEMENT_ANNOTATION: "false"}}
+    seen: list = []
+    (ok,) = doctor.check_rancher(_exp(), "t", _fake(200, answer, seen))
+    assert ok.status == doctor.PASS and seen == [("https://rancher.example.com/v3/clusters/c-abcde", "t")]
+    (flipped,) = doctor.check_rancher(_exp("rancher"), "t", _fake(200, answer))
+    assert flipped.status == doctor.FAIL and "both Rancher and this program may write upgrade Plans" in flipped.detail
+    (pending,) = doctor.check_rancher(_exp(), "t", _fake(200, {**answer, "state": "pending"}))
+    assert pending.status == doctor.WARN
+    for status in (401, 403, 404, 500):
+        (bad,) = doctor.check_rancher(_exp(), "t", _fake(status))
+        assert bad.status == doctor.FAIL, status
+    (ping,) = doctor.check_rancher(_exp(), None, _fake(200, "pong", seen))
+    assert ping.status == doctor.WARN and seen[-1] == ("https://rancher.example.com/ping", None)
+
+    def boom(url, token):
+        raise OSError("timed out")
+    (down,) = doctor.check_rancher(_exp(), "t", boom)
+    assert down.status == doctor.FAIL and "not reachable" in down.detail
+    assert doctor.check_rancher(doctor.Expectations("c1", ()), "t", boom) == []
+
+
+def test_doctor_reads_the_rancher_output():
+    from tools import doctor
+    r = run(with_rancher(harness.stack_config("rke2-dev"), upgrades="rancher"), stack="rke2-dev")
+    exp = doctor.Expectations.from_outputs(r.outputs, "rke2-dev")
+    assert exp.rancher["url"] == "https://rancher.example.com" and exp.rancher["upgrades"] == "rancher"
+    assert doctor.VERSION_MANAGEMENT == rancher_plan.VERSION_MANAGEMENT_ANNOTATION
+
+
+@pytest.mark.parametrize("value", [TOKEN, [TOKEN], {"url": "https://r.example.com", "token": TOKEN, "tokne": TOKEN},
+                                   {"url": "https://r.example.com", "token": [TOKEN]}])
+def test_the_token_never_reaches_a_message(value):
+    msg = problems({"rke-aws:rancher": json.dumps(value)})
+    assert "rke-aws:rancher" in msg and TOKEN not in msg and "0123456789abcdef" not in msg
+
+
+def test_helm_mode_without_a_kubeconfig_says_the_cluster_stays_pending():
+    cfg = with_rancher(harness.stack_config("rke-prod"))
+    cfg.pop("rke-aws:kubeconfig", None)
+    r = run(cfg, stack="rke-prod")
+    assert r.of_type(CLUSTER) and not r.of_type(CONFIG_FILE)
+    assert [m for lvl, m in r.logs if lvl == "info" and "stays pending in Rancher until its agent is applied" in m]
