@@ -51,7 +51,8 @@ def test_every_stack_snapshots_into_its_own_locked_down_bucket(stack_run):
     run = stack_run
     bucket, folder = _bucket_and_folder(run)
     cid, region = run.outputs["clusterId"], run.outputs["region"]
-    assert folder == cid, f"{run.stack}: folder {folder!r}"
+    configured = json.loads(run.config.get("rke-aws:etcdBackup") or "{}").get("folder")
+    assert folder == (configured or cid), f"{run.stack}: folder {folder!r}"  # the folder given, else the cluster ID
     assert 3 <= len(bucket) <= 63 and bucket == bucket.lower() and bucket.startswith(cid[:40]), bucket
     (b,) = run.of_type("aws:s3/bucket:Bucket")
     assert b.inputs["bucket"] == bucket, b.urn

@@ -163,6 +163,20 @@ def worst_rke2_split(region: str) -> dict[str, str]:
     return cfg
 
 
+def worst_everything(region: str) -> dict[str, str]:
+    """Every issue-26 feature at once: split roles and the proxy at their worst, spot and Graviton
+    workers, Rancher registration (Rancher owning upgrades). Spot, Graviton and Rancher add nothing to
+    user data; the test proves it instead of assuming it."""
+    cfg = worst_rke2_split(region)
+    pools = json.loads(cfg["rke-aws:nodePools"])
+    pools += [{"name": "p" * 31, "roles": ["worker"], "count": 2, "market": "spot"},
+              {"name": "g" * 31, "roles": ["worker"], "count": 2, "instanceType": "m7g.large"}]
+    cfg["rke-aws:nodePools"] = json.dumps(pools)
+    cfg["rke-aws:rancher"] = harness.secret(json.dumps({"url": "https://rancher.example.com", "upgrades": "rancher",
+                                                        "token": "token-abcde:" + "x" * 54}))
+    return cfg
+
+
 def worst_rke(region: str) -> dict[str, str]:
     return {
         "aws:region": region,
@@ -188,7 +202,8 @@ def test_the_worst_proxy_is_at_the_models_limits():
 
 
 @pytest.mark.parametrize("region", LONGEST_REGIONS)
-@pytest.mark.parametrize("build", [worst_rke2, worst_rke2_split, worst_rke], ids=["rke2", "rke2-split", "rke"])
+@pytest.mark.parametrize("build", [worst_rke2, worst_rke2_split, worst_everything, worst_rke],
+                         ids=["rke2", "rke2-split", "rke2-everything", "rke"])
 def test_the_worst_case_the_model_allows_fits_with_margin(build, region):
     """Longest cluster ID, manifest mode, CIS, snapshots with the longest bucket and folder, the longest proxy, the NLB,
     every partition, the most servers (the etcd limit) and the longest names: the raw payload stays
@@ -199,7 +214,7 @@ def test_the_worst_case_the_model_allows_fits_with_margin(build, region):
     biggest = max(sizes, key=sizes.get)
     assert sizes[biggest] <= cloud_init.USER_DATA_BUDGET <= 0.75 * EC2_LIMIT, (biggest, sizes[biggest])
     # ... while the same text uncompressed would not fit for RKE2: the compression is what keeps it in.
-    if build in (worst_rke2, worst_rke2_split):
+    if build in (worst_rke2, worst_rke2_split, worst_everything):
         assert max(len(user_data(i).encode()) for i in run.of_type(INSTANCE)) > EC2_LIMIT
 
 
