@@ -6,9 +6,11 @@ listing every problem at once. `load()` is the only function that touches Pulumi
 Nothing else in the program reads configuration.
 
 What one key can check alone (type, range, allowed values, pattern, unknown keys) is declared in
-config_model.py, with the defaults and descriptions; this module adds the rules that span keys
+model.py, with the defaults and descriptions; this module adds the rules that span keys
 (CIDRs inside the VPC, bring-your-own completeness, pool topology, versions per distribution,
-secrets) and builds the objects below.
+secrets) and builds the objects below from the model's validated objects (`_plain`): a field named
+like a model key takes its value, and a model key without a field reads through (`_FromModel`), so
+a new plain key needs no line here.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from . import model, partitions, versions
 from . import tags as tagsets
@@ -57,11 +59,15 @@ CIDR_KEYS = ("vpcCidr", "publicSubnetCidrs", "privateSubnetCidrs", "natGateways"
 # Pulumi.yaml declares these with default "" (its schema cannot express "the stack name" or
 # "per distribution"); an empty value therefore means "use the program's default".
 EMPTY_MEANS_DEFAULT = ("clusterId", "kubernetesVersion", "kubeconfig", "confirmClusterState")
-# Plain string keys arrive as the text the user wrote; only structured keys are JSON.
-STRING_KEYS = ("distribution", "clusterId", "kubernetesVersion", "kubeconfig", "hardening", "confirmClusterState")
+# Scalar keys arrive as the text the user wrote (the model reads numbers and booleans from text);
+# only structured keys (sections, nodePools, tags) are JSON. Derived from the model, so a new
+# scalar key needs nothing here.
+SCALAR_KEYS = tuple(k for k in TOP_LEVEL_KEYS if k not in (*model.SECTIONS, "nodePools", "tags"))
 # Booleans arrive as "true"/"false" (a YAML boolean) or the text written; the model reads exactly the
-# spellings the schema allows (config_model.BOOL_TEXTS), which JSON would loosen ("true\n", " true").
-BOOL_KEYS = ("allowUninstall", "protectServers")
+# spellings the schema allows (model.BOOL_TEXTS), which JSON would loosen ("true\n", " true").
+BOOL_KEYS = tuple(k for k in SCALAR_KEYS if model.StackConfiguration.model_fields[k].annotation is bool)
+# Plain string keys: every other scalar.
+STRING_KEYS = tuple(k for k in SCALAR_KEYS if k not in BOOL_KEYS)
 
 # etcd: "an etcd cluster probably should have no more than seven nodes" (etcd FAQ, "What is maximum
 # cluster size?"; k3s's maintainers say the same for RKE2/k3s servers, k3s-io/k3s discussions #8082,
@@ -119,8 +125,60 @@ class Secret:
         return hash(self._value)
 
 
+def snake(key: str) -> str:
+    """A model key as the parsed objects name it: rootVolumeGb -> root_volume_gb."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m.group(1).lower(), key)
+
+
+def camel(name: str) -> str:
+    return re.sub(r"_([a-z0-9])", lambda m: m.group(1).upper(), name)
+
+
+class _FromModel:
+    """A parsed section whose plain keys come from its model section (model.py) without a line here.
+
+    The dataclass fields below are the typed, derived or cross-checked views components use; any
+    other key of `MODEL` reads through from `source`, the model object `parse()` validated (its
+    default when the object was built by hand), under its snake_case name, lists as tuples. So a
+    new plain key is one field in model.py (tests/test_config_model_single.py proves it).
+    """
+
+    MODEL: ClassVar[type[model.BaseModel]]
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for names the class does not have; private and dunder names (copy, pickle) never read through.
+        if name.startswith("_") or name == "source":
+            raise AttributeError(name)
+        section = type(self).MODEL
+        source = self.__dict__.get("source")
+        if source is None:
+            source = section()
+        key = camel(name)
+        if key not in type(source).model_fields or snake(key) != name:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = getattr(source, key)
+        return tuple(value) if isinstance(value, list) else value
+
+
+def _plain(cls: type, obj: model.BaseModel, **derived: Any) -> Any:
+    """`cls` built from the validated model object: every field named like a model key takes its
+    value (lists as tuples), `derived` the rest; `obj` stays the source of keys without a field."""
+    names = {f for f in cls.__dataclass_fields__ if f != "source"}  # type: ignore[attr-defined]
+    values: dict[str, Any] = {}
+    for name in names - set(derived):
+        value = getattr(obj, camel(name))
+        values[name] = tuple(value) if isinstance(value, list) else value
+    return cls(**values, **derived, source=obj)
+
+
+def _source() -> Any:
+    # The validated model object: not compared or shown (the typed fields are), set by keyword only.
+    return field(default=None, compare=False, repr=False, kw_only=True)
+
+
 @dataclass(frozen=True)
-class NodePool:
+class NodePool(_FromModel):
+    MODEL = model.NodePool
     name: str
     roles: tuple[str, ...]
     count: int
@@ -132,6 +190,7 @@ class NodePool:
     imds_hop_limit: int = DEFAULT_IMDS_HOP_LIMIT
     imds_hop_limit_reason: str | None = None
     market: str = DEFAULT_MARKET  # or "spot" (worker-only pools)
+    source: Any = _source()
 
     @property
     def is_spot(self) -> bool:
@@ -156,7 +215,8 @@ class NodePool:
 
 
 @dataclass(frozen=True)
-class NetworkConfig:
+class NetworkConfig(_FromModel):
+    MODEL = model.Network
     vpc_cidr: str | None
     availability_zones: tuple[str, ...] | None  # explicit names, or None: look up `az_count`
     az_count: int
@@ -166,6 +226,7 @@ class NetworkConfig:
     vpc_id: str | None = None
     public_subnet_ids: tuple[str, ...] | None = None
     private_subnet_ids: tuple[str, ...] | None = None
+    source: Any = _source()
 
     @property
     def bring_your_own(self) -> bool:
@@ -173,29 +234,34 @@ class NetworkConfig:
 
 
 @dataclass(frozen=True)
-class AccessConfig:
+class AccessConfig(_FromModel):
+    MODEL = model.Access
     admin_cidrs: tuple[str, ...]
     ssh_key_name: str | None
     ssh_user: str
     ssh_key_path: str | None
     ssm: bool
     allow_world_admin: bool = False
+    source: Any = _source()
 
 
 @dataclass(frozen=True)
-class CcmConfig:
+class CcmConfig(_FromModel):
+    MODEL = model.Ccm
     chart_version: str
     leader_migration: bool
     extra_args: tuple[str, ...]
     install: str
     image: str | None = None  # explicit "repository:tag"; None: versions.CCM_IMAGE_TAGS by minor
+    source: Any = _source()
 
     def image_for(self, kubernetes_minor: int) -> str:
         return self.image or f"{versions.CCM_IMAGE_REPOSITORY}:{versions.CCM_IMAGE_TAGS[kubernetes_minor]}"
 
 
 @dataclass(frozen=True)
-class EtcdBackupConfig:
+class EtcdBackupConfig(_FromModel):
+    MODEL = model.EtcdBackup
     enabled: bool = True
     bucket: str | None = None  # an existing bucket; None: one is created per cluster
     folder: str | None = None  # None: the cluster ID
@@ -203,28 +269,35 @@ class EtcdBackupConfig:
     retention: int = DEFAULT_BACKUP_RETENTION
     expire_days: int = DEFAULT_BACKUP_EXPIRE_DAYS
     kms_key_arn: str | None = None  # None: SSE-S3
+    source: Any = _source()
 
 
 @dataclass(frozen=True)
-class AddonsConfig:
+class AddonsConfig(_FromModel):
+    MODEL = model.Addons
     # None: on for a new stack, off for one deployed before the option existed (history.py).
     ebs_csi: bool | None = None
+    source: Any = _source()
 
 
 @dataclass(frozen=True)
-class ProxyConfig:
+class ProxyConfig(_FromModel):
+    MODEL = model.Proxy
     """proxy: one URL given stands for both (most proxies take http and CONNECT alike)."""
     http_proxy: str
     https_proxy: str
     no_proxy: tuple[str, ...] = ()  # the user's entries; plan/proxy.py adds the cluster's own
+    source: Any = _source()
 
 
 @dataclass(frozen=True)
-class RancherConfig:
+class RancherConfig(_FromModel):
+    MODEL = model.Rancher
     url: str
     token: Secret
     cluster_name: str
     upgrades: str = model.DEFAULT_RANCHER_UPGRADES  # "rke-aws" | "rancher"
+    source: Any = _source()
 
     @property
     def rancher_upgrades(self) -> bool:
@@ -232,7 +305,16 @@ class RancherConfig:
 
 
 @dataclass(frozen=True)
-class StackConfig:
+class ControlPlaneConfig(_FromModel):
+    """controlPlane: endpoint is StackConfig.endpoint (kept there for its consumers); other keys read through."""
+    MODEL = model.ControlPlane
+    source: Any = _source()
+
+
+@dataclass(frozen=True)
+class StackConfig(_FromModel):
+    """The top-level scalar keys not listed here read through from the model's StackConfiguration."""
+    MODEL = model.StackConfiguration
     project: str
     stack: str
     region: str
@@ -256,6 +338,8 @@ class StackConfig:
     confirm_cluster_state: str | None = None
     proxy: ProxyConfig | None = None
     rancher: RancherConfig | None = None  # None: not registered in Rancher
+    control_plane: ControlPlaneConfig = field(default_factory=ControlPlaneConfig)
+    source: Any = _source()
 
     @property
     def cluster_tag_key(self) -> str:
@@ -451,8 +535,8 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
                     p.add(here, f"'{s}' is already listed as {seen_ids[s]}; each subnet is either public or private, once")
                 else:
                     seen_ids[s] = here
-        return NetworkConfig(
-            vpc_cidr=None, availability_zones=az_names, az_count=az_count, nat_gateways="none",
+        return _plain(
+            NetworkConfig, net, vpc_cidr=None, availability_zones=az_names, az_count=az_count, nat_gateways="none",
             public_subnet_cidrs=None, private_subnet_cidrs=None,
             # Keep bring-your-own mode even when vpcId was rejected, so no CIDR-mode errors follow.
             vpc_id=net.vpcId or "", public_subnet_ids=ids["publicSubnetIds"], private_subnet_ids=ids["privateSubnetIds"],
@@ -484,9 +568,10 @@ def _parse_network(p: _Problems, raw: Any) -> NetworkConfig:
     if len(cidrs_given) == 1:
         other = "privateSubnetCidrs" if cidrs_given[0] == "publicSubnetCidrs" else "publicSubnetCidrs"
         p.add(f"network.{other}", f"missing; network.{cidrs_given[0]} is set, and derived {other} could overlap it: give both lists or neither")
-    return NetworkConfig(
-        vpc_cidr=net.vpcCidr, availability_zones=az_names, az_count=az_count, nat_gateways=net.natGateways,
+    return _plain(
+        NetworkConfig, net, availability_zones=az_names, az_count=az_count,
         public_subnet_cidrs=subnet_cidrs["publicSubnetCidrs"], private_subnet_cidrs=subnet_cidrs["privateSubnetCidrs"],
+        vpc_id=None, public_subnet_ids=None, private_subnet_ids=None,
     )
 
 
@@ -502,8 +587,7 @@ def _parse_etcd_backup(p: _Problems, raw: Any, region: str | None) -> EtcdBackup
         where = f"{kms.split(':')[3]} (partition {theirs}, not {ours})" if theirs != ours else kms.split(":")[3]
         p.add("etcdBackup.kmsKeyArn", f"'{kms}' is a key in {where}, but the cluster and its snapshot "
                                       f"bucket are in {region}; use a key of {region}")
-    return EtcdBackupConfig(enabled=b.enabled, bucket=b.bucket, folder=b.folder, interval_hours=b.intervalHours,
-                            retention=b.retention, expire_days=b.expireDays, kms_key_arn=kms)
+    return _plain(EtcdBackupConfig, b)
 
 
 # Address space nobody on the internet sends from (IANA special-purpose registry, "globally
@@ -561,8 +645,7 @@ def _parse_access(p: _Problems, raw: Any, warnings: list[str]) -> AccessConfig:
             warnings.append(f"{NAMESPACE}:access.adminCidrs: {text} (access.allowWorldAdmin is true)")
         else:
             p.add("access.adminCidrs", f"{text}; {consent}")
-    return AccessConfig(admin_cidrs=tuple(acc.adminCidrs), ssh_key_name=acc.sshKeyName, ssh_user=acc.sshUser,
-                        ssh_key_path=acc.sshKeyPath, ssm=acc.ssm, allow_world_admin=acc.allowWorldAdmin)
+    return _plain(AccessConfig, acc)
 
 
 PROXY_CREDENTIALS = (
@@ -601,7 +684,7 @@ def _parse_proxy(p: _Problems, raw: Any) -> ProxyConfig | None:
             p.add("proxy", "sets no httpProxy or httpsProxy; give the proxy's URL, like "
                            "{httpsProxy: http://proxy.example.com:3128}, or remove the proxy section")
         return None
-    return ProxyConfig(http_proxy=px.httpProxy or url, https_proxy=url, no_proxy=tuple(px.noProxy))
+    return _plain(ProxyConfig, px, http_proxy=px.httpProxy or url, https_proxy=url)
 
 
 def node_group_inbound_rules(admin_cidrs: int, endpoint: str, distribution: str | None) -> int:
@@ -684,9 +767,8 @@ def _parse_pools(p: _Problems, raw: Any, distribution: str | None, warnings: lis
                                    "API; spot is for worker-only pools: put the workers in a pool of their own")
         complete = set(item) <= set(pool.model_fields_set) and pool.roles and pool.name and pool.count is not None
         if complete and len(set(pool.roles)) == len(pool.roles):
-            pools.append(NodePool(pool.name, roles, pool.count, pool.instanceType, pool.subnet, pool.rootVolumeGb,
-                                  pool.ami, pool.ipBlock, hop, reason.strip(" ") if hop == 2 and reason else None,
-                                  pool.market))
+            pools.append(_plain(NodePool, pool, roles=roles,
+                                imds_hop_limit_reason=reason.strip(" ") if hop == 2 and reason else None))
     return tuple(pools)
 
 
@@ -757,7 +839,7 @@ def _parse_ccm(p: _Problems, raw: Any, distribution: str | None, kver: str | Non
         p.add("ccm.leaderMigration",
               f"true needs the in-tree aws provider, which Kubernetes {kver} (>= 1.{IN_TREE_REMOVED_MINOR}) no longer "
               "has; migrate on 1.26 or earlier, or set leaderMigration false")
-    return CcmConfig(ccm.chartVersion, ccm.leaderMigration, tuple(ccm.extraArgs), ccm.install, ccm.image)
+    return _plain(CcmConfig, ccm)
 
 
 def _parse_tags(p: _Problems, raw: Any) -> dict[str, str]:
@@ -872,7 +954,7 @@ def _parse_rancher(p: _Problems, raw: Any, given: bool, secret: bool, distributi
                                   "use rke-aws (rke up with a new kubernetesVersion)")
     if len(p.items) > before or not (section.url and token and name):
         return None
-    return RancherConfig(url=section.url.rstrip("/"), token=Secret(token), cluster_name=name, upgrades=section.upgrades)
+    return _plain(RancherConfig, section, url=section.url.rstrip("/"), token=Secret(token), cluster_name=name)
 
 
 def _release_key(release: str) -> tuple[int, ...]:
@@ -964,7 +1046,7 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
                 p.add(key, model.EMPTY_PROBLEM)
             continue
         try:
-            values[key] = value if key in STRING_KEYS or key in BOOL_KEYS else _decode(value)
+            values[key] = value if key in SCALAR_KEYS else _decode(value)
         except _TooDeep:
             p.add(key, "nests deeper than the program reads; flatten it")
 
@@ -975,7 +1057,7 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
         region = None
 
     # The scalar keys, through the model; the structured ones below, section by section.
-    scalars = {k: v for k, v in values.items() if k not in (*model.SECTIONS, "nodePools", "tags")}
+    scalars = {k: v for k, v in values.items() if k in SCALAR_KEYS}
     top = p.check(model.StackConfiguration, scalars, ())
     distribution = top.distribution
     if "distribution" not in given:
@@ -1019,7 +1101,8 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
                         "Systems Manager User Guide, \"Configure SSM Agent to use a proxy\"): access.ssm sessions may "
                         "fail; the boot, RKE2 and the CCM are not affected")
     addons = p.check(model.Addons, values.get("addons"), ("addons",))
-    endpoint = p.check(model.ControlPlane, values.get("controlPlane"), ("controlPlane",)).endpoint
+    control_plane = p.check(model.ControlPlane, values.get("controlPlane"), ("controlPlane",))
+    endpoint = control_plane.endpoint
     split = split_server_pools(distribution, pools)
     if split and endpoint == "dns":
         p.add("controlPlane.endpoint", f"'dns' cannot serve split RKE2 server roles (pools {', '.join(split)}): one "
@@ -1061,7 +1144,8 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
         network=network, access=access, node_pools=pools, kubernetes_version=kver, ccm=ccm,
         kubeconfig=Secret(kubeconfig) if kubeconfig else None, tags=tags, protect_servers=top.protectServers,
         warnings=tuple(warnings), endpoint=endpoint, etcd_backup=backup,
-        addons=AddonsConfig(ebs_csi=addons.ebsCsi), hardening=top.hardening, allow_uninstall=top.allowUninstall,
+        addons=_plain(AddonsConfig, addons), hardening=top.hardening, allow_uninstall=top.allowUninstall,
         confirm_cluster_state=top.confirmClusterState, proxy=proxy, rancher=rancher,
+        control_plane=_plain(ControlPlaneConfig, control_plane), source=top,
     )
 
