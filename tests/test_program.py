@@ -174,3 +174,10 @@ def test_readme_documents_every_config_key_and_output():
     assert exported, "no outputs found in components/rke_cluster.py"
     for name in exported:
         assert f"`{name}`" in outputs, f"README outputs table lacks {name}"
+
+
+def test_the_readme_lists_every_node_output_field():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    (row,) = [line for line in readme.splitlines() if line.startswith("| `nodes` |")]
+    missing = sorted(k for k in NODE_OUTPUT_KEYS if f"`{k}`" not in row)
+    assert not missing, f"README outputs table, `nodes` row: {missing} not described"

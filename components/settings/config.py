@@ -282,8 +282,8 @@ class AddonsConfig(_FromModel):
 
 @dataclass(frozen=True)
 class ProxyConfig(_FromModel):
-    MODEL = model.Proxy
     """proxy: one URL given stands for both (most proxies take http and CONNECT alike)."""
+    MODEL = model.Proxy
     http_proxy: str
     https_proxy: str
     no_proxy: tuple[str, ...] = ()  # the user's entries; plan/proxy.py adds the cluster's own
