@@ -108,6 +108,8 @@ def boot(inst: harness.Registration, tmp_path: Path, parameters: dict[str, str],
     state_file.write_text(json.dumps(state))
     env = {"PATH": f"{STUBS}:/usr/bin:/bin", "HOME": str(tmp_path), "STUB_STATE": str(state_file),
            "STUB_LOG": str(log), "RKE_AWS_ROOT": str(root)}
+    if online_at is not None:
+        env["STUB_ONLINE_AT"] = str(online_at)  # tests/stubs/curl answers these without starting Python
     if budget is None:
         env["STUB_CLOCK"] = str(tmp_path / "clock")
     else:

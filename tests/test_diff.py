@@ -14,6 +14,7 @@ import copy
 import json
 import shutil
 import subprocess
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -45,7 +46,7 @@ SECRET_TEXT = "a2V5LXNlY3JldC10ZXh0"  # in KUBECONFIG: must never appear in a re
 # ---- pull requests: two commits of a scratch repository -------------------------------------------
 
 @pytest.fixture(scope="module")
-def repo(tmp_path_factory) -> Path:
+def repo(tmp_path_factory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("repo")
     for name in ("__main__.py", "Pulumi.yaml"):
         shutil.copy(harness.ROOT / name, root / name)
@@ -55,7 +56,23 @@ def repo(tmp_path_factory) -> Path:
     subprocess.run(git[:-2] + ["init", "-q", str(root)], check=True)
     subprocess.run(git + ["add", "-A"], check=True)
     subprocess.run(git + ["commit", "-qm", "base"], check=True)
-    return root
+    # The base side of every pull-request test is this one commit: its evaluation of a stack file (a
+    # fresh interpreter each, diff.evaluate) is the same every time, so it is made once per stack file.
+    base_runs: dict[str, dict] = {}
+    real_evaluate = diff.evaluate
+
+    def evaluate(root: Path, stack_file: Path, previous: dict | None) -> dict:
+        if previous is not None or root == root_of_head:
+            return real_evaluate(root, stack_file, previous)
+        key = stack_file.read_text()
+        if key not in base_runs:
+            base_runs[key] = real_evaluate(root, stack_file, previous)
+        return copy.deepcopy(base_runs[key])
+
+    root_of_head = root
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(diff, "evaluate", evaluate)
+        yield root
 
 
 def run_diff(repo: Path, stack: str, change) -> diff.StackDiff:

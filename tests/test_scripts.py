@@ -38,6 +38,8 @@ def _declared(text: str) -> set[str]:
 def _used_from_header(body: str) -> set[str]:
     used = set(re.findall(r"\$\{?([A-Z][A-Z0-9_]*)", body))
     assigned = set(re.findall(r"^\s*([A-Z][A-Z0-9_]*)=", body, re.M))
+    for names in re.findall(r"^\s*read\s+(?:-r\s+)?([A-Z][A-Z0-9_ ]*)", body, re.M):  # `read -r AK SK ST`
+        assigned |= set(names.split())
     return used - assigned
 
 

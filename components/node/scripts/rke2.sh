@@ -13,7 +13,8 @@ write_join_address() {
 }
 
 marker_state() {  # the init marker's value: "pending" until the first server has initialised the cluster
-  ssm GetParameter "$MARKER_REQUEST" | json_get Parameter.Value
+  reply=$(ssm GetParameter "$MARKER_REQUEST") || return 1
+  printf %s "$reply" | json_get Parameter.Value
 }
 
 peer_answers() {  # is another server of this cluster serving RKE2's supervisor? (directly, never via a proxy)

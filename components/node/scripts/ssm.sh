@@ -25,9 +25,15 @@ credentials() {  # the instance role's keys from IMDSv2 into AK, SK, ST
   [ -n "$role" ] || return 1
   creds=$(curl --noproxy '*' --fail --silent --show-error --max-time 5 -H "X-aws-ec2-metadata-token: $imds_token" \
     "$IMDS/meta-data/iam/security-credentials/$role") || return 1
-  AK=$(printf %s "$creds" | json_get AccessKeyId) &&
-    SK=$(printf %s "$creds" | json_get SecretAccessKey) &&
-    ST=$(printf %s "$creds" | json_get Token)
+  # One python3 for the three keys (base64 text, no blanks inside): a node retrying SSM while its NAT
+  # gateway is still being created comes here every few seconds.
+  keys=$(printf %s "$creds" | python3 -c 'import json, sys
+c = json.load(sys.stdin)
+print(c["AccessKeyId"], c["SecretAccessKey"], c["Token"])') || return 1
+  read -r AK SK ST <<EOF
+$keys
+EOF
+  [ -n "$AK" ] && [ -n "$SK" ] && [ -n "$ST" ]
 }
 
 ssm() {  # ssm ACTION JSON: SSM's answer on stdout; on failure SSM's own error text goes to the log
@@ -44,7 +50,10 @@ ssm() {  # ssm ACTION JSON: SSM's answer on stdout; on failure SSM's own error t
 }
 
 fetch_secret() {  # fetch_secret REQUEST FILE: a SecureString into FILE (0600); nothing is left behind on failure
-  value=$(ssm GetParameter "$1" | json_get Parameter.Value) || return 1
+  # Parsed only when SSM answered: a failed call is logged once (by ssm), not again as python3's
+  # traceback on an empty input.
+  reply=$(ssm GetParameter "$1") || return 1
+  value=$(printf %s "$reply" | json_get Parameter.Value) || return 1
   if [ -z "$value" ]; then
     log "the parameter in $1 is empty"
     return 1
