@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+import pytest
+
 from offline import emulated_account, plan_report
 from tools import doctor
 
@@ -28,3 +30,9 @@ def evaluate(stack: str) -> Evaluated:
         return Evaluated(stack, plan_report.to_json(plan_report.summary(run)), tuple(results))
     finally:
         account.stop()
+
+
+def per_stack(stacks: list[str]) -> list:
+    """`stacks` as parameters that put every test of one stack's build on the same xdist worker
+    (`--dist loadgroup`, offline/tasks.py): built once per session, not once per worker."""
+    return [pytest.param(stack, marks=pytest.mark.xdist_group(f"emulated-{stack}")) for stack in stacks]

@@ -12,7 +12,7 @@ import pytest
 from offline import emulated_account, harness
 from tools import doctor
 
-from ._emulated import evaluate
+from ._emulated import evaluate, per_stack
 
 STACKS = harness.stack_names()
 FAULT_STACK = "rke2-govcloud"  # a fixture stack (tests/stacks): what a user puts in stacks/ changes nothing here
@@ -22,7 +22,7 @@ CHECK_NAMES = {"instances", "cluster-tag", "security-group", "iam", "iam-simulat
 NOT_ASKED = "could not ask AWS (iam:SimulatePrincipalPolicy)"
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", per_stack(STACKS))
 def test_doctor_passes_on_the_account_each_stack_builds(stack):
     results = evaluate(stack).doctor
     assert not doctor.failed(results), f"{stack}: doctor fails on its own emulated account:\n" + doctor.report(list(results), stack)

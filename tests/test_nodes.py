@@ -10,11 +10,12 @@ import re
 import pytest
 import yaml
 
-from components.node import rke1_cluster, rke2_config, scripts
+from components.node import rke2_config, scripts
 from components.plan import nodes as node_plan
 from components.plan.network import plan_subnets
 from components.settings import config
 from offline import harness
+from tests import rke1_keys
 from tests.conftest import cloud_config, set_key, user_data, written_file
 from tests.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS
 
@@ -150,13 +151,13 @@ def test_rke_cluster_yml_matches_nodes_and_uses_only_known_keys(stack):
 
     run = run_stack_cached(stack)
     doc = yaml.safe_load(run.outputs["rkeClusterYml"])
-    assert set(doc) <= rke1_cluster.RKE_CLUSTER_KEYS, f"{stack}: unknown cluster.yml keys {set(doc) - rke1_cluster.RKE_CLUSTER_KEYS}"
+    assert set(doc) <= rke1_keys.RKE_CLUSTER_KEYS, f"{stack}: unknown cluster.yml keys {set(doc) - rke1_keys.RKE_CLUSTER_KEYS}"
     assert doc["cloud_provider"] == {"name": "external-aws"}
     assert doc["kubernetes_version"] == run.outputs["kubernetesVersion"]
     by_name = {n["name"]: n for n in run.outputs["nodes"]}
     assert [n["hostname_override"] for n in doc["nodes"]] == [n["name"] for n in run.outputs["nodes"]]
     for n in doc["nodes"]:
-        assert set(n) <= rke1_cluster.RKE_NODE_KEYS, f"{stack}: unknown node keys {set(n) - rke1_cluster.RKE_NODE_KEYS}"
+        assert set(n) <= rke1_keys.RKE_NODE_KEYS, f"{stack}: unknown node keys {set(n) - rke1_keys.RKE_NODE_KEYS}"
         out = by_name[n["hostname_override"]]
         assert n["internal_address"] == out["privateIp"]
         assert n["address"] == (out["publicIp"] or out["privateIp"])
@@ -167,9 +168,9 @@ def test_rke_cluster_yml_matches_nodes_and_uses_only_known_keys(stack):
 
 def test_rke_key_lists_catch_the_seed_spelling():
     # The seed's snake_case spelling is silently ignored by RKE; the list must not accept it.
-    assert "use_instance_metadata_hostname" not in rke1_cluster.RKE_CLOUD_PROVIDER_KEYS
-    assert "useInstanceMetadataHostname" in rke1_cluster.RKE_CLOUD_PROVIDER_KEYS
-    assert "hostname" not in rke1_cluster.RKE_NODE_KEYS
+    assert "use_instance_metadata_hostname" not in rke1_keys.RKE_CLOUD_PROVIDER_KEYS
+    assert "useInstanceMetadataHostname" in rke1_keys.RKE_CLOUD_PROVIDER_KEYS
+    assert "hostname" not in rke1_keys.RKE_NODE_KEYS
 
 
 def test_rke_leader_migration_keeps_in_tree_provider(base_config):
@@ -181,7 +182,7 @@ def test_rke_leader_migration_keeps_in_tree_provider(base_config):
     assert doc["cloud_provider"] == {"name": "aws"}
     services = {k: v for k, v in doc["services"].items() if k != "etcd"}  # etcd: snapshots (test_backups.py)
     assert services == {"kube-controller": {"extra_args": {"enable-leader-migration": "true"}}}
-    assert set(doc) <= rke1_cluster.RKE_CLUSTER_KEYS
+    assert set(doc) <= rke1_keys.RKE_CLUSTER_KEYS
     assert run.outputs["ccmImage"] == OLD_CCM_IMAGE
 
 
@@ -427,11 +428,3 @@ def test_deployment_stops_when_ec2_names_a_node_differently():
 
     with pytest.raises(RunError, match=r"EC2 reports private DNS name ip-.*\.corp\.example"):
         harness.run_program(harness.stack_config("rke2-dev"), stack="rke2-dev", mocks=OtherDomain("us-east-1"))
-
-
-def test_the_programs_rke2_key_lists_agree_with_rke2():
-    """components/node's key lists (rke2_config.py, rke1_cluster.py) say where each key it writes belongs; RKE2 would skip a misplaced key
-    with only a log line."""
-    assert rke2_config.RKE2_SERVER_KEYS <= RKE2_SERVER_KEYS, rke2_config.RKE2_SERVER_KEYS - RKE2_SERVER_KEYS
-    assert rke2_config.RKE2_AGENT_KEYS <= RKE2_AGENT_KEYS, rke2_config.RKE2_AGENT_KEYS - RKE2_AGENT_KEYS
-    assert not rke2_config.RKE2_SERVER_ONLY_KEYS & RKE2_AGENT_KEYS, rke2_config.RKE2_SERVER_ONLY_KEYS & RKE2_AGENT_KEYS

@@ -149,12 +149,18 @@ def test_rke1_registers_through_the_kubeconfig_and_has_no_upgrade_controller():
     assert r.of_type(CLUSTER) and [c.name for c in r.of_type(CONFIG_FILE)] == ["rke-prod-rancher-agent"]
 
 
+# Where Rancher puts its agent, and its own upgrade controller and Plans (rancher/rancher
+# systemcharts/controller.go): never this program's.
+RANCHER_NAMESPACE = "cattle-system"
+RANCHER_PLAN_NAMES = ("rke2-master-plan", "rke2-worker-plan")
+
+
 def test_this_programs_upgrade_controller_is_never_where_rancher_looks():
     # Rancher deletes Plans of these names in cattle-system, and treats an unannotated
     # cattle-system/system-upgrade-controller Deployment as a legacy install (systemcharts/controller.go).
     for plan in cluster_documents.plans(versions.RKE2_VERSION):
-        assert plan["metadata"]["namespace"] != rancher_plan.RANCHER_NAMESPACE
-        assert plan["metadata"]["name"] not in rancher_plan.RANCHER_PLAN_NAMES
+        assert plan["metadata"]["namespace"] != RANCHER_NAMESPACE
+        assert plan["metadata"]["name"] not in RANCHER_PLAN_NAMES
     assert cluster_documents.NAMESPACE == "system-upgrade"
     # The controller's own namespace is the upstream release manifest's (rancher/system-upgrade-controller
     # manifests/system-upgrade-controller.yaml: Namespace system-upgrade), pinned by release.

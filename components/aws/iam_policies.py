@@ -48,7 +48,6 @@ from ..settings.tags import CLUSTER_TAG_PREFIX, OWNED, SHARED, cluster_tag_key
 # --- the CCM's calls -------------------------------------------------------------------------------
 
 READ, CREATE, MUTATE, TAG = "read", "create", "mutate", "tag"
-KINDS = (READ, CREATE, MUTATE, TAG)
 
 CCM_SOURCE = "kubernetes/cloud-provider-aws@63ec440c pkg/providers/v1"
 
@@ -160,7 +159,8 @@ CCM_CALLS: tuple[CcmCall, ...] = (
 ELB_SERVICE_NAME = "elasticloadbalancing.amazonaws.com"  # the same in aws, aws-us-gov and aws-cn
 SERVICE_LINKED_ROLE_ACTION = "iam:CreateServiceLinkedRole"
 
-# Actions of the seed / upstream policies this policy no longer grants, with the evidence.
+# Actions of the seed / upstream policies this policy no longer grants, with the evidence (the tests
+# check it against Rancher's document and cloud-provider-aws's docs/prerequisites.md).
 _ROUTES = "route controller only, off with --configure-cloud-routes=false"
 DROPPED_ACTIONS: dict[str, str] = {
     "ec2:CreateRoute": f"aws_routes.go:198 CreateRoute: {_ROUTES}",
@@ -190,80 +190,7 @@ REFUSED_CALLS: dict[str, str] = {
 }
 
 
-# --- Rancher seed and upstream lists (documentation; tests check each is granted or dropped) --------
-
-# Rancher's "IAM Policy for nodes with the controlplane role", verbatim (AddTags appears twice there).
-SEED_CONTROLPLANE_ACTIONS = (
-    "autoscaling:DescribeAutoScalingGroups",
-    "autoscaling:DescribeLaunchConfigurations",
-    "autoscaling:DescribeTags",
-    "ec2:DescribeInstances",
-    "ec2:DescribeRegions",
-    "ec2:DescribeRouteTables",
-    "ec2:DescribeSecurityGroups",
-    "ec2:DescribeSubnets",
-    "ec2:DescribeVolumes",
-    "ec2:CreateSecurityGroup",
-    "ec2:CreateTags",
-    "ec2:CreateVolume",
-    "ec2:ModifyInstanceAttribute",
-    "ec2:ModifyVolume",
-    "ec2:AttachVolume",
-    "ec2:AuthorizeSecurityGroupIngress",
-    "ec2:CreateRoute",
-    "ec2:DeleteRoute",
-    "ec2:DeleteSecurityGroup",
-    "ec2:DeleteVolume",
-    "ec2:DetachVolume",
-    "ec2:RevokeSecurityGroupIngress",
-    "ec2:DescribeVpcs",
-    "elasticloadbalancing:AddTags",
-    "elasticloadbalancing:AttachLoadBalancerToSubnets",
-    "elasticloadbalancing:ApplySecurityGroupsToLoadBalancer",
-    "elasticloadbalancing:CreateLoadBalancer",
-    "elasticloadbalancing:CreateLoadBalancerPolicy",
-    "elasticloadbalancing:CreateLoadBalancerListeners",
-    "elasticloadbalancing:ConfigureHealthCheck",
-    "elasticloadbalancing:DeleteLoadBalancer",
-    "elasticloadbalancing:DeleteLoadBalancerListeners",
-    "elasticloadbalancing:DescribeLoadBalancers",
-    "elasticloadbalancing:DescribeLoadBalancerAttributes",
-    "elasticloadbalancing:DetachLoadBalancerFromSubnets",
-    "elasticloadbalancing:DeregisterInstancesFromLoadBalancer",
-    "elasticloadbalancing:ModifyLoadBalancerAttributes",
-    "elasticloadbalancing:RegisterInstancesWithLoadBalancer",
-    "elasticloadbalancing:SetLoadBalancerPoliciesForBackendServer",
-    "elasticloadbalancing:AddTags",
-    "elasticloadbalancing:CreateListener",
-    "elasticloadbalancing:CreateTargetGroup",
-    "elasticloadbalancing:DeleteListener",
-    "elasticloadbalancing:DeleteTargetGroup",
-    "elasticloadbalancing:DescribeListeners",
-    "elasticloadbalancing:DescribeLoadBalancerPolicies",
-    "elasticloadbalancing:DescribeTargetGroups",
-    "elasticloadbalancing:DescribeTargetHealth",
-    "elasticloadbalancing:ModifyListener",
-    "elasticloadbalancing:ModifyTargetGroup",
-    "elasticloadbalancing:RegisterTargets",
-    "elasticloadbalancing:SetLoadBalancerPoliciesOfListener",
-    "iam:CreateServiceLinkedRole",
-    "kms:DescribeKey",
-)
-
-# cloud-provider-aws docs/prerequisites.md adds these; without DescribeAvailabilityZones node
-# initialisation fails outright.
-UPSTREAM_CONTROLPLANE_ADDITIONS = (
-    "ec2:DescribeAvailabilityZones",
-    "ec2:DescribeInstanceTopology",
-    "elasticloadbalancing:DeregisterTargets",
-    "elasticloadbalancing:SetSecurityGroups",
-)
-
-# The current CCM calls these on NLB syncs; neither the seed nor upstream docs list them.
-CCM_NLB_ACTIONS = (
-    "elasticloadbalancing:DescribeTargetGroupAttributes",
-    "elasticloadbalancing:ModifyTargetGroupAttributes",
-)
+# --- Rancher's worker policy -------------------------------------------------------------------------
 
 # Rancher's "IAM policy for nodes with the etcd or worker role", verbatim.
 SEED_WORKER_ACTIONS = (

@@ -12,25 +12,6 @@ from ..plan.cluster_documents import dump_yaml
 from ..plan.nodes import PlannedNode
 from ..plan.snapshots import EtcdS3
 
-# Keys rancher/rke's cluster.yml parser reads (RancherKubernetesEngineConfig); others are dropped silently.
-RKE_CLUSTER_KEYS = frozenset({
-    "nodes", "services", "network", "authentication", "addons", "addons_include", "system_images",
-    "ssh_key_path", "ssh_cert_path", "ssh_agent_auth", "authorization", "ignore_docker_version",
-    "enable_cri_dockerd", "kubernetes_version", "private_registries", "ingress", "cluster_name",
-    "cloud_provider", "prefix_path", "win_prefix_path", "addon_job_timeout", "bastion_host",
-    "monitoring", "restore", "rotate_certificates", "dns", "upgrade_strategy", "rotate_encryption_key",
-})
-
-
-RKE_NODE_KEYS = frozenset({
-    "address", "port", "internal_address", "role", "hostname_override", "user", "docker_socket",
-    "ssh_key", "ssh_key_path", "ssh_cert", "ssh_cert_path", "ssh_agent_auth", "labels", "taints",
-})
-
-
-RKE_CLOUD_PROVIDER_KEYS = frozenset({"name", "useInstanceMetadataHostname"})
-
-
 RKE_EXTERNAL_PROVIDER = "external-aws"  # RKE >= v1.5.0 / v1.4.15: --cloud-provider=external
 
 

@@ -1,7 +1,7 @@
 """RKE2's /etc/rancher/rke2/config.yaml for each node, and what hardening adds to it. Pure.
 
-RKE2 ignores configuration keys it does not know (with a warning), so every key written here is
-checked against the lists below by the tests."""
+RKE2 ignores configuration keys it does not know (with a warning), so the tests check every key
+written here against RKE2's own lists (tests/rke2_keys.py, from rancher/rke2's sources)."""
 
 from __future__ import annotations
 
@@ -16,33 +16,8 @@ from ..plan.proxy import ProxyEnv
 from ..plan.snapshots import EtcdS3, etcd_s3_keys
 from ..settings.versions import rke2_patch_at_least
 
-RKE2_COMMON_KEYS = frozenset({
-    "token", "token-file", "server", "node-name", "node-label", "node-taint", "node-ip", "cloud-provider-name",
-    "kubelet-arg", "kube-proxy-arg", "profile", "selinux", "protect-kernel-defaults",
-    # valid on agents too, but only servers read them
-    "audit-policy-file", "pod-security-admission-config-file",
-})
-
-
-# rancher/rke2 pkg/cli/cmds/server.go (k3s server flags): server-only.
-RKE2_SERVER_ONLY_KEYS = frozenset({
-    "tls-san", "kube-apiserver-arg", "kube-controller-manager-arg", "disable-cloud-controller", "cni",
-    "write-kubeconfig-mode", "agent-token", "agent-token-file",
-    "etcd-s3", "etcd-s3-bucket", "etcd-s3-region", "etcd-s3-folder", "etcd-s3-endpoint",
-    "etcd-snapshot-schedule-cron", "etcd-snapshot-retention", "etcd-s3-retention",
-    # split roles (rke2-docs install/server_roles.md; rancher/rke2 pkg/cli/cmds/server.go copyFlag)
-    "disable-apiserver", "disable-controller-manager", "disable-scheduler", "disable-etcd",
-})
-
-
 # An etcd-only server (rke2-docs install/server_roles.md "etcd-only"): no control-plane component.
 ETCD_ONLY_KEYS = ("disable-apiserver", "disable-controller-manager", "disable-scheduler")
-
-
-RKE2_SERVER_KEYS = RKE2_COMMON_KEYS | RKE2_SERVER_ONLY_KEYS
-
-
-RKE2_AGENT_KEYS = RKE2_COMMON_KEYS
 
 
 RKE2_CONFIG_PATH = "/etc/rancher/rke2/config.yaml"

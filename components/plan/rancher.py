@@ -34,10 +34,6 @@ VERSION_MANAGEMENT_ANNOTATION = "rancher.io/imported-cluster-version-management"
 # The manifest-mode file the servers download the registration manifest to (RKE2's deploy controller
 # applies it as the Addon "rancher-registration"; emptied, it deletes what the manifest created).
 REGISTRATION_MANIFEST = "rancher-registration"
-# Where Rancher puts its agent, and its own upgrade controller and Plans: never this program's.
-RANCHER_NAMESPACE = "cattle-system"
-RANCHER_PLAN_NAMES = ("rke2-master-plan", "rke2-worker-plan")
-RANCHER_SUC_NAME = "system-upgrade-controller"
 
 
 def cluster_annotations(cfg: StackConfig) -> dict[str, str]:
