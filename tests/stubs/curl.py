@@ -75,6 +75,11 @@ if offline and not url.startswith("http://169.254.169.254/"):
 if url.startswith("https://ssm."):
     if state.get("ssm_host") and url != f"https://{state['ssm_host']}/":
         fail("wrong endpoint", 6)
+    # Signed with the instance role's keys as tests/stubs/curl hands them out from IMDS: the key pair in
+    # --user, the session token in its header. Anything else is what SigV4 gets with wrong keys.
+    if opts.get("--user") != "AKIA:secret" or headers.get("x-amz-security-token") != "session":
+        fail(json.dumps({"__type": "UnrecognizedClientException",
+                         "message": "The security token included in the request is invalid."}))
     action = target.split(".")[-1]
     body = json.loads(opts["--data"])
     params = state["parameters"]
