@@ -18,7 +18,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -788,7 +788,7 @@ def split_server_pools(distribution: str | None, pools: tuple[NodePool, ...]) ->
 
 
 def _check_topology(p: _Problems, pools: tuple[NodePool, ...], warnings: list[str], running_etcd_members: int = 0) -> None:
-    def members(pred) -> int:
+    def members(pred: Callable[[NodePool], bool]) -> int:
         return sum(pl.count for pl in pools if pred(pl))
 
     if members(lambda pl: pl.is_controlplane) == 0:
