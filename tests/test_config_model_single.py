@@ -103,7 +103,7 @@ SECTION_KEYS = [
 @pytest.mark.parametrize("key, cls, path, written, parsed_value", SECTION_KEYS, ids=[row[0] for row in SECTION_KEYS])
 def test_a_key_added_to_a_model_section_alone_reaches_the_parsed_config(monkeypatch, key, cls, path, written,
                                                                         parsed_value):
-    annotation = (Annotated[list[model.Str()], model.Msg(what="test items")] if isinstance(written, list)
+    annotation = (Annotated[list[Annotated[str, model.NonEmpty()]], model.Msg(what="test items")] if isinstance(written, list)
                   else Annotated[model.Bool, model.Msg()])
     _with_key(monkeypatch, getattr(model, cls), "brandNewKey", annotation, None)
     cfg = harness.stack_config(STACK)
@@ -124,7 +124,7 @@ def test_a_key_added_to_a_model_section_alone_reaches_the_parsed_config(monkeypa
 
 
 def test_a_key_added_to_the_pool_model_alone_reaches_every_parsed_pool(monkeypatch):
-    _with_key(monkeypatch, model.NodePool, "spotMaxPrice", Annotated[model.Int(1, 100), model.Msg()], 7)
+    _with_key(monkeypatch, model.NodePool, "spotMaxPrice", Annotated[int, model.Whole(1, 100), model.Msg()], 7)
     cfg = harness.stack_config(STACK)
     pools = config._decode(cfg["rke-aws:nodePools"])
     pools[0]["spotMaxPrice"] = "42"  # text, as `pulumi config set --path` stores numbers
@@ -140,7 +140,7 @@ def test_a_key_added_to_the_pool_model_alone_reaches_every_parsed_pool(monkeypat
 
 
 def test_a_scalar_key_added_to_the_top_level_model_reaches_the_parsed_config(monkeypatch):
-    extended = _with_key(monkeypatch, model.StackConfiguration, "drainTimeout", Annotated[model.Int(0, 3600), model.Msg()],
+    extended = _with_key(monkeypatch, model.StackConfiguration, "drainTimeout", Annotated[int, model.Whole(0, 3600), model.Msg()],
                          60)
     # The key lists config.py keeps are derived from the model when the module loads: the same
     # derivation, applied to the extended model (the test cannot re-import the module).

@@ -114,16 +114,19 @@ def etcd_stepping_stone_problems(running: str, version: str) -> list[str]:
     old, new = _etcd(running), _etcd(version)
     if new is None or new[:2] < (3, 6) or (old is not None and old >= versions.ETCD_SAFE_BEFORE_3_6):
         return []
-    start, target = parse_version(running) or (0, 0, 0, 0), parse_version(version)
+    # Every known release parses and names its etcd (tests/test_versions.py); `version` is one (`new` is set).
+    known = {r: (at, etcd) for r in versions.RKE2_RELEASES
+             if (at := parse_version(r)) is not None and (etcd := _etcd(r)) is not None}
+    start, target = parse_version(running) or (0, 0, 0, 0), known[version][0]
 
     def stone(release: str) -> bool:  # reachable from what runs, leads to the target, carries 3.5.26+
-        at = parse_version(release)
-        return (versions.ETCD_SAFE_BEFORE_3_6 <= _etcd(release) < (3, 6) and at[0] in (start[0], start[0] + 1)
+        at, etcd = known[release]
+        return (versions.ETCD_SAFE_BEFORE_3_6 <= etcd < (3, 6) and at[0] in (start[0], start[0] + 1)
                 and start < at < target)
 
     # the newest on the running minor (a patch upgrade), else the newest on the next minor
-    stones = sorted(filter(stone, versions.RKE2_RELEASES),
-                    key=lambda r: (parse_version(r)[0] != start[0], tuple(-n for n in parse_version(r))))
+    stones = sorted(filter(stone, known),
+                    key=lambda r: (known[r][0][0] != start[0], tuple(-n for n in known[r][0])))
     first = next(iter(stones), None)
     via = (f"set kubernetesVersion to {first} (etcd {_etcd_text(first)}) first, `pulumi up`, wait "
            f"until every server runs it (`kubectl get nodes`), then {version}" if first else

@@ -227,7 +227,8 @@ class Previous:
                 "`pulumi stack output --json`, and restore the outputs of the last good update (`pulumi stack "
                 "history`, `pulumi stack export --version <n>`) before running `pulumi up` again"
             )
-        subnets = outputs.get("subnets") if isinstance(outputs.get("subnets"), Mapping) else {}
+        given_subnets = outputs.get("subnets")
+        subnets = given_subnets if isinstance(given_subnets, Mapping) else {}
         zones = {k: str(v.get("availabilityZone")) for k, v in subnets.items() if isinstance(v, Mapping)}
         ids = {k: str(v["id"]) for k, v in subnets.items()
                if isinstance(v, Mapping) and v.get("id") and not _unknown(v.get("id"))}

@@ -12,6 +12,7 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pulumi_aws as aws
@@ -327,6 +328,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
         azs = [s.az for s in subnets if s.tier == "private"]
     else:
         azs = _zones(cfg)
+        assert cfg.network.vpc_cidr is not None  # unset only for a brought VPC (config.py)
         try:
             subnets = plan_subnets(cfg.network.vpc_cidr, azs, cfg.network.public_subnet_cidrs,
                                    cfg.network.private_subnet_cidrs, previous.subnet_zones if previous else None)
@@ -428,11 +430,10 @@ def admin_rule_aliases(cfg: StackConfig, previous: Previous | None) -> dict[str,
     for gid, prefix, ports, pattern in groups:
         listed = _looked_up(key, f"looking up the rules of security group {gid}, whose admin rules this update "
                             "renames", fix,
-                            lambda gid=gid: aws.vpc.get_security_group_rules(
-                                filters=[{"name": "group-id", "values": [gid]}]))
+                            partial(aws.vpc.get_security_group_rules, filters=[{"name": "group-id", "values": [gid]}]))
         for rid in listed.ids:
             rule = _looked_up(key, f"looking up security group rule {rid}", fix,
-                              lambda rid=rid: aws.vpc.get_security_group_rule(security_group_rule_id=rid))
+                              partial(aws.vpc.get_security_group_rule, security_group_rule_id=rid))
             if rule.is_egress or rule.cidr_ipv4 not in cfg.access.admin_cidrs or rule.from_port not in ports \
                     or rule.to_port != rule.from_port or rule.ip_protocol != "tcp":
                 continue
@@ -487,7 +488,7 @@ def _ebs_csi(cfg: StackConfig, previous: Previous | None) -> bool:
 def _hardening_warnings(cfg: StackConfig, previous: Previous | None) -> tuple[str, ...]:
     """Node configuration is read at first boot only: a changed profile reaches new nodes only."""
     before = previous.hardening if previous else None
-    if before is None or before == cfg.hardening or not previous.nodes:
+    if previous is None or before is None or before == cfg.hardening or not previous.nodes:
         return ()
     return (f"rke-aws:hardening: {before} -> {cfg.hardening} applies to nodes as they first boot; the running "
             f"{len(previous.nodes)} keep '{before}' until replaced (servers one at a time, then agents: README "
@@ -566,7 +567,8 @@ def _backup(cfg: StackConfig, account: str, previous: Previous | None) -> Backup
         return None
     bucket = b.bucket or bucket_name(cfg.cluster_id, account, cfg.region)
     folder = b.folder or cfg.cluster_id
-    created, notes = not b.bucket, ()
+    created = not b.bucket
+    notes: tuple[str, ...] = ()
     # etcdBucketManaged None: outputs of a release before it, which declared the bucket whenever it
     # was not set by the user and the last snapshot location was in it (5e0c40f^ components/plan.py
     # _backup, `ours`): its last update put the bucket and its settings in the state, so they stay
@@ -866,7 +868,7 @@ def pool_architectures(cfg: StackConfig) -> tuple[dict[str, str], dict[str, Any]
         if pool.instance_type not in infos:
             try:
                 infos[pool.instance_type] = _looked_up(
-                    "", "", "", lambda t=pool.instance_type: aws.ec2.get_instance_type(instance_type=t))
+                    "", "", "", partial(aws.ec2.get_instance_type, instance_type=pool.instance_type))
             except ConfigError:
                 infos[pool.instance_type] = None
         supported = list(getattr(infos[pool.instance_type], "supported_architectures", None) or [])
@@ -914,7 +916,8 @@ def _default_images(cfg: StackConfig, archs: Mapping[str, str]) -> dict[str, Any
             images[arch] = _looked_up(
                 "rke-aws:nodePools[].ami", f"looking up the default image ({name} by owner {owner}) in {cfg.region}",
                 f"set `ami` on {users} to an image that exists in {cfg.region}",
-                lambda name=name: aws.ec2.get_ami(
+                partial(
+                    aws.ec2.get_ami,
                     most_recent=True,
                     owners=[owner],
                     filters=[
@@ -1018,7 +1021,7 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: P
         types[itype] = _collect(
             found, f"rke-aws:nodePools[{i}].instanceType", f"looking up instance type '{itype}' in {cfg.region}",
             f"use an instance type EC2 offers in {cfg.region} (aws ec2 describe-instance-types)",
-            lambda itype=itype: aws.ec2.get_instance_type(instance_type=itype))
+            partial(aws.ec2.get_instance_type, instance_type=itype))
         judged(pool, found, "no instance of the pool is launched or changes type in this update, so it goes ahead")
     images: dict[str, Any] = {}
     for i, pool in sorted(pools, key=lambda ip: ip[1].name not in launching):
@@ -1027,8 +1030,7 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: P
             images[pool.ami] = _collect(
                 found, f"rke-aws:nodePools[{i}].ami", f"looking up image '{pool.ami}' in {cfg.region}",
                 f"use an image that exists in {cfg.region} and this account may launch",
-                lambda ami=pool.ami: aws.ec2.get_ami(filters=[{"name": "image-id", "values": [ami]}],
-                                                     include_deprecated=True))
+                partial(aws.ec2.get_ami, filters=[{"name": "image-id", "values": [pool.ami]}], include_deprecated=True))
             if pool.name in launching:
                 problems.extend(found)
             else:
@@ -1041,8 +1043,9 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: P
     # on the new architecture's type, which RunInstances refuses.
     for n in retyped_nodes:
         old_type = running[(n.pool.name, n.index)].instance_type
+        assert old_type is not None  # retyped_nodes holds only nodes whose running type is known
         if old_type not in types:
-            types[old_type] = _collect([], "", "", "", lambda t=old_type: aws.ec2.get_instance_type(instance_type=t))
+            types[old_type] = _collect([], "", "", "", partial(aws.ec2.get_instance_type, instance_type=old_type))
         old_info, new_info = types.get(old_type), types.get(n.pool.instance_type)
         if old_info is None or new_info is None:
             continue
@@ -1062,15 +1065,15 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: P
     wanted_types = sorted({p.instance_type for _, p in pools if p.name in new_zones and types.get(p.instance_type)})
     zones = sorted(set().union(*new_zones.values())) if new_zones else []
     if wanted_types and zones:
-        found = _collect(problems, "rke-aws:nodePools[].instanceType",
+        offerings = _collect(problems, "rke-aws:nodePools[].instanceType",
                          f"looking up where {', '.join(wanted_types)} are offered in {cfg.region}",
                          "check your AWS credentials (ec2:DescribeInstanceTypeOfferings)",
                          lambda: aws.ec2.get_instance_type_offerings(
                              location_type="availability-zone",
                              filters=[{"name": "instance-type", "values": wanted_types},
                                       {"name": "location", "values": zones}]))
-        if found is not None:
-            offered = set(zip(found.instance_types, found.locations, strict=False))
+        if offerings is not None:
+            offered = set(zip(offerings.instance_types, offerings.locations, strict=False))
     for i, pool in pools:
         info = types.get(pool.instance_type)
         if info is None:

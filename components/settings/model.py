@@ -17,13 +17,15 @@ import difflib
 import json
 import re
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeAlias, TypeVar
 
+import annotated_types
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, Strict, StringConstraints, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic.json_schema import WithJsonSchema
-from pydantic_core import PydanticCustomError
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from . import versions
 from .patterns import ci, cidr_regex, int_set_regex, literal, whole
@@ -37,7 +39,7 @@ MAX_AZ_COUNT = 6
 # 65k addresses: room for the 16 subnet slots the layout in network_plan.py carves.
 DEFAULT_VPC_CIDR = "10.0.0.0/16"
 # One NAT gateway is the cheapest layout that still gives private nodes a way out.
-DEFAULT_NAT = "single"
+DEFAULT_NAT: Final = "single"
 # Nodes reachable through Session Manager need no SSH port open anywhere.
 DEFAULT_SSM = True
 # Canonical's Ubuntu images log in as `ubuntu`; RKE's cluster.yml needs the SSH user.
@@ -51,13 +53,13 @@ DEFAULT_INSTANCE_TYPE = "m6i.large"
 DEFAULT_NODE_POOLS = ({"name": "server", "roles": ["controlplane", "etcd"], "count": 3},
                       {"name": "agents", "roles": ["worker"], "count": 2})
 # On-demand capacity is never taken back by AWS; spot is a pool's explicit choice (workers only).
-DEFAULT_MARKET = "on-demand"
+DEFAULT_MARKET: Final = "on-demand"
 # Nodes stay off the internet unless a pool asks for public addresses.
-DEFAULT_SUBNET_TIER = "private"
+DEFAULT_SUBNET_TIER: Final = "private"
 # The CCM chart version this program's Helm values are written against.
 DEFAULT_CCM_CHART_VERSION = versions.CCM_CHART_VERSION
 # A Helm release tracked in the stack; manifest mode is the RKE2 alternative without a kubeconfig.
-DEFAULT_CCM_INSTALL = "helm"
+DEFAULT_CCM_INSTALL: Final = "helm"
 DEFAULT_KUBERNETES_VERSION = {"rke": versions.RKE_KUBERNETES_VERSION, "rke2": versions.RKE2_VERSION}
 # AWS's EBS gp3 limits.
 MIN_ROOT_GB, MAX_ROOT_GB = 8, 16384
@@ -68,10 +70,10 @@ MAX_POOL_BLOCKS = 8
 DEFAULT_IMDS_HOP_LIMIT = 1
 # dns: a Route 53 private zone whose name resolves to every server (no load balancer to pay for);
 # nlb: an internal Network Load Balancer on 9345 and 6443 behind the same name.
-DEFAULT_ENDPOINT = "dns"
+DEFAULT_ENDPOINT: Final = "dns"
 # etcd snapshots every 6 hours, 28 kept (a week), objects expire after 30 days: RKE2's own
 # defaults are 12 h / 5 snapshots, too few to reach back past a bad weekend.
-DEFAULT_BACKUP_INTERVAL_HOURS = 6
+DEFAULT_BACKUP_INTERVAL_HOURS: Final = 6
 DEFAULT_BACKUP_RETENTION = 28
 DEFAULT_BACKUP_EXPIRE_DAYS = 30
 # IAM role and instance profile names (64 characters at most) are "<clusterId>-controlplane-" plus
@@ -252,12 +254,6 @@ class Msg:
     why: Callable[[str], str | None] | None = None  # which rule a value the pattern refuses breaks
 
 
-@dataclass(frozen=True)
-class Range:
-    lo: int
-    hi: int
-
-
 INT_TEXT_RE = re.compile(INT_TEXT_PATTERN)
 
 
@@ -275,9 +271,23 @@ def _boolean_string(value: Any) -> Any:
     return value
 
 
-def Int(lo: int, hi: int) -> Any:
-    # Constraints before the string conversion: they land on the integer (and in the schema as minimum/maximum).
-    return Annotated[int, Strict(), Field(ge=lo, le=hi), BeforeValidator(_numeric_string), Range(lo, hi)]
+# A key's constrained type is written the way a type checker reads it, `Annotated[int, Whole(0, 500)]`: the
+# Python type first, then metadata objects pydantic expands into its own constraints (annotated_types'
+# GroupedMetadata, as pydantic's StringConstraints is). A call in the type position would be opaque to mypy.
+
+@dataclass(frozen=True)
+class Whole(annotated_types.GroupedMetadata):
+    """An integer from `lo` to `hi`, given as a number or its decimal text; `_message` names the range."""
+
+    lo: int
+    hi: int
+
+    def __iter__(self) -> Iterator[object]:
+        yield Strict()
+        # Constraints before the string conversion: they land on the integer (and in the schema as minimum/maximum).
+        yield annotated_types.Ge(self.lo)
+        yield annotated_types.Le(self.hi)
+        yield BeforeValidator(_numeric_string)
 
 
 Bool = Annotated[bool, Strict(), BeforeValidator(_boolean_string)]
@@ -290,18 +300,33 @@ def _whole_hours(value: Any) -> Any:
 
 
 # Snapshot intervals a cron `0 */N * * *` spaces evenly over a day.
-HOURS = (1, 2, 3, 4, 6, 8, 12, 24)
-Hours = Annotated[Literal[HOURS], BeforeValidator(_whole_hours)]
+HourCount = Literal[1, 2, 3, 4, 6, 8, 12, 24]
+HOURS: tuple[int, ...] = typing.get_args(HourCount)
+Hours = Annotated[HourCount, BeforeValidator(_whole_hours)]
 
 
-def Str(pattern: str | None = None, max_length: int | None = None) -> Any:
-    return Annotated[str, Strict(), StringConstraints(min_length=1, max_length=max_length, pattern=pattern)]
+@dataclass(frozen=True)
+class NonEmpty(annotated_types.GroupedMetadata):
+    """A non-empty string, matching `pattern` when given: `Annotated[str, NonEmpty(PATTERN)]`."""
+
+    pattern: str | None = None
+    max_length: int | None = None
+
+    def __iter__(self) -> Iterator[object]:
+        yield Strict()
+        yield from StringConstraints(min_length=1, max_length=self.max_length, pattern=self.pattern)
 
 
-def Text(pattern: str, **schema: Any) -> Any:
+@dataclass(frozen=True)
+class SchemaPattern(annotated_types.GroupedMetadata):
     """A string checked by config.py (its message depends on other keys, or needs more words than
     a pattern's); the schema still says the form, and tests/test_schema.py holds both to one verdict."""
-    return Annotated[str, Strict(), WithJsonSchema({"type": "string", "pattern": pattern, **schema})]
+
+    pattern: str
+
+    def __iter__(self) -> Iterator[object]:
+        yield Strict()
+        yield WithJsonSchema({"type": "string", "pattern": self.pattern})
 
 
 def shown(value: Any, limit: int = 80) -> str:
@@ -326,6 +351,18 @@ NULL_PROBLEM = "is null (YAML `~`, `null` or nothing after the colon); give a va
 # What the Pulumi CLI hands a program today for a top-level `key: ~` (offline/harness.py says why).
 EMPTY_PROBLEM = ("is empty (what the Pulumi CLI passes for `key: ~` or nothing after the colon); give a value, or remove "
                  "the key for its default")
+
+
+_T = TypeVar("_T")
+if TYPE_CHECKING:
+    # A key whose default is None ("not set"): its attribute reads a value or None, while a value given
+    # must have the key's type (pydantic validates what is given, never the default; `key: ~` is refused).
+    # Type checkers see the Optional; pydantic sees the bare type, so None stays an invalid input.
+    OrUnset: TypeAlias = _T | None
+else:
+    class OrUnset:
+        def __class_getitem__(cls, item: Any) -> Any:
+            return item
 
 
 class _Section(BaseModel):
@@ -392,47 +429,47 @@ def _kms_why(v: str) -> str | None:
 class Network(_Section):
     """network: a VPC this program creates (CIDR keys), or yours (ID keys)."""
 
-    vpcCidr: Annotated[Text(VPC_CIDR_PATTERN), Msg(what="an IPv4 CIDR like 10.0.0.0/16", reason="room for the 16 subnet slots the layout carves", type_name="CIDR")] = Field(
+    vpcCidr: Annotated[str, SchemaPattern(VPC_CIDR_PATTERN), Msg(what="an IPv4 CIDR like 10.0.0.0/16", reason="room for the 16 subnet slots the layout carves", type_name="CIDR")] = Field(
         DEFAULT_VPC_CIDR, description=f"VPC CIDR: RFC 1918, /16 to /24, canonical, not overlapping RKE's pod and service networks ({POD_CIDR}, {SERVICE_CIDR}).")
-    availabilityZones: Annotated[Any, WithJsonSchema({"anyOf": [
+    availabilityZones: OrUnset[Annotated[Any, WithJsonSchema({"anyOf": [
         {"type": "integer", "minimum": 1, "maximum": MAX_AZ_COUNT},
         {"type": "string", "pattern": whole(int_set_regex(range(1, MAX_AZ_COUNT + 1)))},
         {"type": "array", "items": {"type": "string", "pattern": AZ_PATTERN}, "minItems": 1, "maxItems": MAX_AZ_COUNT,
          "uniqueItems": True}]}),
         Msg(default=f"`{DEFAULT_AZ_COUNT}` (bring-your-own: the subnets' zones)", type_name="int or list",
-            reason="three zones survive the loss of one with etcd quorum intact")] = Field(
+            reason="three zones survive the loss of one with etcd quorum intact")]] = Field(
         None, description=f"Number of zones (1-{MAX_AZ_COUNT}, looked up) or explicit zone names.")
     natGateways: Annotated[Literal["none", "single", "perAz"], Msg(kind="a NAT layout", allowed="none, single, perAz", reason="the cheapest layout that still gives private nodes a way out")] = Field(
         DEFAULT_NAT, description="NAT layout for private subnets (none only with public pools).")
-    publicSubnetCidrs: Annotated[list[Text(SUBNET_CIDR_PATTERN)], Msg(what="IPv4 CIDRs", default="derived", type_name="list of CIDRs"),
-                                 WithJsonSchema({"type": "array", "items": {"type": "string", "pattern": SUBNET_CIDR_PATTERN}, "uniqueItems": True})] = Field(
+    publicSubnetCidrs: OrUnset[Annotated[list[Annotated[str, SchemaPattern(SUBNET_CIDR_PATTERN)]], Msg(what="IPv4 CIDRs", default="derived", type_name="list of CIDRs"),
+                                 WithJsonSchema({"type": "array", "items": {"type": "string", "pattern": SUBNET_CIDR_PATTERN}, "uniqueItems": True})]] = Field(
         None, description="One public subnet per zone, inside the VPC, non-overlapping (give both lists or neither).")
-    privateSubnetCidrs: Annotated[list[Text(SUBNET_CIDR_PATTERN)], Msg(what="IPv4 CIDRs", default="derived", type_name="list of CIDRs"),
-                                  WithJsonSchema({"type": "array", "items": {"type": "string", "pattern": SUBNET_CIDR_PATTERN}, "uniqueItems": True})] = Field(
+    privateSubnetCidrs: OrUnset[Annotated[list[Annotated[str, SchemaPattern(SUBNET_CIDR_PATTERN)]], Msg(what="IPv4 CIDRs", default="derived", type_name="list of CIDRs"),
+                                  WithJsonSchema({"type": "array", "items": {"type": "string", "pattern": SUBNET_CIDR_PATTERN}, "uniqueItems": True})]] = Field(
         None, description="One private subnet per zone, inside the VPC, non-overlapping (give both lists or neither).")
-    vpcId: Annotated[Str(VPC_ID_PATTERN), Msg(what="a VPC ID like vpc-0123456789abcdef0", type_name="VPC ID")] = Field(
+    vpcId: OrUnset[Annotated[str, NonEmpty(VPC_ID_PATTERN), Msg(what="a VPC ID like vpc-0123456789abcdef0", type_name="VPC ID")]] = Field(
         None, description="Bring-your-own VPC (with publicSubnetIds and privateSubnetIds; excludes the CIDR keys and natGateways).")
-    publicSubnetIds: Annotated[list[Text(SUBNET_ID_PATTERN)], Msg(what="subnet IDs like subnet-0123456789abcdef0", type_name="list of subnet IDs"),
-                               WithJsonSchema({"type": "array", "items": {"type": "string", "pattern": SUBNET_ID_PATTERN}, "uniqueItems": True})] = Field(
+    publicSubnetIds: OrUnset[Annotated[list[Annotated[str, SchemaPattern(SUBNET_ID_PATTERN)]], Msg(what="subnet IDs like subnet-0123456789abcdef0", type_name="list of subnet IDs"),
+                               WithJsonSchema({"type": "array", "items": {"type": "string", "pattern": SUBNET_ID_PATTERN}, "uniqueItems": True})]] = Field(
         None, description="Bring-your-own public subnets, one per zone, in zone order.")
-    privateSubnetIds: Annotated[list[Text(SUBNET_ID_PATTERN)], Msg(what="subnet IDs like subnet-0123456789abcdef0", type_name="list of subnet IDs"),
-                                WithJsonSchema({"type": "array", "items": {"type": "string", "pattern": SUBNET_ID_PATTERN}, "uniqueItems": True})] = Field(
+    privateSubnetIds: OrUnset[Annotated[list[Annotated[str, SchemaPattern(SUBNET_ID_PATTERN)]], Msg(what="subnet IDs like subnet-0123456789abcdef0", type_name="list of subnet IDs"),
+                                WithJsonSchema({"type": "array", "items": {"type": "string", "pattern": SUBNET_ID_PATTERN}, "uniqueItems": True})]] = Field(
         None, description="Bring-your-own private subnets, one per zone, in zone order.")
 
 
 class Access(_Section):
     """access: how people reach the nodes."""
 
-    adminCidrs: Annotated[list[Text(ADMIN_CIDR_PATTERN)], Msg(what="IPv4 CIDRs like 203.0.113.0/24", type_name="list of CIDRs"),
+    adminCidrs: Annotated[list[Annotated[str, SchemaPattern(ADMIN_CIDR_PATTERN)]], Msg(what="IPv4 CIDRs like 203.0.113.0/24", type_name="list of CIDRs"),
                           WithJsonSchema({"type": "array", "items": {"type": "string", "pattern": ADMIN_CIDR_PATTERN},
                                           "uniqueItems": True, "maxItems": MAX_ADMIN_CIDRS})] = Field(
         [], description=f"Sources allowed to reach SSH (22) and the API (6443); canonical, unique, at most {MAX_ADMIN_CIDRS} "
                         f"(security group rule quota); together no more than {WORLD_ADMIN_DESCRIPTION} without allowWorldAdmin.")
-    sshKeyName: Annotated[Str(SSH_KEY_NAME_PATTERN, max_length=255), Msg(what="an EC2 key pair name: 1-255 printable ASCII characters, no space at either end")] = Field(
+    sshKeyName: OrUnset[Annotated[str, NonEmpty(SSH_KEY_NAME_PATTERN, max_length=255), Msg(what="an EC2 key pair name: 1-255 printable ASCII characters, no space at either end")]] = Field(
         None, description="EC2 key pair for the nodes, looked up at plan time (changing it replaces every node: refused by the quorum guard).")
-    sshUser: Annotated[Str(SSH_USER_PATTERN, max_length=32), Msg(what="a Linux user name: 1-32 characters of a-z, 0-9, _ and -, starting with a letter or _", reason="Canonical's Ubuntu images log in as ubuntu")] = Field(
+    sshUser: Annotated[str, NonEmpty(SSH_USER_PATTERN, max_length=32), Msg(what="a Linux user name: 1-32 characters of a-z, 0-9, _ and -, starting with a letter or _", reason="Canonical's Ubuntu images log in as ubuntu")] = Field(
         DEFAULT_SSH_USER, description="Login user written into cluster.yml and the RKE1 boot script.")
-    sshKeyPath: Annotated[Str(SSH_KEY_PATH_PATTERN), Msg(what="a path to the private key for rke up, without control characters")] = Field(
+    sshKeyPath: OrUnset[Annotated[str, NonEmpty(SSH_KEY_PATH_PATTERN), Msg(what="a path to the private key for rke up, without control characters")]] = Field(
         None, description="Private key path written into cluster.yml (ssh_key_path).")
     ssm: Annotated[Bool, Msg(reason="nodes reachable through Session Manager need no SSH port open")] = Field(
         DEFAULT_SSM, description="Session Manager on the nodes (an inline policy with the agent's actions only).")
@@ -446,30 +483,30 @@ Role = Literal["controlplane", "etcd", "worker"]
 class NodePool(_Section):
     """nodePools[i]: a group of identical nodes."""
 
-    name: Annotated[Str(POOL_NAME_PATTERN), Msg(what="1-31 chars of a-z, 0-9 and -, starting with a letter", missing="missing; every pool needs a name")] = Field(
+    name: OrUnset[Annotated[str, NonEmpty(POOL_NAME_PATTERN), Msg(what="1-31 chars of a-z, 0-9 and -, starting with a letter", missing="missing; every pool needs a name")]] = Field(
         None, description="Pool name (a-z0-9-, unique).")
-    roles: Annotated[Annotated[list[Role], Field(min_length=1)], Msg(
+    roles: OrUnset[Annotated[Annotated[list[Role], Field(min_length=1)], Msg(
         kind="a role", item="{repr} is not a role; use controlplane, etcd or worker",
         type="{json} is not a non-empty list; use a list of controlplane, etcd or worker",
-        missing="missing; list the pool's roles from controlplane, etcd and worker", type_name="list")] = Field(
+        missing="missing; list the pool's roles from controlplane, etcd and worker", type_name="list")]] = Field(
         None, description="Subset of controlplane, etcd, worker. RKE2: a pool with controlplane or etcd runs "
         "servers; one with only one of them runs split roles (etcd-only or control-plane-only servers; needs "
         "controlPlane.endpoint nlb).")
-    count: Annotated[Int(0, 500), Msg(missing="missing; give the number of nodes (0 to 500)")] = Field(
+    count: OrUnset[Annotated[int, Whole(0, 500), Msg(missing="missing; give the number of nodes (0 to 500)")]] = Field(
         None, description="Number of nodes, 0-500.")
-    instanceType: Annotated[Str(INSTANCE_TYPE_PATTERN), Msg(what="an EC2 instance type like m6i.large", reason="a general-purpose size that runs a control plane or a small worker")] = Field(
+    instanceType: Annotated[str, NonEmpty(INSTANCE_TYPE_PATTERN), Msg(what="an EC2 instance type like m6i.large", reason="a general-purpose size that runs a control plane or a small worker")] = Field(
         DEFAULT_INSTANCE_TYPE, description="EC2 instance type, looked up at plan time (offered in the pool's zones, the image's architecture).")
     subnet: Annotated[Literal["private", "public"], Msg(kind="a subnet tier", reason="nodes stay off the internet unless asked")] = Field(
         DEFAULT_SUBNET_TIER, description="Subnet tier; public nodes get a public IP.")
-    rootVolumeGb: Annotated[Int(MIN_ROOT_GB, MAX_ROOT_GB), Msg(reason="images, etcd data and container layers fit for typical nodes")] = Field(
+    rootVolumeGb: Annotated[int, Whole(MIN_ROOT_GB, MAX_ROOT_GB), Msg(reason="images, etcd data and container layers fit for typical nodes")] = Field(
         DEFAULT_ROOT_VOLUME_GB, description=f"Encrypted gp3 root volume size ({MIN_ROOT_GB}-{MAX_ROOT_GB}).")
-    ami: Annotated[Str(AMI_PATTERN), Msg(what="an AMI ID like ami-0123456789abcdef0", default="latest Ubuntu 24.04 LTS for the instance type's architecture, amd64 or arm64 (Canonical, per partition)", type_name="AMI ID")] = Field(
+    ami: OrUnset[Annotated[str, NonEmpty(AMI_PATTERN), Msg(what="an AMI ID like ami-0123456789abcdef0", default="latest Ubuntu 24.04 LTS for the instance type's architecture, amd64 or arm64 (Canonical, per partition)", type_name="AMI ID")]] = Field(
         None, description="Node image, looked up at plan time (its architecture and virtualization must suit instanceType).")
-    ipBlock: Annotated[Int(0, MAX_POOL_BLOCKS - 1), Msg(default="lowest free block")] = Field(
+    ipBlock: OrUnset[Annotated[int, Whole(0, MAX_POOL_BLOCKS - 1), Msg(default="lowest free block")]] = Field(
         None, description=f"Address block 0-{MAX_POOL_BLOCKS - 1} (see \"Node names and addresses\").")
-    imdsHopLimit: Annotated[Int(1, 2), Msg(reason="keeps the node role's credentials away from pods on the pod network")] = Field(
+    imdsHopLimit: Annotated[int, Whole(1, 2), Msg(reason="keeps the node role's credentials away from pods on the pod network")] = Field(
         DEFAULT_IMDS_HOP_LIMIT, description="IMDS hop limit; 2 lets every pod take the node role's credentials.")
-    imdsHopLimitReason: Annotated[Text(REASON_PATTERN), Msg(what="why pods need the node role")] = Field(
+    imdsHopLimitReason: OrUnset[Annotated[str, SchemaPattern(REASON_PATTERN), Msg(what="why pods need the node role")]] = Field(
         None, description="Required with imdsHopLimit 2; becomes an instance tag.")
     market: Annotated[Literal["on-demand", "spot"], Msg(kind="a market", reason="capacity AWS never takes back")] = Field(
         DEFAULT_MARKET, description="spot: persistent spot requests that stop on interruption and keep the node's "
@@ -479,18 +516,18 @@ class NodePool(_Section):
 class Ccm(_Section):
     """ccm: the aws-cloud-controller-manager."""
 
-    chartVersion: Annotated[Str(CHART_VERSION_PATTERN), Msg(what="a chart version like 0.0.11", reason="the version this program's Helm values are written against")] = Field(
+    chartVersion: Annotated[str, NonEmpty(CHART_VERSION_PATTERN), Msg(what="a chart version like 0.0.11", reason="the version this program's Helm values are written against")] = Field(
         DEFAULT_CCM_CHART_VERSION, description="aws-cloud-controller-manager chart version.")
     leaderMigration: Annotated[Bool, Msg()] = Field(
         False, description="In-tree to out-of-tree migration phase (Kubernetes 1.26 and older only).")
-    extraArgs: Annotated[list[Text(FLAG_ITEM_PATTERN)], Msg(what="flags like --v=4", type_name="list")] = Field(
+    extraArgs: Annotated[list[Annotated[str, SchemaPattern(FLAG_ITEM_PATTERN)]], Msg(what="flags like --v=4", type_name="list")] = Field(
         [], description="Extra CCM flags, one --name=value each (ASCII, no spaces; not the flags this program sets).")
     install: Annotated[Literal["helm", "manifest"], Msg(kind="an install mode", reason="a Helm release the stack tracks")] = Field(
         DEFAULT_CCM_INSTALL, description="manifest: RKE2 manifests mirrored from SSM instead of a Release.")
-    image: Annotated[Str(IMAGE_PATTERN), Msg(
+    image: OrUnset[Annotated[str, NonEmpty(IMAGE_PATTERN), Msg(
         what="an image reference pinned by a tag other than latest and/or an @sha256: digest, like "
              "registry.k8s.io/provider-aws/cloud-controller-manager:v1.33.4",
-        default="by minor", type_name="image ref", why=_image_why)] = Field(
+        default="by minor", type_name="image ref", why=_image_why)]] = Field(
         None, description="CCM image repository:tag (or @sha256:digest) instead of versions.CCM_IMAGE_TAGS; not latest.")
 
 
@@ -506,31 +543,31 @@ class EtcdBackup(_Section):
 
     enabled: Annotated[Bool, Msg(reason="snapshots are the way back after losing the control plane")] = Field(
         True, description="etcd snapshots to S3.")
-    bucket: Annotated[Str(BUCKET_PATTERN), Msg(what="an S3 bucket name (3-63 lowercase letters, digits, dots and hyphens, "
+    bucket: OrUnset[Annotated[str, NonEmpty(BUCKET_PATTERN), Msg(what="an S3 bucket name (3-63 lowercase letters, digits, dots and hyphens, "
                                                     "by S3's general purpose bucket naming rules)",
-                                               default="created per cluster", type_name="bucket name", why=_bucket_why)] = Field(
+                                               default="created per cluster", type_name="bucket name", why=_bucket_why)]] = Field(
         None, description="An existing bucket to write to instead (then no bucket is created).")
-    folder: Annotated[Str(FOLDER_PATTERN, max_length=200), Msg(what="a key prefix like prod/etcd (no leading, trailing or double /, no . or .. segment)",
-                                                               default="`clusterId`", type_name="key prefix", why=_folder_why)] = Field(
+    folder: OrUnset[Annotated[str, NonEmpty(FOLDER_PATTERN, max_length=200), Msg(what="a key prefix like prod/etcd (no leading, trailing or double /, no . or .. segment)",
+                                                               default="`clusterId`", type_name="key prefix", why=_folder_why)]] = Field(
         None, description="Folder in the bucket; the node role may touch nothing outside it.")
     intervalHours: Annotated[Hours, Msg(kind="an interval that divides a day", allowed=", ".join(map(str, HOURS[:-1])) + f" or {HOURS[-1]}",
                                         type_name="int", reason="RKE2's own 12 h reaches back too little")] = Field(
         DEFAULT_BACKUP_INTERVAL_HOURS, description="Hours between snapshots (RKE2 cron 0 */N * * *, RKE1 interval_hours).")
-    retention: Annotated[Int(1, 1000), Msg(reason="a week at the default interval; RKE2's own default keeps 5")] = Field(
+    retention: Annotated[int, Whole(1, 1000), Msg(reason="a week at the default interval; RKE2's own default keeps 5")] = Field(
         DEFAULT_BACKUP_RETENTION, description="Snapshots kept.")
-    expireDays: Annotated[Int(1, 3650), Msg(reason="old snapshots hold old Secrets")] = Field(
+    expireDays: Annotated[int, Whole(1, 3650), Msg(reason="old snapshots hold old Secrets")] = Field(
         DEFAULT_BACKUP_EXPIRE_DAYS, description="Days the created bucket keeps old versions (pruned or replaced snapshots); current ones are pruned by count (not with bucket).")
-    kmsKeyArn: Annotated[Str(KMS_KEY_ARN_PATTERN), Msg(
+    kmsKeyArn: OrUnset[Annotated[str, NonEmpty(KMS_KEY_ARN_PATTERN), Msg(
         what="a KMS key ARN (not an alias) in its region's partition, like "
              "arn:aws:kms:us-west-2:111122223333:key/1234abcd-12ab-34cd-56ef-1234567890ab",
-        default="SSE-S3", type_name="KMS key ARN", why=_kms_why)] = Field(
+        default="SSE-S3", type_name="KMS key ARN", why=_kms_why)]] = Field(
         None, description="SSE-KMS with this key (a key of the cluster's region).")
 
 
 class Addons(_Section):
     """addons: what else is installed into the cluster."""
 
-    ebsCsi: Annotated[Bool, Msg(default="on for a new stack; then as last deployed")] = Field(
+    ebsCsi: OrUnset[Annotated[Bool, Msg(default="on for a new stack; then as last deployed")]] = Field(
         None, description="aws-ebs-csi-driver with a default gp3 StorageClass; its controller uses an IAM user of its own.")
 
 
@@ -565,15 +602,15 @@ def _no_proxy_why(v: str) -> str | None:
 class Proxy(_Section):
     """proxy: the HTTP(S) proxy nodes, RKE2 or Docker, the CCM and the EBS CSI controller go out through."""
 
-    httpProxy: Annotated[Str(PROXY_URL_PATTERN, max_length=300), Msg(
+    httpProxy: OrUnset[Annotated[str, NonEmpty(PROXY_URL_PATTERN, max_length=300), Msg(
         what="a proxy URL like http://proxy.example.com:3128 (http or https, a host, a port; no credentials)",
-        default="httpsProxy", type_name="URL", why=_proxy_url_why)] = Field(
+        default="httpsProxy", type_name="URL", why=_proxy_url_why)]] = Field(
         None, description="HTTP_PROXY for plain-http requests (apt mirrors); defaults to httpsProxy.")
-    httpsProxy: Annotated[Str(PROXY_URL_PATTERN, max_length=300), Msg(
+    httpsProxy: OrUnset[Annotated[str, NonEmpty(PROXY_URL_PATTERN, max_length=300), Msg(
         what="a proxy URL like http://proxy.example.com:3128 (http or https, a host, a port; no credentials)",
-        default="httpProxy", type_name="URL", why=_proxy_url_why)] = Field(
+        default="httpProxy", type_name="URL", why=_proxy_url_why)]] = Field(
         None, description="HTTPS_PROXY for https requests (SSM, AWS APIs, RKE2 and image downloads); defaults to httpProxy.")
-    noProxy: Annotated[list[Str(NO_PROXY_ITEM_PATTERN, max_length=254)], Msg(
+    noProxy: Annotated[list[Annotated[str, NonEmpty(NO_PROXY_ITEM_PATTERN, max_length=254)]], Msg(
         what="NO_PROXY entries: host names, .domain suffixes, IPv4 addresses or canonical CIDRs", type_name="list",
         default="`[]`", why=_no_proxy_why),
         WithJsonSchema({"type": "array", "items": {"type": "string", "maxLength": 254, "pattern": NO_PROXY_ITEM_PATTERN},
@@ -592,7 +629,7 @@ RANCHER_URL_PATTERN = whole(r"https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0
 RANCHER_CLUSTER_NAME_PATTERN = whole(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
 # Who writes the RKE2 upgrade Plans once the cluster is registered: this program (its own
 # system-upgrade-controller, Rancher's version management off), or Rancher (its own SUC in cattle-system).
-DEFAULT_RANCHER_UPGRADES = "rke-aws"
+DEFAULT_RANCHER_UPGRADES: Final = "rke-aws"
 
 
 def _rancher_url_why(v: str) -> str | None:
@@ -606,18 +643,18 @@ def _rancher_url_why(v: str) -> str | None:
 class Rancher(_Section):
     """rancher: register the cluster in Rancher as an imported cluster (the rancher2 provider)."""
 
-    url: Annotated[Str(RANCHER_URL_PATTERN, max_length=2048), Msg(
+    url: OrUnset[Annotated[str, NonEmpty(RANCHER_URL_PATTERN, max_length=2048), Msg(
         what="Rancher's https address like https://rancher.example.com (no query, fragment or credentials)",
-        missing="missing; set Rancher's https address", type_name="URL", why=_rancher_url_why)] = Field(
+        missing="missing; set Rancher's https address", type_name="URL", why=_rancher_url_why)]] = Field(
         None, description="Rancher's address (https; a certificate every client trusts: a public CA).")
-    token: Annotated[Annotated[str, Strict()], Msg(type="is not text; the token is a string like token-xxxxx:yyyy, set "
+    token: OrUnset[Annotated[Annotated[str, Strict()], Msg(type="is not text; the token is a string like token-xxxxx:yyyy, set "
                                                         "with `pulumi config set --secret --path rancher.token <token>`",
                                                    missing="missing; set it with `pulumi config set --secret --path rancher.token <token>`",
-                                                   type_name="encrypted string", default="required")] = Field(
+                                                   type_name="encrypted string", default="required")]] = Field(
         None, description="Rancher API token (token-xxxxx:yyyy) of a user who may create clusters; a `secure:` value only.")
-    clusterName: Annotated[Str(RANCHER_CLUSTER_NAME_PATTERN), Msg(
+    clusterName: OrUnset[Annotated[str, NonEmpty(RANCHER_CLUSTER_NAME_PATTERN), Msg(
         what="a lowercase DNS label: 1-63 chars of a-z, 0-9 and -, starting and ending with a letter or digit",
-        default="`clusterId`", type_name="string")] = Field(
+        default="`clusterId`", type_name="string")]] = Field(
         None, description="The cluster's name in Rancher (renamed in place).")
     upgrades: Annotated[Literal["rke-aws", "rancher"], Msg(kind="an upgrade owner", allowed="rke-aws or rancher",
                                                            reason="kubernetesVersion stays the one place a version is set")] = Field(
@@ -627,38 +664,38 @@ class Rancher(_Section):
 class StackConfiguration(_Section):
     """Keys in the rke-aws namespace (`pulumi config set rke-aws:<key>`)."""
 
-    distribution: Annotated[Literal["rke", "rke2"], Msg(kind="a distribution", missing="missing; set rke or rke2", default="required", declare=True)] = Field(
+    distribution: OrUnset[Annotated[Literal["rke", "rke2"], Msg(kind="a distribution", missing="missing; set rke or rke2", default="required", declare=True)]] = Field(
         None, description="Kubernetes distribution: rke (RKE1) or rke2; cannot change on a running stack.")
-    clusterId: Annotated[Str(CLUSTER_ID_PATTERN), Msg(
+    clusterId: OrUnset[Annotated[str, NonEmpty(CLUSTER_ID_PATTERN), Msg(
         pattern=f"{{json}} is not a cluster ID; {CLUSTER_ID_RULE}",
-        default="stack name", declare=True, type_name="string", why=_cluster_id_why)] = Field(
+        default="stack name", declare=True, type_name="string", why=_cluster_id_why)]] = Field(
         None, description=f"`<CLUSTERID>` of the `kubernetes.io/cluster/<CLUSTERID>` tag; 1-{MAX_CLUSTER_ID} chars of a-z0-9-, starting with a letter, not sg-.")
-    network: Annotated[Network, Msg()] = Field(None, description=Network.__doc__)
-    access: Annotated[Access, Msg()] = Field(None, description=Access.__doc__)
-    nodePools: Annotated[list[NodePool], Msg(
+    network: OrUnset[Annotated[Network, Msg()]] = Field(None, description=Network.__doc__)
+    access: OrUnset[Annotated[Access, Msg()]] = Field(None, description=Access.__doc__)
+    nodePools: OrUnset[Annotated[list[NodePool], Msg(
         type='{json} is not a non-empty list of pools; each pool is {{name, roles, count, ...}}',
-        default="three servers (controlplane, etcd) named server and two workers named agents, of instanceType's default")] = Field(
+        default="three servers (controlplane, etcd) named server and two workers named agents, of instanceType's default")]] = Field(
         None, description="The node pools; at least one pool with controlplane, one with etcd and one with worker.")
-    kubernetesVersion: Annotated[Text(whole(f"{RKE_VERSION_BODY}|{RKE2_VERSION_BODY}")), Msg(
+    kubernetesVersion: OrUnset[Annotated[str, SchemaPattern(whole(f"{RKE_VERSION_BODY}|{RKE2_VERSION_BODY}")), Msg(
         default=f"new stacks: RKE `{versions.RKE_KUBERNETES_VERSION}`, RKE2 `{versions.RKE2_VERSION}`; running stacks: what they run",
-        declare=True, type_name="string")] = Field(
+        declare=True, type_name="string")]] = Field(
         None, description="RKE: v1.X.Y-rancherN-N; RKE2: v1.X.Y+rke2rN; a release components/settings/versions.py knows; one minor up "
                           "at a time; RKE2 etcd 3.5 -> 3.6 only from 3.5.26.")
-    ccm: Annotated[Ccm, Msg()] = Field(None, description=Ccm.__doc__)
-    controlPlane: Annotated[ControlPlane, Msg()] = Field(None, description=ControlPlane.__doc__)
-    etcdBackup: Annotated[EtcdBackup, Msg()] = Field(None, description=EtcdBackup.__doc__)
-    addons: Annotated[Addons, Msg()] = Field(None, description=Addons.__doc__)
-    proxy: Annotated[Proxy, Msg()] = Field(None, description=Proxy.__doc__)
-    rancher: Annotated[Rancher, Msg(default="unset (not registered)")] = Field(None, description=Rancher.__doc__)
+    ccm: OrUnset[Annotated[Ccm, Msg()]] = Field(None, description=Ccm.__doc__)
+    controlPlane: OrUnset[Annotated[ControlPlane, Msg()]] = Field(None, description=ControlPlane.__doc__)
+    etcdBackup: OrUnset[Annotated[EtcdBackup, Msg()]] = Field(None, description=EtcdBackup.__doc__)
+    addons: OrUnset[Annotated[Addons, Msg()]] = Field(None, description=Addons.__doc__)
+    proxy: OrUnset[Annotated[Proxy, Msg()]] = Field(None, description=Proxy.__doc__)
+    rancher: OrUnset[Annotated[Rancher, Msg(default="unset (not registered)")]] = Field(None, description=Rancher.__doc__)
     hardening: Annotated[Literal["none", "cis"], Msg(kind="a hardening profile", declare=True, reason="the CIS profile enforces Pod Security restricted, which many workloads fail")] = Field(
         "none", description="RKE2's CIS profile with its host preparation, audit policy and Pod Security restricted (RKE2 only).")
-    kubeconfig: Annotated[Annotated[str, Strict()], Msg(default="unset", declare=True, type_name="encrypted string")] = Field(
+    kubeconfig: OrUnset[Annotated[Annotated[str, Strict()], Msg(default="unset", declare=True, type_name="encrypted string")]] = Field(
         None, description="kubeconfig of the running cluster (pulumi config set --secret, or make kubeconfig for RKE1); RKE2 uses the one its first server published when unset.")
-    tags: Annotated[dict[str, Annotated[str, Strict()]], Msg(
+    tags: OrUnset[Annotated[dict[str, Annotated[str, Strict()]], Msg(
         item="{json} is not a string; tag values are strings", type_name="map", default="`{}`"),
         # config.py checks keys and values with the same patterns, and says why with the count.
         WithJsonSchema({"type": "object", "maxProperties": MAX_USER_TAGS, "propertyNames": {"pattern": TAG_KEY_PATTERN},
-                        "additionalProperties": {"type": "string", "pattern": TAG_VALUE_PATTERN}})] = Field(
+                        "additionalProperties": {"type": "string", "pattern": TAG_VALUE_PATTERN}})]] = Field(
         None, description=f"Extra tags on every taggable resource (at most {MAX_USER_TAGS}; keys 1-128 and values 0-256 of "
                           "ASCII letters, digits, space and _ . : / = + - @; not Name, KubernetesCluster, aws:*, "
                           "kubernetes.io/cluster/*, kubernetes.io/role/*, rke-aws/* in any letter case).")
@@ -670,9 +707,9 @@ class StackConfiguration(_Section):
         False, description="Protect controlplane/etcd instances from deletion and replacement (pulumi protect).")
 
     # ---- day 2: what the user vouches for about the running cluster (issue 23; history.py) ----
-    confirmClusterState: Annotated[Str(CONFIRM_CODES_PATTERN), Msg(
+    confirmClusterState: OrUnset[Annotated[str, NonEmpty(CONFIRM_CODES_PATTERN), Msg(
         pattern="{json} is not a confirmation code; copy the code a refusal or warning printed (like version-0123456789)",
-        default="unset", declare=True, type_name="string")] = Field(
+        default="unset", declare=True, type_name="string")]] = Field(
         None, description="Codes a refusal or warning printed (space-separated), each confirming one exact statement "
                           "about the running cluster when it cannot be read; a code confirms nothing once the state moves on.")
 
@@ -693,7 +730,11 @@ def _json(value: Any) -> str:
     return json_text(value)
 
 
-def _meta(info: Any, cls: type) -> Any:
+_M = TypeVar("_M")
+
+
+def _meta(info: Any, cls: type[_M]) -> _M | None:
+    """The field's first `cls` metadata object (a Msg, a Whole), or None."""
     for m in getattr(info, "metadata", ()):
         if isinstance(m, cls):
             return m
@@ -738,11 +779,13 @@ def _at(value: Any, loc: tuple) -> Any:
     return value
 
 
-def _message(model: type[BaseModel], err: dict, raw: Any, where: tuple) -> tuple[tuple, str]:
+def _message(model: type[BaseModel], err: ErrorDetails, raw: Any, where: tuple) -> tuple[tuple, str]:
     """(key path, message) of one pydantic error, in the program's words."""
     loc, kind, value = tuple(err["loc"]), err["type"], err.get("input")
     # Walk to the field: (info, its model, the index where the field's own value starts).
-    cls, info, depth = model, None, 0
+    cls: type[BaseModel] | None = model
+    info: FieldInfo | None = None
+    depth = 0
     for i, part in enumerate(loc):
         if isinstance(part, str) and cls is not None and part in cls.model_fields:
             info, depth = cls.model_fields[part], i + 1
@@ -753,9 +796,9 @@ def _message(model: type[BaseModel], err: dict, raw: Any, where: tuple) -> tuple
             cls = None  # a map key
         # a list index (of a list of models, `cls` stays the item model)
     if kind in ("model_type", "dict_type", "model_attributes_type") and (info is None or depth == len(loc)):
-        msg = _meta(info, Msg) if info is not None else None
+        model_msg = _meta(info, Msg) if info is not None else None
         name = path_text(where + loc)
-        return loc, (msg.type.format(json=_json(value)) if msg and msg.type
+        return loc, (model_msg.type.format(json=_json(value)) if model_msg and model_msg.type
                      else f"{_json(value)} is not an object; expected a map of {name} settings")
     msg: Msg = _meta(info, Msg) or Msg()
     field_loc, inner = loc[:depth], loc[depth:]
@@ -767,14 +810,14 @@ def _message(model: type[BaseModel], err: dict, raw: Any, where: tuple) -> tuple
             return field_loc, _type_message(msg, container, list_of=True)
         if msg.item:
             return field_loc, msg.item.format(json=_json(value), repr=repr(value) if isinstance(value, str) else _json(value))
-    rng = _meta(info, Range) if info is not None else None
     if kind in ("int_type", "int_parsing", "int_from_float"):
-        return loc, f"{_json(value)} is not a whole number; use an integer from {rng.lo} to {rng.hi}"
+        return loc, f"{_json(value)} is not a whole number; {_int_range(info)}"
     if kind in ("greater_than_equal", "less_than_equal"):
-        return loc, f"{value} is out of range; use an integer from {rng.lo} to {rng.hi}"
+        return loc, f"{value} is out of range; {_int_range(info)}"
     if kind in ("bool_type", "bool_parsing"):
         return loc, f"{_json(value)} is not a boolean; use true or false"
     if kind == "literal_error":
+        assert info is not None  # a value out of a Literal belongs to a field
         allowed = msg.allowed or " or ".join(str(a) for a in typing.get_args(_find_literal(info.annotation)))
         return loc, f"{_json(value)} is not {msg.kind}; use {allowed}"
     if kind == "string_too_short":
@@ -790,6 +833,12 @@ def _message(model: type[BaseModel], err: dict, raw: Any, where: tuple) -> tuple
     if kind in ("list_type", "too_short", "string_type", "dict_type") or kind.endswith("_type"):
         return loc, _type_message(msg, value)
     return loc, f"{_json(value)} is not valid ({err.get('msg')}); expected {msg.what or 'another value'}"
+
+
+def _int_range(info: FieldInfo | None) -> str:
+    rng = _meta(info, Whole)
+    assert rng is not None, "an integer error belongs to a key declared with Whole(lo, hi)"
+    return f"use an integer from {rng.lo} to {rng.hi}"
 
 
 def closest(key: Any, candidates: Iterable[str]) -> str | None:
@@ -827,7 +876,10 @@ def _type_message(msg: Msg, value: Any, list_of: bool = False) -> str:
     return f"{_json(value)} is not a string; expected {msg.what or 'a non-empty string'}"
 
 
-def check(model: type[_Section], raw: Any, where: tuple = ()) -> tuple[Any, list[tuple[str, str]]]:
+_S = TypeVar("_S", bound=BaseModel)
+
+
+def check(model: type[_S], raw: Any, where: tuple = ()) -> tuple[_S, list[tuple[str, str]]]:
     """Validate `raw` against `model`: (the validated object, or what of it is valid; problems).
 
     A field with a problem is left out and validation repeated, so the caller gets every valid

@@ -116,10 +116,11 @@ def cidr_regex(parents: Iterable[str], lo: int, hi: int, exclude: Iterable[str] 
             end = max(int(e.broadcast_address), start + step - 1)
             intervals = _subtract(intervals, (start, end))
         intervals = [(-(-a // step) * step, b) for a, b in intervals]
-        intervals = tuple((a, b) for a, b in intervals if a <= b)
-        if not intervals:
+        # A tuple: _address_regex is cached, so its arguments must be hashable.
+        nonempty = tuple((a, b) for a, b in intervals if a <= b)
+        if not nonempty:
             continue
-        alts.append(f"{_address_regex(intervals, step, 0)}/{p}")
+        alts.append(f"{_address_regex(nonempty, step, 0)}/{p}")
     return "(?:" + "|".join(alts) + ")" if alts else "(?!)"
 
 
