@@ -95,7 +95,6 @@ TAG_CHARS_RE = re.compile(model.TAG_CHARS + "*")
 TAG_KEY_RE = re.compile(model.TAG_KEY_PATTERN)
 TAG_VALUE_RE = re.compile(model.TAG_VALUE_PATTERN)
 REASON_RE = re.compile(model.REASON_PATTERN)
-FLAG_ITEM_RE = re.compile(model.FLAG_ITEM_PATTERN)
 # AWS tagging rules: at most 50 tags per resource.
 AWS_MAX_TAGS = 50
 # The tags a resource may carry from this program (the most on an instance).

@@ -88,9 +88,6 @@ def _char_class(chars: list[str]) -> str:
     return f"[{inner}]"
 
 
-OCTET = int_set_regex(range(256))
-
-
 # ---- canonical CIDRs -------------------------------------------------------------------------------
 
 Interval = tuple[int, int]  # inclusive
