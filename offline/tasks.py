@@ -36,8 +36,7 @@ SUPPORTED_PYTHON = ((3, 11), (3, 13))
 # task -> the command run inside .venv (after `uv sync --frozen`)
 IN_VENV = {
     # Every core (pytest-xdist): the suite is CPU-bound and its tests share no process state.
-    # loadgroup: the tests of one stack's emulated build share a worker (tests/_emulated.py).
-    "test": ["python", "-m", "pytest", "-n", "auto", "--dist", "loadgroup"],
+    "test": ["python", "-m", "pytest", "-n", "auto"],
     "plan": ["python", "-m", "offline.plan_report"],
     "snapshots": ["python", "-m", "offline.snapshots"],
     "doctor": ["python", "-m", "tools.doctor"],

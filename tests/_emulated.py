@@ -2,14 +2,18 @@
 
 The plan summary and the doctor's results are taken from the same build, then the account is
 stopped: tests/test_snapshots.py and tests/test_doctor.py share these instead of building twice.
+Under pytest-xdist the workers of one run share them too: the first worker to need a stack builds
+it while holding a lock on its file in the workers' common directory, the others read the file.
 """
 
 from __future__ import annotations
 
+import fcntl
 import functools
+import os
+import pickle
 from dataclasses import dataclass
-
-import pytest
+from pathlib import Path
 
 from offline import emulated_account, plan_report
 from tools import doctor
@@ -22,8 +26,7 @@ class Evaluated:
     doctor: tuple[doctor.Result, ...]
 
 
-@functools.cache
-def evaluate(stack: str) -> Evaluated:
+def _build(stack: str) -> Evaluated:
     run, account = emulated_account.build_stack(stack)
     try:
         results = doctor.check_account(account.doctor_clients(), doctor.Expectations.from_outputs(run.outputs, stack))
@@ -32,7 +35,20 @@ def evaluate(stack: str) -> Evaluated:
         account.stop()
 
 
-def per_stack(stacks: list[str]) -> list:
-    """`stacks` as parameters that put every test of one stack's build on the same xdist worker
-    (`--dist loadgroup`, offline/tasks.py): built once per session, not once per worker."""
-    return [pytest.param(stack, marks=pytest.mark.xdist_group(f"emulated-{stack}")) for stack in stacks]
+@functools.cache
+def evaluate(stack: str, shared: Path | None = None) -> Evaluated:
+    """`stack` built once; `shared`: a directory every worker of this run sees (the `emulated` fixture
+    in conftest.py gives the xdist workers' common temporary directory, which pytest cleans up)."""
+    if shared is None:
+        return _build(stack)
+    path = shared / f"emulated-{stack}.pickle"
+    with open(shared / f"emulated-{stack}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if path.exists():
+            with open(path, "rb") as f:
+                return pickle.load(f)  # noqa: S301 - written by this run's other worker
+        built = _build(stack)
+        with open(f"{path}.tmp", "wb") as f:
+            pickle.dump(built, f)
+        os.replace(f"{path}.tmp", path)
+        return built

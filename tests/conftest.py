@@ -26,6 +26,19 @@ STACKS = harness.stack_names()
 _RUNS: dict[str, harness.ProgramRun] = {}
 
 
+@pytest.fixture(scope="session")
+def emulated(tmp_path_factory):
+    """`emulated(stack)`: the stack built once in the emulated account (tests/_emulated.py), shared by
+    every xdist worker of the run through their common temporary directory."""
+    import functools
+    import os
+
+    from tests import _emulated
+
+    shared = tmp_path_factory.getbasetemp().parent if os.environ.get("PYTEST_XDIST_WORKER") else None
+    return functools.partial(_emulated.evaluate, shared=shared)
+
+
 def run_stack_cached(stack: str) -> harness.ProgramRun:
     if stack not in _RUNS:
         _RUNS[stack] = harness.run_stack(stack)

@@ -12,8 +12,6 @@ import pytest
 from offline import emulated_account, harness
 from tools import doctor
 
-from ._emulated import evaluate, per_stack
-
 STACKS = harness.stack_names()
 FAULT_STACK = "rke2-govcloud"  # a fixture stack (tests/stacks): what a user puts in stacks/ changes nothing here
 CHECK_NAMES = {"instances", "cluster-tag", "security-group", "iam", "iam-simulate", "imds", "vpc-dns", "subnets"}
@@ -22,9 +20,9 @@ CHECK_NAMES = {"instances", "cluster-tag", "security-group", "iam", "iam-simulat
 NOT_ASKED = "could not ask AWS (iam:SimulatePrincipalPolicy)"
 
 
-@pytest.mark.parametrize("stack", per_stack(STACKS))
-def test_doctor_passes_on_the_account_each_stack_builds(stack):
-    results = evaluate(stack).doctor
+@pytest.mark.parametrize("stack", STACKS)
+def test_doctor_passes_on_the_account_each_stack_builds(stack, emulated):
+    results = emulated(stack).doctor
     assert not doctor.failed(results), f"{stack}: doctor fails on its own emulated account:\n" + doctor.report(list(results), stack)
     assert {r.check for r in results} == CHECK_NAMES, f"{stack}: checks that did not run: {CHECK_NAMES - {r.check for r in results}}"
     # The only warnings: dedicated control-plane nodes at hop limit 2 for the EBS CSI controller, which

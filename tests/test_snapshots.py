@@ -15,15 +15,14 @@ import yaml
 
 from offline import harness, plan_report, snapshots
 
-from ._emulated import evaluate, per_stack
 from .conftest import run_stack_cached
 
 STACKS = harness.stack_names()
 
 
-@pytest.mark.parametrize("stack", per_stack(STACKS))
-def test_plan_matches_its_golden_snapshot(stack):
-    current = evaluate(stack).snapshot  # = snapshots.render_snapshot(stack), built once per session
+@pytest.mark.parametrize("stack", STACKS)
+def test_plan_matches_its_golden_snapshot(stack, emulated):
+    current = emulated(stack).snapshot  # = snapshots.render_snapshot(stack), built once per run
     d = snapshots.diff(stack, current)
     assert not d, f"{stack}: the plan differs from tests/snapshots/{stack}.json; `make snapshots` if intended:\n{d}"
 
