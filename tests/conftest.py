@@ -86,6 +86,33 @@ def server_ips(run: harness.ProgramRun) -> list[str]:
     return sorted(n["privateIp"] for n in run.outputs["nodes"] if "controlplane" in n["roles"])
 
 
+def parse_config(cfg: dict[str, str], stack: str = "test", **kw):
+    """config.parse as the program calls it: the keys the CLI decrypted are secret (a `secure:`
+    kubeconfig is refused as plain text otherwise)."""
+    from components.settings import config
+
+    kw.setdefault("secret_keys", harness.secret_keys_of(cfg))
+    return config.parse(cfg, project=harness.PROJECT, stack=stack, region=cfg.get("aws:region"), **kw)
+
+
+def config_problems(cfg: dict[str, str], stack: str = "test", **kw) -> list[str]:
+    """The problems config.parse reports for `cfg` (it must refuse it)."""
+    from components.settings.config import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        parse_config(cfg, stack, **kw)
+    return info.value.problems
+
+
+def with_pools(stack: str, mutate) -> dict[str, str]:
+    """`stack`'s flat config with `mutate(pools)` applied to its node pools."""
+    cfg = harness.stack_config(stack)
+    pools = json.loads(cfg["rke-aws:nodePools"])
+    mutate(pools)
+    cfg["rke-aws:nodePools"] = json.dumps(pools)
+    return cfg
+
+
 def set_key(config: dict[str, str], key: str, value) -> dict[str, str]:
     """Set `rke-aws:<key>` in a flat config map, JSON-encoding structured values as Pulumi does."""
     config[f"rke-aws:{key}" if ":" not in key else key] = value if isinstance(value, str) else json.dumps(value)

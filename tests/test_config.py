@@ -17,6 +17,8 @@ from components.settings import config, versions
 from components.settings.config import ConfigError
 from offline import harness
 from offline.fake_aws import AwsLikeMocks
+from tests.conftest import config_problems as problems_of
+from tests.conftest import parse_config as parse
 from tests.conftest import set_key
 
 PROJECT = "rke-aws"
@@ -121,17 +123,6 @@ def both(*mutations: Mutation) -> Mutation:
         for m in mutations:
             m(cfg)
     return apply
-
-
-def parse(cfg: dict, stack: str = "test") -> config.StackConfig:
-    return config.parse(cfg, project=PROJECT, stack=stack, region=cfg.get("aws:region"),
-                        secret_keys=harness.secret_keys_of(cfg))
-
-
-def problems_of(cfg: dict, stack: str = "test") -> list[str]:
-    with pytest.raises(ConfigError) as info:
-        parse(cfg, stack)
-    return info.value.problems
 
 
 def row(id: str, mutation: Mutation, *expected: str, stack: str = "test", marks=()):

@@ -15,7 +15,6 @@ Facts from their owners:
 from __future__ import annotations
 
 import copy
-import json
 from types import SimpleNamespace
 
 import pytest
@@ -24,6 +23,7 @@ from components.plan import spec as plan
 from components.settings import versions
 from offline import harness
 from offline.fake_aws import UBUNTU_ARM64_IMAGE_ID, UBUNTU_IMAGE
+from tests.conftest import with_pools
 
 INSTANCE = "aws:ec2/instance:Instance"
 
@@ -38,20 +38,12 @@ MULTI_ARCH = {
 }
 
 
-def _pools(stack: str, mutate) -> dict:
-    cfg = harness.stack_config(stack)
-    pools = json.loads(cfg["rke-aws:nodePools"])
-    mutate(pools)
-    cfg["rke-aws:nodePools"] = json.dumps(pools)
-    return cfg
-
-
 def _amis(run) -> dict[str, str]:
     return {r.name: r.inputs["ami"] for r in run.resources if r.type == INSTANCE}
 
 
 def test_pools_of_both_architectures_mix_each_with_its_own_image():
-    run = harness.run_program(_pools("rke2-dev", lambda p: p[1].update(instanceType="m7g.large")), stack="rke2-dev")
+    run = harness.run_program(with_pools("rke2-dev", lambda p: p[1].update(instanceType="m7g.large")), stack="rke2-dev")
     amis = _amis(run)
     assert amis["rke2-dev-server-0"] == UBUNTU_IMAGE["id"]
     assert {amis["rke2-dev-agents-0"], amis["rke2-dev-agents-1"]} == {UBUNTU_ARM64_IMAGE_ID}
@@ -65,7 +57,7 @@ def test_an_all_graviton_cluster_asks_for_the_arm64_image_only():
     def graviton(pools):
         pools[0]["instanceType"] = "m7g.large"
         pools[1]["instanceType"] = "c7g.medium"
-    run = harness.run_program(_pools("rke2-dev", graviton), stack="rke2-dev")
+    run = harness.run_program(with_pools("rke2-dev", graviton), stack="rke2-dev")
     assert set(_amis(run).values()) == {UBUNTU_ARM64_IMAGE_ID}
     assert sum(lk.token.endswith("getAmi") for lk in run.lookups) == 1
 
@@ -80,7 +72,7 @@ def test_the_architecture_is_looked_up_not_read_from_the_type_name():
     original = mocks_module.INSTANCE_TYPES
     mocks_module.INSTANCE_TYPES = types
     try:
-        run = harness.run_program(_pools("rke2-dev", lambda p: p[1].update(instanceType="m9g.large")),
+        run = harness.run_program(with_pools("rke2-dev", lambda p: p[1].update(instanceType="m9g.large")),
                                   stack="rke2-dev", mocks=mocks)
     finally:
         mocks_module.INSTANCE_TYPES = original
@@ -88,7 +80,7 @@ def test_the_architecture_is_looked_up_not_read_from_the_type_name():
 
 
 def test_rke1_on_graviton_is_refused_with_the_reason():
-    cfg = _pools("rke-dev", lambda p: p[-1].update(instanceType="m7g.large"))
+    cfg = with_pools("rke-dev", lambda p: p[-1].update(instanceType="m7g.large"))
     with pytest.raises(Exception) as refused:
         harness.run_program(cfg, stack="rke-dev")
     assert "is an arm64 (Graviton) type; RKE1 on arm64 is experimental" in str(refused.value)
@@ -109,13 +101,13 @@ def test_rke2_on_graviton_from_the_release_with_arm64_images(version, refused):
 
 def test_running_agents_do_not_change_architecture():
     first = harness.run_stack("rke2-dev")
-    cfg = _pools("rke2-dev", lambda p: p[1].update(instanceType="m7g.large"))
+    cfg = with_pools("rke2-dev", lambda p: p[1].update(instanceType="m7g.large"))
     with pytest.raises(Exception) as refused:
         harness.run_program(cfg, stack="rke2-dev", previous_outputs=copy.deepcopy(first.outputs))
     assert "rke-aws:nodePools[1].instanceType: 'm7g.large' runs arm64, but the pool's running nodes are 'm6i.large'" \
         in str(refused.value)
     # Within one architecture the type changes in place (stop, modify, start), and a new arm64 pool is fine.
-    ok = _pools("rke2-dev", lambda p: (p[1].update(instanceType="m6i.xlarge"),
+    ok = with_pools("rke2-dev", lambda p: (p[1].update(instanceType="m6i.xlarge"),
                                        p.append({"name": "arm", "roles": ["worker"], "count": 1,
                                                  "instanceType": "m7g.large"})))
     run = harness.run_program(ok, stack="rke2-dev", previous_outputs=copy.deepcopy(first.outputs))

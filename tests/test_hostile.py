@@ -23,6 +23,7 @@ from components.settings import model as config_model
 from components.settings.config import ConfigError
 from offline import harness
 from offline.fake_aws import AwsLikeMocks
+from tests.conftest import parse_config as parse
 from tests.conftest import set_key
 from tests.test_config import both, extra_pool, net, pool, put
 
@@ -32,11 +33,6 @@ Expected = tuple[str, str]  # (key path after "rke-aws:", or a full "aws:..." ke
 
 def row(id: str, mutation: Mutation, *expected: Expected, marks=()):
     return pytest.param(mutation, expected, id=id, marks=marks)
-
-
-def parse(cfg: dict, stack: str = "test") -> config.StackConfig:
-    return config.parse(cfg, project="rke-aws", stack=stack, region=cfg.get("aws:region"),
-                        secret_keys=harness.secret_keys_of(cfg))
 
 
 def assert_problems(problems: list[str], expected: tuple[Expected, ...]) -> None:

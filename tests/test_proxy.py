@@ -31,10 +31,12 @@ from hypothesis import strategies as st
 
 from components.plan import proxy as proxy_plan
 from components.settings import config, model
-from components.settings.config import ConfigError, ProxyConfig
+from components.settings.config import ProxyConfig
 from offline import harness
 from offline.fake_aws import AwsLikeMocks
 from tests.conftest import cloud_config, run_stack_cached, set_key
+from tests.conftest import config_problems as problems
+from tests.conftest import parse_config as parse
 from tests.test_addons import ebs_release_values
 from tests.test_bootstrap import boot, instances, rke2_parameters
 
@@ -46,17 +48,6 @@ POD_NETWORK, SERVICE_NETWORK = "10.42.0.0/16", "10.43.0.0/16"
 ALWAYS = {"localhost", "127.0.0.1", "169.254.169.254", POD_NETWORK, SERVICE_NETWORK, ".svc", ".cluster.local"}
 URL_RULE = "a proxy URL like http://proxy.example.com:3128 (http or https, a host, a port; no credentials)"
 ENTRY_RULE = "NO_PROXY entries: host names, .domain suffixes, IPv4 addresses or canonical CIDRs"
-
-
-def parse(cfg: dict) -> config.StackConfig:
-    return config.parse(cfg, project="rke-aws", stack="test", region=cfg.get("aws:region"),
-                        secret_keys=harness.secret_keys_of(cfg))
-
-
-def problems(cfg: dict) -> list[str]:
-    with pytest.raises(ConfigError) as info:
-        parse(cfg)
-    return info.value.problems
 
 
 def with_proxy(cfg: dict, proxy) -> dict:

@@ -22,10 +22,11 @@ import yaml
 from components.node import rke2_config as rc
 from components.plan import cluster_documents
 from components.settings import config
-from components.settings.config import ConfigError
 from offline import harness
 from offline.fake_aws import AwsLikeMocks
 from tests.conftest import cloud_config, run_stack_cached, set_key, written_file
+from tests.conftest import config_problems as problems_of
+from tests.conftest import parse_config as parse
 from tests.rke2_keys import RKE2_SERVER_KEYS
 
 STACK = "rke2-split"
@@ -40,17 +41,6 @@ LABELS = {
     "agent": {},
 }
 ETCD_ONLY_FLAGS = {"disable-apiserver", "disable-controller-manager", "disable-scheduler"}
-
-
-def parse(cfg: dict) -> config.StackConfig:
-    return config.parse(cfg, project="rke-aws", stack="test", region=cfg.get("aws:region"),
-                        secret_keys=harness.secret_keys_of(cfg))
-
-
-def problems_of(cfg: dict) -> list[str]:
-    with pytest.raises(ConfigError) as info:
-        parse(cfg)
-    return info.value.problems
 
 
 def split_config(pools: list[dict], endpoint: str = "nlb") -> dict:

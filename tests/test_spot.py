@@ -13,26 +13,18 @@ Facts from their owners, not from the program:
 from __future__ import annotations
 
 import copy
-import json
 
 import pytest
 
 from components.settings import config
 from offline import diff, harness
+from tests.conftest import with_pools
 from tests.test_diff import NLB_STACK, base_of, change_of, res
 
 # EC2's accepted combinations (User Guide): stop and hibernate only with persistent requests.
 EC2_ALLOWED = {("one-time", "terminate"), ("persistent", "terminate"), ("persistent", "stop"),
                ("persistent", "hibernate")}
 INSTANCE = "aws:ec2/instance:Instance"
-
-
-def _with_pools(stack: str, mutate) -> dict:
-    cfg = harness.stack_config(stack)
-    pools = json.loads(cfg["rke-aws:nodePools"])
-    mutate(pools)
-    cfg["rke-aws:nodePools"] = json.dumps(pools)
-    return cfg
 
 
 def _problems(cfg: dict, stack: str) -> list[str]:
@@ -58,14 +50,14 @@ def test_spot_is_refused_for_pools_with_server_roles(stack, index, roles):
         pools[index]["market"] = "spot"
         if roles:
             pools[index]["roles"] = roles
-    problems = _problems(_with_pools(stack, plant), stack)
+    problems = _problems(with_pools(stack, plant), stack)
     mine = [p for p in problems if p.startswith(f"rke-aws:nodePools[{index}].market: 'spot' for a pool with")]
     assert mine, problems
     assert "worker-only pools" in mine[0]
 
 
 def test_an_unknown_market_is_refused_naming_the_key():
-    problems = _problems(_with_pools("rke2-dev", lambda p: p[1].update(market="reserved")), "rke2-dev")
+    problems = _problems(with_pools("rke2-dev", lambda p: p[1].update(market="reserved")), "rke2-dev")
     assert any(p.startswith("rke-aws:nodePools[1].market: \"reserved\" is not a market") for p in problems), problems
 
 
@@ -108,19 +100,19 @@ def test_a_running_pool_keeps_its_market(strip_market):
     if strip_market:  # outputs of releases before spot pools: every node ran on-demand
         for n in outputs["nodes"]:
             n.pop("market")
-    cfg = _with_pools("rke2-dev", lambda p: p[1].update(market="spot"))
+    cfg = with_pools("rke2-dev", lambda p: p[1].update(market="spot"))
     with pytest.raises(Exception) as refused:
         harness.run_program(cfg, stack="rke2-dev", previous_outputs=outputs)
     assert "rke-aws:nodePools[1].market: 'spot', but pool 'agents' runs 2 node(s) as on-demand" in str(refused.value)
     # A new pool may be spot; the running one stays as it is.
-    cfg = _with_pools("rke2-dev", lambda p: p.append({"name": "spot", "roles": ["worker"], "count": 1,
+    cfg = with_pools("rke2-dev", lambda p: p.append({"name": "spot", "roles": ["worker"], "count": 1,
                                                        "market": "spot"}))
     again = harness.run_program(cfg, stack="rke2-dev", previous_outputs=outputs)
     assert {n["pool"]: n["market"] for n in again.outputs["nodes"]}["spot"] == "spot"
 
 
 def test_a_spot_pool_going_on_demand_is_refused_too():
-    cfg = _with_pools("rke2-dev", lambda p: p[1].update(market="spot"))
+    cfg = with_pools("rke2-dev", lambda p: p[1].update(market="spot"))
     first = harness.run_program(cfg, stack="rke2-dev")
     with pytest.raises(Exception) as refused:
         harness.run_program(harness.stack_config("rke2-dev"), stack="rke2-dev", previous_outputs=first.outputs)
