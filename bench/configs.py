@@ -11,6 +11,7 @@ import json
 from components.plan.network import default_subnet_cidr
 from components.plan.nodes import block_capacity
 from components.settings.config import MAX_POOL_BLOCKS
+from offline import harness
 
 DISTRIBUTIONS = ("rke", "rke2")
 REGION = "us-west-2"
@@ -60,7 +61,8 @@ def stack_config(distribution: str, n: int, kubeconfig: bool = True) -> dict[str
         "rke-aws:tags": json.dumps({"environment": "bench"}),
     }
     if kubeconfig:
-        cfg["rke-aws:kubeconfig"] = KUBECONFIG
+        # Secret, as `pulumi config set --secret` stores it: the program refuses a plain-text kubeconfig.
+        cfg["rke-aws:kubeconfig"] = harness.secret(KUBECONFIG)
     return cfg
 
 

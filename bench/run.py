@@ -579,6 +579,11 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
     text = report(cases, what_if_rows, prof, time.perf_counter() - t0, argv)
     print(text)
+    failed = [f"{c.distribution}/{c.nodes}" for c in cases if c.error]
+    if failed:
+        # A report of configs the program refused is no measurement: not written, and the exit says so.
+        log(f"bench: {len(failed)} config(s) failed ({', '.join(failed)}); bench/RESULTS.md left as it was")
+        return 1
     if args.write:
         # The commands' timings (bench/commands.py) are measured apart and kept.
         from bench import commands
