@@ -23,7 +23,7 @@ if str(ROOT) not in sys.path:
 from offline import harness  # noqa: E402
 
 STACKS = harness.stack_names()
-_RUNS: dict[str, harness.ProgramRun] = {}
+_RUNS: dict[tuple, harness.ProgramRun] = {}
 
 
 @pytest.fixture(scope="session")
@@ -39,10 +39,19 @@ def emulated(tmp_path_factory):
     return functools.partial(_emulated.evaluate, shared=shared)
 
 
+def run_cached(config: dict[str, str], stack: str = "test") -> harness.ProgramRun:
+    """The program's first run (no previous outputs) of `config` as stack `stack`, made once per session
+    and shared: tests read runs, never change them. A value's type is part of the key (a secret and a
+    plain value of the same text are different configs)."""
+    key = (stack, tuple(sorted((k, type(v).__name__, v) for k, v in config.items())))
+    if key not in _RUNS:
+        _RUNS[key] = harness.run_program(config, stack=stack)
+    return _RUNS[key]
+
+
 def run_stack_cached(stack: str) -> harness.ProgramRun:
-    if stack not in _RUNS:
-        _RUNS[stack] = harness.run_stack(stack)
-    return _RUNS[stack]
+    """The run of a stack file (stacks/, tests/stacks/), once per session."""
+    return run_cached(harness.stack_config(stack), stack)
 
 
 @pytest.fixture(params=STACKS)

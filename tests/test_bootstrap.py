@@ -93,7 +93,6 @@ def boot(inst: harness.Registration, tmp_path: Path, parameters: dict[str, str],
         "parameters": dict(parameters), "serving": list(serving), "denied": list(denied), "ssm_host": ssm_host,
         "users": list(users),  # what tests/stubs/getent finds
         "page_size": page_size, "indent": indent,  # how SSM pages and formats GetParametersByPath
-        "online_at": online_at,
         "downloads": {
             # The stand-in install: records what it was asked for; RKE2 "writes" its admin kubeconfig.
             scripts.INSTALL_RKE2_URL: (f'printf "%s %s" "$INSTALL_RKE2_TYPE" "$INSTALL_RKE2_VERSION" > {installed}\n'
@@ -109,7 +108,7 @@ def boot(inst: harness.Registration, tmp_path: Path, parameters: dict[str, str],
     env = {"PATH": f"{STUBS}:/usr/bin:/bin", "HOME": str(tmp_path), "STUB_STATE": str(state_file),
            "STUB_LOG": str(log), "RKE_AWS_ROOT": str(root)}
     if online_at is not None:
-        env["STUB_ONLINE_AT"] = str(online_at)  # tests/stubs/curl answers these without starting Python
+        env["STUB_ONLINE_AT"] = str(online_at)  # tests/stubs/curl refuses what is outside the instance until then
     if budget is None:
         env["STUB_CLOCK"] = str(tmp_path / "clock")
     else:

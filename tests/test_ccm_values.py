@@ -18,7 +18,7 @@ import yaml
 from components.settings import versions
 from offline import harness
 from tests import upstream
-from tests.conftest import user_data
+from tests.conftest import run_cached, user_data
 
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 INSTANCE_TYPE = "aws:ec2/instance:Instance"
@@ -202,17 +202,8 @@ def effective_values(release_inputs: dict, chart_defaults: dict) -> dict:
     return helm_coalesce(merged, chart_defaults)
 
 
-# ---------------------------------------------------------------------------------------------
-# Program runs (cached: each run takes a fraction of a second, but several tests share one).
-# ---------------------------------------------------------------------------------------------
-_RUNS: dict[str, harness.ProgramRun] = {}
-
-
-def run(config: dict[str, str], stack: str = "test") -> harness.ProgramRun:
-    key = json.dumps([stack, config], sort_keys=True)
-    if key not in _RUNS:
-        _RUNS[key] = harness.run_program(config, stack=stack)
-    return _RUNS[key]
+# Program runs: shared (conftest.run_cached), several tests read one.
+run = run_cached
 
 
 def release_config(stack: str) -> dict[str, str]:

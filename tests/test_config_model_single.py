@@ -166,3 +166,34 @@ def test_the_key_lists_config_reads_are_the_models():
                                        ("ebs_csi", "ebsCsi"), ("ip_block", "ipBlock"), ("ssm", "ssm")])
 def test_snake_and_camel_are_inverse(name, key):
     assert config.snake(key) == name and config.camel(name) == key
+
+
+def _integer_fields(cls: type, seen: set) -> list[tuple[str, Any]]:
+    """(section.key, field) of every key whose type holds an int, in `cls` and the sections it nests."""
+    import typing
+
+    from pydantic import BaseModel
+
+    def holds(t: Any, kind: type) -> list:
+        inner = [x for a in typing.get_args(t) for x in holds(a, kind)]
+        return [t, *inner] if isinstance(t, type) and issubclass(t, kind) else inner
+
+    out: list[tuple[str, Any]] = []
+    if cls in seen:
+        return out
+    seen.add(cls)
+    for key, info in cls.model_fields.items():
+        if int in holds(info.annotation, int):  # bool is a subclass, never int itself
+            out.append((f"{cls.__name__}.{key}", info))
+        for sub in holds(info.annotation, BaseModel):
+            out += _integer_fields(sub, seen)
+    return out
+
+
+def test_every_integer_key_declares_its_range():
+    """model._message names the range of a refused integer from the key's Whole(lo, hi); a plain `int` key
+    would fail with an AssertionError instead of a config error on hostile input."""
+    fields = _integer_fields(model.StackConfiguration, set())
+    assert {name for name, _ in fields} >= {"NodePool.count", "NodePool.rootVolumeGb", "EtcdBackup.retention"}
+    undeclared = [name for name, info in fields if model._meta(info, model.Whole) is None]
+    assert not undeclared, f"integer keys without Whole(lo, hi): {undeclared}"

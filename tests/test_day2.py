@@ -15,7 +15,7 @@ import yaml
 from components.settings import versions
 from offline import harness
 from offline.fake_aws import AwsLikeMocks
-from tests.conftest import set_key
+from tests.conftest import run_cached, set_key
 
 INSTANCE = "aws:ec2/instance:Instance"
 SUBNET = "aws:ec2/subnet:Subnet"
@@ -25,18 +25,11 @@ IGNORED = {"ami", "userData", "userDataBase64"}
 KUBECONFIG = harness.secret("apiVersion: v1\nkind: Config\n")  # as `pulumi config set --secret` stores it
 
 
-_FIRST_RUNS: dict[tuple, harness.ProgramRun] = {}
-
-
 def run(config: dict, previous: harness.ProgramRun | None = None, stack: str = "day2") -> harness.ProgramRun:
-    """The program's run of `config` after `previous`. A first run (no previous outputs) of the same config
-    is made once per session and shared (tests read runs, never change them)."""
-    if previous is not None:
-        return harness.run_program(config, stack=stack, previous_outputs=previous.outputs)
-    key = (stack, tuple(sorted((k, type(v).__name__, v) for k, v in config.items())))
-    if key not in _FIRST_RUNS:
-        _FIRST_RUNS[key] = harness.run_program(config, stack=stack)
-    return _FIRST_RUNS[key]
+    """The program's run of `config` after `previous` (a first run of a config is shared, conftest.run_cached)."""
+    if previous is None:
+        return run_cached(config, stack)
+    return harness.run_program(config, stack=stack, previous_outputs=previous.outputs)
 
 
 def refused(config: dict, previous: harness.ProgramRun, stack: str = "day2") -> str:

@@ -61,15 +61,14 @@ def repo(tmp_path_factory) -> Iterator[Path]:
     base_runs: dict[str, dict] = {}
     real_evaluate = diff.evaluate
 
-    def evaluate(root: Path, stack_file: Path, previous: dict | None) -> dict:
-        if previous is not None or root == root_of_head:
-            return real_evaluate(root, stack_file, previous)
+    def evaluate(tree: Path, stack_file: Path, previous: dict | None) -> dict:
+        if previous is not None or tree == root:  # the head: the working tree with the test's edit
+            return real_evaluate(tree, stack_file, previous)
         key = stack_file.read_text()
         if key not in base_runs:
-            base_runs[key] = real_evaluate(root, stack_file, previous)
+            base_runs[key] = real_evaluate(tree, stack_file, previous)
         return copy.deepcopy(base_runs[key])
 
-    root_of_head = root
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(diff, "evaluate", evaluate)
         yield root

@@ -461,8 +461,9 @@ def samples_for(pattern: str, rng) -> list[str]:
     for i in range(5):
         try:
             # Generation only: shrinking a string of a long pattern to the shortest one takes minutes.
-            # 20 examples find the same strings as 50 for every schema pattern but one, in a sixth of
-            # the time (the image pattern's 64-hex digests make each further example slow).
+            # 20 examples find an accepted string of each length wherever 50 do (178 samples either way,
+            # other strings for 6 of 38 patterns), in a sixth of the time: the image pattern's 64-hex
+            # digests make each further example slow.
             accepted.append(find(st.from_regex(pattern), lambda s, i=i: len(s) >= i,
                                  settings=settings(database=None, derandomize=True, max_examples=20,
                                                    phases=[Phase.generate])))

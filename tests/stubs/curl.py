@@ -38,11 +38,6 @@ with open(log_path, "a") as f:
     f.write(json.dumps(entry) + "\n")
 
 
-def _clock():
-    path = os.environ.get("STUB_CLOCK")
-    return int(open(path).read() or 0) if path and os.path.exists(path) else 0
-
-
 def validation(message):  # SSM's answer to a request outside its API limits
     fail(json.dumps({"__type": "ValidationException", "message": message}), 22)
 
@@ -67,11 +62,8 @@ def answer(text):
     sys.exit(0)
 
 
-# Before the fake clock (tests/stubs/date, sleep) reaches "online_at", nothing outside the instance
-# answers: a node that boots before its NAT gateway is available.
-offline = state.get("online_at") is not None and _clock() < int(state["online_at"])
-if offline and not url.startswith("http://169.254.169.254/"):
-    sys.exit(7)  # connection refused
+# (Before the fake clock reaches STUB_ONLINE_AT, tests/stubs/curl answers for everything outside the
+# instance: nothing does, as for a node that boots before its NAT gateway is available.)
 if url.startswith("https://ssm."):
     if state.get("ssm_host") and url != f"https://{state['ssm_host']}/":
         fail("wrong endpoint", 6)
