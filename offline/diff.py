@@ -76,7 +76,8 @@ def stack_config(stack_file: Path) -> tuple[dict[str, str], list[str]]:
     def placeholder(cipher: str) -> str:
         return f"{harness.SECURE_PLACEHOLDER} (ciphertext {hashlib.sha256(cipher.encode()).hexdigest()[:12]})"
 
-    return harness.load_stack_text(stack_file.read_text(), stack_file.name, placeholder)
+    stack = stack_file.name[len("Pulumi."):-len(".yaml")]
+    return harness.load_stack_text(stack_file.read_text(), stack_file.name, placeholder, harness.project_of(stack))
 
 
 def result_of(run) -> dict:

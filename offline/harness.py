@@ -30,7 +30,7 @@ from pulumi.runtime.sync_await import _sync_await
 
 from offline.fake_aws import AwsLikeMocks
 
-from .stacks import STACKS_DIR, environments
+from .stacks import STACKS_DIR, environments, project_name, samples
 
 ROOT = Path(__file__).resolve().parent.parent
 MAIN = ROOT / "__main__.py"
@@ -39,6 +39,9 @@ MAIN = ROOT / "__main__.py"
 FIXTURE_STACKS_DIR = ROOT / "tests" / "stacks"
 # What an encrypted stack value becomes offline: present and secret, its text unknown.
 SECURE_PLACEHOLDER = "offline-placeholder: encrypted value, not decrypted offline"
+# The project (and configuration namespace) of the test fixtures, of configs tests build and of the
+# template's samples in a project `pulumi new` made: this repository's name. A user's environment in
+# stacks/ runs as the project Pulumi.yaml names (project_of), as the CLI runs it.
 PROJECT = "rke-aws"
 
 
@@ -300,9 +303,16 @@ def drain_leftover_tasks() -> None:
 
 
 def stack_names(include_fixtures: bool = True) -> list[str]:
-    """Environments (stacks/), and with `include_fixtures` the test-only stacks in tests/stacks/."""
+    """Environments (stacks/), and with `include_fixtures` the test-only stacks in tests/stacks/ (and the
+    template's samples in a project `pulumi new` made, offline/stacks.py samples())."""
     fixtures = [p.name[len("Pulumi."):-len(".yaml")] for p in FIXTURE_STACKS_DIR.glob("Pulumi.*.yaml")]
-    return sorted(environments() + (fixtures if include_fixtures else []))
+    return sorted(environments() + (fixtures + samples() if include_fixtures else []))
+
+
+def project_of(stack: str) -> str:
+    """The project a stack runs in, whose name is its configuration namespace: Pulumi.yaml's for an
+    environment (stacks/), this repository's (PROJECT) for everything else."""
+    return project_name() if stack in environments() else PROJECT
 
 
 def stack_file(stack: str) -> Path:
@@ -516,11 +526,12 @@ def _cli_key(key: Any, project: str = PROJECT) -> str:
                          "Pulumi CLI refuses such a stack file"])
 
 
-def flatten_stack(doc: Any, where: str = "stack file",
-                  placeholder: Callable[[str], str] | None = None) -> tuple[dict[str, str], list[str]]:
+def flatten_stack(doc: Any, where: str = "stack file", placeholder: Callable[[str], str] | None = None,
+                  project: str = PROJECT) -> tuple[dict[str, str], list[str]]:
     """A parsed stack file's `config:` as the flat map the Pulumi CLI hands a program, and the keys
     it marks secret. An encrypted value cannot be decrypted offline: it becomes SECURE_PLACEHOLDER
-    (present, secret, text unknown), so the program takes the path it takes with the real value."""
+    (present, secret, text unknown), so the program takes the path it takes with the real value.
+    `project`: the namespace a key without one gets (the project's name)."""
     if doc is None:
         return {}, []
     if not isinstance(doc, dict):
@@ -535,7 +546,7 @@ def flatten_stack(doc: Any, where: str = "stack file",
     flat: dict[str, str] = {}
     secret: list[str] = []
     for key, value in config.items():
-        name = _cli_key(key)
+        name = _cli_key(key, project)
         f = _Flattener(name, placeholder)
         flat[name] = f.text(value)
         if f.secret:
@@ -548,8 +559,8 @@ def flatten_config(doc: dict) -> dict[str, str]:
     return flatten_stack(doc)[0]
 
 
-def load_stack_text(text: str, where: str = "stack file",
-                    placeholder: Callable[[str], str] | None = None) -> tuple[dict[str, str], list[str]]:
+def load_stack_text(text: str, where: str = "stack file", placeholder: Callable[[str], str] | None = None,
+                    project: str = PROJECT) -> tuple[dict[str, str], list[str]]:
     """Parse a stack file as the Pulumi CLI does: (flat config, secret keys), or a ConfigError.
     `placeholder`: what an encrypted value becomes, from its ciphertext (default SECURE_PLACEHOLDER)."""
     try:
@@ -559,7 +570,7 @@ def load_stack_text(text: str, where: str = "stack file",
     except yaml.YAMLError as err:
         detail = " ".join(str(err).split())
         raise _config_error([f"{where}: not valid YAML as the Pulumi CLI reads it ({detail[:300]})"]) from None
-    return flatten_stack(doc, where, placeholder)
+    return flatten_stack(doc, where, placeholder, project)
 
 
 class SecretValue(str):
@@ -579,7 +590,7 @@ def secret_keys_of(config: dict[str, str]) -> list[str]:
 
 
 def stack_config(stack: str) -> dict[str, str]:
-    flat, secret_keys = load_stack_text(stack_file(stack).read_text(), f"Pulumi.{stack}.yaml")
+    flat, secret_keys = load_stack_text(stack_file(stack).read_text(), f"Pulumi.{stack}.yaml", project=project_of(stack))
     assert set(secret_keys) <= set(secret_keys_of(flat))
     return flat
 
@@ -590,13 +601,15 @@ def _no_stack_trace() -> source_pb2.StackTrace:
 
 def run_program(config: dict[str, str], stack: str = "test", preview: bool = False,
                 mocks: AwsLikeMocks | None = None, secret_keys: list[str] | None = None,
-                previous_outputs: dict[str, Any] | None = None, main: Path = MAIN) -> ProgramRun:
+                previous_outputs: dict[str, Any] | None = None, main: Path = MAIN,
+                project: str | None = None) -> ProgramRun:
     """Evaluate `__main__.py` with `config` under the mocks; raises what the program raises.
 
     `secret_keys`: the keys the engine marks secret; default `secret_keys_of(config)`.
     `previous_outputs`: the stack's outputs after its last update (a run's `outputs`); None: a new stack.
     `main`: the program to run (another checkout's, for offline/diff.py); its directory goes first on
     sys.path so its own `components` are the ones imported.
+    `project`: the Pulumi project (pulumi.get_project(), the configuration namespace); default project_of(stack).
     """
     run = ProgramRun(stack=stack, config=dict(config), previous_outputs=previous_outputs)
     region = config.get("aws:region", "us-west-2")
@@ -616,7 +629,7 @@ def run_program(config: dict[str, str], stack: str = "test", preview: bool = Fal
     settings.ROOT.set(None)
     pulumi.runtime.set_all_config(dict(config), secret_keys_of(config) if secret_keys is None else secret_keys)
     monitor = _RecordingMonitor(run.mocks, run)
-    pulumi.runtime.set_mocks(run.mocks, project=PROJECT, stack=stack, preview=preview,
+    pulumi.runtime.set_mocks(run.mocks, project=project or project_of(stack), stack=stack, preview=preview,
                              logger=logger, monitor=monitor)
     program_root = str(Path(main).resolve().parent)
     if program_root not in sys.path:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import typing
 from pathlib import Path
@@ -23,7 +24,7 @@ from typing import Any
 import yaml
 
 from components.settings import model
-from components.settings.config import EMPTY_MEANS_DEFAULT, KNOWN_NAMESPACES, NAMESPACE, REGION_RE, STRING_KEYS
+from components.settings.config import EMPTY_MEANS_DEFAULT, KNOWN_NAMESPACES, REGION_RE, STRING_KEYS
 from components.settings.patterns import int_set_regex, whole
 
 from .stacks import STACKS_DIR
@@ -95,6 +96,16 @@ def _text_forms(prop: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": [prop, text], **({"description": prop["description"]} if "description" in prop else {})}
 
 
+# A project name (pulumi/pulumi sdk/go/common/tokens/project.go ValidateProjectName: 1-100 of
+# A-Za-z0-9_.-), other than the providers' and engine's namespaces.
+PROJECT_NAME_PATTERN = f"(?!(?:{'|'.join(KNOWN_NAMESPACES)}):)[A-Za-z0-9_.-]{{1,100}}"
+
+
+def own_key_pattern(*keys: str) -> str:
+    """A name of one of `keys` in a project's namespace, as the CLI writes it (`ns:key`, `ns:config:key`)."""
+    return whole(f"{PROJECT_NAME_PATTERN}:(?:config:)?(?:{'|'.join(re.escape(k) for k in keys)})")
+
+
 def json_schema() -> dict[str, Any]:
     top = model.StackConfiguration.model_json_schema(ref_template="#/definitions/{model}")
     definitions = _as_written(_tidy(top.pop("$defs", {})))
@@ -109,17 +120,24 @@ def json_schema() -> dict[str, Any]:
         "aws:region": {"anyOf": [{"type": "string", "pattern": REGION_RE.pattern}, SECURE_REF],
                        "description": "AWS region (any partition)."},
     }
+    # The program's keys are in the project's namespace, which is the project's name (config.NAMESPACE):
+    # `pulumi new` renames the project, so the schema takes any project name (a namespace typo is the
+    # program's to refuse, config._own_key). Bare keys too: the CLI gives them the project's namespace
+    # (pulumi/pulumi sdk/go/common/workspace/loaders.go stackConfigNamespacedWithProject); editors
+    # complete those. Each key's schema is a definition both forms refer to.
+    pattern_properties: dict[str, Any] = {}
     for key, prop in _tidy(top["properties"]).items():
-        name = f"{NAMESPACE}:{key}"
         if key == "kubeconfig":  # refused unless encrypted (config.py); "" is Pulumi.yaml's "unset"
-            properties[name] = {"anyOf": [SECURE_REF, {"const": ""}], "description": prop.get("description", "")}
-            continue
-        properties[name] = _text_forms(_as_written(prop))
+            definitions[f"config.{key}"] = {"anyOf": [SECURE_REF, {"const": ""}], "description": prop.get("description", "")}
+        else:
+            definitions[f"config.{key}"] = _text_forms(_as_written(prop))
         if key == "tags":  # a free map: {secure: ...} would fit it, but is an encrypted value the program refuses
-            properties[name] = {"allOf": [properties[name], {"not": SECURE_REF}]}
+            definitions[f"config.{key}"] = {"allOf": [definitions[f"config.{key}"], {"not": SECURE_REF}]}
         if key in EMPTY_MEANS_DEFAULT:  # Pulumi.yaml's default "": the program's default
-            properties[name] = {"anyOf": [properties[name], {"const": ""}]}
-    known = sorted(k for k in properties if k.startswith(f"{NAMESPACE}:"))
+            definitions[f"config.{key}"] = {"anyOf": [definitions[f"config.{key}"], {"const": ""}]}
+        properties[key] = {"$ref": f"#/definitions/config.{key}"}
+        pattern_properties[own_key_pattern(key)] = {"$ref": f"#/definitions/config.{key}"}
+    known = sorted(k for k in properties if ":" not in k)
     others = "|".join(KNOWN_NAMESPACES)
     return {
         "$schema": "http://json-schema.org/draft-07/schema#",
@@ -130,12 +148,12 @@ def json_schema() -> dict[str, Any]:
             "config": {
                 "type": "object",
                 "properties": properties,
+                "patternProperties": pattern_properties,
                 # The providers' and engine's namespaces pass (aws:profile, pulumi:tags, ...; the CLI's
-                # `ns:config:name` form too); in rke-aws only known keys; any other namespace is a
-                # typo nothing would read (config._own_key). Keys without a namespace, which the CLI
-                # gives the project's, are refused here: write them as `pulumi config set` does.
+                # `ns:config:name` form too); in the project's namespace (or bare) only known keys.
                 "propertyNames": {"anyOf": [{"enum": known},
-                                            {"pattern": whole(f"(?:{others}):(?:config:)?[^:]+")}]},
+                                            {"pattern": whole(f"(?:{others}):(?:config:)?[^:]+")},
+                                            {"pattern": own_key_pattern(*known)}]},
             },
             "environment": {"description": "Pulumi ESC environments imported by this stack."},
             "secretsprovider": {"type": "string"},
@@ -145,7 +163,10 @@ def json_schema() -> dict[str, Any]:
         # Required keys may come from an ESC environment instead of the file.
         "if": {"not": {"required": ["environment"]}},
         "then": {"required": ["config"], "properties": {"config": {
-            "required": ["aws:region", *(f"{NAMESPACE}:{k}" for k in REQUIRED)]}}},
+            "required": ["aws:region"],
+            # Each required key, bare or in some project's namespace: "not every name fails to be it".
+            "allOf": [{"anyOf": [{"required": [k]}, {"not": {"propertyNames": {"not": {"pattern": own_key_pattern(k)}}}}]}
+                      for k in REQUIRED]}}},
         "definitions": definitions,
     }
 
@@ -224,14 +245,67 @@ def pulumi_yaml_keys() -> str:
 
 # ---- checking and writing -------------------------------------------------------------------------
 
+def declared_keys(text: str) -> dict[str, Any]:
+    """The program's keys a Pulumi.yaml declares (bare keys of `config:`; `pulumi:tags` and the like are
+    other namespaces')."""
+    config = (yaml.safe_load(text) or {}).get("config") or {}
+    return {k: v for k, v in config.items() if ":" not in str(k)}
+
+
+def pulumi_yaml_text(text: str) -> str:
+    """Pulumi.yaml with its declared keys regenerated: between the markers, or, when `pulumi new` (or an
+    edit) left them out, as the first entries of `config:`. new.go saves the project it renamed through
+    a comment-keeping edit (pulumi/pulumi sdk/go/common/util/yamlutil/edit.go) that still drops the
+    comments of the `template:` block it removes, and a project saved without its original text loses
+    every comment (yamlutil.YamlEncode)."""
+    if YAML_BEGIN in text and YAML_END in text:
+        return _replace(text, YAML_BEGIN, YAML_END, pulumi_yaml_keys(), PULUMI_YAML)
+    ours = set(declared_keys("config:\n" + pulumi_yaml_keys()))
+    lines = [line for line in text.splitlines(keepends=True) if line.rstrip() not in (YAML_BEGIN, YAML_END)]
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    at = next((i for i, line in enumerate(lines) if re.fullmatch(r"config:\s*(#.*)?", line.rstrip())), None)
+    if at is None:
+        return "".join(lines) + "config:\n" + pulumi_yaml_keys()
+    end = next((j for j in range(at + 1, len(lines)) if lines[j][:1] not in ("", " ", "\t", "#", "\n")), len(lines))
+    kept: list[str] = []
+    drop = False
+    for line in lines[at + 1:end]:
+        if line[:1] in (" ", "\t") and line.strip() and not line.lstrip().startswith("#") \
+                and len(line) - len(line.lstrip()) == _entry_indent(lines[at + 1:end]):
+            drop = _key_of(line) in ours
+        if not drop:
+            kept.append(line)
+    return "".join(lines[:at + 1]) + pulumi_yaml_keys() + "".join(kept) + "".join(lines[end:])
+
+
+def _entry_indent(body: list[str]) -> int:
+    return min((len(line) - len(line.lstrip()) for line in body if line.strip() and not line.lstrip().startswith("#")),
+               default=2)
+
+
+def _key_of(line: str) -> str:
+    m = re.match(r"""\s*(?:"([^"]*)"|'([^']*)'|([^\s#][^#]*?))\s*:(?:\s|$)""", line)
+    return next((g for g in m.groups() if g is not None), "") if m else ""
+
+
 def expected_files() -> dict[Path, str]:
     readme = README.read_text()
-    yaml_text = PULUMI_YAML.read_text()
     return {
         SCHEMA_PATH: schema_text(),
         README: _replace(readme, README_BEGIN, README_END, readme_table(), README),
-        PULUMI_YAML: _replace(yaml_text, YAML_BEGIN, YAML_END, pulumi_yaml_keys(), PULUMI_YAML),
+        PULUMI_YAML: pulumi_yaml_text(PULUMI_YAML.read_text()),
     }
+
+
+def _is_current(path: Path, expected: str) -> bool:
+    if not path.exists():
+        return False
+    if path == PULUMI_YAML:
+        # The declared keys as the CLI reads them: `pulumi new` re-marshals the file (its layout and
+        # comments are the CLI's to decide), so only what it declares must match the model.
+        return declared_keys(path.read_text()) == declared_keys(expected)
+    return path.read_text() == expected
 
 
 def _replace(text: str, begin: str, end: str, block: str, where: Path) -> str:
@@ -259,7 +333,7 @@ def stale() -> list[str]:
     """Generated files that differ from the model, and stack files naming another schema. A stack
     file without the line is not stale: `pulumi config set` rewrites the whole file and drops every
     comment (pulumi/pulumi#423), and that must not fail the tests; `make schema` puts it back."""
-    out = [str(p.relative_to(ROOT)) for p, text in expected_files().items() if not p.exists() or p.read_text() != text]
+    out = [str(p.relative_to(ROOT)) for p, text in expected_files().items() if not _is_current(p, text)]
     for p in stack_files():
         first = p.read_text().splitlines()[:1]
         if first and first[0].startswith(SCHEMA_COMMENT) and first[0] != schema_line(p):

@@ -145,6 +145,6 @@ def test_allow_uninstall_says_what_it_uninstalls_and_is_refused_once_nothing_is_
     # Left set, the next update is refused: it would uninstall silently next time.
     message = refused(gone, after)
     assert "rke-aws:allowUninstall: true, but this update uninstalls nothing" in message
-    assert "pulumi config rm rke-aws:allowUninstall" in message
+    assert "pulumi config rm allowUninstall" in message
     # With a kubeconfig and nothing left out, it is refused as well.
     assert "uninstalls nothing" in refused(set_key(copy.deepcopy(cfg), "allowUninstall", True), base)

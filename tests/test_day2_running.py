@@ -72,7 +72,7 @@ def test_a_new_cluster_id_is_refused_before_anything_is_registered(prod):
     before = run(prod, stack="rke2-prod")
     message = refused(set_key(copy.deepcopy(prod), "clusterId", "rke2-prod-2"), before, stack="rke2-prod")
     assert "rke-aws:clusterId: 'rke2-prod-2', but this stack runs cluster 'rke2-prod'" in message
-    assert "pulumi config set rke-aws:clusterId rke2-prod" in message and "new stack" in message
+    assert "pulumi config set clusterId rke2-prod" in message and "new stack" in message
 
 
 def test_a_renamed_stack_whose_cluster_id_defaults_to_its_name_is_refused():
@@ -180,7 +180,7 @@ def test_pending_codes_are_printed_as_one_value_that_keeps_the_others(prod):
     earlier = "etcd-0123456789"  # a code the user set for an earlier refusal
     message = refused(set_key(copy.deepcopy(upgrade), "confirmClusterState", earlier), legacy)
     code = code_in(message, "version")
-    combined = re.search(r"`pulumi config set rke-aws:confirmClusterState ([a-z0-9,-]+)`", message.splitlines()[-1])
+    combined = re.search(r"`pulumi config set confirmClusterState ([a-z0-9,-]+)`", message.splitlines()[-1])
     assert combined and combined.group(1).split(",") == [earlier, code], message.splitlines()[-1]
     accepted = run(set_key(copy.deepcopy(upgrade), "confirmClusterState", combined.group(1)), legacy)
     assert accepted.outputs["kubernetesVersion"] == v3410
@@ -191,9 +191,9 @@ def test_several_pending_codes_are_combined_in_their_order():
     from components.plan.spec import with_combined_confirmation
 
     a, b = "version-0123456789", "etcd-abcdef0123"
-    problems = [f"x: `pulumi config set rke-aws:confirmClusterState {a}`", f"y: confirmClusterState {b} (...)"]
+    problems = [f"x: `pulumi config set confirmClusterState {a}`", f"y: confirmClusterState {b} (...)"]
     out = with_combined_confirmation(problems, Observed())
-    assert out[:2] == problems and out[2].endswith(f"`pulumi config set rke-aws:confirmClusterState {a},{b}`, then "
+    assert out[:2] == problems and out[2].endswith(f"`pulumi config set confirmClusterState {a},{b}`, then "
                                                    "`pulumi up` again")
     assert with_combined_confirmation(problems[:1], Observed()) == problems[:1]
     assert with_combined_confirmation(problems[:1], Observed(codes=frozenset({a}))) == problems[:1]

@@ -270,7 +270,7 @@ def test_a_new_cluster_id_is_refused_naming_the_running_cluster():
     p = prev([member(0)])
     assert guards.cluster_id_problems(p, CID, "stack") == []
     (message,) = guards.cluster_id_problems(p, "other", "stack")
-    assert "runs cluster 'c'" in message and "pulumi config set rke-aws:clusterId c" in message
+    assert "runs cluster 'c'" in message and "pulumi config set clusterId c" in message
     assert "defaults to the stack name" not in message
     (renamed,) = guards.cluster_id_problems(p, "renamed", "renamed")
     assert "defaults to the stack name" in renamed

@@ -351,8 +351,8 @@ NAMESPACES = [
     row("uppercase-namespace", lambda cfg: cfg.__setitem__("RKE-AWS:hardening", "cis"),
         ("RKE-AWS:hardening", "did you mean rke-aws:hardening?")),
     row("random-namespace", lambda cfg: cfg.__setitem__("random:length", "32"),
-        ("random:length", "unknown namespace 'random', which nothing reads; this project's keys are rke-aws:<key>, and the "
-                          "providers and engine read aws:, kubernetes:, pulumi:")),
+        ("random:length", "unknown namespace 'random', which nothing reads; this project's keys are rke-aws:<key> (its "
+                          "name in Pulumi.yaml), and the providers and engine read aws:, kubernetes:, pulumi:")),
     row("aws-namespace-typo", lambda cfg: cfg.__setitem__("aws2:region", "us-east-1"), ("aws2:region", "did you mean aws:region?")),
     row("aws-profile-typo", lambda cfg: cfg.__setitem__("awz:profile", "dev"), ("awz:profile", "did you mean aws:profile?")),
     row("namespace-typo-with-newline", lambda cfg: cfg.__setitem__("rke_aws:tags\n", "{}"),

@@ -133,7 +133,12 @@ def _planted(mutate) -> dict:
     (lambda c: c.__setitem__("rke-aws:access", {"sshKeyName": {"secure": "v1:xyz"}}),
      "a secret inside an object (`config set --secret --path`): the program refuses it"),
     (lambda c: c.__setitem__("rke-aws:tags", {"secure": "v1:xyz"}), "encrypted tags"),
-    (lambda c: c.__setitem__("rke_aws:protectServers", True), "a namespace typo"),
+    # A namespace typo (rke_aws:) is a project name to the schema, which cannot know the project's (`pulumi new`
+    # renames it): the program refuses it (config._own_key); a key typo in any namespace is the schema's.
+    (lambda c: c.__setitem__("platform-eu:protectServer", True), "a key typo in a renamed project's namespace"),
+    (lambda c: c.__setitem__("protectServer", True), "a bare key typo"),
+    (lambda c: c.__setitem__("platform-eu:clusterId", "Prod"), "a renamed project's bad value"),
+    (lambda c: c.__setitem__("clusterId", "Prod"), "a bad bare value"),
     (lambda c: c.__setitem__("random:length", 3), "a namespace nothing reads"),
     (lambda c: c.__setitem__("rke-aws:clusterId", "prod\n"), "a trailing newline"),
     (lambda c: c.__setitem__("rke-aws:network", None), "a null"),
@@ -151,6 +156,11 @@ def test_planted_mistakes_fail_the_schema(mutate, what, validator):
     (lambda c: c.update({"rke-aws:clusterId": "", "rke-aws:kubernetesVersion": "", "rke-aws:kubeconfig": ""}),
      "Pulumi.yaml's empty defaults"),
     (lambda c: c.update({"aws:config:profile": "dev", "kubernetes:context": "x"}), "other providers' keys"),
+    (lambda c: c.update({k.replace("rke-aws:", "platform-eu:"): c.pop(k) for k in list(c) if k.startswith("rke-aws:")}),
+     "a project `pulumi new` named platform-eu (its keys in its namespace, pkg/workspace/config.go mergeConfig)"),
+    (lambda c: c.update({k.replace("rke-aws:", ""): c.pop(k) for k in list(c) if k.startswith("rke-aws:")}),
+     "bare keys, which the CLI gives the project's namespace (loaders.go stackConfigNamespacedWithProject)"),
+    (lambda c: c.update({"rke-aws:config:hardening": "cis"}), "the CLI's `ns:config:name` form (config.ParseKey)"),
 ])
 def test_what_the_program_accepts_the_schema_accepts(mutate, what, validator):
     doc = _planted(mutate)
@@ -163,6 +173,14 @@ def test_required_keys_may_come_from_an_esc_environment(validator):
     assert list(validator.iter_errors(doc)), "required keys missing and no environment: must fail"
     doc["environment"] = ["platform/aws-dev"]
     assert not list(validator.iter_errors(doc))
+
+
+@pytest.mark.parametrize("where", ["platform-eu:distribution", "distribution", "rke-aws:config:distribution"])
+def test_distribution_is_required_in_whatever_namespace_the_project_has(where, validator):
+    doc = _planted(lambda c: c.__setitem__(where, c.pop("rke-aws:distribution")))
+    assert not [e.message for e in validator.iter_errors(doc)]
+    doc["config"]["aws:distribution"] = doc["config"].pop(where)  # a provider's namespace is not the project's
+    assert list(validator.iter_errors(doc))
 
 
 def test_a_malformed_version_fails_even_when_it_contains_a_valid_one(validator):

@@ -4,7 +4,10 @@ The CLI reads the block into ProjectTemplate / ProjectTemplateConfigValue (pulum
 sdk/go/common/apitype/templates.go; schema sdk/go/common/workspace/project.json "template",
 additionalProperties false): a field the CLI does not know makes Pulumi.yaml invalid, and `default` is a Go
 string (a YAML number or boolean there is refused). `pulumi new` prompts for each config key and writes the
-answers as the stack's `config:`; with stackConfigDir the file lands in stacks/.
+answers as the stack's `config:`; with stackConfigDir the file lands in stacks/. A template key without a
+namespace gets the project's name (pkg/cmd/pulumi/project/newcmd/config.go resolveTemplateConfig, through
+pkg/cmd/pulumi/config/io.go ParseConfigKeyForProject), and `pulumi new` names the project anew
+(newcmd/new.go), so the program's keys are asked bare; tests/test_pulumi_new.py checks the whole project.
 """
 from __future__ import annotations
 
@@ -31,9 +34,25 @@ def _template() -> dict:
     return _project()["template"]
 
 
+def cli_key(key: str, project: str) -> str:
+    """A template config key as `pulumi new` stores it (io.go parseConfigKey): one without a namespace
+    gets the project's."""
+    return key if ":" in key else f"{project}:{key}"
+
+
+def stack_text(answers: dict[str, str], project: str) -> str:
+    """The stack file as `pulumi new` writes it: the prompted keys with the user's answers; empty answers
+    are left out (newcmd/config.go encryptTemplateConfig)."""
+    return yaml.safe_dump({"config": {cli_key(k, project): v for k, v in answers.items() if v != ""}}, sort_keys=True)
+
+
 def _stack_text(answers: dict[str, str]) -> str:
-    """The stack file as `pulumi new` writes it: the prompted keys with the user's answers."""
-    return yaml.safe_dump({"config": answers}, sort_keys=False)
+    return stack_text(answers, harness.project_name())
+
+
+def _run(answers: dict[str, str], stack: str):
+    config, secret_keys = harness.load_stack_text(_stack_text(answers), stack, project=harness.project_name())
+    return harness.run_program(config, stack=stack, secret_keys=secret_keys, project=harness.project_name())
 
 
 def _defaults() -> dict[str, str]:
@@ -51,21 +70,31 @@ def test_the_template_block_has_only_fields_the_cli_reads():
 
 
 def test_the_template_asks_only_for_keys_the_program_declares():
-    declared = {f"rke-aws:{k}" for k in _project()["config"]} | {"aws:region"}
+    declared = {k for k in _project()["config"] if ":" not in k} | {"aws:region"}
     asked = set(_template()["config"])
     assert asked <= declared, f"Pulumi.yaml template asks for undeclared keys {asked - declared}"
-    assert {"aws:region", "rke-aws:distribution", "rke-aws:kubernetesVersion", "rke-aws:clusterId"} <= asked
+    assert {"aws:region", "distribution", "kubernetesVersion", "clusterId"} <= asked
+
+
+@pytest.mark.parametrize("project", [harness.PROJECT, "platform-eu"])
+def test_the_answers_land_in_the_namespace_of_the_project_pulumi_new_names(project):
+    """`pulumi new --name platform-eu`: the declared keys are namespaced `platform-eu:` (pkg/workspace/config.go
+    mergeConfig: a declared key without a value or default is required, "Stack 'x' is missing configuration
+    value 'distribution'"), so the answers must be too. A template key written `rke-aws:distribution` would stay
+    in the old namespace (ParseConfigKeyForProject keeps a namespaced key) and the stack could not be planned."""
+    written = yaml.safe_load(stack_text(_defaults(), project))["config"]
+    required = {cli_key(k, project) for k, v in _project()["config"].items() if ":" not in k and "default" not in v}
+    assert required and required <= set(written), f"missing configuration values: {required - set(written)}"
 
 
 def test_the_template_offers_the_release_the_program_pins():
     # When the pinned RKE2 release moves, the template's default moves with it.
-    assert _defaults()["rke-aws:kubernetesVersion"] == versions.RKE2_VERSION
-    assert _defaults()["rke-aws:distribution"] == "rke2"
+    assert _defaults()["kubernetesVersion"] == versions.RKE2_VERSION
+    assert _defaults()["distribution"] == "rke2"
 
 
 def test_the_stack_file_pulumi_new_writes_from_the_defaults_is_planned():
-    config, secret_keys = harness.load_stack_text(_stack_text(_defaults()), "dev")
-    run = harness.run_program(config, stack="dev", secret_keys=secret_keys)
+    run = _run(_defaults(), "dev")
     instances = [r for r in run.resources if r.type == "aws:ec2/instance:Instance"]
     # No nodePools in the file: the default layout, three servers and two workers (config_model.DEFAULT_NODE_POOLS).
     names = sorted(r.name for r in instances)
@@ -75,16 +104,14 @@ def test_the_stack_file_pulumi_new_writes_from_the_defaults_is_planned():
 
 @pytest.mark.parametrize("version", [versions.RKE_KUBERNETES_VERSION])
 def test_an_rke1_answer_with_an_rke1_release_is_planned(version):
-    answers = dict(_defaults(), **{"rke-aws:distribution": "rke", "rke-aws:kubernetesVersion": version,
-                                   "rke-aws:clusterId": "legacy-rke"})
-    config, secret_keys = harness.load_stack_text(_stack_text(answers), "legacy")
-    run = harness.run_program(config, stack="legacy", secret_keys=secret_keys)
+    answers = dict(_defaults(), **{"distribution": "rke", "kubernetesVersion": version, "clusterId": "legacy-rke"})
+    run = _run(answers, "legacy")
     assert run.outputs["clusterId"] == "legacy-rke"
 
 
 def test_an_rke1_answer_keeping_the_rke2_default_release_is_refused_naming_the_key():
-    answers = dict(_defaults(), **{"rke-aws:distribution": "rke"})
-    config, secret_keys = harness.load_stack_text(_stack_text(answers), "legacy")
+    answers = dict(_defaults(), **{"distribution": "rke"})
     with pytest.raises(pulumi.RunError) as refused:
-        harness.run_program(config, stack="legacy", secret_keys=secret_keys)
-    assert f'rke-aws:kubernetesVersion: "{versions.RKE2_VERSION}" is not an RKE release name' in str(refused.value)
+        _run(answers, "legacy")
+    key = cli_key("kubernetesVersion", harness.project_name())
+    assert f'{key}: "{versions.RKE2_VERSION}" is not an RKE release name' in str(refused.value)

@@ -230,7 +230,7 @@ def cluster_id_problems(previous: Previous | None, cluster_id: str, stack: str) 
         f"rke-aws:clusterId: '{cluster_id}', but this stack runs cluster '{old}' ({len(previous.nodes)} nodes, "
         f"{servers} etcd members, endpoint api.{old}.rke-aws.internal){defaulted}. The cluster ID names every "
         "resource: this update would build a new VPC, new tokens and new servers under the new ID and delete every "
-        f"running node, etcd members included. Set it back: `pulumi config set rke-aws:clusterId {old}`. To move a "
+        f"running node, etcd members included. Set it back: `pulumi config set clusterId {old}`. To move a "
         "cluster to a new ID, create a new stack with it, restore an etcd snapshot there (README 'Restoring a "
         "snapshot onto new servers'), move the workloads, then `pulumi destroy` this stack"
     ]

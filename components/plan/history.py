@@ -38,6 +38,9 @@ _VERSION_RE = re.compile(r"^v1\.(\d+)\.(\d+)(?:-rancher(\d+)(?:-(\d+))?|\+rke2r(
 UNKNOWN_PLACEHOLDER = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 _NODE_NAME_RE = re.compile(r"^ip-(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,3})\.")
 CONFIRM_KEY = "rke-aws:confirmClusterState"
+# In commands the key goes bare: the CLI gives a key without a namespace the project's (pulumi/pulumi
+# pkg/cmd/pulumi/config/io.go parseConfigKey), which `pulumi new` may have renamed (config.NAMESPACE).
+CONFIRM_CLI_KEY = "confirmClusterState"
 ENDPOINT_RE = re.compile(r"^api\.([a-z][a-z0-9-]*)\.rke-aws\.internal$")
 
 
@@ -341,7 +344,7 @@ class Statement:
         return f"{self.topic}-{hashlib.sha256(self.text.encode()).hexdigest()[:10]}"
 
     def how(self) -> str:
-        return (f"confirm it: `pulumi config set {CONFIRM_KEY} {self.code}` (this code confirms exactly: "
+        return (f"confirm it: `pulumi config set {CONFIRM_CLI_KEY} {self.code}` (this code confirms exactly: "
                 f"\"{self.text}\") and `pulumi up` again")
 
 

@@ -32,6 +32,7 @@ from .guards import (
     version_problems,
 )
 from .history import (
+    CONFIRM_CLI_KEY,
     CONFIRM_KEY,
     EtcdState,
     Observed,
@@ -290,7 +291,7 @@ _CODE_RE = re.compile(r"confirmClusterState ([a-z]+-[0-9a-f]{10})\b", re.ASCII)
 
 
 def with_combined_confirmation(problems: list[str], observed: Observed) -> list[str]:
-    """Each refusal prints `pulumi config set rke-aws:confirmClusterState <its code>`, and each such
+    """Each refusal prints `pulumi config set confirmClusterState <its code>`, and each such
     command replaces the value: with more than one code pending (or one pending and others already
     set), running them in turn keeps only the last (review finding 10). One more line gives the
     value holding all of them, comma-separated (CONFIRM_CODES_PATTERN in config_model.py)."""
@@ -302,7 +303,7 @@ def with_combined_confirmation(problems: list[str], observed: Observed) -> list[
         return problems
     return problems + [f"{CONFIRM_KEY}: to confirm {'these' if len(pending) > 1 else 'this'} together with "
                        f"{'each other' if len(codes) == len(pending) else 'what is already confirmed'}, set every "
-                       f"code at once (each command above replaces the value): `pulumi config set {CONFIRM_KEY} "
+                       f"code at once (each command above replaces the value): `pulumi config set {CONFIRM_CLI_KEY} "
                        f"{','.join(codes)}`, then `pulumi up` again"]
 
 
@@ -472,7 +473,7 @@ def stale_confirmation_warnings(cfg: StackConfig, observed: Observed, vstate: Ve
         return ()
     return (f"rke-aws:confirmClusterState: {', '.join(stale)} confirms nothing this update needs (a confirmation "
             "names one exact state, and the cluster has moved on from it); remove it: `pulumi config rm "
-            "rke-aws:confirmClusterState`",)
+            f"{CONFIRM_CLI_KEY}`",)
 
 
 def _ebs_csi(cfg: StackConfig, previous: Previous | None) -> bool:
@@ -702,7 +703,7 @@ def allow_uninstall_problems(cfg: StackConfig, previous: Previous | None, in_clu
     return ["rke-aws:allowUninstall: true, but this update uninstalls nothing (the last update installed "
             + ("nothing in the cluster" if previous is None or not previous.has_cluster_releases else
                "only what this one installs again") +
-            "); remove it (`pulumi config rm rke-aws:allowUninstall`): left set, a later update without a "
+            "); remove it (`pulumi config rm allowUninstall`): left set, a later update without a "
             "kubeconfig would uninstall the CCM and everything else from the running cluster"]
 
 

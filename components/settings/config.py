@@ -42,6 +42,12 @@ from .model import (  # noqa: F401 - the defaults are part of this module's inte
     MAX_USER_TAGS,
 )
 
+# The configuration namespace is the Pulumi project's name: the CLI namespaces every key Pulumi.yaml declares,
+# every bare key of a stack file and of `pulumi config set` with it (pulumi/pulumi pkg/workspace/config.go
+# mergeConfig, sdk/go/common/workspace/loaders.go stackConfigNamespacedWithProject, pkg/cmd/pulumi/config/io.go
+# parseConfigKey), and `pulumi new` renames the project (pkg/cmd/pulumi/project/newcmd/new.go). `parse` takes
+# it from `project` (pulumi.get_project()); NAMESPACE is this repository's project name, the namespace of its
+# sample stacks and test fixtures, and the one messages outside `parse` still name.
 NAMESPACE = "rke-aws"
 ROLES = ("controlplane", "etcd", "worker")
 
@@ -365,11 +371,12 @@ _S = TypeVar("_S", bound=model.BaseModel)
 class _Problems:
     """Collects problems with the key path they belong to."""
 
-    def __init__(self) -> None:
+    def __init__(self, namespace: str = NAMESPACE) -> None:
         self.items: list[str] = []
+        self.namespace = namespace
 
     def add(self, key: str, message: str) -> None:
-        self.items.append(f"{NAMESPACE}:{key}: {message}")
+        self.items.append(f"{self.namespace}:{key}: {message}")
 
     def check(self, section: type[_S], raw: Any, where: tuple) -> _S:
         """The model's verdict on one key: the valid part of `raw`, its problems recorded."""
@@ -991,29 +998,32 @@ PROXY_SECRET = ("is encrypted (a `secure:` value), but proxy URLs are written in
 
 
 def _own_key(p: _Problems, full_key: Any, warnings: list[str]) -> str | None:
-    """The rke-aws key `full_key` names, or None (another namespace's key, or refused)."""
+    """The key of this project's namespace (`p.namespace`, the project's name) `full_key` names, or None
+    (another namespace's key, or refused)."""
+    ns = p.namespace
     printable = isinstance(full_key, str) and re.fullmatch(r"[ -~]+", full_key) is not None
     text = full_key if printable else shown(full_key)
     if not isinstance(full_key, str) or full_key.count(":") != 1:
-        p.items.append(f"{text}: not a configuration key; keys are <namespace>:<name>, like {NAMESPACE}:nodePools")
+        p.items.append(f"{text}: not a configuration key; keys are <namespace>:<name>, like {ns}:nodePools")
         return None
     namespace, key = full_key.split(":")
-    if namespace == NAMESPACE:
+    if namespace == ns:
         if key not in TOP_LEVEL_KEYS:
             p.add(key if printable else shown(key), model.unknown_key_message(key, TOP_LEVEL_KEYS))
             return None
         return key
     if namespace not in KNOWN_NAMESPACES:
-        # A typo of the namespace (rke_aws:, rke-aws2:) would leave the setting silently unused.
-        candidates = [f"{NAMESPACE}:{k}" for k in TOP_LEVEL_KEYS] + ["aws:region", "aws:profile"]
+        # A typo of the namespace (rke_aws:, rke-aws2:) would leave the setting silently unused; so would the
+        # keys of a project renamed since (`pulumi new`, a new `name:` in Pulumi.yaml).
+        candidates = [f"{ns}:{k}" for k in TOP_LEVEL_KEYS] + ["aws:region", "aws:profile"]
         close = model.closest(full_key, candidates)
         hint = f"did you mean {close}? " if close else ""
         p.items.append(f"{text}: unknown namespace "
-                       f"{shown(namespace)}, which nothing reads; {hint}this project's keys are {NAMESPACE}:<key>, and "
-                       f"the providers and engine read {', '.join(n + ':' for n in KNOWN_NAMESPACES)}")
+                       f"{shown(namespace)}, which nothing reads; {hint}this project's keys are {ns}:<key> (its "
+                       f"name in Pulumi.yaml), and the providers and engine read {', '.join(n + ':' for n in KNOWN_NAMESPACES)}")
     elif namespace == "kubernetes":
         warnings.append(f"{full_key}: the program's Kubernetes provider is explicit, configured from "
-                        f"{NAMESPACE}:kubeconfig (or the kubeconfig the first server published); it ignores "
+                        f"{ns}:kubeconfig (or the kubeconfig the first server published); it ignores "
                         "kubernetes:* settings")
     return None
 
@@ -1028,7 +1038,8 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
     stack's last outputs (history.read()), if any.
     """
     secret_keys = frozenset(secret_keys)
-    p = _Problems()
+    ns = project  # the configuration namespace (see NAMESPACE)
+    p = _Problems(ns)
     warnings: list[str] = []
     values: dict[str, Any] = {}
     given: set[str] = set()  # keys present, even when refused (no "missing" for them)
@@ -1103,7 +1114,7 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
     proxy = _parse_proxy(p, values.get("proxy"))
     if proxy and access.ssm and any(u.startswith("https://") for u in (proxy.http_proxy, proxy.https_proxy)):
         # AWS Systems Manager User Guide, "Configure SSM Agent to use a proxy on Linux nodes".
-        warnings.append(f"{NAMESPACE}:proxy: an https:// proxy, which Session Manager does not support (AWS "
+        warnings.append(f"{ns}:proxy: an https:// proxy, which Session Manager does not support (AWS "
                         "Systems Manager User Guide, \"Configure SSM Agent to use a proxy\"): access.ssm sessions may "
                         "fail; the boot, RKE2 and the CCM are not affected")
     addons = p.check(model.Addons, values.get("addons"), ("addons",))
@@ -1120,22 +1131,22 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
     if top.hardening == "cis" and distribution == "rke":
         p.add("hardening", "'cis' applies RKE2's CIS profile; RKE1 clusters are hardened through cluster.yml by hand")
     if distribution == "rke":
-        warnings.append(f"{NAMESPACE}:distribution: rke: {RKE1_EOL}")
+        warnings.append(f"{ns}:distribution: rke: {RKE1_EOL}")
         # RKE1 etcd nodes take the snapshots; etcd-only pools share the worker/etcd role.
         etcd_only = [pool.name for pool in pools if pool.is_etcd and not pool.is_controlplane]
         if backup.enabled and etcd_only:
-            warnings.append(f"{NAMESPACE}:etcdBackup: pools {', '.join(etcd_only)} run etcd without controlplane and use "
+            warnings.append(f"{ns}:etcdBackup: pools {', '.join(etcd_only)} run etcd without controlplane and use "
                             "the worker/etcd role, so every worker node's role may read the etcd snapshots (every "
                             "Secret of the cluster); put etcd with controlplane to keep snapshots off worker nodes")
 
-    rancher = _parse_rancher(p, values.get("rancher"), "rancher" in given, f"{NAMESPACE}:rancher" in secret_keys,
+    rancher = _parse_rancher(p, values.get("rancher"), "rancher" in given, f"{ns}:rancher" in secret_keys,
                              distribution, cluster_id)
 
     kubeconfig = top.kubeconfig
     if kubeconfig is not None and not kubeconfig.strip():
         p.add("kubeconfig", "is blank; set it with `pulumi config set --secret kubeconfig < kubeconfig.yaml` or remove it")
         kubeconfig = None
-    elif kubeconfig is not None and f"{NAMESPACE}:kubeconfig" not in secret_keys:
+    elif kubeconfig is not None and f"{ns}:kubeconfig" not in secret_keys:
         # Pulumi.yaml cannot declare it `secret: true` (see there), so the program insists instead:
         # a plain-text kubeconfig would sit in the stack file, in git, unencrypted.
         p.add("kubeconfig", "is stored as plain text in the stack file; it holds cluster-admin credentials: "

@@ -662,7 +662,7 @@ class Rancher(_Section):
 
 
 class StackConfiguration(_Section):
-    """Keys in the rke-aws namespace (`pulumi config set rke-aws:<key>`)."""
+    """Keys in the project's namespace (Pulumi.yaml `name`; `pulumi config set <key>`)."""
 
     distribution: OrUnset[Annotated[Literal["rke", "rke2"], Msg(kind="a distribution", missing="missing; set rke or rke2", default="required", declare=True)]] = Field(
         None, description="Kubernetes distribution: rke (RKE1) or rke2; cannot change on a running stack.")
