@@ -30,6 +30,11 @@ def _project() -> dict:
     return yaml.safe_load((ROOT / "Pulumi.yaml").read_text())
 
 
+# A project `pulumi new` made has no template block (newcmd/new.go removes it): the tests of the block do
+# not apply there; the stacks it wrote are planned by the tests over stacks/ and checked below.
+template_only = pytest.mark.skipif("template" not in _project(), reason="no template block: a project `pulumi new` made")
+
+
 def _template() -> dict:
     return _project()["template"]
 
@@ -59,6 +64,7 @@ def _defaults() -> dict[str, str]:
     return {k: v.get("default", "") for k, v in _template()["config"].items()}
 
 
+@template_only
 def test_the_template_block_has_only_fields_the_cli_reads():
     template = _template()
     assert set(template) <= TEMPLATE_FIELDS, f"Pulumi.yaml template: unknown fields {set(template) - TEMPLATE_FIELDS}"
@@ -69,6 +75,7 @@ def test_the_template_block_has_only_fields_the_cli_reads():
         assert value.get("description"), f"Pulumi.yaml template.config.{key}: the prompt needs a description"
 
 
+@template_only
 def test_the_template_asks_only_for_keys_the_program_declares():
     declared = {k for k in _project()["config"] if ":" not in k} | {"aws:region"}
     asked = set(_template()["config"])
@@ -76,6 +83,7 @@ def test_the_template_asks_only_for_keys_the_program_declares():
     assert {"aws:region", "distribution", "kubernetesVersion", "clusterId"} <= asked
 
 
+@template_only
 @pytest.mark.parametrize("project", [harness.PROJECT, "platform-eu"])
 def test_the_answers_land_in_the_namespace_of_the_project_pulumi_new_names(project):
     """`pulumi new --name platform-eu`: the declared keys are namespaced `platform-eu:` (pkg/workspace/config.go
@@ -87,12 +95,14 @@ def test_the_answers_land_in_the_namespace_of_the_project_pulumi_new_names(proje
     assert required and required <= set(written), f"missing configuration values: {required - set(written)}"
 
 
+@template_only
 def test_the_template_offers_the_release_the_program_pins():
     # When the pinned RKE2 release moves, the template's default moves with it.
     assert _defaults()["kubernetesVersion"] == versions.RKE2_VERSION
     assert _defaults()["distribution"] == "rke2"
 
 
+@template_only
 def test_the_stack_file_pulumi_new_writes_from_the_defaults_is_planned():
     run = _run(_defaults(), "dev")
     instances = [r for r in run.resources if r.type == "aws:ec2/instance:Instance"]
@@ -102,6 +112,7 @@ def test_the_stack_file_pulumi_new_writes_from_the_defaults_is_planned():
     assert run.outputs["clusterId"] == "dev"
 
 
+@template_only
 @pytest.mark.parametrize("version", [versions.RKE_KUBERNETES_VERSION])
 def test_an_rke1_answer_with_an_rke1_release_is_planned(version):
     answers = dict(_defaults(), **{"distribution": "rke", "kubernetesVersion": version, "clusterId": "legacy-rke"})
@@ -109,9 +120,25 @@ def test_an_rke1_answer_with_an_rke1_release_is_planned(version):
     assert run.outputs["clusterId"] == "legacy-rke"
 
 
+@template_only
 def test_an_rke1_answer_keeping_the_rke2_default_release_is_refused_naming_the_key():
     answers = dict(_defaults(), **{"distribution": "rke"})
     with pytest.raises(pulumi.RunError) as refused:
         _run(answers, "legacy")
     key = cli_key("kubernetesVersion", harness.project_name())
     assert f'{key}: "{versions.RKE2_VERSION}" is not an RKE release name' in str(refused.value)
+
+
+def test_each_environment_has_the_keys_the_cli_requires():
+    """The CLI refuses a stack missing a declared key without a default, in the project's namespace
+    (pkg/workspace/config.go mergeConfig, "Stack '<stack>' is missing configuration value ..."). A stack
+    taking its configuration from an ESC environment (`environment:`) may get it from there."""
+    project = _project()
+    required = [k for k, v in project["config"].items() if ":" not in k and "default" not in v and "value" not in v]
+    for stack in harness.stack_names(include_fixtures=False):
+        doc = yaml.safe_load(harness.stack_file(stack).read_text()) or {}
+        if doc.get("environment"):
+            continue
+        have = set(harness.stack_config(stack))
+        missing = [k for k in required if cli_key(k, harness.project_of(stack)) not in have]
+        assert not missing, f"Pulumi.{stack}.yaml: the CLI refuses it, missing configuration values {missing}"

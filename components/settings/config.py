@@ -1016,7 +1016,7 @@ def _own_key(p: _Problems, full_key: Any, warnings: list[str]) -> str | None:
         # A typo of the namespace (rke_aws:, rke-aws2:) would leave the setting silently unused; so would the
         # keys of a project renamed since (`pulumi new`, a new `name:` in Pulumi.yaml).
         candidates = [f"{ns}:{k}" for k in TOP_LEVEL_KEYS] + ["aws:region", "aws:profile"]
-        close = model.closest(full_key, candidates)
+        close = f"{ns}:{key}" if key in TOP_LEVEL_KEYS else model.closest(full_key, candidates)
         hint = f"did you mean {close}? " if close else ""
         p.items.append(f"{text}: unknown namespace "
                        f"{shown(namespace)}, which nothing reads; {hint}this project's keys are {ns}:<key> (its "
