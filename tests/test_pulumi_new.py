@@ -155,7 +155,7 @@ def missing_required(project_dir: Path, stack: str) -> list[str]:
     project = yaml.safe_load((project_dir / "Pulumi.yaml").read_text())
     name = project["name"]
     stack_doc = yaml.safe_load((project_dir / (project.get("stackConfigDir") or ".") / f"Pulumi.{stack}.yaml").read_text())
-    given = set((stack_doc.get("config") or {}))
+    given = set(stack_doc.get("config") or {})
     out = []
     for key, decl in (project.get("config") or {}).items():
         full = key if ":" in key else f"{name}:{key}"
