@@ -24,6 +24,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     ref = argv[0]
     urns = {}
+    texts = {}
     with tempfile.TemporaryDirectory() as tmp:
         root = diff.checkout(ref, diff.ROOT, Path(tmp))
         for stack in harness.stack_names():
@@ -32,9 +33,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{stack}: refused at {ref}: {result['refused'][:300]}", file=sys.stderr)
                 return 1
             urns[stack] = [r["urn"] for r in result["resources"]]
+            # The stack file as run: tests/test_urns.py runs today's program on it, not on stacks/ as a user
+            # has since changed it (their stacks' URNs are theirs; these are the data's).
+            texts[stack] = harness.stack_file(stack).read_text()
     OUT.write_text(json.dumps({"comment": f"Every URN each stack registered with the program of {ref}, as new "
-                                          "stacks; written by python -m offline.urns_before.",
-                               "ref": ref, "urns": urns}, indent=1, sort_keys=True) + "\n")
+                                          "stacks, and the stack file each was run with; written by python -m "
+                                          "offline.urns_before.",
+                               "ref": ref, "urns": urns, "stacks": texts}, indent=1, sort_keys=True) + "\n")
     return 0
 
 

@@ -25,6 +25,27 @@ from offline import harness  # noqa: E402
 STACKS = harness.stack_names()
 _RUNS: dict[tuple, harness.ProgramRun] = {}
 
+# ---- tests over stacks/ ------------------------------------------------------------------------------
+# A test over the user's environments (the stacks/ files) must hold for any valid stack there:
+# tests/test_user_stacks.py runs every test marked `reads_stacks` against a copy of stacks/ whose files carry
+# a `secure:` kubeconfig. The marker is set here on every test parametrized with an environment's name (how
+# tests go over stacks/: STACKS, stack_run), so a new one is covered without a list; a test that reads one
+# environment by name marks itself (`@pytest.mark.reads_stacks`).
+READS_STACKS = "reads_stacks"
+_ENVIRONMENTS = frozenset(harness.stack_names(include_fixtures=False))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", f"{READS_STACKS}: goes over stacks/ (tests/test_user_stacks.py runs it "
+                                       "against stacks carrying a kubeconfig)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if any(isinstance(v, str) and v in _ENVIRONMENTS for v in params.values()):
+            item.add_marker(READS_STACKS)
+
 
 @pytest.fixture(scope="session")
 def emulated(tmp_path_factory):
@@ -39,13 +60,14 @@ def emulated(tmp_path_factory):
     return functools.partial(_emulated.evaluate, shared=shared)
 
 
-def run_cached(config: dict[str, str], stack: str = "test") -> harness.ProgramRun:
+def run_cached(config: dict[str, str], stack: str = "test", project: str | None = None) -> harness.ProgramRun:
     """The program's first run (no previous outputs) of `config` as stack `stack`, made once per session
     and shared: tests read runs, never change them. A value's type is part of the key (a secret and a
-    plain value of the same text are different configs)."""
-    key = (stack, tuple(sorted((k, type(v).__name__, v) for k, v in config.items())))
+    plain value of the same text are different configs). `project`: default harness.project_of(stack)."""
+    project = project or harness.project_of(stack)
+    key = (stack, project, tuple(sorted((k, type(v).__name__, v) for k, v in config.items())))
     if key not in _RUNS:
-        _RUNS[key] = harness.run_program(config, stack=stack)
+        _RUNS[key] = harness.run_program(config, stack=stack, project=project)
     return _RUNS[key]
 
 

@@ -132,6 +132,7 @@ def test_manifest_to_helm_removes_the_charts_first_then_installs_releases(dev, m
 
 # ---- allowUninstall ---------------------------------------------------------------------------
 
+@pytest.mark.reads_stacks
 def test_allow_uninstall_says_what_it_uninstalls_and_is_refused_once_nothing_is_left():
     cfg = set_key(harness.stack_config("rke2-prod"), "kubeconfig", harness.secret(KUBECONFIG))
     base = run(cfg)

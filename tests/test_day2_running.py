@@ -200,6 +200,7 @@ def test_several_pending_codes_are_combined_in_their_order():
     assert with_combined_confirmation(["no code here"], Observed(codes=frozenset({b}))) == ["no code here"]
 
 
+@pytest.mark.reads_stacks
 def test_without_a_way_to_the_cluster_the_user_confirms_the_rollout(prod):
     cfg = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})
     base = run(cfg)

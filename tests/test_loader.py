@@ -126,6 +126,7 @@ def test_alias_bomb_is_refused_quickly():
 
 # --- YAML the program used to mishandle: each a config error naming the key --------------------------------
 
+@pytest.mark.reads_stacks
 def test_null_cluster_id_is_the_stack_name_not_null():
     cfg = parse_text(doc_text(**{"rke-aws:clusterId": "~"}), stack="prod-eu")
     assert cfg.cluster_id == "prod-eu"  # the CLI passes "" and Pulumi.yaml's default "" means the stack name

@@ -125,6 +125,7 @@ def test_non_canonical_rke_versions_are_refused(rke1_config, given_version):
     assert expected in problems(rke1_config), problems(rke1_config)
 
 
+@pytest.mark.reads_stacks
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="v1.0123456789+-rkeanch٣３", max_size=24))
 def test_only_known_canonical_releases_pass(text):
@@ -186,6 +187,7 @@ def test_the_known_releases_offered_plainly_are_the_ones_accepted_without_ccm_im
     assert "known 1.28 releases: " in problem and "(no CCM image of this program for 1.28: needs ccm.image)" in problem
 
 
+@pytest.mark.reads_stacks
 def test_a_running_rke1_stack_stays_on_its_release(rke1_config):
     parsed = config.parse(rke1_config, project="rke-aws", stack="rke-dev", region=rke1_config["aws:region"],
                           running_version="v1.31.9-rancher1-1", secret_keys=harness.secret_keys_of(rke1_config))
@@ -199,6 +201,7 @@ def test_the_release_a_stack_runs_is_accepted_even_when_unknown(base_config):
 
 # ---- the default never upgrades a running cluster -----------------------------------------------
 
+@pytest.mark.reads_stacks
 def test_an_unset_version_is_the_default_for_a_new_stack_and_what_runs_for_a_running_one(base_config):
     assert "rke-aws:kubernetesVersion" not in base_config
     assert parse(base_config).kubernetes_version == versions.RKE2_VERSION
@@ -210,6 +213,7 @@ def test_an_unset_version_is_the_default_for_a_new_stack_and_what_runs_for_a_run
     assert parse(base_config, running_version="v1.32.5-rancher1-1").kubernetes_version == versions.RKE2_VERSION
 
 
+@pytest.mark.reads_stacks
 def test_a_new_default_leaves_a_running_stack_on_its_release():
     """Day 2 through the program: a stack deployed when the default was v1.33.5 keeps it. With a
     kubeconfig (set here, whatever stacks/ holds) the upgrade Plans exist, and stay on that release."""
