@@ -339,6 +339,15 @@ def shown(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({size} characters)"
 
 
+def number(value: Any) -> str:
+    """A number as a message shows it, as the user wrote it: 6, not 6.0. Numbers read back from the
+    stack's last outputs are doubles (a protobuf Struct: pulumi/pulumi sdk/python/lib/pulumi/runtime/
+    rpc.py), so an exported 6 comes back 6.0."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def json_text(value: Any) -> str:
     """json.dumps that cannot fail: hostile input nests deeper than the encoder recurses."""
     try:
