@@ -173,6 +173,9 @@ class Previous:
     # rancherCluster: {name, upgrades} of the imported cluster in Rancher (None: not registered)
     rancher_name: str | None = None
     rancher_upgrades: str | None = None
+    # ingressController: the RKE2 ingress controller the servers' config.yaml names (None: outputs from
+    # before it was exported, or not known then either: plan/ingress.py)
+    ingress_controller: str | None = None
 
     @classmethod
     def from_outputs(cls, outputs: Mapping[str, Any]) -> Previous | None:
@@ -282,6 +285,7 @@ class Previous:
             if isinstance(outputs.get("rancherCluster"), dict) else None,
             rancher_upgrades=_known((outputs.get("rancherCluster") or {}).get("upgrades"))
             if isinstance(outputs.get("rancherCluster"), dict) else None,
+            ingress_controller=_known(outputs.get("ingressController")),
         )
 
     @property
