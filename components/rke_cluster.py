@@ -222,6 +222,7 @@ class RkeCluster(pulumi.ComponentResource):
                 kubeconfig_parameter=published.parameter_name if published else None,
                 kubeconfig_key=kubeconfig_key_alias(cfg.cluster_id) if published else None,
                 proxy=cluster.proxy,
+                ingress_controller=cluster.ingress.controller if cluster.ingress else None,
             )
 
         nodes = Nodes(name, NodesArgs(
@@ -245,6 +246,7 @@ class RkeCluster(pulumi.ComponentResource):
             protect_servers=cfg.protect_servers,
             extra_tags=cfg.tags,
             proxy=cluster.proxy,
+            rke_ingress=cfg.ingress.controller if cfg.distribution == "rke" else None,
         ), child)
 
         if join_token is None:
@@ -332,6 +334,10 @@ class RkeCluster(pulumi.ComponentResource):
         out["controlPlaneEndpointType"] = cfg.endpoint
         out["ebsCsi"] = cluster.ebs_csi
         out["hardening"] = cfg.hardening
+        if cluster.ingress is not None:
+            # What the servers' config.yaml names (None: not known, no key written); the next update
+            # keeps it or judges a change against it (plan/ingress.py).
+            out["ingressController"] = cluster.ingress.controller
         if cluster.proxy is not None:
             # What new nodes boot with; the next update compares (plan.proxy_warnings).
             out["proxy"] = cluster.proxy.variables()

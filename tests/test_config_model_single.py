@@ -39,6 +39,7 @@ def sections_of(parsed: config.StackConfig) -> dict[str, tuple[type[model.BaseMo
         "addons": (model.Addons, [parsed.addons]),
         "proxy": (model.Proxy, [parsed.proxy]),
         "rancher": (model.Rancher, [parsed.rancher]),
+        "ingress": (model.Ingress, [parsed.ingress]),
     }
 
 

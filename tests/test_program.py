@@ -125,7 +125,8 @@ def test_project_file_is_valid_for_pulumi():
 def test_project_file_declares_every_scalar_key_and_nothing_unknown():
     declared = set(yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"])
     assert declared <= set(config.TOP_LEVEL_KEYS), declared - set(config.TOP_LEVEL_KEYS)
-    structured = {"network", "access", "nodePools", "ccm", "controlPlane", "etcdBackup", "addons", "proxy", "tags", "rancher"}
+    structured = {"network", "access", "nodePools", "ccm", "controlPlane", "etcdBackup", "addons", "proxy", "tags", "rancher",
+                  "ingress"}
     assert declared == set(config.TOP_LEVEL_KEYS) - structured
 
 
@@ -161,7 +162,8 @@ def test_readme_documents_every_config_key_and_output():
     table = readme[readme.index("## Configuration reference"):readme.index("## Outputs")]
     nested = {"network": config.NETWORK_KEYS, "access": config.ACCESS_KEYS,
               "nodePools[i]": config.POOL_KEYS, "ccm": config.CCM_KEYS, "controlPlane": config.CONTROL_PLANE_KEYS,
-              "etcdBackup": config.ETCD_BACKUP_KEYS, "addons": config.ADDONS_KEYS, "proxy": config.PROXY_KEYS}
+              "etcdBackup": config.ETCD_BACKUP_KEYS, "addons": config.ADDONS_KEYS, "proxy": config.PROXY_KEYS,
+              "ingress": config.INGRESS_KEYS}
     for key in config.TOP_LEVEL_KEYS:
         if key not in nested and key != "nodePools":
             assert f"`{key}`" in table, f"README configuration reference lacks {key}"

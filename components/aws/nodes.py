@@ -70,6 +70,7 @@ class NodesArgs:
     etcd_s3: snapshots.EtcdS3 | None = None  # RKE1: cluster.yml's etcd backup_config
     protect_servers: bool = False
     proxy: ProxyEnv | None = None  # RKE1: Docker's environment (RKE2's is in `rke2`)
+    rke_ingress: str | None = None  # RKE1: ingress.controller as set (None: RKE's default, nginx)
     extra_tags: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -183,7 +184,7 @@ class Nodes(pulumi.ComponentResource):
         return ips.apply(lambda known: rke1_cluster.rke_cluster_yml(
             args.nodes, known, cluster_id=args.cluster_id, kubernetes_version=args.kubernetes_version,
             ssh_user=args.ssh_user, ssh_key_path=args.ssh_key_path, leader_migration=args.leader_migration,
-            api_endpoint=args.api_endpoint, etcd_s3=args.etcd_s3))
+            api_endpoint=args.api_endpoint, etcd_s3=args.etcd_s3, ingress=args.rke_ingress))
 
     @staticmethod
     def _user_data(node: PlannedNode, args: NodesArgs) -> str:

@@ -29,6 +29,10 @@ RKE_SYSCTLS = {
 RKE_KERNEL_MODULES = ("br_netfilter", "overlay")
 
 
+# ingress.controller -> cluster.yml ingress.provider (RKE has no Traefik: config.py refuses it for rke).
+RKE_INGRESS_PROVIDERS = {"ingress-nginx": "nginx", "none": "none"}
+
+
 def rke_cluster_config(
     nodes: Sequence[PlannedNode],
     public_ips: Mapping[str, str],
@@ -40,6 +44,7 @@ def rke_cluster_config(
     leader_migration: bool,
     api_endpoint: str | None = None,
     etcd_s3: EtcdS3 | None = None,
+    ingress: str | None = None,
 ) -> dict[str, Any]:
     """cluster.yml for `rke up`. `public_ips` maps node name to its public IP (absent: private only)."""
     doc: dict[str, Any] = {
@@ -79,6 +84,10 @@ def rke_cluster_config(
         doc["cloud_provider"] = {"name": RKE_EXTERNAL_PROVIDER}
     if services:
         doc["services"] = services
+    if ingress is not None:
+        # ingress.controller: RKE deploys its ingress-nginx for provider nginx (its default) and, on `rke up`
+        # with none, removes the one it deployed (rancher/rke cluster/addons.go deployIngress).
+        doc["ingress"] = {"provider": RKE_INGRESS_PROVIDERS[ingress]}
     return doc
 
 

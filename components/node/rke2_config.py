@@ -14,6 +14,7 @@ from ..plan.names import RKE2_SUPERVISOR_PORT
 from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
 from ..plan.snapshots import EtcdS3, etcd_s3_keys
+from ..settings import versions
 from ..settings.versions import rke2_patch_at_least
 
 # An etcd-only server (rke2-docs install/server_roles.md "etcd-only"): no control-plane component.
@@ -50,6 +51,8 @@ class Rke2Boot:
     kubeconfig_parameter: str | None = None  # where the initialising server publishes the admin kubeconfig
     kubeconfig_key: str | None = None  # the KMS key it is encrypted with
     proxy: ProxyEnv | None = None  # `proxy`: the boot scripts' and RKE2's environment
+    # servers' `ingress-controller` (plan/ingress.py); None: no key, RKE2 keeps what the cluster runs
+    ingress_controller: str | None = None
 
 
 # Written on servers with hardening: cis (RKE2's CIS profile enforces restricted Pod Security with
@@ -106,6 +109,17 @@ def cis_profile(version: str) -> str:
     return "cis" if rke2_patch_at_least(version, {25: 15, 26: 10, 27: 7, 28: 2}, 29) else "cis-1.23"
 
 
+def ingress_keys(controller: str, version: str) -> dict[str, Any]:
+    """A server's ingress keys. `ingress-controller` always: a release without the option skips it with a
+    warning and honours it once upgraded past it, so an upgrade to v1.36 or later never leaves the choice
+    to RKE2's default (versions.RKE2_INGRESS_OPTION_SINCE). `none` on such a release: ingress-nginx, its
+    only controller, disabled the way it knows (`disable`; pkg/cli/cmds/server.go DisableItems)."""
+    keys: dict[str, Any] = {"ingress-controller": controller}
+    if controller == "none" and not versions.rke2_patch_at_least(version, *versions.RKE2_INGRESS_OPTION_SINCE):
+        keys["disable"] = ["rke2-ingress-nginx"]
+    return keys
+
+
 def rke2_config(node: PlannedNode, boot: Rke2Boot) -> dict[str, Any]:
     """/etc/rancher/rke2/config.yaml of one node; only keys valid for its type (server or agent).
 
@@ -145,6 +159,8 @@ def rke2_config(node: PlannedNode, boot: Rke2Boot) -> dict[str, Any]:
         if boot.cis_profile:
             doc["audit-policy-file"] = AUDIT_POLICY_PATH
             doc["pod-security-admission-config-file"] = PSA_CONFIG_PATH
+        if boot.ingress_controller:
+            doc.update(ingress_keys(boot.ingress_controller, boot.install_version))
         if boot.leader_migration:
             doc["kube-controller-manager-arg"] = ["enable-leader-migration=true"]
         else:

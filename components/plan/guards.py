@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..settings import versions
+from . import ingress as ingress_plan
 from .history import (
     EtcdState,
     Observed,
@@ -87,6 +88,35 @@ def version_problems(previous: Previous | None, distribution: str, version: str,
                     f"{_not_complete(state, observed, distribution)}. etcd goes from 3.5 to 3.6 safely only from "
                     "3.5.26, so every server must be known to run the last release first"]
     return []
+
+
+def ingress_removal_problems(version: str, ingress: ingress_plan.IngressPlan | None, previous_version: str | None) -> list[str]:
+    """RKE2 v1.37 and later refuse ingress-nginx alone (versions.RKE2_INGRESS_NGINX_ALONE_REMOVED_MINOR):
+    refuse that release for a new cluster that would run it, and for a running cluster that runs it
+    (or may run it: not known), naming the migration. Every release from that minor on is judged,
+    whether RKE2_RELEASES lists it yet or not."""
+    target = parse_version(version)
+    if ingress is None or target is None or target[0] < versions.RKE2_INGRESS_NGINX_ALONE_REMOVED_MINOR:
+        return []
+    removed = (f"RKE2 v1.{versions.RKE2_INGRESS_NGINX_ALONE_REMOVED_MINOR} and later refuse `ingress-controller: "
+               "ingress-nginx` alone (rancher/rke2 PR #11156; ingress-nginx is retired upstream and its chart gets "
+               "no more updates: rke2-docs release-notes/v1.36.X.md)")
+    if ingress.running is None:
+        if ingress.controller != "ingress-nginx":
+            return []
+        return [f"{ingress_plan.KEY}: 'ingress-nginx' for a new cluster on {version}, but {removed}; use traefik (or none)"]
+    if ingress.controller not in ("ingress-nginx", None):
+        return []
+    on = previous_version or "the running release"
+    runs = ("runs ingress-nginx" if ingress.controller == "ingress-nginx" else
+            "may run ingress-nginx: which controller it runs is not known")
+    check = "" if ingress.controller == "ingress-nginx" else (
+        " (if it runs Traefik or none already, set ingress.controller to it and confirm it as the next `pulumi up` "
+        "asks)")
+    return [f"rke-aws:kubernetesVersion: {version}, but {removed}, and the cluster {runs} ({ingress.running.how}): "
+            f"upgraded, its servers would lose the controller that serves its Ingresses. Migrate to Traefik first, on "
+            f"{on}: RKE2's Ingress NGINX to Traefik Migration Guide ({ingress_plan.MIGRATION_GUIDE}), then set ingress.controller "
+            f"to traefik and confirm it as `pulumi up` asks{check}; then upgrade"]
 
 
 def _crosses_to_etcd_36(running: str, version: str) -> bool:

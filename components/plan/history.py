@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..settings.model import number
+
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 # v1.X.Y, v1.X.Y+rke2rN (RKE2), v1.X.Y-rancherN-M (RKE1: RKE builds M of Rancher's build N; a later
 # M ships fixed system images, so -rancher1-2 after -rancher1-3 is a downgrade: review finding 8).
@@ -174,6 +176,9 @@ class Previous:
     # rancherCluster: {name, upgrades} of the imported cluster in Rancher (None: not registered)
     rancher_name: str | None = None
     rancher_upgrades: str | None = None
+    # ingressController: the RKE2 ingress controller the servers' config.yaml names (None: outputs from
+    # before it was exported, or not known then either: plan/ingress.py)
+    ingress_controller: str | None = None
 
     @classmethod
     def from_outputs(cls, outputs: Mapping[str, Any]) -> Previous | None:
@@ -283,6 +288,7 @@ class Previous:
             if isinstance(outputs.get("rancherCluster"), dict) else None,
             rancher_upgrades=_known((outputs.get("rancherCluster") or {}).get("upgrades"))
             if isinstance(outputs.get("rancherCluster"), dict) else None,
+            ingress_controller=_known(outputs.get("ingressController")),
         )
 
     @property
@@ -557,8 +563,8 @@ class SnapshotTransition:
 def _settings(s: Snapshots | None) -> str:
     if s is None:
         return "no S3 snapshots"
-    every = f" every {s.interval_hours} h" if s.interval_hours else ""
-    keep = f", {s.retention} kept" if s.retention else ""
+    every = f" every {number(s.interval_hours)} h" if s.interval_hours else ""
+    keep = f", {number(s.retention)} kept" if s.retention else ""
     return f"snapshots to {s.location}{every}{keep}"
 
 

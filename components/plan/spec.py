@@ -21,10 +21,12 @@ from ..settings import versions
 from ..settings.config import ConfigError, StackConfig, split_server_pools
 from ..settings.load import load_config
 from . import ccm_values, cluster_documents, rancher, running
+from . import ingress as ingress_plan
 from .cluster_documents import AGENT_PLAN, ETCD_PLAN, SERVER_PLAN, upgrade_manifests
 from .guards import (
     cluster_id_problems,
     etcd_growth_problems,
+    ingress_removal_problems,
     market_problems,
     quorum_problems,
     region_problems,
@@ -108,6 +110,7 @@ class ClusterPlan:
     # the existing rule for that CIDR and port has in the state (admin_rule_aliases).
     admin_aliases: Mapping[str, str] = field(default_factory=dict)
     proxy: ProxyEnv | None = None  # `proxy`, with what always bypasses it (plan/proxy.py)
+    ingress: ingress_plan.IngressPlan | None = None  # RKE2: the servers' ingress controller (plan/ingress.py)
 
     @property
     def server_ips(self) -> tuple[str, ...]:
@@ -363,6 +366,10 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     except ConfigError as err:  # reported with the rest
         problems, default_images = problems + err.problems, {}
     booting = booting_nodes(cfg, previous, nodes)
+    ingress = ingress_plan.plan(cfg.distribution, cfg.ingress.controller, cfg.kubernetes_version, cfg.cluster_id,
+                                previous, observed, [n.name for n in booting if n.pool.is_server])
+    problems += list(ingress.problems if ingress else ())
+    problems += ingress_removal_problems(cfg.kubernetes_version, ingress, previous.kubernetes_version if previous else None)
     keys, key_warnings = key_pair_problems(cfg, launching=bool(booting))
     problems += keys
     machine, machine_warnings = machine_problems(cfg, nodes, previous, default_images, booting, known_types)
@@ -384,7 +391,9 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
                                  + endpoint_warnings(cfg, previous, subnets, found)
                                  + removal_warnings(cfg, previous, ebs_csi, manifests, in_cluster)
                                  + rancher.warnings(cfg, previous)
-                                 + stale_confirmation_warnings(cfg, observed, vstate, estate, snapshots, manifests)
+                                 + (ingress.warnings if ingress else ())
+                                 + stale_confirmation_warnings(cfg, observed, vstate, estate, snapshots, manifests,
+                                                               ingress)
                                  + (backup.notes if backup else ())),
                        backup=backup, account_id=account,
                        ebs_csi=ebs_csi,
@@ -395,7 +404,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
                        snapshots=snapshots, manifests=manifests, in_cluster=in_cluster,
                        keep_ebs_credentials=bool(manifests and "ebs-csi" in manifests.removing),
                        admin_aliases=admin_aliases,
-                       proxy=proxy)
+                       proxy=proxy, ingress=ingress)
 
 
 
@@ -464,10 +473,12 @@ def _version_confirmed(cfg: StackConfig, previous: Previous | None, vstate: Vers
 
 
 def stale_confirmation_warnings(cfg: StackConfig, observed: Observed, vstate: VersionState, estate: EtcdState,
-                                snapshots: SnapshotTransition, manifests: ManifestPlan | None) -> tuple[str, ...]:
+                                snapshots: SnapshotTransition, manifests: ManifestPlan | None,
+                                ingress: ingress_plan.IngressPlan | None = None) -> tuple[str, ...]:
     """A code that confirms nothing this update needs: the state it confirmed has moved on."""
     current = {s.code for s in (vstate.statement, estate.statement, snapshots.statement,
-                                manifests.statement if manifests else None) if s is not None}
+                                manifests.statement if manifests else None,
+                                ingress.statement if ingress else None) if s is not None}
     stale = sorted(observed.codes - current)
     if not stale:
         return ()

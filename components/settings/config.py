@@ -60,6 +60,7 @@ CONTROL_PLANE_KEYS = model.keys(model.ControlPlane)
 ETCD_BACKUP_KEYS = model.keys(model.EtcdBackup)
 ADDONS_KEYS = model.keys(model.Addons)
 PROXY_KEYS = model.keys(model.Proxy)
+INGRESS_KEYS = model.keys(model.Ingress)
 BYO_KEYS = ("vpcId", "publicSubnetIds", "privateSubnetIds")
 CIDR_KEYS = ("vpcCidr", "publicSubnetCidrs", "privateSubnetCidrs", "natGateways")
 # Pulumi.yaml declares these with default "" (its schema cannot express "the stack name" or
@@ -310,6 +311,13 @@ class RancherConfig(_FromModel):
 
 
 @dataclass(frozen=True)
+class IngressConfig(_FromModel):
+    """ingress: `controller` reads through (None: not set; components/plan/ingress.py decides)."""
+    MODEL = model.Ingress
+    source: Any = _source()
+
+
+@dataclass(frozen=True)
 class ControlPlaneConfig(_FromModel):
     """controlPlane: endpoint is StackConfig.endpoint (kept there for its consumers); other keys read through."""
     MODEL = model.ControlPlane
@@ -344,6 +352,7 @@ class StackConfig(_FromModel):
     proxy: ProxyConfig | None = None
     rancher: RancherConfig | None = None  # None: not registered in Rancher
     control_plane: ControlPlaneConfig = field(default_factory=ControlPlaneConfig)
+    ingress: IngressConfig = field(default_factory=IngressConfig)
     source: Any = _source()
 
     @property
@@ -926,6 +935,23 @@ def _kubernetes_version(p: _Problems, given: str | None, distribution: str | Non
     return kver
 
 
+def _check_ingress(p: _Problems, controller: str | None, distribution: str | None, kver: str | None) -> None:
+    """What one release can deploy. RKE1: cluster.yml's ingress.provider, nginx or none (rancher/rke
+    cluster/addons.go deployIngress); RKE2: versions.RKE2_TRAEFIK_SINCE. Whether a running cluster
+    may change, and ingress-nginx from v1.37 on, are plan/ingress.py's and guards.py's."""
+    if controller is None or distribution is None:
+        return
+    if distribution == "rke":
+        if controller == "traefik":
+            p.add("ingress.controller", "'traefik' is not an RKE1 ingress provider: RKE deploys ingress-nginx or "
+                                        "nothing (cluster.yml ingress.provider nginx or none); use ingress-nginx or none")
+        return
+    if kver is not None and controller == "traefik" and not versions.rke2_patch_at_least(kver, *versions.RKE2_TRAEFIK_SINCE):
+        p.add("ingress.controller", f"'traefik' is bundled from RKE2 v1.30.3 (and in every 1.31 and later), but "
+                                    f"kubernetesVersion {kver} ships ingress-nginx only; use ingress-nginx or none, or a "
+                                    "later release")
+
+
 RANCHER_CLUSTER_NAME_RE = re.compile(model.RANCHER_CLUSTER_NAME_PATTERN)
 
 
@@ -1139,6 +1165,9 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
                             "the worker/etcd role, so every worker node's role may read the etcd snapshots (every "
                             "Secret of the cluster); put etcd with controlplane to keep snapshots off worker nodes")
 
+    ingress = p.check(model.Ingress, values.get("ingress"), ("ingress",))
+    _check_ingress(p, ingress.controller, distribution, kver)
+
     rancher = _parse_rancher(p, values.get("rancher"), "rancher" in given, f"{ns}:rancher" in secret_keys,
                              distribution, cluster_id)
 
@@ -1163,6 +1192,6 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
         warnings=tuple(warnings), endpoint=endpoint, etcd_backup=backup,
         addons=_plain(AddonsConfig, addons), hardening=top.hardening, allow_uninstall=top.allowUninstall,
         confirm_cluster_state=top.confirmClusterState, proxy=proxy, rancher=rancher,
-        control_plane=_plain(ControlPlaneConfig, control_plane), source=top,
+        control_plane=_plain(ControlPlaneConfig, control_plane), ingress=_plain(IngressConfig, ingress), source=top,
     )
 

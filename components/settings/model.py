@@ -339,6 +339,15 @@ def shown(value: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({size} characters)"
 
 
+def number(value: Any) -> str:
+    """A number as a message shows it, as the user wrote it: 6, not 6.0. Numbers read back from the
+    stack's last outputs are doubles (a protobuf Struct: pulumi/pulumi sdk/python/lib/pulumi/runtime/
+    rpc.py), so an exported 6 comes back 6.0."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def json_text(value: Any) -> str:
     """json.dumps that cannot fail: hostile input nests deeper than the encoder recurses."""
     try:
@@ -571,6 +580,24 @@ class Addons(_Section):
         None, description="aws-ebs-csi-driver with a default gp3 StorageClass; its controller uses an IAM user of its own.")
 
 
+# New RKE2 stacks get Traefik where their release offers it: RKE2's own default for new clusters from
+# v1.36, while ingress-nginx is retired upstream (March 2026), gets no more updates and cannot run alone
+# from v1.37 (versions.RKE2_INGRESS_NGINX_ALONE_REMOVED_MINOR).
+DEFAULT_INGRESS_CONTROLLER: Final = "traefik"
+
+
+class Ingress(_Section):
+    """ingress: the ingress controller the cluster's servers deploy."""
+
+    controller: OrUnset[Annotated[Literal["traefik", "ingress-nginx", "none"], Msg(
+        kind="an ingress controller", allowed="traefik, ingress-nginx or none",
+        default=f"new RKE2 stacks: {DEFAULT_INGRESS_CONTROLLER} (ingress-nginx on releases without it); running "
+                "stacks: what they run; RKE1: RKE's nginx")]] = Field(
+        None, description="RKE2's ingress-controller (traefik, ingress-nginx, none; ingress-nginx alone ends with "
+                          "v1.37); RKE1's ingress.provider (ingress-nginx or none). A running cluster changes it by "
+                          "hand (README).")
+
+
 def _proxy_url_why(v: str) -> str | None:
     if not re.fullmatch(r"[!-~]*", v):
         return "has a space, a control or a non-ASCII character"
@@ -687,6 +714,7 @@ class StackConfiguration(_Section):
     addons: OrUnset[Annotated[Addons, Msg()]] = Field(None, description=Addons.__doc__)
     proxy: OrUnset[Annotated[Proxy, Msg()]] = Field(None, description=Proxy.__doc__)
     rancher: OrUnset[Annotated[Rancher, Msg(default="unset (not registered)")]] = Field(None, description=Rancher.__doc__)
+    ingress: OrUnset[Annotated[Ingress, Msg()]] = Field(None, description=Ingress.__doc__)
     hardening: Annotated[Literal["none", "cis"], Msg(kind="a hardening profile", declare=True, reason="the CIS profile enforces Pod Security restricted, which many workloads fail")] = Field(
         "none", description="RKE2's CIS profile with its host preparation, audit policy and Pod Security restricted (RKE2 only).")
     kubeconfig: OrUnset[Annotated[Annotated[str, Strict()], Msg(default="unset", declare=True, type_name="encrypted string")]] = Field(
@@ -716,7 +744,7 @@ class StackConfiguration(_Section):
 
 SECTIONS: dict[str, type[_Section]] = {
     "network": Network, "access": Access, "ccm": Ccm, "controlPlane": ControlPlane,
-    "etcdBackup": EtcdBackup, "addons": Addons, "proxy": Proxy, "rancher": Rancher,
+    "etcdBackup": EtcdBackup, "addons": Addons, "proxy": Proxy, "rancher": Rancher, "ingress": Ingress,
 }
 
 

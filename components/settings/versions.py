@@ -143,6 +143,28 @@ RKE2_VERSION = "v1.35.7+rke2r1"
 # zombie_members_upgrade); history.etcd_stepping_stone_problems enforces it.
 ETCD_SAFE_BEFORE_3_6 = (3, 5, 26)
 
+# RKE2's bundled ingress controllers, read at each release tag of rancher/rke2 (IngressItems and the
+# `ingress-controller` server flag: pkg/rke2/rke2.go, from 1.35 pkg/cli/types.go and pkg/cli/cmds/server.go).
+# The `ingress-controller` option exists from v1.27.16 / v1.28.12 / v1.29.7 / v1.30.3 and in every 1.31+;
+# releases before it ship ingress-nginx alone (disabled with `disable: rke2-ingress-nginx`) and skip the
+# key with a warning (k3s pkg/configfilearg: "Unknown flag ... found in config.yaml, skipping",
+# k3s-io/k3s#4464), so a key written for them takes effect once the server is upgraded past it.
+RKE2_INGRESS_OPTION_SINCE = ({27: 16, 28: 12, 29: 7, 30: 3}, 31)
+# `traefik` is one of its values from v1.30.3 and in every 1.31+; 1.27-1.29 know ingress-nginx (and
+# none) only, and rke2-server exits on any other value ("Invalid value ... must be one of").
+RKE2_TRAEFIK_SINCE = ({30: 3}, 31)
+# Which controller a server deploys when its config.yaml names none: ingress-nginx before v1.36; from
+# v1.36 the one whose HelmChart already runs, else Traefik (pkg/bootstrap/bootstrap.go
+# getDefaultIngressClassFromCharts): "Traefik is now the default for new clusters starting in v1.36
+# (existing clusters will keep their current ingress upon upgrade)" (rke2-docs release-notes/v1.36.X.md).
+RKE2_TRAEFIK_DEFAULT_FROM_MINOR = 36
+# From v1.37 `ingress-controller: ingress-nginx` alone is refused; only `traefik, ingress-nginx` remains,
+# as a last step of the migration (rancher/rke2 PR #11156, "[Release-1.37] Remove standalone
+# ingress-nginx controller option", merged 2026-09-02; the v1.36 notes: the chart "will be completely
+# removed in v1.37 for community users"). guards.ingress_removal_problems holds every release from this
+# minor on to it, known to RKE2_RELEASES or not.
+RKE2_INGRESS_NGINX_ALONE_REMOVED_MINOR = 37
+
 # Docker engine for RKE1 nodes, installed by Rancher's install-docker script of that name
 # (rancher/install-docker dist/27.5.1.sh at d69b486d); RKE v1.8 supports the 27.x series.
 RKE_DOCKER_VERSION = "27.5.1"
