@@ -592,8 +592,9 @@ def spot_request_warnings(cfg: StackConfig, previous: Previous | None, nodes: Se
                    "when it is terminated without the request being cancelled first, with the same user data and "
                    "address, billed and not managed by Pulumi. If the last `pulumi up` failed after launching it, "
                    f"the next successful one records it and this goes away; otherwise: {cancel} first (cancelling "
-                   f"terminates nothing), then `aws ec2 terminate-instances --instance-ids {' '.join(sorted(ids))}`, "
-                   "then `pulumi up --refresh` (README 'Spot worker pools')")
+                   f"terminates nothing), then `aws ec2 terminate-instances --instance-ids {' '.join(sorted(ids))}` and "
+                   "wait until they are terminated (their address is the node's), then `pulumi up --refresh` (README "
+                   "'Spot worker pools')")
     for r in running:
         if r.spot_valid_until:
             out.append(f"rke-aws:nodePools: the spot request of {r.name} ({r.spot_request_id or 'its request'}) ends "
