@@ -128,6 +128,9 @@ class MotoMocks(pulumi.runtime.Mocks):
         self._env: dict[str, str | None] = {}
         self._session: boto3.Session | None = None
         self._clients: dict[str, Any] = {}
+        # moto gap: RunInstances with spot market options creates no spot request in moto; AWS does, and
+        # DescribeInstances filters by it (spot-instance-request-id). Instance ID -> request ID.
+        self.spot_requests: dict[str, str] = {}
         # A region AWS does not have: the provider refuses every call (moto would raise KeyError).
         self.refusal = region_refusal(region)
         self.partition = "aws" if self.refusal else _partition_of(region)
@@ -386,10 +389,13 @@ class MotoMocks(pulumi.runtime.Mocks):
                 {"name": b["Name"], "bucketArn": f"arn:{self.partition}:s3:::{b['Name']}", "bucketRegion": self.region,
                  "creationDate": str(b.get("CreationDate", ""))} for b in found]}
         if tok == "aws:ec2/getInstances:getInstances":
-            kwargs: dict[str, Any] = {"Filters": self._filters(a)}
+            filters = self._filters(a)
+            by_request = [set(f["Values"]) for f in filters if f["Name"] == "spot-instance-request-id"]
+            kwargs: dict[str, Any] = {"Filters": [f for f in filters if f["Name"] != "spot-instance-request-id"]}
             if a.get("instanceStateNames"):
                 kwargs["Filters"].append({"Name": "instance-state-name", "Values": list(a["instanceStateNames"])})
-            found = [i for r in ec2.describe_instances(**kwargs)["Reservations"] for i in r["Instances"]]
+            found = [i for r in ec2.describe_instances(**kwargs)["Reservations"] for i in r["Instances"]
+                     if all(self.spot_requests.get(i["InstanceId"]) in v for v in by_request)]
             return {"id": self.region, "ids": [i["InstanceId"] for i in found],
                     "privateIps": [i.get("PrivateIpAddress", "") for i in found], "publicIps": [], "ipv6Addresses": []}
         if tok == "aws:ssm/getParameter:getParameter":
@@ -663,6 +669,14 @@ class MotoMocks(pulumi.runtime.Mocks):
                 "DeleteOnTermination": root.get("deleteOnTermination", True),
             }.items() if v is not None}
             kwargs["BlockDeviceMappings"] = [{"DeviceName": image.get("RootDeviceName") or ROOT_DEVICE, "Ebs": ebs}]
+        market = i.get("instanceMarketOptions") or {}
+        if market.get("marketType"):
+            spot = market.get("spotOptions") or {}
+            kwargs["InstanceMarketOptions"] = {"MarketType": market["marketType"], "SpotOptions": {k: v for k, v in {
+                "SpotInstanceType": spot.get("spotInstanceType"),
+                "InstanceInterruptionBehavior": spot.get("instanceInterruptionBehavior"),
+                "ValidUntil": spot.get("validUntil"),
+            }.items() if v is not None}}
         specs = _tag_spec("instance", i.get("tags")) + _tag_spec("volume", i.get("volumeTags"))
         if specs:
             kwargs["TagSpecifications"] = specs
@@ -682,7 +696,12 @@ class MotoMocks(pulumi.runtime.Mocks):
             # instance's SecurityGroups, which AWS (and the CCM) read from the primary interface.
             ec2.modify_instance_attribute(InstanceId=iid, Groups=groups)
         nic0 = (inst.get("NetworkInterfaces") or [{}])[0]
+        spot = {}
+        if (i.get("instanceMarketOptions") or {}).get("marketType") == "spot":
+            self.spot_requests[iid] = "sir-" + _hex(f"{self.seed}:{name}:spot", 8)
+            spot = {"spotInstanceRequestId": self.spot_requests[iid], "instanceLifecycle": "spot"}
         return iid, {
+            **spot,
             "arn": self._arn("ec2", f"instance/{iid}"),
             "privateIp": inst.get("PrivateIpAddress", ""),
             "privateDns": inst.get("PrivateDnsName", ""),

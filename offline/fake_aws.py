@@ -150,8 +150,10 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         self.buckets: set[str] = set()
         # Buckets of other accounts that HeadBucket still answers for (their policy lets us list them).
         self.foreign_buckets: set[str] = set()
-        # Instances of the account besides what the program creates: private IP -> their tags.
+        # Instances of the account besides what the program creates: private IP -> their tags, and
+        # the spot request that launched one (private IP -> request ID).
         self.instances: dict[str, dict[str, str]] = {}
+        self.spot_requests: dict[str, str] = {}
         self.subnets: dict[str, dict[str, Any]] = {k: {"cidr": v["cidr"], "az": v["az"]} for k, v in self.existing.items()}
         self.used_ips: dict[str, str] = {}  # ip -> instance name
         self.resources: list[tuple[str, str, dict]] = []
@@ -207,6 +209,11 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         rid = f"i-{_hex(seed)}"
         extra = self._instance(name, inputs)
         extra.update(arn=self._arn("ec2", f"instance/{rid}"), instanceState="running")
+        if (inputs.get("instanceMarketOptions") or {}).get("marketType") == "spot":
+            # RunInstances with spot market options creates a spot request for the instance; the
+            # provider reads it back (ec2_instance.go resourceInstanceRead: spot_instance_request_id,
+            # instance_lifecycle, and the request's options; no ValidUntil when none was asked for).
+            extra.update(spotInstanceRequestId=f"sir-{_hex(seed, 8)}", instanceLifecycle="spot")
         return rid, extra
 
     def _role(self, seed, name, inputs):
@@ -455,6 +462,7 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
             values = {f["name"]: set(f["values"]) for f in a.get("filters") or []}
             ips = [ip for ip, tags in sorted(self.instances.items())
                    if ip in values.get("private-ip-address", {ip})
+                   and self.spot_requests.get(ip) in values.get("spot-instance-request-id", {self.spot_requests.get(ip)})
                    and all(tags.get(k[len("tag:"):]) in v for k, v in values.items() if k.startswith("tag:"))]
             return {"id": self.region, "ids": [f"i-{_hex(ip)}" for ip in ips], "privateIps": ips, "publicIps": [],
                     "ipv6Addresses": []}

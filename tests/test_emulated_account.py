@@ -53,6 +53,23 @@ def test_instance_gets_moto_ids_and_the_private_dns_name_ec2_derives(account, su
     assert desc["MetadataOptions"]["HttpTokens"] == "required" and desc["MetadataOptions"]["HttpPutResponseHopLimit"] == 2
 
 
+def test_a_spot_instance_has_the_request_ec2_creates_for_it(account, subnet):
+    """RunInstances with spot market options creates a spot request (EC2 User Guide, "Spot Instance
+    requests"); DescribeInstances filters by it (spot-instance-request-id), which the plan uses to find
+    an instance a persistent request launched again (moto creates no request: closed in the account)."""
+    spot = {"marketType": "spot", "spotOptions": {"spotInstanceType": "persistent", "instanceInterruptionBehavior": "stop"}}
+    rid, state = instance(account, "spot-a", subnet, "10.0.1.80", instanceMarketOptions=spot)
+    plain, plain_state = instance(account, "plain", subnet, "10.0.1.81")
+    assert state["spotInstanceRequestId"].startswith("sir-") and state["instanceLifecycle"] == "spot", state
+    assert "spotInstanceRequestId" not in plain_state
+    (desc,) = account.session().client("ec2").describe_instances(InstanceIds=[rid])["Reservations"][0]["Instances"]
+    assert desc.get("InstanceLifecycle") == "spot"
+    found = account.call(MockCallArgs("aws:ec2/getInstances:getInstances", {
+        "filters": [{"name": "spot-instance-request-id", "values": [state["spotInstanceRequestId"]]}],
+        "instanceStateNames": ["pending", "running", "stopping", "stopped"]}, ""))
+    assert found["ids"] == [rid] and found["privateIps"] == ["10.0.1.80"], found
+
+
 @pytest.mark.parametrize("ip, refusal", [
     ("10.0.2.10", r"InvalidParameterValue: instance node-b: address 10\.0\.2\.10 does not fall within"),
     ("10.0.1.2", r"InvalidParameterValue: instance node-b: address 10\.0\.1\.2 is reserved by AWS"),

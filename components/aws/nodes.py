@@ -41,12 +41,24 @@ IGNORED_ON_SERVERS = ["instanceType"]
 # node name). `stop` needs `persistent` (EC2 User Guide, "Behavior of Spot Instance interruptions");
 # terraform-provider-aws cancels the request when the instance is deleted (ec2_instance.go,
 # resourceInstanceDelete: CancelSpotInstanceRequests when instance_lifecycle is spot), so a removed
-# node is not launched again by its request.
+# node is not launched again by its request. An instance terminated any other way is launched again
+# by its request (EC2 User Guide, "Cancel a Spot Instance request"): the plan looks for such
+# duplicates (plan/spec.py spot_warnings) and the README gives the recovery.
 SPOT_OPTIONS = {"spot_instance_type": "persistent", "instance_interruption_behavior": "stop"}
-# EC2 cannot change a spot instance's type (ModifyInstanceAttribute needs it stopped, and a stopped
-# spot instance keeps its type: EC2 User Guide, same page): a new type replaces the node instead.
-REPLACED_ON_SPOT = ["instanceType"]
-
+# No `valid_until`: for RunInstances a persistent request without ValidUntil stays active until it is
+# cancelled (EC2 API Reference, SpotMarketOptions.ValidUntil; no default or maximum is documented
+# there any more, unlike the 7 days of RequestSpotInstances and launch templates). Any date would end
+# the request, after which EC2 never starts an interrupted node again. It is ForceNew
+# (ec2_instance.go: valid_until Optional+Computed+ForceNew), so it must never appear in a running
+# node's inputs either; the provider reads it back, and the plan warns when a request has one.
+SPOT_VALID_UNTIL = None
+# EC2 cannot change a spot instance's type in place (a stopped spot instance keeps its type: EC2 User
+# Guide, "Stop interrupted Spot Instances"), so a changed type would replace the node, and one update
+# would replace every node of the pool at once. Running spot nodes keep their type like servers do
+# (plan/spec.py instance_type_warnings names them); new nodes and `pulumi up --replace` take the new one
+# (a targeted replacement checks the program's inputs, not the ignore_changes ones: pulumi/pulumi
+# pkg/resource/deploy/step_generator.go, isTargetedReplace).
+IGNORED_ON_SPOT = ["instanceType"]
 
 @dataclass(frozen=True)
 class NodesArgs:
@@ -83,6 +95,11 @@ def user_data_base64(node: str, text: str) -> str:
         raise pulumi.RunError(f"node {node}: user data is {size} bytes compressed; EC2 accepts at most "
                               f"{cloud_init.USER_DATA_LIMIT}")
     return encoded
+
+
+def _valid_until(options: object) -> str:
+    spot = getattr(options, "spot_options", None) if options is not None else None
+    return (getattr(spot, "valid_until", None) if spot is not None else None) or ""
 
 
 def node_tags(cluster_id: str, node: PlannedNode, extra: Mapping[str, str]) -> dict[str, str]:
@@ -130,7 +147,8 @@ class Nodes(pulumi.ComponentResource):
                 ),
                 instance_market_options=aws.ec2.InstanceInstanceMarketOptionsArgs(
                     market_type="spot",
-                    spot_options=aws.ec2.InstanceInstanceMarketOptionsSpotOptionsArgs(**SPOT_OPTIONS),
+                    spot_options=aws.ec2.InstanceInstanceMarketOptionsSpotOptionsArgs(
+                        **SPOT_OPTIONS, valid_until=SPOT_VALID_UNTIL),
                 ) if node.pool.is_spot else None,
                 tags=node_tags(args.cluster_id, node, args.extra_tags),
                 volume_tags=tags.named(node.name, args.extra_tags),
@@ -138,8 +156,8 @@ class Nodes(pulumi.ComponentResource):
                     parent=self,
                     # A fixed private IP cannot be held by the old and the new instance at once.
                     delete_before_replace=True,
-                    replace_on_changes=REPLACED_ON_SPOT if node.pool.is_spot else None,
-                    ignore_changes=IGNORED_ON_UPDATE + (IGNORED_ON_SERVERS if node.pool.is_server else []),
+                    ignore_changes=IGNORED_ON_UPDATE + (IGNORED_ON_SERVERS if node.pool.is_server else [])
+                    + (IGNORED_ON_SPOT if node.pool.is_spot else []),
                     depends_on=list(args.node_dependencies.get(node.subnet.key, [])) + list(args.boot_dependencies),
                     protect=protect,
                 ),
@@ -176,6 +194,11 @@ class Nodes(pulumi.ComponentResource):
             "keyName": args.ssh_key_name,
             "instanceType": inst.instance_type,  # what runs (servers ignore a changed pool type)
             "market": node.pool.market,
+            # Spot only (history.py reads them back): the node's persistent request, so a duplicate it
+            # launched can be found and the request cancelled (README "Spot worker pools"), and the end
+            # date EC2 reports for it (empty: it lasts until cancelled).
+            **({"spotRequestId": inst.spot_instance_request_id,
+                "spotValidUntil": inst.instance_market_options.apply(_valid_until)} if node.pool.is_spot else {}),
         }
 
     def _cluster_yml(self, args: NodesArgs) -> pulumi.Output[str]:

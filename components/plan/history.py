@@ -75,6 +75,10 @@ class PreviousNode:
     instance_type: str | None = None  # None for stacks from before it was exported
     # Outputs without `market` come from releases that launched on-demand instances only.
     market: str = "on-demand"
+    instance_id: str | None = None
+    # Spot nodes: their persistent request and the end date EC2 reports for it (None: none or unknown).
+    spot_request_id: str | None = None
+    spot_valid_until: str | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -222,6 +226,8 @@ class Previous:
                 tier=tier, ip_block=raw["ipBlock"] if isinstance(raw.get("ipBlock"), int) else None,
                 key_name=_known(raw.get("keyName")), instance_type=_known(raw.get("instanceType")),
                 market=str(raw.get("market") or "on-demand"),
+                instance_id=_known(raw.get("instanceId")), spot_request_id=_known(raw.get("spotRequestId")),
+                spot_valid_until=_known(raw.get("spotValidUntil")),
             ))
         for key in ("distribution", "kubernetesVersion"):
             if _unknown(outputs.get(key)):

@@ -386,6 +386,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
                        image, _observed_notes(observed, previous) + notes + more,
                        warnings=(_hardening_warnings(cfg, previous) + proxy_warnings(previous, proxy)
                                  + instance_type_warnings(cfg, previous, nodes)
+                                 + spot_request_warnings(cfg, previous, nodes)
                                  + machine_warnings
                                  + ((snapshots.warning,) if snapshots.warning else ())
                                  + endpoint_warnings(cfg, previous, subnets, found)
@@ -526,24 +527,92 @@ def proxy_warnings(previous: Previous | None, proxy: ProxyEnv | None) -> tuple[s
 
 
 def instance_type_warnings(cfg: StackConfig, previous: Previous | None, nodes: Sequence[PlannedNode]) -> tuple[str, ...]:
-    """Running servers keep their instance type (nodes.IGNORED_ON_SERVERS): say which ones differ
-    from their pool, and how to roll them, on every update until they are replaced."""
+    """Running servers and spot workers keep their instance type (nodes.IGNORED_ON_SERVERS,
+    nodes.IGNORED_ON_SPOT): say which ones differ from their pool, and how to roll them, on every update
+    until they are replaced."""
     if previous is None:
         return ()
     before = {n.key: n for n in previous.nodes}
     out = []
     for i, pool in enumerate(cfg.node_pools):
-        if not pool.is_server:
+        if not (pool.is_server or pool.is_spot):
             continue
         running_nodes = [before.get((pool.name, n.index)) for n in nodes if n.pool.name == pool.name]
         stale = [(r.name, r.instance_type) for r in running_nodes
                  if r is not None and r.instance_type not in (None, pool.instance_type)]
         if stale:
             names = ", ".join(f"{name} ({old})" for name, old in stale)
+            why = ("EC2 changes it by stopping the instance, and one update would stop every server of the pool "
+                   "together (etcd quorum, the API)" if pool.is_server else
+                   "EC2 cannot change a spot instance's type (a stopped spot instance keeps it), so the new type "
+                   "would replace the node, and one update would replace every spot node of the pool at once")
             out.append(f"rke-aws:nodePools[{i}].instanceType: {pool.instance_type}, but the running {names} keep "
-                       "their type: EC2 changes it by stopping the instance, and one update would stop every server "
-                       "of the pool together (etcd quorum, the API). Replace them one at a time (`pulumi up --replace <urn>`, README "
+                       f"their type: {why}. Replace them one at a time (`pulumi up --replace <urn>`, README "
                        f"'Replacing nodes deliberately'); nodes created from now on are {pool.instance_type}")
+    return tuple(out)
+
+
+def spot_request_warnings(cfg: StackConfig, previous: Previous | None, nodes: Sequence[PlannedNode]) -> tuple[str, ...]:
+    """What EC2 does with running spot nodes' persistent requests that Pulumi does not see.
+
+    - A request launches its instance again when the instance is terminated without the request being
+      cancelled first (EC2 User Guide, "Cancel a Spot Instance request"; only deleting the node through
+      Pulumi cancels it: terraform-provider-aws resourceInstanceDelete). The relaunch carries the node's
+      launch specification (address, user data), and it is not in the state: found by the requests
+      this stack's outputs record (DescribeInstances filter spot-instance-request-id) and by the node's
+      Name and cluster tags, each instance not among the outputs' instance IDs.
+    - A request with an end date (valid_until, read back by the provider) ends then, and EC2 never starts
+      an interrupted node of an ended request again. This program sets none (nodes.SPOT_VALID_UNTIL)."""
+    if previous is None:
+        return ()
+    planned = {(n.pool.name, n.index) for n in nodes if n.pool.is_spot}
+    running = [r for r in previous.nodes if r.market == "spot" and r.key in planned]
+    if not running:
+        return ()
+    known = {r.instance_id for r in previous.nodes if r.instance_id}
+    out: list[str] = []
+    found: dict[str, set[str]] = {}  # node name ("": not known) -> instances not in the outputs
+    by_ip = {r.private_ip: r.name for r in running}
+    states = ["pending", "running", "stopping", "stopped"]
+    requests = sorted(r.spot_request_id for r in running if r.spot_request_id)
+    searches = [("launched by this stack's spot requests",
+                 [{"name": "spot-instance-request-id", "values": requests}])] if requests else []
+    searches.append(("named like this stack's spot nodes",
+                     [{"name": f"tag:{cfg.cluster_tag_key}", "values": ["owned"]},
+                      {"name": "tag:Name", "values": sorted(r.name for r in running)}]))
+    for what, filters in searches:
+        try:
+            listed = aws.ec2.get_instances(filters=filters, instance_state_names=states)
+        except Exception as err:  # noqa: BLE001 - a look-up for a warning does not stop the update
+            out.append(f"rke-aws:nodePools: looking up instances {what} failed ({' '.join(str(err).split())}), so "
+                       "this update cannot tell whether a spot request launched a node again outside Pulumi "
+                       "(README 'Spot worker pools')")
+            continue
+        ips = list(listed.private_ips or ())
+        for k, iid in enumerate(listed.ids or ()):
+            if iid not in known:
+                found.setdefault(by_ip.get(ips[k] if k < len(ips) else "", ""), set()).add(iid)
+    for name, ids in sorted(found.items()):
+        request = next((r.spot_request_id for r in running if r.name == name and r.spot_request_id), None)
+        which = f"node {name}" if name else "a spot node of this stack"
+        cancel = (f"`aws ec2 cancel-spot-instance-requests --spot-instance-request-ids {request}`" if request else
+                  "cancel the node's spot request (`aws ec2 describe-instances --instance-ids <id> --query "
+                  "'Reservations[].Instances[].SpotInstanceRequestId'`, then `aws ec2 "
+                  "cancel-spot-instance-requests`)")
+        out.append(f"rke-aws:nodePools: instance(s) {', '.join(sorted(ids))} carry the name, address or spot request "
+                   f"of {which} but are not among this stack's instances: EC2 launches a persistent spot request's instance again "
+                   "when it is terminated without the request being cancelled first, with the same user data and "
+                   "address, billed and not managed by Pulumi. If the last `pulumi up` failed after launching it, "
+                   f"the next successful one records it and this goes away; otherwise: {cancel} first (cancelling "
+                   f"terminates nothing), then `aws ec2 terminate-instances --instance-ids {' '.join(sorted(ids))}` and "
+                   "wait until they are terminated (their address is the node's), then `pulumi up --refresh` (README "
+                   "'Spot worker pools')")
+    for r in running:
+        if r.spot_valid_until:
+            out.append(f"rke-aws:nodePools: the spot request of {r.name} ({r.spot_request_id or 'its request'}) ends "
+                       f"at {r.spot_valid_until} (EC2's ValidUntil for it): from then on EC2 never starts the node again "
+                       "once it is interrupted. Replace the node (`pulumi up --replace <urn>`, README 'Replacing nodes "
+                       "deliberately'): this program asks for requests without an end date")
     return tuple(out)
 
 
@@ -1002,7 +1071,8 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: P
     and agent pools whose running instances change type (within one CPU architecture EC2 stops the
     instance, changes its type and starts it; across architectures it is replaced:
     terraform-provider-aws internal/service/ec2/ec2_instance.go CustomizeDiff ForceNewIf on
-    instance_type; servers ignore the type, nodes.IGNORED_ON_SERVERS). The image is read by RunInstances only (nodes ignore ami changes), so
+    instance_type; servers and spot workers ignore the type, nodes.IGNORED_ON_SERVERS and
+    IGNORED_ON_SPOT). The image is read by RunInstances only (nodes ignore ami changes), so
     a deregistered image or a type since withdrawn on a pool that launches nothing is a warning."""
     problems: list[str] = []
     warnings: list[str] = []
@@ -1011,7 +1081,7 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: P
     pools = [(i, pool) for i, pool in enumerate(cfg.node_pools) if pool.count]
     launching = {n.pool.name for n in booting}
     running = {n.key: n for n in previous.nodes} if previous else {}
-    retyped_nodes = [n for n in nodes if not n.pool.is_server and n not in booting
+    retyped_nodes = [n for n in nodes if not n.pool.is_server and not n.pool.is_spot and n not in booting
                      and (n.pool.name, n.index) in running
                      and running[(n.pool.name, n.index)].instance_type not in (None, n.pool.instance_type)]
     strict = launching | {n.pool.name for n in retyped_nodes}

@@ -786,6 +786,17 @@ def _parse_pools(p: _Problems, raw: Any, distribution: str | None, warnings: lis
             p.add(f"{key}.market", f"'spot' for a pool with {_json([r for r in roles if r != 'worker'])}: AWS takes "
                                    "spot capacity back at two minutes' notice, and servers hold etcd quorum and the "
                                    "API; spot is for worker-only pools: put the workers in a pool of their own")
+        elif pool.market == "spot" and distribution == "rke" and pool.subnet == "public" and pool.count:
+            # EC2 User Guide, "Public IPv4 addresses": released when the instance stops, a new one when
+            # it starts. rke dials each node at its cluster.yml `address` (rancher/rke hosts/dialer.go)
+            # and tells nodes apart by it (hosts.GetToDeleteHosts), and cluster.yml writes a public
+            # node's public address (node/rke1_cluster.py).
+            p.add(f"{key}.market", "'spot' for an RKE1 pool in public subnets: a spot interruption stops the instance "
+                                   "and EC2 gives it a new public IP when it starts again, while `rke up` reaches and "
+                                   "identifies each node by the address in the stored rkeClusterYml (its public IP), "
+                                   "which then names no node; put the spot pool in private subnets (subnet: "
+                                   "private, addressed by its fixed private IP) or keep it on-demand (a running "
+                                   "pool: add the new pool, then set this one's count to 0)")
         complete = set(item) <= set(pool.model_fields_set) and pool.name and pool.count is not None
         if complete and pool.roles and len(set(pool.roles)) == len(pool.roles):
             pools.append(_plain(NodePool, pool, roles=roles,

@@ -519,7 +519,7 @@ class NodePool(_Section):
         None, description="Required with imdsHopLimit 2; becomes an instance tag.")
     market: Annotated[Literal["on-demand", "spot"], Msg(kind="a market", reason="capacity AWS never takes back")] = Field(
         DEFAULT_MARKET, description="spot: persistent spot requests that stop on interruption and keep the node's "
-                                    "address and name (worker-only pools; fixed for running nodes).")
+                                    "address and name (worker-only pools, RKE1 ones in private subnets; fixed for running nodes).")
 
 
 class Ccm(_Section):
