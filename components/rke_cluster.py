@@ -286,6 +286,8 @@ class RkeCluster(pulumi.ComponentResource):
             if registration is not None:
                 RancherAgent(name, RancherAgentArgs(provider=ccm.provider, manifest_url=registration.manifest_url),
                              child)
+                # Its objects are in the state with retainOnDelete: `rancher` may be removed (plan/rancher.py).
+                out["rancherCluster"]["agentKeptOnDelete"] = True
             # The next update refuses to run without a kubeconfig while this is set (plan.in_cluster_problems).
             out["installedInCluster"] = in_cluster
         elif (not manifest_install and not spec.had_cluster_releases

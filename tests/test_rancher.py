@@ -212,15 +212,14 @@ def test_switching_the_owner_with_a_version_change_is_refused_and_alone_is_warne
     assert "rke-aws:rancher.upgrades: rancher (was rke-aws) in the same update as kubernetesVersion" in msg
 
 
-def test_removing_rancher_says_what_it_leaves_behind_and_empties_the_manifest():
+def test_removing_rancher_says_what_it_leaves_behind():
     cfg = with_rancher(harness.stack_config("rke2-dev"))
     base = run(cfg, stack="rke2-dev")
     after = run(harness.stack_config("rke2-dev"), base, stack="rke2-dev")
     w = warned(after, "rke-aws:rancher: removed")
     assert "deletes the imported cluster rke2-dev from Rancher" in w and "cattle-cleanup" in w and "cattle-system" in w
+    assert "leaves Rancher's agent running" in w
     assert not after.of_type(CLUSTER)
-    # RKE2's deploy controller deletes what the registration manifest created (an emptied file).
-    assert "rancher-registration.removed.yaml" in params(after)
 
 
 def test_renaming_is_an_update_in_place():
@@ -308,3 +307,109 @@ def test_helm_mode_without_a_kubeconfig_says_the_cluster_stays_pending():
     r = run(cfg, stack="rke-prod")
     assert r.of_type(CLUSTER) and not r.of_type(CONFIG_FILE)
     assert [m for lvl, m in r.logs if lvl == "info" and "stays pending in Rancher until its agent is applied" in m]
+
+
+# ---- removing the registration: what the engine deletes, and in which order ----------------------
+#
+# The registration manifest's objects (rancher/rancher pkg/systemtemplate/template.go, read at
+# 59bd052e): the agent and what it runs as. The helm-mode ConfigFile registers each as its child
+# (the offline mocks never see them: tests/engine_deletes.py adds them as the provider would).
+AGENT_OBJECTS = (
+    ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "proxy-clusterrole-kubeapiserver"),
+    ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "proxy-role-binding-kubernetes-master"),
+    ("kubernetes:core/v1:Namespace", "cattle-system"),
+    ("kubernetes:core/v1:ServiceAccount", "cattle-system/cattle"),
+    ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "cattle-admin-binding"),
+    ("kubernetes:core/v1:Secret", "cattle-system/cattle-credentials-0123abc"),
+    ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "cattle-admin"),
+    ("kubernetes:apps/v1:Deployment", "cattle-system/cattle-cluster-agent"),
+    ("kubernetes:core/v1:Service", "cattle-system/cattle-cluster-agent"),
+)
+
+
+def _with_agent_objects(r: harness.ProgramRun) -> tuple[list[harness.Registration], list[harness.Registration]]:
+    """The state after run `r` (its registrations plus the agent ConfigFile's children), and those children."""
+    from tests import engine_deletes
+
+    (agent,) = [c for c in r.of_type(CONFIG_FILE) if c.name.endswith("-rancher-agent")]
+    objects = [engine_deletes.child(agent, typ, f"{agent.name}-{name}") for typ, name in AGENT_OBJECTS]
+    return r.resources + objects, objects
+
+
+def test_removing_rancher_in_helm_mode_deletes_the_cluster_and_leaves_the_agent_to_ranchers_cleanup():
+    """Deleting the imported cluster makes Rancher clean the downstream cluster through that cluster's
+    agent: rancher/rancher pkg/controllers/management/usercontrollers/controller.go (Remove ->
+    cleanupImportedCluster) reaches it with UserContextFromCluster, whose dialer is the agent's tunnel
+    (pkg/clustermanager/manager.go ToRESTConfig: Dialer.ClusterDialer), creates the cattle-cleanup Job,
+    tries three times and then gives up. The Job (pkg/agent/clean/cluster.go) deletes cattle-system,
+    the rancher.cattle.io webhook configurations and the cattle.io/creator=norman roles. If the agent
+    is deleted first, nothing deletes rancher-webhook's configurations (failurePolicy Fail), and they
+    refuse namespace changes (rancher/rancher#40164).
+
+    The engine deletes what depends on a resource before the resource (tests/engine_deletes.py): the
+    agent's objects are children of the ConfigFile, which depends on the Cluster through the manifest's
+    address, so they are always scheduled first. The order cannot be turned around; the agent's objects
+    must not be deleted by the engine at all."""
+    from tests import engine_deletes
+
+    cfg = with_rancher(helm())
+    base = run(cfg, stack="rke2-prod")
+    state, objects = _with_agent_objects(base)
+    change = run(helm(), base, stack="rke2-prod")  # rancher removed
+    layers = engine_deletes.schedule(state, change)
+    deletes = {d.urn: d for layer in layers for d in layer}
+    (imported,) = base.of_type(CLUSTER)
+    assert deletes[imported.urn].calls_provider, "the imported cluster stays in Rancher"
+    for o in objects:
+        assert engine_deletes.position(layers, o.urn) < engine_deletes.position(layers, imported.urn)  # the engine's order
+        assert not deletes[o.urn].calls_provider, (
+            f"the engine deletes {o.name} before the imported cluster: Rancher's cleanup, which goes through the "
+            "agent, cannot run, and rancher-webhook's configurations stay behind (rancher/rancher#40164)")
+    w = warned(change, "rke-aws:rancher: removed")
+    assert "deletes the imported cluster rke2-prod from Rancher" in w and "cattle-cleanup" in w
+    assert "proxy-clusterrole-kubeapiserver" in w and "kubectl delete validatingwebhookconfiguration rancher.cattle.io" in w
+    # The next update: nothing of the registration is left to delete, and nothing more is said.
+    again = run(helm(), change, stack="rke2-prod")
+    assert not [d for layer in engine_deletes.schedule(change.resources, again) for d in layer
+                if d.type in (CLUSTER, PROVIDER, CONFIG_FILE) or "rancher" in d.urn.rsplit("::", 1)[1]]
+    assert not [m for _, m in again.logs if "rke-aws:rancher: removed" in m]
+
+
+def test_removing_rancher_after_a_release_that_did_not_keep_the_agent_is_refused_until_one_update_keeps_it():
+    """A stack whose agent objects were last written without retainOnDelete (an earlier release): the
+    engine reads retainOnDelete from the OLD state (pulumi/pulumi pkg/resource/deploy/step.go
+    DeleteStep.Apply), so removing `rancher` now would delete the agent before the cluster. One update
+    with `rancher` still set writes the option into the state (a same step keeps the new goal's
+    options); then the removal goes through."""
+    cfg = with_rancher(helm())
+    base = run(cfg, stack="rke2-prod")
+    older = copy.deepcopy(base)
+    older.outputs["rancherCluster"] = {k: v for k, v in base.outputs["rancherCluster"].items()
+                                       if k in ("name", "upgrades", "id", "url")}
+    msg = refused(helm(), older, stack="rke2-prod")
+    assert "rke-aws:rancher: removed" in msg and "still set" in msg and "rancher/rancher#40164" in msg
+    kept = run(cfg, older, stack="rke2-prod")
+    assert all(c.retain_on_delete for c in kept.of_type(CONFIG_FILE) if c.name.endswith("-rancher-agent"))
+    assert not [m for lvl, m in run(helm(), kept, stack="rke2-prod").logs if lvl == "error"]
+
+
+def test_removing_rancher_in_manifest_mode_drops_the_registration_file_without_emptying_it():
+    """An emptied manifest makes the deploy controller prune what its Addon created (k3s
+    pkg/deploy/controller.go, apply WithOwner(addon)): it would delete the agent while Rancher's cleanup
+    still needs it, on the servers' next sync, which can come before the cluster is deleted. A file
+    that disappears is only forgotten (the controller walks the files present): the agent stays for
+    Rancher's cleanup Job, as in helm mode."""
+    from tests import engine_deletes
+
+    cfg = with_rancher(harness.stack_config("rke2-dev"))
+    base = run(cfg, stack="rke2-dev")
+    after = run(harness.stack_config("rke2-dev"), base, stack="rke2-dev")
+    assert not [f for f in params(after) if f.startswith(rancher_plan.REGISTRATION_MANIFEST)]
+    (imported,) = base.of_type(CLUSTER)
+    deletes = {d.urn: d for layer in engine_deletes.schedule(base.resources, after) for d in layer}
+    assert deletes[imported.urn].calls_provider
+    assert "rancher-registration" not in after.outputs["rke2ManifestsRemoving"]
+    # A stack an earlier release already emptied it for keeps the emptied file (it deletes nothing more).
+    older = copy.deepcopy(after)
+    older.outputs["rke2Manifests"] = [*after.outputs["rke2Manifests"], "rancher-registration.removed.yaml"]
+    assert "rancher-registration.removed.yaml" in params(run(harness.stack_config("rke2-dev"), older, stack="rke2-dev"))

@@ -22,7 +22,18 @@ Facts (upstream, read for this module):
   `system-upgrade` (the upstream release manifest, components/settings/versions.SUC_MANIFEST_URLS).
 - Deleting the `rancher2_cluster` deletes the management object; Rancher then runs a `cattle-cleanup-*`
   Job in the cluster (pkg/controllers/management/usercontrollers/controller.go, three tries, then gives
-  up); the cluster itself keeps running (Rancher docs, "Registering Existing Clusters").
+  up); the cluster itself keeps running (Rancher docs, "Registering Existing Clusters"). Rancher reaches
+  the cluster for that through the agent's tunnel (pkg/clustermanager/manager.go ToRESTConfig:
+  Dialer.ClusterDialer), so the agent must still run when the cluster is deleted. The Job
+  (pkg/agent/clean/cluster.go) deletes cattle-system (the agent), cattle-fleet-system,
+  cattle-impersonation-system, the `rancher.cattle.io` webhook configurations and the roles labelled
+  cattle.io/creator=norman; the registration manifest's proxy-clusterrole-kubeapiserver and
+  proxy-role-binding-kubernetes-master carry no such label and stay. Without the Job, rancher-webhook's
+  configurations (failurePolicy Fail) outlive its pods and refuse namespace changes (#40164).
+- So this program never deletes the agent: in helm mode its objects are kept on delete (the engine
+  would delete them first: they depend on the cluster, components/cluster/rancher.py), and in manifest
+  mode the registration file is dropped, never emptied (an emptied file prunes what it created: k3s
+  pkg/deploy/controller.go; a file that disappears is only forgotten).
 """
 
 from __future__ import annotations
@@ -102,20 +113,42 @@ def switch_problems(cfg: StackConfig, previous: Previous | None) -> list[str]:
             "then change the version"]
 
 
+def removal_problems(cfg: StackConfig, previous: Previous | None) -> list[str]:
+    """Removing `rancher` when the agent's objects were written to the state without retainOnDelete (an
+    earlier release): the engine reads the option from the old state (pulumi/pulumi
+    pkg/resource/deploy/step.go DeleteStep.Apply) and would delete the agent before the cluster."""
+    if cfg.rancher is not None or previous is None or previous.rancher_name is None or not previous.rancher_agent_unkept:
+        return []
+    return [f"rke-aws:rancher: removed, but the imported cluster {previous.rancher_name}'s agent was applied by an "
+            "earlier release of this program, which did not keep it when it leaves the program: this update would "
+            "delete the agent before the cluster (the engine deletes what depends on a resource first), Rancher "
+            "could not run its cleanup, which goes through the agent, and rancher-webhook's configurations would "
+            "stay behind and refuse namespace changes (rancher/rancher#40164). Run `pulumi up` once with `rancher` "
+            "still set (the agent's objects are then kept on delete), then remove it"]
+
+
 def warnings(cfg: StackConfig, previous: Previous | None) -> tuple[str, ...]:
     """What a change of `rancher` does to Rancher and to the running cluster."""
     out: list[str] = []
     before = previous.rancher_name if previous else None
     if before is not None and cfg.rancher is None:
         out.append(
-            f"rke-aws:rancher: removed: this update deletes the imported cluster {before} from Rancher. Rancher then "
-            "runs its cleanup Job (cattle-cleanup-*, default namespace) in this cluster, which deletes cattle-system "
-            "(the Rancher agent), cattle-fleet-system, cattle-impersonation-system and Rancher's labels and "
-            "annotations; Rancher's projects, role bindings, Fleet bundles and apps installed through Rancher stop "
-            "being managed (what they created stays). "
+            f"rke-aws:rancher: removed: this update deletes the imported cluster {before} from Rancher and leaves "
+            "Rancher's agent running: Rancher reaches the cluster through it to create its cleanup Job "
+            "(cattle-cleanup-*, default namespace), which deletes cattle-system (the agent), cattle-fleet-system, "
+            "cattle-impersonation-system, the rancher.cattle.io webhook configurations, Rancher's roles and its "
+            "labels and annotations; Rancher's projects, role bindings, Fleet bundles and apps installed through "
+            "Rancher stop being managed (what they created stays). "
             + ("Rancher owned upgrades: its system-upgrade-controller goes with cattle-system, and this program's "
                "own (system-upgrade) takes over. " if previous and previous.rancher_upgrades == "rancher" else "")
-            + "If Rancher cannot reach the cluster it gives up after three tries and these stay behind.")
+            + "Left behind: ClusterRole proxy-clusterrole-kubeapiserver and ClusterRoleBinding "
+            "proxy-role-binding-kubernetes-master (`kubectl delete clusterrolebinding "
+            "proxy-role-binding-kubernetes-master; kubectl delete clusterrole proxy-clusterrole-kubeapiserver`). If "
+            "Rancher cannot reach the cluster it gives up after three tries: then, with this cluster's kubeconfig, "
+            "`kubectl delete validatingwebhookconfiguration rancher.cattle.io; kubectl delete "
+            "mutatingwebhookconfiguration rancher.cattle.io` first (their webhook is gone with the agent and they "
+            "refuse namespace changes), then `kubectl delete namespace cattle-system cattle-fleet-system "
+            "cattle-impersonation-system`")
     elif before is not None and cfg.rancher is not None and previous is not None:
         if previous.rancher_upgrades == "rke-aws" and cfg.rancher.rancher_upgrades:
             out.append("rke-aws:rancher.upgrades: rancher: this update removes this program's system-upgrade-controller "

@@ -319,6 +319,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     problems += role_problems(previous, cfg.node_pools)
     problems += market_problems(previous, cfg.node_pools)
     problems += rancher.version_problems(cfg, previous, observed) + rancher.switch_problems(cfg, previous)
+    problems += rancher.removal_problems(cfg, previous)
     if problems:
         raise ConfigError(with_combined_confirmation(problems, observed))
     found: dict[str, Any] = {}
@@ -725,7 +726,13 @@ def manifest_plan(cfg: StackConfig, previous: Previous | None, ebs_csi: bool,
             ({"ebs-csi", "ebs-csi-credentials"} if previous.ebs_csi else set())
     if not live and not before:
         return None
-    emptied = tuple(sorted(before - set(live)))
+    dropped = before - set(live)
+    if f"{rancher.REGISTRATION_MANIFEST}.removed.yaml" not in (previous.manifest_files if previous else ()):
+        # Never newly emptied: that would prune Rancher's agent while Rancher's cleanup still needs it; the
+        # file is dropped, and the deploy controller forgets it (plan/rancher.py). An emptied one an earlier
+        # release wrote stays (it deletes nothing more).
+        dropped.discard(rancher.REGISTRATION_MANIFEST)
+    emptied = tuple(sorted(dropped))
     was_live = {f.split(".")[0] for f in (previous.manifest_files if previous else ()) if ".removed." not in f}
     if previous is not None and previous.manifest_mode and not previous.manifest_files:
         was_live = set(before)
