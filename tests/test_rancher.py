@@ -413,3 +413,97 @@ def test_removing_rancher_in_manifest_mode_drops_the_registration_file_without_e
     older = copy.deepcopy(after)
     older.outputs["rke2Manifests"] = [*after.outputs["rke2Manifests"], "rancher-registration.removed.yaml"]
     assert "rancher-registration.removed.yaml" in params(run(harness.stack_config("rke2-dev"), older, stack="rke2-dev"))
+
+
+# ---- manifest mode: the registration manifest is applied once ---------------------------------------
+
+def servers_files(r: harness.ProgramRun) -> dict[str, str]:
+    """RKE2's manifests directory on every server after their sync (components/node/scripts/sync.sh):
+    each parameter under the manifest path as <prefix><name>; a `.url` one downloaded to <prefix><base>.yaml
+    (with its .source beside it)."""
+    from components.node.scripts import MANIFEST_PREFIX
+
+    out = {}
+    for name, p in params(r).items():
+        if name.endswith(".url"):
+            out[MANIFEST_PREFIX + name[:-len(".url")] + ".yaml"] = f"(downloaded from the {name} address)"
+            out[MANIFEST_PREFIX + name[:-len(".url")] + ".yaml.source"] = "(the address)"
+        else:
+            out[MANIFEST_PREFIX + name] = p.inputs.get("insecureValue") or ""
+    return out
+
+
+def applied_at_start(files: dict[str, str]) -> list[str]:
+    """What rke2-server's deploy controller applies when it starts (k3s pkg/deploy/controller.go, read at
+    0301210f: the first listFilesIn pass runs with force, so deploy() applies without comparing the Addon's
+    checksum): every .yaml/.yml/.json file that is no dotfile and that no '<file name>.skip' names."""
+    skips = {n[:-len(".skip")] for n in files if n.endswith(".skip")}
+    return sorted(n for n in files if not n.startswith(".") and n not in skips
+                  and n.lower().endswith((".yaml", ".yml", ".json")))
+
+
+def test_manifest_mode_stops_reapplying_the_registration_manifest_once_it_is_applied(monkeypatch):
+    """The registration manifest is what the import address served when the servers downloaded it, with
+    the registration token's credential. Once the agent connects, Rancher deploys its own manifest (rancher/
+    rancher pkg/controllers/management/clusterdeploy/clusterdeploy.go deployAgent: a system token, the agent
+    image of the day, the cluster's agent env vars) and redeploys it on upgrades or agent changes, noticing a
+    changed downstream agent only through its cached image. rke2-server re-applied the frozen file at every
+    start and undid that. The file is applied until the cluster shows its Addon applied (or the user
+    confirms), then a `.skip` beside it keeps the deploy controller away from it for good."""
+    from components.plan import running
+    from tests.test_running import fake_api
+
+    reg = "rke-aws-rancher-registration.yaml"
+    cfg = with_rancher(harness.stack_config("rke2-dev"))
+    base = run(cfg, stack="rke2-dev")
+    assert reg in applied_at_start(servers_files(base)), "the cluster is never registered"
+    # Not known to be applied (no way to the cluster, nothing confirmed): still applied, and said so.
+    again = run(cfg, base, stack="rke2-dev")
+    assert reg in applied_at_start(servers_files(again))
+    # The cluster shows no such Addon yet: not skipped.
+    monkeypatch.setattr(running, "TRANSPORT", lambda access: fake_api([], plans=[], charts=[], addons=["rke-aws-ccm"]))
+    assert reg in applied_at_start(servers_files(run(readable(cfg, "rke2-dev"), again, stack="rke2-dev")))
+    # The cluster shows it applied: from now on the servers skip it at every start.
+    monkeypatch.setattr(running, "TRANSPORT", lambda access: fake_api(
+        [], plans=[], charts=[], addons=["rke-aws-ccm", "rke-aws-rancher-registration"]))
+    known = run(readable(cfg, "rke2-dev"), again, stack="rke2-dev")
+    assert reg not in applied_at_start(servers_files(known)), (
+        "rke2-server re-applies the registration-time manifest at each start (k3s deploy controller, force on the "
+        "first pass) and reverts the agent Rancher redeployed")
+    assert reg in servers_files(known), "the file itself stays (a file that disappears is only forgotten, but a " \
+                                        "server that boots later needs nothing from it either way)"
+    assert known.outputs["rancherCluster"]["registrationApplied"] is True
+    # Until then, each update says so, with the confirmation that does what the read does.
+    w = warned(again, "rke-aws:rancher: the servers apply Rancher's registration manifest")
+    code = code_in(w, "rancherregistration")
+    assert again.outputs["rancherCluster"]["registrationApplied"] is False
+    monkeypatch.setattr(running, "TRANSPORT", None)
+    # The next update cannot read the cluster: it stays skipped, and nothing more is asked.
+    later = run(cfg, known, stack="rke2-dev")
+    assert reg not in applied_at_start(servers_files(later))
+    assert not [m for _, m in later.logs if "registration manifest" in m and "rancherregistration-" in m]
+    confirmed = run(set_key(copy.deepcopy(cfg), "confirmClusterState", code), again, stack="rke2-dev")
+    assert reg not in applied_at_start(servers_files(confirmed))
+    # Removed: no registration file is left, none emptied (Rancher's cleanup needs the agent).
+    gone = run(harness.stack_config("rke2-dev"), later, stack="rke2-dev")
+    assert not [f for f in servers_files(gone) if "rancher-registration" in f]
+
+
+def test_a_server_booted_after_the_registration_holds_the_manifest_and_its_skip(tmp_path):
+    """The servers' real sync script (components/node/scripts/sync.sh, run under tests/stubs): a server that
+    boots once the registration is known applied gets the downloaded manifest and the .skip beside it
+    before rke2-server starts, so its deploy controller never applies it (k3s pkg/deploy/controller.go)."""
+    from components.node import rke2_config
+    from tests.test_bootstrap import boot, first_server, rke2_parameters
+
+    cfg = with_rancher(harness.stack_config("rke2-dev"))
+    again = run(cfg, run(cfg, stack="rke2-dev"), stack="rke2-dev")
+    code = code_in(warned(again, "registration manifest"), "rancherregistration")
+    known = run(set_key(copy.deepcopy(cfg), "confirmClusterState", code), again, stack="rke2-dev")
+    b = boot(first_server(known), tmp_path, rke2_parameters(known))
+    assert b.returncode == 0, b.stderr
+    at_start = {name: "" for name in b.manifests_at_start or ()}
+    assert {"rke-aws-rancher-registration.yaml", "rke-aws-rancher-registration.yaml.skip"} <= set(at_start), at_start
+    assert "rke-aws-rancher-registration.yaml" not in applied_at_start(at_start)
+    manifests = b.root / rke2_config.RKE2_MANIFESTS_DIR.lstrip("/")
+    assert (manifests / "rke-aws-rancher-registration.yaml.skip").read_text() == rancher_plan.SKIP_CONTENT

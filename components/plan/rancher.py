@@ -34,17 +34,75 @@ Facts (upstream, read for this module):
   would delete them first: they depend on the cluster, components/cluster/rancher.py), and in manifest
   mode the registration file is dropped, never emptied (an emptied file prunes what it created: k3s
   pkg/deploy/controller.go; a file that disappears is only forgotten).
+- Manifest mode applies the registration manifest once. It is what the import address served when
+  the servers downloaded it (pkg/api/norman/customization/clusterregistrationtokens/import.go: the
+  registration token's credential, the agent image of that day). Once the agent connects, Rancher
+  deploys its own (pkg/controllers/management/clusterdeploy/clusterdeploy.go deployAgent: a system
+  token, the current agent image and agent env vars) and redeploys it on upgrades; it notices a changed
+  downstream agent only through its cached image. rke2-server applies every manifest file at each
+  start, whatever the Addon's checksum (k3s pkg/deploy/controller.go: the first pass forces), so the
+  frozen file would undo Rancher's redeploys at every server restart. A `<file>.skip` beside it keeps
+  the deploy controller away from it (the same source), and the objects stay. The skip goes in once the
+  cluster shows the file's Addon applied (plan/running.py) or the user confirms it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..settings.config import StackConfig
 from .history import Observed, Previous, Statement, parse_version, runs_version
+from .names import MANIFEST_PREFIX
 
 VERSION_MANAGEMENT_ANNOTATION = "rancher.io/imported-cluster-version-management"
 # The manifest-mode file the servers download the registration manifest to (RKE2's deploy controller
 # applies it as the Addon "rancher-registration"; emptied, it deletes what the manifest created).
 REGISTRATION_MANIFEST = "rancher-registration"
+# Beside the downloaded <prefix>rancher-registration.yaml, once it is known applied: the deploy controller
+# skips the file it names (k3s pkg/deploy/controller.go: '<name>.skip' makes '<name>' ignored).
+REGISTRATION_SKIP = f"{REGISTRATION_MANIFEST}.yaml.skip"
+SKIP_CONTENT = ("# rke-aws: RKE2's deploy controller skips the registration manifest beside this file: it was applied,\n"
+                "# and Rancher keeps its agent current from then on (re-applying it would undo that).\n")
+
+
+@dataclass(frozen=True)
+class RegistrationState:
+    """Manifest mode: whether the servers' deploy controller is known to have applied the registration
+    manifest (then the servers get its .skip), and how to let the next update know."""
+    applied: bool
+    statement: Statement | None = None
+    warning: str | None = None
+
+
+def registration_state(cfg: StackConfig, previous: Previous | None, observed: Observed) -> RegistrationState | None:
+    """None outside manifest mode with `rancher`. Known applied: carried over from the last outputs (same
+    Rancher), or, when the last update delivered the file, read from the cluster (its Addon has a
+    checksum) or confirmed."""
+    if cfg.rancher is None or cfg.distribution != "rke2" or cfg.ccm.install != "manifest":
+        return None
+    delivered = (previous is not None and previous.rancher_name is not None and previous.rancher_url == cfg.rancher.url
+                 and f"{REGISTRATION_MANIFEST}.url" in previous.manifest_files)
+    if delivered and previous is not None and previous.rancher_registration_applied:
+        return RegistrationState(True)
+    addon = MANIFEST_PREFIX + REGISTRATION_MANIFEST
+    statement = Statement("rancherregistration", f"the servers of cluster {cfg.cluster_id} applied Rancher's "
+                                                 f"registration manifest (Addon {addon} in kube-system)")
+    live = observed.live
+    if delivered and live is not None and live.addons is not None and addon in live.addons:
+        return RegistrationState(True)
+    if delivered and live is None and observed.confirmed(statement):
+        return RegistrationState(True)
+    if not delivered:
+        return RegistrationState(False, None, (
+            "rke-aws:rancher: the servers apply Rancher's registration manifest (manifest mode); rke2-server would "
+            "apply it again at each start and undo the agent Rancher deploys and upgrades itself afterwards. Once "
+            "the imported cluster is Active in Rancher, `pulumi up` again: once it knows the file applied (it reads "
+            "the cluster, or asks for a confirmation), the servers skip the file from then on"))
+    return RegistrationState(False, statement, (
+        "rke-aws:rancher: the servers apply Rancher's registration manifest at each start (manifest mode), which "
+        "undoes the agent Rancher deploys and upgrades itself; they skip it from the update that knows it applied: "
+        f"once the cluster can be read and shows it (`kubectl -n kube-system get addon {addon}` with a checksum), or "
+        + statement.how()))
 
 
 def cluster_annotations(cfg: StackConfig) -> dict[str, str]:

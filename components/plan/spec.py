@@ -107,6 +107,8 @@ class ClusterPlan:
     # the existing rule for that CIDR and port has in the state (admin_rule_aliases).
     admin_aliases: Mapping[str, str] = field(default_factory=dict)
     proxy: ProxyEnv | None = None  # `proxy`, with what always bypasses it (plan/proxy.py)
+    # Manifest mode with `rancher`: whether the registration manifest is known applied (then skipped)
+    rancher_registration: rancher.RegistrationState | None = None
 
     @property
     def server_ips(self) -> tuple[str, ...]:
@@ -349,6 +351,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     problems += upgrade_problems(cfg, previous, nodes, kubeconfig_published=kubeconfig is not None, state=vstate,
                                  observed=observed)
     manifests = manifest_plan(cfg, previous, ebs_csi, observed)
+    registration = rancher.registration_state(cfg, previous, observed)
     in_cluster = planned_in_cluster(cfg, ebs_csi, available, manifests)
     problems += in_cluster_problems(cfg, previous, available)
     problems += allow_uninstall_problems(cfg, previous, in_cluster)
@@ -384,7 +387,9 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
                                  + endpoint_warnings(cfg, previous, subnets, found)
                                  + removal_warnings(cfg, previous, ebs_csi, manifests, in_cluster)
                                  + rancher.warnings(cfg, previous)
-                                 + stale_confirmation_warnings(cfg, observed, vstate, estate, snapshots, manifests)
+                                 + ((registration.warning,) if registration and registration.warning else ())
+                                 + stale_confirmation_warnings(cfg, observed, vstate, estate, snapshots, manifests,
+                                                               registration)
                                  + (backup.notes if backup else ())),
                        backup=backup, account_id=account,
                        ebs_csi=ebs_csi,
@@ -395,7 +400,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
                        snapshots=snapshots, manifests=manifests, in_cluster=in_cluster,
                        keep_ebs_credentials=bool(manifests and "ebs-csi" in manifests.removing),
                        admin_aliases=admin_aliases,
-                       proxy=proxy)
+                       proxy=proxy, rancher_registration=registration)
 
 
 
@@ -464,10 +469,12 @@ def _version_confirmed(cfg: StackConfig, previous: Previous | None, vstate: Vers
 
 
 def stale_confirmation_warnings(cfg: StackConfig, observed: Observed, vstate: VersionState, estate: EtcdState,
-                                snapshots: SnapshotTransition, manifests: ManifestPlan | None) -> tuple[str, ...]:
+                                snapshots: SnapshotTransition, manifests: ManifestPlan | None,
+                                registration: rancher.RegistrationState | None = None) -> tuple[str, ...]:
     """A code that confirms nothing this update needs: the state it confirmed has moved on."""
     current = {s.code for s in (vstate.statement, estate.statement, snapshots.statement,
-                                manifests.statement if manifests else None) if s is not None}
+                                manifests.statement if manifests else None,
+                                registration.statement if registration else None) if s is not None}
     stale = sorted(observed.codes - current)
     if not stale:
         return ()
