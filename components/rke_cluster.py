@@ -130,6 +130,9 @@ class RkeCluster(pulumi.ComponentResource):
                 annotations=rancher.cluster_annotations(cfg)), child)
             out["rancherCluster"] = {"name": cfg.rancher.cluster_name, "upgrades": cfg.rancher.upgrades,
                                      "id": registration.cluster.id, "url": cfg.rancher.url}
+            if cluster.rancher_registration is not None:
+                # Manifest mode: the servers skip the registration manifest from now on (plan/rancher.py).
+                out["rancherCluster"]["registrationApplied"] = cluster.rancher_registration.applied
 
         join_token = None
         marker = None
@@ -170,6 +173,9 @@ class RkeCluster(pulumi.ComponentResource):
                 if manifest_install and registration is not None:
                     # The address carries the registration token: a SecureString (the servers download it).
                     secret_files[f"{rancher.REGISTRATION_MANIFEST}.url"] = registration.manifest_url
+                    if cluster.rancher_registration is not None and cluster.rancher_registration.applied:
+                        # Applied once: rke2-server must not apply it again at each start (plan/rancher.py).
+                        files[rancher.REGISTRATION_SKIP] = rancher.SKIP_CONTENT
                 # What is no longer wanted is emptied, never just dropped (plan.ManifestPlan says why).
                 files = with_emptied(files, cluster.manifests.emptied)
                 manifest_names = sorted([*files, *secret_files])
@@ -288,6 +294,8 @@ class RkeCluster(pulumi.ComponentResource):
             if registration is not None:
                 RancherAgent(name, RancherAgentArgs(provider=ccm.provider, manifest_url=registration.manifest_url),
                              child)
+                # Its objects are in the state with retainOnDelete: `rancher` may be removed (plan/rancher.py).
+                out["rancherCluster"]["agentKeptOnDelete"] = True
             # The next update refuses to run without a kubeconfig while this is set (plan.in_cluster_problems).
             out["installedInCluster"] = in_cluster
         elif (not manifest_install and not spec.had_cluster_releases

@@ -62,6 +62,7 @@ class Registration:
     secret_inputs: set[str] = field(default_factory=set)
     id: str = ""  # the physical ID the mocks answered (custom resources)
     retain_on_delete: bool = False
+    deleted_with: str = ""  # the URN whose deletion subsumes this one's (the `deletedWith` option)
     aliases: list[str] = field(default_factory=list)  # URNs this resource may have had in the state
     replace_on_changes: list[str] = field(default_factory=list)  # inputs whose change replaces (an option)
 
@@ -186,6 +187,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 secret_inputs={k for k, v in raw_inputs.items() if _has_secret(v)},
                 id=response.id or "",
                 retain_on_delete=bool(request.retainOnDelete),
+                deleted_with=request.deletedWith,
                 aliases=[_alias_urn(response.urn, a) for a in request.aliases],
                 replace_on_changes=list(request.replaceOnChanges),
             )

@@ -212,15 +212,14 @@ def test_switching_the_owner_with_a_version_change_is_refused_and_alone_is_warne
     assert "rke-aws:rancher.upgrades: rancher (was rke-aws) in the same update as kubernetesVersion" in msg
 
 
-def test_removing_rancher_says_what_it_leaves_behind_and_empties_the_manifest():
+def test_removing_rancher_says_what_it_leaves_behind():
     cfg = with_rancher(harness.stack_config("rke2-dev"))
     base = run(cfg, stack="rke2-dev")
     after = run(harness.stack_config("rke2-dev"), base, stack="rke2-dev")
     w = warned(after, "rke-aws:rancher: removed")
     assert "deletes the imported cluster rke2-dev from Rancher" in w and "cattle-cleanup" in w and "cattle-system" in w
+    assert "leaves Rancher's agent running" in w
     assert not after.of_type(CLUSTER)
-    # RKE2's deploy controller deletes what the registration manifest created (an emptied file).
-    assert "rancher-registration.removed.yaml" in params(after)
 
 
 def test_renaming_is_an_update_in_place():
@@ -308,3 +307,203 @@ def test_helm_mode_without_a_kubeconfig_says_the_cluster_stays_pending():
     r = run(cfg, stack="rke-prod")
     assert r.of_type(CLUSTER) and not r.of_type(CONFIG_FILE)
     assert [m for lvl, m in r.logs if lvl == "info" and "stays pending in Rancher until its agent is applied" in m]
+
+
+# ---- removing the registration: what the engine deletes, and in which order ----------------------
+#
+# The registration manifest's objects (rancher/rancher pkg/systemtemplate/template.go, read at
+# 59bd052e): the agent and what it runs as. The helm-mode ConfigFile registers each as its child
+# (the offline mocks never see them: tests/engine_deletes.py adds them as the provider would).
+AGENT_OBJECTS = (
+    ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "proxy-clusterrole-kubeapiserver"),
+    ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "proxy-role-binding-kubernetes-master"),
+    ("kubernetes:core/v1:Namespace", "cattle-system"),
+    ("kubernetes:core/v1:ServiceAccount", "cattle-system/cattle"),
+    ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "cattle-admin-binding"),
+    ("kubernetes:core/v1:Secret", "cattle-system/cattle-credentials-0123abc"),
+    ("kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "cattle-admin"),
+    ("kubernetes:apps/v1:Deployment", "cattle-system/cattle-cluster-agent"),
+    ("kubernetes:core/v1:Service", "cattle-system/cattle-cluster-agent"),
+)
+
+
+def _with_agent_objects(r: harness.ProgramRun) -> tuple[list[harness.Registration], list[harness.Registration]]:
+    """The state after run `r` (its registrations plus the agent ConfigFile's children), and those children."""
+    from tests import engine_deletes
+
+    (agent,) = [c for c in r.of_type(CONFIG_FILE) if c.name.endswith("-rancher-agent")]
+    objects = [engine_deletes.child(agent, typ, f"{agent.name}-{name}") for typ, name in AGENT_OBJECTS]
+    return r.resources + objects, objects
+
+
+def test_removing_rancher_in_helm_mode_deletes_the_cluster_and_leaves_the_agent_to_ranchers_cleanup():
+    """Deleting the imported cluster makes Rancher clean the downstream cluster through that cluster's
+    agent: rancher/rancher pkg/controllers/management/usercontrollers/controller.go (Remove ->
+    cleanupImportedCluster) reaches it with UserContextFromCluster, whose dialer is the agent's tunnel
+    (pkg/clustermanager/manager.go ToRESTConfig: Dialer.ClusterDialer), creates the cattle-cleanup Job,
+    tries three times and then gives up. The Job (pkg/agent/clean/cluster.go) deletes cattle-system,
+    the rancher.cattle.io webhook configurations and the cattle.io/creator=norman roles. If the agent
+    is deleted first, nothing deletes rancher-webhook's configurations (failurePolicy Fail), and they
+    refuse namespace changes (rancher/rancher#40164).
+
+    The engine deletes what depends on a resource before the resource (tests/engine_deletes.py): the
+    agent's objects are children of the ConfigFile, which depends on the Cluster through the manifest's
+    address, so they are always scheduled first. The order cannot be turned around; the agent's objects
+    must not be deleted by the engine at all."""
+    from tests import engine_deletes
+
+    cfg = with_rancher(helm())
+    base = run(cfg, stack="rke2-prod")
+    state, objects = _with_agent_objects(base)
+    change = run(helm(), base, stack="rke2-prod")  # rancher removed
+    layers = engine_deletes.schedule(state, change)
+    deletes = {d.urn: d for layer in layers for d in layer}
+    (imported,) = base.of_type(CLUSTER)
+    assert deletes[imported.urn].calls_provider, "the imported cluster stays in Rancher"
+    for o in objects:
+        assert engine_deletes.position(layers, o.urn) < engine_deletes.position(layers, imported.urn)  # the engine's order
+        assert not deletes[o.urn].calls_provider, (
+            f"the engine deletes {o.name} before the imported cluster: Rancher's cleanup, which goes through the "
+            "agent, cannot run, and rancher-webhook's configurations stay behind (rancher/rancher#40164)")
+    w = warned(change, "rke-aws:rancher: removed")
+    assert "deletes the imported cluster rke2-prod from Rancher" in w and "cattle-cleanup" in w
+    assert "proxy-clusterrole-kubeapiserver" in w and "kubectl delete validatingwebhookconfiguration rancher.cattle.io" in w
+    # The next update: nothing of the registration is left to delete, and nothing more is said.
+    again = run(helm(), change, stack="rke2-prod")
+    assert not [d for layer in engine_deletes.schedule(change.resources, again) for d in layer
+                if d.type in (CLUSTER, PROVIDER, CONFIG_FILE) or "rancher" in d.urn.rsplit("::", 1)[1]]
+    assert not [m for _, m in again.logs if "rke-aws:rancher: removed" in m]
+
+
+def test_removing_rancher_after_a_release_that_did_not_keep_the_agent_is_refused_until_one_update_keeps_it():
+    """A stack whose agent objects were last written without retainOnDelete (an earlier release): the
+    engine reads retainOnDelete from the OLD state (pulumi/pulumi pkg/resource/deploy/step.go
+    DeleteStep.Apply), so removing `rancher` now would delete the agent before the cluster. One update
+    with `rancher` still set writes the option into the state (a same step keeps the new goal's
+    options); then the removal goes through."""
+    cfg = with_rancher(helm())
+    base = run(cfg, stack="rke2-prod")
+    older = copy.deepcopy(base)
+    older.outputs["rancherCluster"] = {k: v for k, v in base.outputs["rancherCluster"].items()
+                                       if k in ("name", "upgrades", "id", "url")}
+    msg = refused(helm(), older, stack="rke2-prod")
+    assert "rke-aws:rancher: removed" in msg and "still set" in msg and "rancher/rancher#40164" in msg
+    kept = run(cfg, older, stack="rke2-prod")
+    assert all(c.retain_on_delete for c in kept.of_type(CONFIG_FILE) if c.name.endswith("-rancher-agent"))
+    assert not [m for lvl, m in run(helm(), kept, stack="rke2-prod").logs if lvl == "error"]
+
+
+def test_removing_rancher_in_manifest_mode_drops_the_registration_file_without_emptying_it():
+    """An emptied manifest makes the deploy controller prune what its Addon created (k3s
+    pkg/deploy/controller.go, apply WithOwner(addon)): it would delete the agent while Rancher's cleanup
+    still needs it, on the servers' next sync, which can come before the cluster is deleted. A file
+    that disappears is only forgotten (the controller walks the files present): the agent stays for
+    Rancher's cleanup Job, as in helm mode."""
+    from tests import engine_deletes
+
+    cfg = with_rancher(harness.stack_config("rke2-dev"))
+    base = run(cfg, stack="rke2-dev")
+    after = run(harness.stack_config("rke2-dev"), base, stack="rke2-dev")
+    assert not [f for f in params(after) if f.startswith(rancher_plan.REGISTRATION_MANIFEST)]
+    (imported,) = base.of_type(CLUSTER)
+    deletes = {d.urn: d for layer in engine_deletes.schedule(base.resources, after) for d in layer}
+    assert deletes[imported.urn].calls_provider
+    assert "rancher-registration" not in after.outputs["rke2ManifestsRemoving"]
+    # A stack an earlier release already emptied it for keeps the emptied file (it deletes nothing more).
+    older = copy.deepcopy(after)
+    older.outputs["rke2Manifests"] = [*after.outputs["rke2Manifests"], "rancher-registration.removed.yaml"]
+    assert "rancher-registration.removed.yaml" in params(run(harness.stack_config("rke2-dev"), older, stack="rke2-dev"))
+
+
+# ---- manifest mode: the registration manifest is applied once ---------------------------------------
+
+def servers_files(r: harness.ProgramRun) -> dict[str, str]:
+    """RKE2's manifests directory on every server after their sync (components/node/scripts/sync.sh):
+    each parameter under the manifest path as <prefix><name>; a `.url` one downloaded to <prefix><base>.yaml
+    (with its .source beside it)."""
+    from components.node.scripts import MANIFEST_PREFIX
+
+    out = {}
+    for name, p in params(r).items():
+        if name.endswith(".url"):
+            out[MANIFEST_PREFIX + name[:-len(".url")] + ".yaml"] = f"(downloaded from the {name} address)"
+            out[MANIFEST_PREFIX + name[:-len(".url")] + ".yaml.source"] = "(the address)"
+        else:
+            out[MANIFEST_PREFIX + name] = p.inputs.get("insecureValue") or ""
+    return out
+
+
+def applied_at_start(files: dict[str, str]) -> list[str]:
+    """What rke2-server's deploy controller applies when it starts (k3s pkg/deploy/controller.go, read at
+    0301210f: the first listFilesIn pass runs with force, so deploy() applies without comparing the Addon's
+    checksum): every .yaml/.yml/.json file that is no dotfile and that no '<file name>.skip' names."""
+    skips = {n[:-len(".skip")] for n in files if n.endswith(".skip")}
+    return sorted(n for n in files if not n.startswith(".") and n not in skips
+                  and n.lower().endswith((".yaml", ".yml", ".json")))
+
+
+def test_manifest_mode_stops_reapplying_the_registration_manifest_once_it_is_applied(monkeypatch):
+    """The registration manifest is what the import address served when the servers downloaded it, with
+    the registration token's credential. Once the agent connects, Rancher deploys its own manifest (rancher/
+    rancher pkg/controllers/management/clusterdeploy/clusterdeploy.go deployAgent: a system token, the agent
+    image of the day, the cluster's agent env vars) and redeploys it on upgrades or agent changes, noticing a
+    changed downstream agent only through its cached image. rke2-server re-applied the frozen file at every
+    start and undid that. The file is applied until the cluster shows its Addon applied (or the user
+    confirms), then a `.skip` beside it keeps the deploy controller away from it for good."""
+    from components.plan import running
+    from tests.test_running import fake_api
+
+    reg = "rke-aws-rancher-registration.yaml"
+    cfg = with_rancher(harness.stack_config("rke2-dev"))
+    base = run(cfg, stack="rke2-dev")
+    assert reg in applied_at_start(servers_files(base)), "the cluster is never registered"
+    # Not known to be applied (no way to the cluster, nothing confirmed): still applied, and said so.
+    again = run(cfg, base, stack="rke2-dev")
+    assert reg in applied_at_start(servers_files(again))
+    # The cluster shows no such Addon yet: not skipped.
+    monkeypatch.setattr(running, "TRANSPORT", lambda access: fake_api([], plans=[], charts=[], addons=["rke-aws-ccm"]))
+    assert reg in applied_at_start(servers_files(run(readable(cfg, "rke2-dev"), again, stack="rke2-dev")))
+    # The cluster shows it applied: from now on the servers skip it at every start.
+    monkeypatch.setattr(running, "TRANSPORT", lambda access: fake_api(
+        [], plans=[], charts=[], addons=["rke-aws-ccm", "rke-aws-rancher-registration"]))
+    known = run(readable(cfg, "rke2-dev"), again, stack="rke2-dev")
+    assert reg not in applied_at_start(servers_files(known)), (
+        "rke2-server re-applies the registration-time manifest at each start (k3s deploy controller, force on the "
+        "first pass) and reverts the agent Rancher redeployed")
+    assert reg in servers_files(known), "the file itself stays (a file that disappears is only forgotten, but a " \
+                                        "server that boots later needs nothing from it either way)"
+    assert known.outputs["rancherCluster"]["registrationApplied"] is True
+    # Until then, each update says so, with the confirmation that does what the read does.
+    w = warned(again, "rke-aws:rancher: the servers apply Rancher's registration manifest")
+    code = code_in(w, "rancherregistration")
+    assert again.outputs["rancherCluster"]["registrationApplied"] is False
+    monkeypatch.setattr(running, "TRANSPORT", None)
+    # The next update cannot read the cluster: it stays skipped, and nothing more is asked.
+    later = run(cfg, known, stack="rke2-dev")
+    assert reg not in applied_at_start(servers_files(later))
+    assert not [m for _, m in later.logs if "registration manifest" in m and "rancherregistration-" in m]
+    confirmed = run(set_key(copy.deepcopy(cfg), "confirmClusterState", code), again, stack="rke2-dev")
+    assert reg not in applied_at_start(servers_files(confirmed))
+    # Removed: no registration file is left, none emptied (Rancher's cleanup needs the agent).
+    gone = run(harness.stack_config("rke2-dev"), later, stack="rke2-dev")
+    assert not [f for f in servers_files(gone) if "rancher-registration" in f]
+
+
+def test_a_server_booted_after_the_registration_holds_the_manifest_and_its_skip(tmp_path):
+    """The servers' real sync script (components/node/scripts/sync.sh, run under tests/stubs): a server that
+    boots once the registration is known applied gets the downloaded manifest and the .skip beside it
+    before rke2-server starts, so its deploy controller never applies it (k3s pkg/deploy/controller.go)."""
+    from components.node import rke2_config
+    from tests.test_bootstrap import boot, first_server, rke2_parameters
+
+    cfg = with_rancher(harness.stack_config("rke2-dev"))
+    again = run(cfg, run(cfg, stack="rke2-dev"), stack="rke2-dev")
+    code = code_in(warned(again, "registration manifest"), "rancherregistration")
+    known = run(set_key(copy.deepcopy(cfg), "confirmClusterState", code), again, stack="rke2-dev")
+    b = boot(first_server(known), tmp_path, rke2_parameters(known))
+    assert b.returncode == 0, b.stderr
+    at_start = {name: "" for name in b.manifests_at_start or ()}
+    assert {"rke-aws-rancher-registration.yaml", "rke-aws-rancher-registration.yaml.skip"} <= set(at_start), at_start
+    assert "rke-aws-rancher-registration.yaml" not in applied_at_start(at_start)
+    manifests = b.root / rke2_config.RKE2_MANIFESTS_DIR.lstrip("/")
+    assert (manifests / "rke-aws-rancher-registration.yaml.skip").read_text() == rancher_plan.SKIP_CONTENT

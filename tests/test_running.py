@@ -60,7 +60,9 @@ def node(name: str, version: str, *, etcd: bool = False, cp: bool = False, ready
                                       {"type": "Ready", "status": "True" if ready else "Unknown"}]}}
 
 
-def fake_api(nodes: list[dict], plans: list[dict] | None = None, charts: list[str] | None = None, calls=None):
+def fake_api(nodes: list[dict], plans: list[dict] | None = None, charts: list[str] | None = None, calls=None,
+             addons: list[str] | None = None):
+    """`addons`: the k3s Addons the deploy controller has applied (a checksum set), by name."""
     def get(path: str):
         if calls is not None:
             calls.append(path)
@@ -70,6 +72,9 @@ def fake_api(nodes: list[dict], plans: list[dict] | None = None, charts: list[st
             return None if plans is None else {"items": plans}
         if path == running.HELMCHARTS_PATH:
             return None if charts is None else {"items": [{"metadata": {"name": c}} for c in charts]}
+        if path == running.ADDONS_PATH:
+            return {"items": [{"metadata": {"name": a, "namespace": "kube-system"}, "spec": {"checksum": "0" * 64}}
+                              for a in addons or ()]}
         raise AssertionError(f"unexpected GET {path}")
     return get
 
@@ -130,14 +135,28 @@ def test_nodes_plans_and_helmcharts_as_the_guards_need_them():
     live = running.snapshot(fake_api([node("ip-10-0-1-10", "v1.34.1+rke2r1", etcd=True, cp=True),
                                       node("ip-10-0-2-10", "v1.33.5+rke2r1", etcd=True, cp=True, ready=False),
                                       node("ip-10-0-4-10", "v1.33.5+rke2r1")],
-                                     plans, ["aws-ebs-csi-driver"], calls), rke2=True)
-    assert calls == [running.NODES_PATH, running.PLANS_PATH, running.HELMCHARTS_PATH]
+                                     plans, ["aws-ebs-csi-driver"], calls, addons=["rke-aws-ccm"]), rke2=True)
+    assert calls == [running.NODES_PATH, running.PLANS_PATH, running.HELMCHARTS_PATH, running.ADDONS_PATH]
+    assert live.addons == frozenset({"rke-aws-ccm"})
     assert live.etcd_members == ("ip-10-0-1-10", "ip-10-0-2-10") and live.not_ready == ("ip-10-0-2-10",)
     assert live.versions(servers_only=True) == {"ip-10-0-1-10": "v1.34.1+rke2r1", "ip-10-0-2-10": "v1.33.5+rke2r1"}
     assert live.applying == ("ip-10-0-2-10",)
     server, agent = live.plans
     assert (server.complete, agent.complete) == (False, None) and server.version == "v1.34.1+rke2r1"
     assert live.helm_charts == frozenset({"aws-ebs-csi-driver"})
+
+
+def test_an_addon_counts_as_applied_only_with_its_checksum():
+    """k3s pkg/deploy/controller.go deploy(): the Addon is created before its file is applied and gets
+    spec.checksum only after a successful apply."""
+    base = fake_api([node("a", "v1.34.1+rke2r1", etcd=True, cp=True)], [], [])
+
+    def get(path: str):
+        if path == running.ADDONS_PATH:
+            return {"items": [{"metadata": {"name": "rke-aws-rancher-registration"}, "spec": {"source": "/x.yaml"}},
+                              {"metadata": {"name": "rke-aws-ccm"}, "spec": {"checksum": "ab" * 32}}]}
+        return base(path)
+    assert running.snapshot(get, rke2=True).addons == frozenset({"rke-aws-ccm"})
 
 
 def test_rke1_role_labels_count_and_nothing_but_nodes_is_read():
@@ -292,7 +311,8 @@ def test_the_https_transport_reads_with_the_kubeconfigs_credentials_and_only_get
         server.shutdown()
     assert isinstance(reading, running.LiveCluster), reading
     assert reading.etcd_members == ("ip-10-0-1-10",) and reading.plans == () and reading.helm_charts == frozenset()
-    assert [s[:2] for s in seen] == [("GET", p) for p in (running.NODES_PATH, running.PLANS_PATH, running.HELMCHARTS_PATH)]
+    assert [s[:2] for s in seen] == [("GET", p) for p in (running.NODES_PATH, running.PLANS_PATH, running.HELMCHARTS_PATH,
+                                                          running.ADDONS_PATH)]
     assert all(s[2] == ("Bearer s3cr3t" if auth == "token" else None) for s in seen), seen
     assert all(s[3] is (auth == "certificate") for s in seen), seen
     # The key went to a 0600 temp file for the TLS library and is gone before the first request.

@@ -62,11 +62,17 @@ class RancherAgentArgs:
 
 
 class RancherAgent(pulumi.ComponentResource):
-    """Helm mode: the registration manifest (Rancher's agent in cattle-system), through the Kubernetes provider."""
+    """Helm mode: the registration manifest (Rancher's agent in cattle-system), through the Kubernetes provider.
+
+    Kept on delete: the engine deletes the manifest's objects before the imported cluster (they depend on
+    it), but Rancher's cleanup of a deleted imported cluster goes through this agent (plan/rancher.py), and
+    that cleanup deletes the agent itself. The manifest's objects inherit the option (pulumi/pulumi
+    pkg/resource/deploy/source_eval.go inheritFromParent: a remote component's children take its
+    retainOnDelete; pulumi-kubernetes registers them with Parent(component) only)."""
 
     def __init__(self, name: str, args: RancherAgentArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:rancher:RancherAgent", name, None, opts)
         self.manifest = k8s.yaml.v2.ConfigFile(
             f"{name}-rancher-agent", file=args.manifest_url,
-            opts=pulumi.ResourceOptions(parent=self, provider=args.provider))
+            opts=pulumi.ResourceOptions(parent=self, provider=args.provider, retain_on_delete=True))
         self.register_outputs({})

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
-from ..plan.names import KUBE_API_PORT, RKE2_SUPERVISOR_PORT
+from ..plan.names import KUBE_API_PORT, MANIFEST_PREFIX, RKE2_SUPERVISOR_PORT
 from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
 from ..settings import versions
@@ -39,10 +39,6 @@ BOOTSTRAP_PATH = "/usr/local/sbin/rke-aws-bootstrap"
 
 
 SYNC_PATH = "/usr/local/sbin/rke-aws-sync-manifests"
-
-
-# Files the manifest sync owns in RKE2's manifests directory.
-MANIFEST_PREFIX = "rke-aws-"
 
 
 SYNC_INTERVAL = "2min"  # how soon a changed manifest (CCM values, upgrade Plans) reaches the servers

@@ -183,6 +183,13 @@ class Previous:
     # ingressController: the RKE2 ingress controller the servers' config.yaml names (None: outputs from
     # before it was exported, or not known then either: plan/ingress.py)
     ingress_controller: str | None = None
+    # The helm-mode agent (the registration manifest's objects) was applied without retainOnDelete (a
+    # release before rancherCluster.agentKeptOnDelete): deleting it would go before the cluster's.
+    rancher_agent_unkept: bool = False
+    # rancherCluster.url / registrationApplied (manifest mode: the servers' deploy controller is known to
+    # have applied the registration manifest, and they skip it from then on: plan/rancher.py)
+    rancher_url: str | None = None
+    rancher_registration_applied: bool = False
 
     @classmethod
     def from_outputs(cls, outputs: Mapping[str, Any]) -> Previous | None:
@@ -295,6 +302,12 @@ class Previous:
             rancher_upgrades=_known((outputs.get("rancherCluster") or {}).get("upgrades"))
             if isinstance(outputs.get("rancherCluster"), dict) else None,
             ingress_controller=_known(outputs.get("ingressController")),
+            rancher_agent_unkept=isinstance(outputs.get("rancherCluster"), dict) and bool(outputs.get("installedInCluster"))
+            and outputs["rancherCluster"].get("agentKeptOnDelete") is not True,
+            rancher_url=_known((outputs.get("rancherCluster") or {}).get("url"))
+            if isinstance(outputs.get("rancherCluster"), dict) else None,
+            rancher_registration_applied=isinstance(outputs.get("rancherCluster"), dict)
+            and outputs["rancherCluster"].get("registrationApplied") is True,
         )
 
     @property

@@ -50,6 +50,10 @@ def bucket_name(cluster_id: str, account_id: str, region: str) -> str:
 
 KUBECONFIG_PENDING = "pending"  # until the first server publishes the real one
 
+# Files the servers' manifest sync owns in RKE2's manifests directory start with this; the deploy
+# controller names each Addon after its file (up to the first dot), so Addons are "<prefix><base name>".
+MANIFEST_PREFIX = "rke-aws-"
+
 
 def kubeconfig_parameter_name(cluster_id: str) -> str:
     return f"/rke-aws/{cluster_id}/admin-kubeconfig"

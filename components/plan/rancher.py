@@ -22,18 +22,87 @@ Facts (upstream, read for this module):
   `system-upgrade` (the upstream release manifest, components/settings/versions.SUC_MANIFEST_URLS).
 - Deleting the `rancher2_cluster` deletes the management object; Rancher then runs a `cattle-cleanup-*`
   Job in the cluster (pkg/controllers/management/usercontrollers/controller.go, three tries, then gives
-  up); the cluster itself keeps running (Rancher docs, "Registering Existing Clusters").
+  up); the cluster itself keeps running (Rancher docs, "Registering Existing Clusters"). Rancher reaches
+  the cluster for that through the agent's tunnel (pkg/clustermanager/manager.go ToRESTConfig:
+  Dialer.ClusterDialer), so the agent must still run when the cluster is deleted. The Job
+  (pkg/agent/clean/cluster.go) deletes cattle-system (the agent), cattle-fleet-system,
+  cattle-impersonation-system, the `rancher.cattle.io` webhook configurations and the roles labelled
+  cattle.io/creator=norman; the registration manifest's proxy-clusterrole-kubeapiserver and
+  proxy-role-binding-kubernetes-master carry no such label and stay. Without the Job, rancher-webhook's
+  configurations (failurePolicy Fail) outlive its pods and refuse namespace changes (#40164).
+- So this program never deletes the agent: in helm mode its objects are kept on delete (the engine
+  would delete them first: they depend on the cluster, components/cluster/rancher.py), and in manifest
+  mode the registration file is dropped, never emptied (an emptied file prunes what it created: k3s
+  pkg/deploy/controller.go; a file that disappears is only forgotten).
+- Manifest mode applies the registration manifest once. It is what the import address served when
+  the servers downloaded it (pkg/api/norman/customization/clusterregistrationtokens/import.go: the
+  registration token's credential, the agent image of that day). Once the agent connects, Rancher
+  deploys its own (pkg/controllers/management/clusterdeploy/clusterdeploy.go deployAgent: a system
+  token, the current agent image and agent env vars) and redeploys it on upgrades; it notices a changed
+  downstream agent only through its cached image. rke2-server applies every manifest file at each
+  start, whatever the Addon's checksum (k3s pkg/deploy/controller.go: the first pass forces), so the
+  frozen file would undo Rancher's redeploys at every server restart. A `<file>.skip` beside it keeps
+  the deploy controller away from it (the same source), and the objects stay. The skip goes in once the
+  cluster shows the file's Addon applied (plan/running.py) or the user confirms it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..settings.config import StackConfig
 from .history import Observed, Previous, Statement, parse_version, runs_version
+from .names import MANIFEST_PREFIX
 
 VERSION_MANAGEMENT_ANNOTATION = "rancher.io/imported-cluster-version-management"
 # The manifest-mode file the servers download the registration manifest to (RKE2's deploy controller
 # applies it as the Addon "rancher-registration"; emptied, it deletes what the manifest created).
 REGISTRATION_MANIFEST = "rancher-registration"
+# Beside the downloaded <prefix>rancher-registration.yaml, once it is known applied: the deploy controller
+# skips the file it names (k3s pkg/deploy/controller.go: '<name>.skip' makes '<name>' ignored).
+REGISTRATION_SKIP = f"{REGISTRATION_MANIFEST}.yaml.skip"
+SKIP_CONTENT = ("# rke-aws: RKE2's deploy controller skips the registration manifest beside this file: it was applied,\n"
+                "# and Rancher keeps its agent current from then on (re-applying it would undo that).\n")
+
+
+@dataclass(frozen=True)
+class RegistrationState:
+    """Manifest mode: whether the servers' deploy controller is known to have applied the registration
+    manifest (then the servers get its .skip), and how to let the next update know."""
+    applied: bool
+    statement: Statement | None = None
+    warning: str | None = None
+
+
+def registration_state(cfg: StackConfig, previous: Previous | None, observed: Observed) -> RegistrationState | None:
+    """None outside manifest mode with `rancher`. Known applied: carried over from the last outputs (same
+    Rancher), or, when the last update delivered the file, read from the cluster (its Addon has a
+    checksum) or confirmed."""
+    if cfg.rancher is None or cfg.distribution != "rke2" or cfg.ccm.install != "manifest":
+        return None
+    delivered = (previous is not None and previous.rancher_name is not None and previous.rancher_url == cfg.rancher.url
+                 and f"{REGISTRATION_MANIFEST}.url" in previous.manifest_files)
+    if delivered and previous is not None and previous.rancher_registration_applied:
+        return RegistrationState(True)
+    addon = MANIFEST_PREFIX + REGISTRATION_MANIFEST
+    statement = Statement("rancherregistration", f"the servers of cluster {cfg.cluster_id} applied Rancher's "
+                                                 f"registration manifest (Addon {addon} in kube-system)")
+    live = observed.live
+    if delivered and live is not None and live.addons is not None and addon in live.addons:
+        return RegistrationState(True)
+    if delivered and live is None and observed.confirmed(statement):
+        return RegistrationState(True)
+    if not delivered:
+        return RegistrationState(False, None, (
+            "rke-aws:rancher: the servers apply Rancher's registration manifest (manifest mode); rke2-server would "
+            "apply it again at each start and undo the agent Rancher deploys and upgrades itself afterwards. Once "
+            "the imported cluster is Active in Rancher, `pulumi up` again: once it knows the file applied (it reads "
+            "the cluster, or asks for a confirmation), the servers skip the file from then on"))
+    return RegistrationState(False, statement, (
+        "rke-aws:rancher: the servers apply Rancher's registration manifest at each start (manifest mode), which "
+        "undoes the agent Rancher deploys and upgrades itself; they skip it from the update that knows it applied: "
+        f"once the cluster can be read and shows it (`kubectl -n kube-system get addon {addon}` with a checksum), or "
+        + statement.how()))
 
 
 def cluster_annotations(cfg: StackConfig) -> dict[str, str]:
@@ -102,20 +171,42 @@ def switch_problems(cfg: StackConfig, previous: Previous | None) -> list[str]:
             "then change the version"]
 
 
+def removal_problems(cfg: StackConfig, previous: Previous | None) -> list[str]:
+    """Removing `rancher` when the agent's objects were written to the state without retainOnDelete (an
+    earlier release): the engine reads the option from the old state (pulumi/pulumi
+    pkg/resource/deploy/step.go DeleteStep.Apply) and would delete the agent before the cluster."""
+    if cfg.rancher is not None or previous is None or previous.rancher_name is None or not previous.rancher_agent_unkept:
+        return []
+    return [f"rke-aws:rancher: removed, but the imported cluster {previous.rancher_name}'s agent was applied by an "
+            "earlier release of this program, which did not keep it when it leaves the program: this update would "
+            "delete the agent before the cluster (the engine deletes what depends on a resource first), Rancher "
+            "could not run its cleanup, which goes through the agent, and rancher-webhook's configurations would "
+            "stay behind and refuse namespace changes (rancher/rancher#40164). Run `pulumi up` once with `rancher` "
+            "still set (the agent's objects are then kept on delete), then remove it"]
+
+
 def warnings(cfg: StackConfig, previous: Previous | None) -> tuple[str, ...]:
     """What a change of `rancher` does to Rancher and to the running cluster."""
     out: list[str] = []
     before = previous.rancher_name if previous else None
     if before is not None and cfg.rancher is None:
         out.append(
-            f"rke-aws:rancher: removed: this update deletes the imported cluster {before} from Rancher. Rancher then "
-            "runs its cleanup Job (cattle-cleanup-*, default namespace) in this cluster, which deletes cattle-system "
-            "(the Rancher agent), cattle-fleet-system, cattle-impersonation-system and Rancher's labels and "
-            "annotations; Rancher's projects, role bindings, Fleet bundles and apps installed through Rancher stop "
-            "being managed (what they created stays). "
+            f"rke-aws:rancher: removed: this update deletes the imported cluster {before} from Rancher and leaves "
+            "Rancher's agent running: Rancher reaches the cluster through it to create its cleanup Job "
+            "(cattle-cleanup-*, default namespace), which deletes cattle-system (the agent), cattle-fleet-system, "
+            "cattle-impersonation-system, the rancher.cattle.io webhook configurations, Rancher's roles and its "
+            "labels and annotations; Rancher's projects, role bindings, Fleet bundles and apps installed through "
+            "Rancher stop being managed (what they created stays). "
             + ("Rancher owned upgrades: its system-upgrade-controller goes with cattle-system, and this program's "
                "own (system-upgrade) takes over. " if previous and previous.rancher_upgrades == "rancher" else "")
-            + "If Rancher cannot reach the cluster it gives up after three tries and these stay behind.")
+            + "Left behind: ClusterRole proxy-clusterrole-kubeapiserver and ClusterRoleBinding "
+            "proxy-role-binding-kubernetes-master (`kubectl delete clusterrolebinding "
+            "proxy-role-binding-kubernetes-master; kubectl delete clusterrole proxy-clusterrole-kubeapiserver`). If "
+            "Rancher cannot reach the cluster it gives up after three tries: then, with this cluster's kubeconfig, "
+            "`kubectl delete validatingwebhookconfiguration rancher.cattle.io; kubectl delete "
+            "mutatingwebhookconfiguration rancher.cattle.io` first (their webhook is gone with the agent and they "
+            "refuse namespace changes), then `kubectl delete namespace cattle-system cattle-fleet-system "
+            "cattle-impersonation-system`")
     elif before is not None and cfg.rancher is not None and previous is not None:
         if previous.rancher_upgrades == "rke-aws" and cfg.rancher.rancher_upgrades:
             out.append("rke-aws:rancher.upgrades: rancher: this update removes this program's system-upgrade-controller "

@@ -8,7 +8,9 @@ to the cluster (an explicit `kubeconfig`, or the one the first RKE2 server publi
 - `GET /api/v1/nodes`: every Node's name, kubelet version, roles (labels) and Ready condition;
 - RKE2: `GET .../upgrade.cattle.io/v1/namespaces/system-upgrade/plans` (the Plans' version and
   status) and `GET .../helm.cattle.io/v1/namespaces/kube-system/helmcharts` (what the servers'
-  helm-controller still runs from manifests).
+  helm-controller still runs from manifests), and `GET .../k3s.cattle.io/v1/namespaces/kube-system/addons`
+  (which manifests the servers' deploy controller has applied: an Addon's spec.checksum is set once
+  its file was applied, k3s pkg/deploy/controller.go).
 
 Rules: GET only; READ_SECONDS in all (a thread with a deadline, each request REQUEST_SECONDS); any
 failure is an `Unreadable` with the reason, never an exception: the API server of a cluster with a
@@ -45,6 +47,7 @@ OFFLINE_ENV = "RKE_AWS_OFFLINE"
 NODES_PATH = "/api/v1/nodes"
 PLANS_PATH = "/apis/upgrade.cattle.io/v1/namespaces/system-upgrade/plans"
 HELMCHARTS_PATH = "/apis/helm.cattle.io/v1/namespaces/kube-system/helmcharts"
+ADDONS_PATH = "/apis/k3s.cattle.io/v1/namespaces/kube-system/addons"
 # Role labels: RKE2 servers carry control-plane and etcd (value "true"); RKE1 nodes carry
 # controlplane / etcd / worker (domain.md section 3).
 ETCD_LABEL = "node-role.kubernetes.io/etcd"
@@ -75,12 +78,13 @@ class LivePlan:
 
 @dataclass(frozen=True)
 class LiveCluster:
-    """What the cluster answered. `plans` / `helm_charts` are None when not read (RKE1) and
+    """What the cluster answered. `plans` / `helm_charts` / `addons` are None when not read (RKE1) and
     empty when their resource type does not exist (404)."""
     nodes: tuple[LiveNode, ...]
     plans: tuple[LivePlan, ...] | None = None
     helm_charts: frozenset[str] | None = None
     server: str = ""
+    addons: frozenset[str] | None = None  # Addons the deploy controller has applied (a checksum is set)
 
     @property
     def etcd_members(self) -> tuple[str, ...]:
@@ -213,7 +217,7 @@ def snapshot(get: Get, rke2: bool, server: str = "") -> LiveCluster:
             control_plane=any(_is(labels, k) for k in CONTROL_PLANE_LABELS),
             ready=_ready(item),
         ))
-    plans = charts = None
+    plans = charts = addons = None
     if rke2:
         plans_doc = get(PLANS_PATH)
         plans = tuple(
@@ -229,7 +233,10 @@ def snapshot(get: Get, rke2: bool, server: str = "") -> LiveCluster:
             for p in (plans_doc or {}).get("items") or [])
         charts_doc = get(HELMCHARTS_PATH)
         charts = frozenset(str((c.get("metadata") or {}).get("name")) for c in (charts_doc or {}).get("items") or [])
-    return LiveCluster(tuple(sorted(nodes, key=lambda n: n.name)), plans, charts, server)
+        addons_doc = get(ADDONS_PATH)
+        addons = frozenset(str((a.get("metadata") or {}).get("name")) for a in (addons_doc or {}).get("items") or []
+                           if (a.get("spec") or {}).get("checksum"))
+    return LiveCluster(tuple(sorted(nodes, key=lambda n: n.name)), plans, charts, server, addons=addons)
 
 
 # ---- the transport ----------------------------------------------------------------------------

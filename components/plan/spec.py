@@ -111,6 +111,8 @@ class ClusterPlan:
     admin_aliases: Mapping[str, str] = field(default_factory=dict)
     proxy: ProxyEnv | None = None  # `proxy`, with what always bypasses it (plan/proxy.py)
     ingress: ingress_plan.IngressPlan | None = None  # RKE2: the servers' ingress controller (plan/ingress.py)
+    # Manifest mode with `rancher`: whether the registration manifest is known applied (then skipped)
+    rancher_registration: rancher.RegistrationState | None = None
 
     @property
     def server_ips(self) -> tuple[str, ...]:
@@ -323,6 +325,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     problems += role_problems(previous, cfg.node_pools)
     problems += market_problems(previous, cfg.node_pools)
     problems += rancher.version_problems(cfg, previous, observed) + rancher.switch_problems(cfg, previous)
+    problems += rancher.removal_problems(cfg, previous)
     if problems:
         raise ConfigError(with_combined_confirmation(problems, observed))
     found: dict[str, Any] = {}
@@ -352,6 +355,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     problems += upgrade_problems(cfg, previous, nodes, kubeconfig_published=kubeconfig is not None, state=vstate,
                                  observed=observed)
     manifests = manifest_plan(cfg, previous, ebs_csi, observed)
+    registration = rancher.registration_state(cfg, previous, observed)
     in_cluster = planned_in_cluster(cfg, ebs_csi, available, manifests)
     problems += in_cluster_problems(cfg, previous, available)
     problems += allow_uninstall_problems(cfg, previous, in_cluster)
@@ -393,8 +397,9 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
                                  + removal_warnings(cfg, previous, ebs_csi, manifests, in_cluster)
                                  + rancher.warnings(cfg, previous)
                                  + (ingress.warnings if ingress else ())
+                                 + ((registration.warning,) if registration and registration.warning else ())
                                  + stale_confirmation_warnings(cfg, observed, vstate, estate, snapshots, manifests,
-                                                               ingress)
+                                                               ingress, registration)
                                  + (backup.notes if backup else ())),
                        backup=backup, account_id=account,
                        ebs_csi=ebs_csi,
@@ -405,7 +410,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
                        snapshots=snapshots, manifests=manifests, in_cluster=in_cluster,
                        keep_ebs_credentials=bool(manifests and "ebs-csi" in manifests.removing),
                        admin_aliases=admin_aliases,
-                       proxy=proxy, ingress=ingress)
+                       proxy=proxy, ingress=ingress, rancher_registration=registration)
 
 
 
@@ -475,11 +480,13 @@ def _version_confirmed(cfg: StackConfig, previous: Previous | None, vstate: Vers
 
 def stale_confirmation_warnings(cfg: StackConfig, observed: Observed, vstate: VersionState, estate: EtcdState,
                                 snapshots: SnapshotTransition, manifests: ManifestPlan | None,
-                                ingress: ingress_plan.IngressPlan | None = None) -> tuple[str, ...]:
+                                ingress: ingress_plan.IngressPlan | None = None,
+                                registration: rancher.RegistrationState | None = None) -> tuple[str, ...]:
     """A code that confirms nothing this update needs: the state it confirmed has moved on."""
     current = {s.code for s in (vstate.statement, estate.statement, snapshots.statement,
                                 manifests.statement if manifests else None,
-                                ingress.statement if ingress else None) if s is not None}
+                                ingress.statement if ingress else None,
+                                registration.statement if registration else None) if s is not None}
     stale = sorted(observed.codes - current)
     if not stale:
         return ()
@@ -806,7 +813,13 @@ def manifest_plan(cfg: StackConfig, previous: Previous | None, ebs_csi: bool,
             ({"ebs-csi", "ebs-csi-credentials"} if previous.ebs_csi else set())
     if not live and not before:
         return None
-    emptied = tuple(sorted(before - set(live)))
+    dropped = before - set(live)
+    if f"{rancher.REGISTRATION_MANIFEST}.removed.yaml" not in (previous.manifest_files if previous else ()):
+        # Never newly emptied: that would prune Rancher's agent while Rancher's cleanup still needs it; the
+        # file is dropped, and the deploy controller forgets it (plan/rancher.py). An emptied one an earlier
+        # release wrote stays (it deletes nothing more).
+        dropped.discard(rancher.REGISTRATION_MANIFEST)
+    emptied = tuple(sorted(dropped))
     was_live = {f.split(".")[0] for f in (previous.manifest_files if previous else ()) if ".removed." not in f}
     if previous is not None and previous.manifest_mode and not previous.manifest_files:
         was_live = set(before)
