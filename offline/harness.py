@@ -61,6 +61,8 @@ class Registration:
     retain_on_delete: bool = False
     aliases: list[str] = field(default_factory=list)  # URNs this resource may have had in the state
     replace_on_changes: list[str] = field(default_factory=list)  # inputs whose change replaces (an option)
+    # Outputs the engine stores as secrets (the additionalSecretOutputs option: top-level names only).
+    additional_secret_outputs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -185,6 +187,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 retain_on_delete=bool(request.retainOnDelete),
                 aliases=[_alias_urn(response.urn, a) for a in request.aliases],
                 replace_on_changes=list(request.replaceOnChanges),
+                additional_secret_outputs=list(request.additionalSecretOutputs),
             )
         )
         return response

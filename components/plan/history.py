@@ -171,6 +171,14 @@ class Previous:
     # rancherCluster: {name, upgrades} of the imported cluster in Rancher (None: not registered)
     rancher_name: str | None = None
     rancher_upgrades: str | None = None
+    rancher_url: str | None = None  # rancherCluster.url: the Rancher it is registered in
+    rancher_id: str | None = None  # rancherCluster.id: its ID there (c-xxxxx)
+    # rancherCluster.agentEnvVars: the agent's environment set in Rancher (None: outputs from before it
+    # was set, whose agent had none from this program)
+    rancher_agent_env: Mapping[str, str] | None = None
+    # podSecurityExemptions: the namespaces the Pod Security file of servers booted by the last update
+    # exempts (hardening: cis; None: not exported)
+    psa_exemptions: tuple[str, ...] | None = None
 
     @classmethod
     def from_outputs(cls, outputs: Mapping[str, Any]) -> Previous | None:
@@ -244,6 +252,7 @@ class Previous:
                 ip = _known(raw.get("privateIp")) or address_in_name(str(raw["name"]))
                 if ip:
                     removed.append(RemovedMember(str(raw["name"]), ip))
+        rancher = outputs["rancherCluster"] if isinstance(outputs.get("rancherCluster"), Mapping) else {}
         return cls(
             distribution=outputs.get("distribution"),
             kubernetes_version=outputs.get("kubernetesVersion"),
@@ -280,6 +289,12 @@ class Previous:
             if isinstance(outputs.get("rancherCluster"), dict) else None,
             rancher_upgrades=_known((outputs.get("rancherCluster") or {}).get("upgrades"))
             if isinstance(outputs.get("rancherCluster"), dict) else None,
+            rancher_url=_known(rancher.get("url")),
+            rancher_id=_known(rancher.get("id")),
+            rancher_agent_env=(dict(rancher["agentEnvVars"]) if isinstance(rancher.get("agentEnvVars"), Mapping)
+                               else None),
+            psa_exemptions=(tuple(str(n) for n in outputs["podSecurityExemptions"])
+                            if isinstance(outputs.get("podSecurityExemptions"), (list, tuple)) else None),
         )
 
     @property
