@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..plan import names
 from ..plan import rancher as rancher_plan
 from ..plan.cluster_documents import dump_yaml
 from ..plan.names import RKE2_SUPERVISOR_PORT
@@ -56,7 +57,7 @@ class Rke2Boot:
 
 # Written on servers with hardening: cis (RKE2's CIS profile enforces restricted Pod Security with
 # exemptions): system-upgrade-controller's upgrade jobs must run privileged in their namespace.
-PSA_CONFIG_PATH = "/etc/rancher/rke2/rke-aws-pss.yaml"
+PSA_CONFIG_PATH = names.PSA_CONFIG_PATH
 
 
 AUDIT_POLICY_PATH = "/etc/rancher/rke2/audit-policy.yaml"

@@ -52,6 +52,7 @@ from __future__ import annotations
 from ..settings.config import StackConfig
 from .guards import _not_complete
 from .history import Observed, Previous, Statement, VersionState, parse_version, runs_version
+from .names import PSA_CONFIG_PATH
 from .proxy import ProxyEnv
 
 VERSION_MANAGEMENT_ANNOTATION = "rancher.io/imported-cluster-version-management"
@@ -196,8 +197,6 @@ def psa_warnings(cfg: StackConfig, previous: Previous | None) -> tuple[str, ...]
     missing = [ns for ns in AGENT_NAMESPACES if ns not in (previous.psa_exemptions or ())]
     if not servers or not missing:
         return ()
-    from ..node.rke2_config import PSA_CONFIG_PATH  # the node module imports this one
-
     return (f"rke-aws:rancher: with hardening cis, the running servers ({', '.join(servers[:6])}"
             f"{' and more' if len(servers) > 6 else ''}) keep the Pod Security configuration they booted with "
             f"({PSA_CONFIG_PATH}; user data is read at first boot only), which does not exempt Rancher's namespaces "
