@@ -127,9 +127,11 @@ class RkeCluster(pulumi.ComponentResource):
             registration = RancherRegistration(name, RancherRegistrationArgs(
                 url=cfg.rancher.url, token=pulumi.Output.secret(cfg.rancher.token.reveal()),
                 cluster_name=cfg.rancher.cluster_name, cluster_id=cfg.cluster_id,
-                annotations=rancher.cluster_annotations(cfg)), child)
+                annotations=rancher.cluster_annotations(cfg), agent_env=rancher.agent_env(cluster.proxy)), child)
             out["rancherCluster"] = {"name": cfg.rancher.cluster_name, "upgrades": cfg.rancher.upgrades,
-                                     "id": registration.cluster.id, "url": cfg.rancher.url}
+                                     "id": registration.cluster.id, "url": cfg.rancher.url,
+                                     # What the next update compares (plan.rancher.agent_env_warnings).
+                                     "agentEnvVars": rancher.agent_env(cluster.proxy)}
             if cluster.rancher_registration is not None:
                 # Manifest mode: the servers skip the registration manifest from now on (plan/rancher.py).
                 out["rancherCluster"]["registrationApplied"] = cluster.rancher_registration.applied
@@ -229,6 +231,7 @@ class RkeCluster(pulumi.ComponentResource):
                 kubeconfig_key=kubeconfig_key_alias(cfg.cluster_id) if published else None,
                 proxy=cluster.proxy,
                 ingress_controller=cluster.ingress.controller if cluster.ingress else None,
+                psa_rancher=cfg.rancher is not None,
             )
 
         nodes = Nodes(name, NodesArgs(
@@ -346,6 +349,9 @@ class RkeCluster(pulumi.ComponentResource):
             # What the servers' config.yaml names (None: not known, no key written); the next update
             # keeps it or judges a change against it (plan/ingress.py).
             out["ingressController"] = cluster.ingress.controller
+        if rke2 and cfg.hardening == "cis":
+            # What new servers' Pod Security file exempts; the next update compares (plan.rancher.psa_warnings).
+            out["podSecurityExemptions"] = list(rke2_config.psa_exempt_namespaces(cfg.rancher is not None))
         if cluster.proxy is not None:
             # What new nodes boot with; the next update compares (plan.proxy_warnings).
             out["proxy"] = cluster.proxy.variables()

@@ -65,6 +65,8 @@ class Registration:
     deleted_with: str = ""  # the URN whose deletion subsumes this one's (the `deletedWith` option)
     aliases: list[str] = field(default_factory=list)  # URNs this resource may have had in the state
     replace_on_changes: list[str] = field(default_factory=list)  # inputs whose change replaces (an option)
+    # Outputs the engine stores as secrets (the additionalSecretOutputs option: top-level names only).
+    additional_secret_outputs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -190,6 +192,7 @@ class _RecordingMonitor(pulumi_mocks.MockMonitor):
                 deleted_with=request.deletedWith,
                 aliases=[_alias_urn(response.urn, a) for a in request.aliases],
                 replace_on_changes=list(request.replaceOnChanges),
+                additional_secret_outputs=list(request.additionalSecretOutputs),
             )
         )
         return response

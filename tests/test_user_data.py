@@ -165,14 +165,15 @@ def worst_rke2_split(region: str) -> dict[str, str]:
 
 def worst_everything(region: str) -> dict[str, str]:
     """Every issue-26 feature at once: split roles and the proxy at their worst, spot and Graviton
-    workers, Rancher registration (Rancher owning upgrades). Spot, Graviton and Rancher add nothing to
-    user data; the test proves it instead of assuming it."""
+    workers, Rancher registration (this program owning upgrades: Rancher-owned ones are refused with
+    etcd-only servers). Spot and Graviton add nothing to user data, Rancher its Pod Security exemptions
+    on CIS servers; the test proves it fits instead of assuming it."""
     cfg = worst_rke2_split(region)
     pools = json.loads(cfg["rke-aws:nodePools"])
     pools += [{"name": "p" * 31, "roles": ["worker"], "count": 2, "market": "spot"},
               {"name": "g" * 31, "roles": ["worker"], "count": 2, "instanceType": "m7g.large"}]
     cfg["rke-aws:nodePools"] = json.dumps(pools)
-    cfg["rke-aws:rancher"] = harness.secret(json.dumps({"url": "https://rancher.example.com", "upgrades": "rancher",
+    cfg["rke-aws:rancher"] = harness.secret(json.dumps({"url": "https://rancher.example.com", "upgrades": "rke-aws",
                                                         "token": "token-abcde:" + "x" * 54}))
     return cfg
 

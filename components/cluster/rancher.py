@@ -9,13 +9,17 @@ token), so no kubeconfig is needed. Who writes the upgrade Plans: components/pla
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_rancher2 as rancher2
 
 from ..settings import versions
+
+# The rancher2 Cluster's output holding the registration token (pulumi_rancher2 Cluster.cluster_registration_token,
+# outputs.ClusterClusterRegistrationToken): every field but the IDs, name, labels and annotations embeds the token.
+REGISTRATION_TOKEN_OUTPUT = "clusterRegistrationToken"
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,7 @@ class RancherRegistrationArgs:
     cluster_name: str
     cluster_id: str
     annotations: dict[str, str]
+    agent_env: dict[str, str] = field(default_factory=dict)  # plan.rancher.agent_env: the agent's proxy
 
 
 class RancherRegistration(pulumi.ComponentResource):
@@ -48,7 +53,14 @@ class RancherRegistration(pulumi.ComponentResource):
             name=args.cluster_name,
             description=f"rke-aws cluster {args.cluster_id} (imported; managed by Pulumi)",
             annotations=args.annotations,
-            opts=pulumi.ResourceOptions(parent=self, provider=self.provider),
+            # Behind a proxy the agent connects out through it (Rancher never connects in).
+            agent_env_vars=[rancher2.ClusterAgentEnvVarArgs(name=k, value=v) for k, v in args.agent_env.items()] or None,
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=self.provider,
+                # The registration token and the addresses and commands that embed it (manifestUrl, command,
+                # nodeCommand, insecureCommand, windowsNodeCommand, ...) are one output object; the engine
+                # marks only top-level outputs secret, and pulumi-rancher2 marks caCert and kubeConfig alone.
+                additional_secret_outputs=[REGISTRATION_TOKEN_OUTPUT]),
         )
         self.manifest_url = pulumi.Output.secret(self.cluster.cluster_registration_token.apply(
             lambda t: t.manifest_url if t is not None else None))

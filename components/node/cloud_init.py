@@ -17,10 +17,10 @@ from .rke1_cluster import RKE_KERNEL_MODULES, RKE_SYSCTLS
 from .rke2_config import (
     AUDIT_POLICY,
     AUDIT_POLICY_PATH,
-    PSA_CONFIG,
     PSA_CONFIG_PATH,
     RKE2_CONFIG_PATH,
     Rke2Boot,
+    psa_config,
     rke2_config,
     rke2_config_yaml,
 )
@@ -87,7 +87,7 @@ def rke2_user_data(node: PlannedNode, boot: Rke2Boot) -> str:
         files += _ssm_agent_proxy(boot.proxy)
     if node.pool.is_server and boot.cis_profile:
         files += [
-            {"path": PSA_CONFIG_PATH, "permissions": "0600", "content": dump_yaml(PSA_CONFIG)},
+            {"path": PSA_CONFIG_PATH, "permissions": "0600", "content": dump_yaml(psa_config(boot.psa_rancher))},
             {"path": AUDIT_POLICY_PATH, "permissions": "0600", "content": dump_yaml(AUDIT_POLICY)},
         ]
     if node.pool.is_server and boot.manifest_path:

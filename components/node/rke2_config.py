@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..plan import names
+from ..plan import rancher as rancher_plan
 from ..plan.cluster_documents import dump_yaml
 from ..plan.names import RKE2_SUPERVISOR_PORT
 from ..plan.nodes import PlannedNode
@@ -53,11 +55,12 @@ class Rke2Boot:
     proxy: ProxyEnv | None = None  # `proxy`: the boot scripts' and RKE2's environment
     # servers' `ingress-controller` (plan/ingress.py); None: no key, RKE2 keeps what the cluster runs
     ingress_controller: str | None = None
+    psa_rancher: bool = False  # with cis_profile: Rancher's namespaces exempted too (`rancher` set)
 
 
 # Written on servers with hardening: cis (RKE2's CIS profile enforces restricted Pod Security with
 # exemptions): system-upgrade-controller's upgrade jobs must run privileged in their namespace.
-PSA_CONFIG_PATH = "/etc/rancher/rke2/rke-aws-pss.yaml"
+PSA_CONFIG_PATH = names.PSA_CONFIG_PATH
 
 
 AUDIT_POLICY_PATH = "/etc/rancher/rke2/audit-policy.yaml"
@@ -75,17 +78,27 @@ PSA_EXEMPT_NAMESPACES = ("kube-system", "cis-operator-system", "compliance-opera
                          "system-upgrade")
 
 
-PSA_CONFIG = {
-    "apiVersion": "apiserver.config.k8s.io/v1",
-    "kind": "AdmissionConfiguration",
-    "plugins": [{"name": "PodSecurity", "configuration": {
-        "apiVersion": "pod-security.admission.config.k8s.io/v1",
-        "kind": "PodSecurityConfiguration",
-        "defaults": {"enforce": "restricted", "enforce-version": "latest", "audit": "restricted",
-                     "audit-version": "latest", "warn": "restricted", "warn-version": "latest"},
-        "exemptions": {"usernames": [], "runtimeClasses": [], "namespaces": list(PSA_EXEMPT_NAMESPACES)},
-    }}],
-}
+def psa_exempt_namespaces(rancher: bool) -> tuple[str, ...]:
+    """The namespaces a CIS server's Pod Security configuration exempts: RKE2's and this program's, and
+    Rancher's only when the cluster is registered in Rancher."""
+    # Rancher's list: components/plan/rancher.py (its docs, "PSA restricted exemptions").
+    extra = rancher_plan.PSA_EXEMPT_NAMESPACES if rancher else ()
+    return tuple(dict.fromkeys(PSA_EXEMPT_NAMESPACES + extra))
+
+
+def psa_config(rancher: bool = False) -> dict[str, Any]:
+    """The AdmissionConfiguration at PSA_CONFIG_PATH (servers with hardening: cis)."""
+    return {
+        "apiVersion": "apiserver.config.k8s.io/v1",
+        "kind": "AdmissionConfiguration",
+        "plugins": [{"name": "PodSecurity", "configuration": {
+            "apiVersion": "pod-security.admission.config.k8s.io/v1",
+            "kind": "PodSecurityConfiguration",
+            "defaults": {"enforce": "restricted", "enforce-version": "latest", "audit": "restricted",
+                         "audit-version": "latest", "warn": "restricted", "warn-version": "latest"},
+            "exemptions": {"usernames": [], "runtimeClasses": [], "namespaces": list(psa_exempt_namespaces(rancher))},
+        }}],
+    }
 
 
 # Requests' metadata for everything, nothing for the noisiest read-only endpoints (RKE2's default

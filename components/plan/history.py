@@ -190,6 +190,13 @@ class Previous:
     # have applied the registration manifest, and they skip it from then on: plan/rancher.py)
     rancher_url: str | None = None
     rancher_registration_applied: bool = False
+    rancher_id: str | None = None  # rancherCluster.id: its ID there (c-xxxxx)
+    # rancherCluster.agentEnvVars: the agent's environment set in Rancher (None: outputs from before it
+    # was set, whose agent had none from this program)
+    rancher_agent_env: Mapping[str, str] | None = None
+    # podSecurityExemptions: the namespaces the Pod Security file of servers booted by the last update
+    # exempts (hardening: cis; None: not exported)
+    psa_exemptions: tuple[str, ...] | None = None
 
     @classmethod
     def from_outputs(cls, outputs: Mapping[str, Any]) -> Previous | None:
@@ -265,6 +272,7 @@ class Previous:
                 ip = _known(raw.get("privateIp")) or address_in_name(str(raw["name"]))
                 if ip:
                     removed.append(RemovedMember(str(raw["name"]), ip))
+        rancher = outputs["rancherCluster"] if isinstance(outputs.get("rancherCluster"), Mapping) else {}
         return cls(
             distribution=outputs.get("distribution"),
             kubernetes_version=outputs.get("kubernetesVersion"),
@@ -308,6 +316,11 @@ class Previous:
             if isinstance(outputs.get("rancherCluster"), dict) else None,
             rancher_registration_applied=isinstance(outputs.get("rancherCluster"), dict)
             and outputs["rancherCluster"].get("registrationApplied") is True,
+            rancher_id=_known(rancher.get("id")),
+            rancher_agent_env=(dict(rancher["agentEnvVars"]) if isinstance(rancher.get("agentEnvVars"), Mapping)
+                               else None),
+            psa_exemptions=(tuple(str(n) for n in outputs["podSecurityExemptions"])
+                            if isinstance(outputs.get("podSecurityExemptions"), (list, tuple)) else None),
         )
 
     @property

@@ -10,6 +10,10 @@ SSH_PORT = 22
 # Ports opened to access.adminCidrs: SSH for `rke up`, the API for kubectl.
 ADMIN_PORTS = (SSH_PORT, KUBE_API_PORT)
 
+# The Pod Security admission file CIS servers boot with (node/rke2_config.py writes it; plan/rancher.py
+# names it in what it tells the user to edit).
+PSA_CONFIG_PATH = "/etc/rancher/rke2/rke-aws-pss.yaml"
+
 
 def cidr_key(cidr: str) -> str:
     """A child's name part for a CIDR: 10.0.0.0/8 -> 10-0-0-0-8 (a CIDR names one rule)."""

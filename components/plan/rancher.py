@@ -20,6 +20,28 @@ Facts (upstream, read for this module):
   legacy install it cleans up (systemcharts/controller.go), and its cleanup Job deletes `cattle-system`
   when the cluster is deregistered (pkg/agent/clean/cluster.go). This program's SUC lives in
   `system-upgrade` (the upstream release manifest, components/settings/versions.SUC_MANIFEST_URLS).
+- Rancher never connects to an imported cluster: its agent connects out (Rancher docs, "Using Fleet behind
+  a proxy"), so behind `proxy` the agent needs HTTP(S)_PROXY/NO_PROXY: the cluster's `agentEnvVars`
+  (terraform-provider-rancher2 `agent_env_vars`) go into the agent's Deployment in the registration
+  manifest (pkg/systemtemplate/import.go) and to Fleet's agent (provisioningv2/fleetcluster); Rancher
+  redeploys the agent whenever they differ from what it applied (pkg/controllers/management/clusterdeploy/
+  clusterdeploy.go redeployAgent).
+- Rancher's own Plans (k3sbasedupgrade template.go): `rke2-master-plan` takes nodes labelled
+  control-plane with the server concurrency, `rke2-worker-plan` every node *without* that label (so
+  etcd-only servers too) with the worker concurrency, after the master Plan; both default to 1 for an
+  imported cluster (clusterprovisioner/provisioner.go SetStrategy(1, 1)) and can be raised in Rancher
+  (Edit Config > Upgrade Strategy). Pinning them would take `rke2_config`: the provider then sends driver
+  `rke2` (structure_cluster.go expandCluster) and Rancher no longer fills in the version it reads
+  (provisioner.go sets Rke2Config only while unset), so the version would become this program's to write.
+  config.py refuses `upgrades: rancher` with etcd-only pools.
+- The provider sends `api_url` with its path removed (rancher2/util.go NormalizeURL) and the token as
+  `Authorization: Bearer <token_key>` (rancher/norman clientbase/common.go); a changed `api_url` is a
+  provider configuration change in place: it then reads and updates the same cluster ID at the new
+  address (resource_rancher2_cluster.go: Read forgets an ID the server does not know, Update fails).
+- The registration token's fields (`token`, and `manifestUrl`, `command`, `nodeCommand`,
+  `insecureCommand`, ... which embed it) sit in the Cluster's `clusterRegistrationToken` output; only
+  `token` is Sensitive in the provider and pulumi-rancher2 marks only `caCert` and `kubeConfig` secret,
+  so components/cluster/rancher.py marks the whole output secret.
 - Deleting the `rancher2_cluster` deletes the management object; Rancher then runs a `cattle-cleanup-*`
   Job in the cluster (pkg/controllers/management/usercontrollers/controller.go, three tries, then gives
   up); the cluster itself keeps running (Rancher docs, "Registering Existing Clusters"). Rancher reaches
@@ -51,8 +73,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..settings.config import StackConfig
-from .history import Observed, Previous, Statement, parse_version, runs_version
-from .names import MANIFEST_PREFIX
+from .guards import _not_complete
+from .history import Observed, Previous, Statement, VersionState, parse_version, runs_version
+from .names import MANIFEST_PREFIX, PSA_CONFIG_PATH
+from .proxy import ProxyEnv
 
 VERSION_MANAGEMENT_ANNOTATION = "rancher.io/imported-cluster-version-management"
 # The manifest-mode file the servers download the registration manifest to (RKE2's deploy controller
@@ -103,6 +127,35 @@ def registration_state(cfg: StackConfig, previous: Previous | None, observed: Ob
         "undoes the agent Rancher deploys and upgrades itself; they skip it from the update that knows it applied: "
         f"once the cluster can be read and shows it (`kubectl -n kube-system get addon {addon}` with a checksum), or "
         + statement.how()))
+
+
+# The namespaces Rancher's docs list for a cluster under restricted Pod Security (ranchermanager.docs.rancher.com
+# v2.14 reference-guides/rancher-security/psa-restricted-exemptions, "Sample PodSecurityConfiguration"), as
+# listed there. Under RKE2's CIS profile without them the cattle-cluster-agent (cattle-system), fleet-agent
+# (cattle-fleet-system) and Rancher's other pods are refused (rancher/rancher #47255, #39148, #42039;
+# rancher/fleet#2887) and the cluster never leaves `pending` in Rancher. components/node/rke2_config.py
+# writes them into CIS servers' Pod Security file when `rancher` is set.
+PSA_EXEMPT_NAMESPACES = (
+    "calico-apiserver", "calico-system", "cattle-alerting", "cattle-capi-system", "cattle-csp-adapter-system",
+    "cattle-elemental-system", "cattle-epinio-system", "cattle-externalip-system", "cattle-fleet-local-system",
+    "cattle-fleet-system", "cattle-gatekeeper-system", "cattle-global-data", "cattle-global-nt",
+    "cattle-impersonation-system", "cattle-istio", "cattle-istio-system", "cattle-logging", "cattle-logging-system",
+    "cattle-monitoring-system", "cattle-neuvector-system", "cattle-prometheus", "cattle-provisioning-capi-system",
+    "cattle-resources-system", "cattle-sriov-system", "cattle-system", "cattle-turtles-system",
+    "cattle-ui-plugin-system", "cattle-windows-gmsa-system", "cert-manager", "cis-operator-system",
+    "compliance-operator-system", "fleet-default", "fleet-local", "istio-system", "kube-node-lease", "kube-public",
+    "kube-system", "longhorn-system", "rancher-alerting-drivers", "rancher-compliance-system", "security-scan",
+    "sr-operator-system", "tigera-operator", "traefik",
+)
+# Where the agent and Fleet's agent run (what a refused pod there leaves pending).
+AGENT_NAMESPACES = ("cattle-system", "cattle-fleet-system", "cattle-impersonation-system")
+
+
+def agent_env(proxy: ProxyEnv | None) -> dict[str, str]:
+    """The Rancher agent's environment (the Cluster's agentEnvVars): behind `proxy`, the same HTTP_PROXY,
+    HTTPS_PROXY and NO_PROXY the nodes get (NO_PROXY holds the service network, so the agent reaches the
+    Kubernetes API directly); nothing without."""
+    return proxy.variables() if proxy is not None else {}
 
 
 def cluster_annotations(cfg: StackConfig) -> dict[str, str]:
@@ -158,17 +211,82 @@ def version_problems(cfg: StackConfig, previous: Previous | None, observed: Obse
             f"(keeping kubernetesVersion at {previous.kubernetes_version} for that update)"]
 
 
-def switch_problems(cfg: StackConfig, previous: Previous | None) -> list[str]:
-    """Handing upgrades from one side to the other in the same update as a version change would let
-    both write Plans for the same nodes at once."""
+def switch_problems(cfg: StackConfig, previous: Previous | None, state: VersionState | None = None,
+                    observed: Observed | None = None) -> list[str]:
+    """Handing upgrades from one side to the other while a version change may still be rolling out
+    (in this update, or the last one not known complete) would let both write Plans for the same nodes."""
     if previous is None or previous.rancher_upgrades is None or cfg.rancher is None:
         return []
-    if previous.rancher_upgrades == cfg.rancher.upgrades or previous.kubernetes_version in (None, cfg.kubernetes_version):
+    if previous.rancher_upgrades == cfg.rancher.upgrades:
         return []
-    return [f"rke-aws:rancher.upgrades: {cfg.rancher.upgrades} (was {previous.rancher_upgrades}) in the same update as "
-            f"kubernetesVersion {previous.kubernetes_version} -> {cfg.kubernetes_version}: the old owner's Plans may "
-            "still be upgrading while the new owner's start; change the owner with the version unchanged, `pulumi up`, "
-            "then change the version"]
+    if previous.kubernetes_version not in (None, cfg.kubernetes_version):
+        return [f"rke-aws:rancher.upgrades: {cfg.rancher.upgrades} (was {previous.rancher_upgrades}) in the same update "
+                f"as kubernetesVersion {previous.kubernetes_version} -> {cfg.kubernetes_version}: the old owner's Plans "
+                "may still be upgrading while the new owner's start; change the owner with the version unchanged, "
+                "`pulumi up`, then change the version"]
+    if state is not None and not state.complete:
+        return [f"rke-aws:rancher.upgrades: {cfg.rancher.upgrades} (was {previous.rancher_upgrades}) while the change "
+                f"to Kubernetes {state.target} is not known complete: the old owner's Plans may still be upgrading "
+                "nodes, and the new owner's would start on the same nodes; keep rancher.upgrades at "
+                f"{previous.rancher_upgrades} until it is complete: {_not_complete(state, observed or Observed(), cfg.distribution)}"]
+    return []
+
+
+def url_problems(cfg: StackConfig, previous: Previous | None, observed: Observed) -> list[str]:
+    """A new rancher.url for a registered cluster: the provider looks for the same cluster ID at the new
+    address. The same Rancher under another name is fine (confirmed); another Rancher is a
+    deregistration and a registration, in two updates."""
+    if cfg.rancher is None or previous is None or previous.rancher_name is None or previous.rancher_url is None:
+        return []
+    if previous.rancher_url.rstrip("/").lower() == cfg.rancher.url.lower():
+        return []
+    ident = previous.rancher_id or "its cluster"
+    statement = Statement("rancherurl", f"{cfg.rancher.url} reaches the same Rancher as {previous.rancher_url}, "
+                                        f"which holds cluster {ident} ({cfg.cluster_id})")
+    if observed.confirmed(statement):
+        return []
+    return [f"rke-aws:rancher.url: {cfg.rancher.url} (was {previous.rancher_url}): this cluster is registered as {ident} "
+            f"in the Rancher at {previous.rancher_url}. The rancher2 provider takes a new address in place and looks "
+            f"for {ident} there (terraform-provider-rancher2 resource_rancher2_cluster.go): another Rancher does not "
+            "know it, so the update fails, or after a refresh a second cluster is created there and its agent "
+            f"replaces this one while {ident} stays behind in the old Rancher. To move to another Rancher: remove "
+            "`rancher` and `pulumi up` (the old Rancher deletes the cluster and cleans it up), then set `rancher` with "
+            "the new url (and its token) and `pulumi up`. If the new address reaches the same Rancher, "
+            + statement.how()]
+
+
+def psa_warnings(cfg: StackConfig, previous: Previous | None) -> tuple[str, ...]:
+    """Pod Security's configuration is in the servers' user data, read at first boot only: running CIS
+    servers booted without Rancher's namespaces keep refusing Rancher's agent."""
+    if cfg.rancher is None or cfg.hardening != "cis" or previous is None or previous.hardening != "cis":
+        return ()
+    servers = sorted(n.name for n in previous.nodes if "controlplane" in n.roles or "etcd" in n.roles)
+    # Outputs without podSecurityExemptions come from releases that never exempted Rancher's namespaces.
+    missing = [ns for ns in AGENT_NAMESPACES if ns not in (previous.psa_exemptions or ())]
+    if not servers or not missing:
+        return ()
+    return (f"rke-aws:rancher: with hardening cis, the running servers ({', '.join(servers[:6])}"
+            f"{' and more' if len(servers) > 6 else ''}) keep the Pod Security configuration they booted with "
+            f"({PSA_CONFIG_PATH}; user data is read at first boot only), which does not exempt Rancher's namespaces "
+            f"({', '.join(missing)}, ...): their API servers refuse the cattle-cluster-agent and fleet-agent pods "
+            "under restricted, and the cluster stays pending in Rancher until every server exempts them. Servers "
+            "created from now on do (the podSecurityExemptions output lists them). Replace the running servers one "
+            "at a time (README 'Replacing nodes deliberately'), or on each server, one at a time, add the namespaces "
+            f"of podSecurityExemptions to exemptions.namespaces in {PSA_CONFIG_PATH} and `systemctl restart "
+            "rke2-server`. Said once: the next update compares with what new servers get",)
+
+
+def agent_env_warnings(cfg: StackConfig, previous: Previous | None, proxy: ProxyEnv | None) -> tuple[str, ...]:
+    """A changed agent environment makes Rancher redeploy its agents."""
+    if cfg.rancher is None or previous is None or previous.rancher_name is None:
+        return ()
+    before, now = dict(previous.rancher_agent_env or {}), agent_env(proxy)
+    if before == now:
+        return ()
+    what = (f"HTTPS_PROXY {now.get('HTTPS_PROXY')}" if now else "no proxy variables")
+    return (f"rke-aws:rancher: the Rancher agent's environment changes to {what} (the cluster's agentEnvVars, from "
+            "`proxy`): Rancher redeploys cattle-cluster-agent and the Fleet agent with it (rancher/rancher "
+            "clusterdeploy.go redeployAgent), so the cluster shows unavailable in Rancher for a minute or two",)
 
 
 def removal_problems(cfg: StackConfig, previous: Previous | None) -> list[str]:

@@ -324,8 +324,9 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     problems = version_problems(previous, cfg.distribution, cfg.kubernetes_version, vstate, observed)
     problems += role_problems(previous, cfg.node_pools)
     problems += market_problems(previous, cfg.node_pools)
-    problems += rancher.version_problems(cfg, previous, observed) + rancher.switch_problems(cfg, previous)
+    problems += rancher.version_problems(cfg, previous, observed) + rancher.switch_problems(cfg, previous, vstate, observed)
     problems += rancher.removal_problems(cfg, previous)
+    problems += rancher.url_problems(cfg, previous, observed)
     if problems:
         raise ConfigError(with_combined_confirmation(problems, observed))
     found: dict[str, Any] = {}
@@ -396,6 +397,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
                                  + endpoint_warnings(cfg, previous, subnets, found)
                                  + removal_warnings(cfg, previous, ebs_csi, manifests, in_cluster)
                                  + rancher.warnings(cfg, previous)
+                                 + rancher.psa_warnings(cfg, previous) + rancher.agent_env_warnings(cfg, previous, proxy)
                                  + (ingress.warnings if ingress else ())
                                  + ((registration.warning,) if registration and registration.warning else ())
                                  + stale_confirmation_warnings(cfg, observed, vstate, estate, snapshots, manifests,

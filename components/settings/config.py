@@ -18,6 +18,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
@@ -964,10 +965,46 @@ def _check_ingress(p: _Problems, controller: str | None, distribution: str | Non
 
 
 RANCHER_CLUSTER_NAME_RE = re.compile(model.RANCHER_CLUSTER_NAME_PATTERN)
+RANCHER_URL_HIDDEN = (
+    "holds user info (user:password@), a query or a fragment, not shown here as it may carry a credential; write "
+    "Rancher's address alone, like https://rancher.example.com: the API token (rancher.token) authenticates")
+RANCHER_TOKEN_SET = "`pulumi config set --secret --path rancher.token <token>`"
+
+
+def rancher_url_problem(url: str) -> str | None:
+    """Why `url` may not be rancher.url, without ever showing it when it could carry a credential
+    (user info, a query or a fragment); None when it is accepted. The message follows the key name."""
+    if any(c in url for c in "@?#"):
+        return RANCHER_URL_HIDDEN
+    if model.RANCHER_URL_RE.fullmatch(url):
+        return None
+    reason = model.rancher_url_why(url)
+    return f"{model.shown(url)} {reason or 'is not valid'}; expected {model.RANCHER_URL_WHAT}"
+
+
+def rancher_token_problem(token: str) -> str | None:
+    """Why `token` may not be rancher.token (never showing it), or None. The rancher2 provider sends it
+    as `Authorization: Bearer <token>` as given (rancher/norman clientbase/common.go getAuthHeader):
+    a `Bearer ` of the user's own would be sent twice, and whitespace at either end (a newline from
+    `pulumi config set ... < file`) would become part of the header; Go's net/http refuses a header
+    value with a control character (golang.org/x/net/http/httpguts ValidHeaderFieldValue). Refused
+    rather than trimmed: the stored secret stays the one that is used."""
+    if not token.strip():
+        return f"is blank; set Rancher's API token (token-<id>:<secret>) with {RANCHER_TOKEN_SET}"
+    if re.match(r"(?i)\s*bearer(?:\s|$)", token):
+        return ("starts with 'Bearer': the rancher2 provider adds 'Bearer ' itself (it sends Authorization: Bearer "
+                f"<token>), so it would be sent twice; set the token alone (token-<id>:<secret>) with {RANCHER_TOKEN_SET}")
+    if token != token.strip():
+        return ("has whitespace at either end (a newline from a file, most likely): the provider would send it as part "
+                f"of the Authorization header; set it again without, with {RANCHER_TOKEN_SET}")
+    if any(unicodedata.category(c) == "Cc" for c in token):
+        return ("has a control character inside it: the provider would send it in the Authorization header, which Go's "
+                f"net/http refuses; set it again without, with {RANCHER_TOKEN_SET}")
+    return None
 
 
 def _parse_rancher(p: _Problems, raw: Any, given: bool, secret: bool, distribution: str | None,
-                   cluster_id: str | None) -> RancherConfig | None:
+                   cluster_id: str | None, pools: tuple[NodePool, ...] = ()) -> RancherConfig | None:
     """rancher: every key checked, the token never shown (not even in a message)."""
     if not given:
         return None
@@ -977,8 +1014,13 @@ def _parse_rancher(p: _Problems, raw: Any, given: bool, secret: bool, distributi
                          "`pulumi config set [--secret] --path rancher.<key> <value>`)")
         return None
     before = len(p.items)
+    url_given = "url" in raw
+    if isinstance(raw.get("url"), str) and any(c in raw["url"] for c in "@?#"):
+        # Never echoed (like the proxy keys): user info or a query may hold a credential.
+        p.add("rancher.url", RANCHER_URL_HIDDEN)
+        raw = {k: v for k, v in raw.items() if k != "url"}
     section = p.check(model.Rancher, raw, ("rancher",))
-    if "url" not in raw:
+    if not url_given:
         p.add("rancher.url", _missing(model.Rancher, "url"))
     token = section.token
     if "token" not in raw:
@@ -987,14 +1029,17 @@ def _parse_rancher(p: _Problems, raw: Any, given: bool, secret: bool, distributi
         if not secret:
             # Like the kubeconfig: a plain-text token would sit in the stack file, in git, unencrypted.
             p.add("rancher.token", "is stored as plain text in the stack file; it acts as a Rancher user: set it with "
-                                   "`pulumi config set --secret --path rancher.token <token>`")
+                                   f"{RANCHER_TOKEN_SET}")
             token = None
-        elif not token.strip():
-            p.add("rancher.token", "is blank; set Rancher's API token (token-<id>:<secret>) with "
-                                   "`pulumi config set --secret --path rancher.token <token>`")
+        elif (why := rancher_token_problem(token)) is not None:
+            p.add("rancher.token", why)
             token = None
     name = section.clusterName
-    if "clusterName" not in raw and cluster_id is not None and not RANCHER_CLUSTER_NAME_RE.fullmatch(cluster_id):
+    if "clusterName" not in raw and cluster_id == model.RANCHER_LOCAL_CLUSTER:
+        p.add("rancher.clusterName", "missing, and clusterId 'local' is the name every Rancher gives the cluster it "
+                                     "runs in, and Rancher refuses a second cluster of a name it has; set "
+                                     "rancher.clusterName to another lowercase DNS label")
+    elif "clusterName" not in raw and cluster_id is not None and not RANCHER_CLUSTER_NAME_RE.fullmatch(cluster_id):
         p.add("rancher.clusterName", f"missing, and clusterId {_json(cluster_id)} is not a name Rancher takes (it ends "
                                      "with -); set rancher.clusterName to a lowercase DNS label")
     name = name or cluster_id
@@ -1002,6 +1047,15 @@ def _parse_rancher(p: _Problems, raw: Any, given: bool, secret: bool, distributi
         p.add("rancher.upgrades", "'rancher' but distribution is rke: Rancher manages the version of imported RKE2 and "
                                   "K3s clusters only (its imported-cluster-version-management is recognised on those); "
                                   "use rke-aws (rke up with a new kubernetesVersion)")
+    etcd_only = [pl.name for pl in pools if pl.is_etcd and not pl.is_controlplane] if distribution == "rke2" else []
+    if section.upgrades == "rancher" and etcd_only:
+        p.add("rancher.upgrades", f"'rancher' with etcd-only server pools ({', '.join(etcd_only)}): Rancher's worker "
+              "Plan takes every node without the control-plane label, etcd-only servers too, and upgrades them with "
+              "the worker concurrency (rancher/rancher pkg/controllers/management/k3sbasedupgrade template.go, "
+              "deployPlans.go), which whoever may edit the cluster in Rancher can raise (Edit Config > Upgrade Strategy) "
+              "and this program cannot pin for an imported cluster: several etcd members would restart at once. Use rancher.upgrades: "
+              "rke-aws (its own etcd Plan upgrades them one at a time after the control plane), or give the etcd pools "
+              "the controlplane role too")
     if len(p.items) > before or not (section.url and token and name):
         return None
     return _plain(RancherConfig, section, url=section.url.rstrip("/"), token=Secret(token), cluster_name=name)
@@ -1180,7 +1234,7 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
     _check_ingress(p, ingress.controller, distribution, kver)
 
     rancher = _parse_rancher(p, values.get("rancher"), "rancher" in given, f"{ns}:rancher" in secret_keys,
-                             distribution, cluster_id)
+                             distribution, cluster_id, pools)
 
     kubeconfig = top.kubeconfig
     if kubeconfig is not None and not kubeconfig.strip():

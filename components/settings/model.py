@@ -647,23 +647,70 @@ class Proxy(_Section):
                         "networks, .svc, .cluster.local, .internal, IMDS, localhost and the endpoint are always added.")
 
 
-# Rancher's address: https only (the API token travels with every call), a host name or address, an
-# optional port and path, no query, fragment or credentials; the rancher2 provider appends /v3
-# (terraform-provider-rancher2 rancher2/config.go).
-RANCHER_URL_PATTERN = whole(r"https://[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::[1-9][0-9]{0,4})?(?:/[A-Za-z0-9._~-]+)*/?")
+# Rancher's address: https only (the API token travels with every call), a host name or IPv4 address
+# and an optional port, nothing after it but an optional "/". The rancher2 provider keeps only scheme,
+# user info, host and port: it empties the path and calls <host>/v3 (terraform-provider-rancher2
+# rancher2/util.go NormalizeURL, config.go rancher2ClientAPIVersion), so a path would be dropped in
+# silence while doctor and the outputs kept it. The host is a DNS name Go's resolver takes (labels of
+# 1-63 letters, digits and inner hyphens, at most 253 characters: Go net/dnsclient.go isDomainName
+# answers "no such host" for anything else) and the port one Go can dial (1-65535: url.Parse checks
+# only that it is digits). No user info, query or fragment (config.py refuses those without echoing).
+RANCHER_URL_PATTERN = whole(rf"https://(?:{_IPV4}|{_HOST_NAME})(?::{_PORT})?/?")
+RANCHER_URL_RE = re.compile(RANCHER_URL_PATTERN)
+RANCHER_URL_WHAT = ("Rancher's https address like https://rancher.example.com or https://rancher.example.com:8443 "
+                    "(a host and an optional port; no path, query, fragment or credentials)")
 # The name the imported cluster gets in Rancher: a lowercase DNS label (RFC 1123), the rule Rancher's
 # provisioning clusters follow; kept for imported ones too so the name works in both of Rancher's APIs.
-RANCHER_CLUSTER_NAME_PATTERN = whole(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
+# Not `local`: the name every Rancher gives the cluster it runs in (rancher/rancher pkg/data/dashboard/
+# cluster_data.go), and Rancher refuses a second cluster of a name it has, letter case ignored
+# (pkg/api/norman/store/cluster/cluster_store.go canUseClusterName).
+RANCHER_LOCAL_CLUSTER: Final = "local"
+RANCHER_CLUSTER_NAME_PATTERN = whole(rf"(?!{RANCHER_LOCAL_CLUSTER}$)[a-z0-9](?:[a-z0-9-]{{0,61}}[a-z0-9])?")
 # Who writes the RKE2 upgrade Plans once the cluster is registered: this program (its own
 # system-upgrade-controller, Rancher's version management off), or Rancher (its own SUC in cattle-system).
 DEFAULT_RANCHER_UPGRADES: Final = "rke-aws"
 
 
-def _rancher_url_why(v: str) -> str | None:
-    if v.lower().startswith("http://"):
+def rancher_url_why(v: str) -> str | None:
+    """Which rule a refused rancher.url breaks (config.py has already refused, unseen, one with @, ? or #)."""
+    if not re.fullmatch(r"[!-~]*", v):
+        return "has a space, a control or a non-ASCII character"
+    m = re.fullmatch(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/]*)(.*)", v)
+    if not m:
+        return "has no https:// (write https://rancher.example.com)"
+    if m.group(1).lower() != "https":
         return "is not https (the API token would cross the network in clear text)"
-    if "@" in v or "?" in v or "#" in v:
-        return "holds credentials, a query or a fragment"
+    if m.group(1) != "https":
+        return "has its scheme in capitals (write https://)"
+    host, _, port = m.group(2).partition(":")
+    path = m.group(3)
+    if path not in ("", "/"):
+        return (f"has a path ({path}), which the rancher2 provider drops: it calls <host>/v3 whatever follows the "
+                "host (terraform-provider-rancher2 rancher2/util.go NormalizeURL); Rancher answers at its host's root")
+    if ":" in m.group(2) and not re.fullmatch(r"[1-9][0-9]{0,4}", port):
+        return f"has port '{port}' (write 1 to 65535, or leave the port out for 443)"
+    if port and int(port) > 65535:
+        return f"has port {port} (1 to 65535)"
+    labels = host.split(".")
+    if not re.fullmatch(r"[A-Za-z0-9.-]*", host):
+        return "has a host name with characters other than letters, digits, '.' and '-'"
+    if len(host) > 253:
+        return f"has a host name of {len(host)} characters (at most 253)"
+    if any(not label for label in labels):
+        return "has an empty DNS label (two dots in a row, or a dot at either end)"
+    bad = next((label for label in labels if len(label) > 63), None)
+    if bad:
+        return f"has a DNS label of {len(bad)} characters (at most 63)"
+    bad = next((label for label in labels if label.startswith("-") or label.endswith("-")), None)
+    if bad:
+        return f"has a DNS label that starts or ends with '-' ({bad})"
+    return None
+
+
+def _rancher_cluster_name_why(v: str) -> str | None:
+    if v == RANCHER_LOCAL_CLUSTER:
+        return ("is the name every Rancher gives the cluster it runs in, and Rancher refuses a second cluster of a "
+                "name it has")
     return None
 
 
@@ -671,8 +718,8 @@ class Rancher(_Section):
     """rancher: register the cluster in Rancher as an imported cluster (the rancher2 provider)."""
 
     url: OrUnset[Annotated[str, NonEmpty(RANCHER_URL_PATTERN, max_length=2048), Msg(
-        what="Rancher's https address like https://rancher.example.com (no query, fragment or credentials)",
-        missing="missing; set Rancher's https address", type_name="URL", why=_rancher_url_why)]] = Field(
+        what=RANCHER_URL_WHAT,
+        missing="missing; set Rancher's https address", type_name="URL", why=rancher_url_why)]] = Field(
         None, description="Rancher's address (https; a certificate every client trusts: a public CA).")
     token: OrUnset[Annotated[Annotated[str, Strict()], Msg(type="is not text; the token is a string like token-xxxxx:yyyy, set "
                                                         "with `pulumi config set --secret --path rancher.token <token>`",
@@ -680,8 +727,8 @@ class Rancher(_Section):
                                                    type_name="encrypted string", default="required")]] = Field(
         None, description="Rancher API token (token-xxxxx:yyyy) of a user who may create clusters; a `secure:` value only.")
     clusterName: OrUnset[Annotated[str, NonEmpty(RANCHER_CLUSTER_NAME_PATTERN), Msg(
-        what="a lowercase DNS label: 1-63 chars of a-z, 0-9 and -, starting and ending with a letter or digit",
-        default="`clusterId`", type_name="string")]] = Field(
+        what="a lowercase DNS label: 1-63 chars of a-z, 0-9 and -, starting and ending with a letter or digit, not local",
+        default="`clusterId`", type_name="string", why=_rancher_cluster_name_why)]] = Field(
         None, description="The cluster's name in Rancher (renamed in place).")
     upgrades: Annotated[Literal["rke-aws", "rancher"], Msg(kind="an upgrade owner", allowed="rke-aws or rancher",
                                                            reason="kubernetesVersion stays the one place a version is set")] = Field(
