@@ -37,17 +37,16 @@ import pulumi
 from botocore.exceptions import ClientError
 
 from components.settings import versions
-from offline.fake_aws import region_refusal, route_result, user_data_refusal
+from offline.fake_aws import CANONICAL_OWNERS, region_refusal, route_result, user_data_refusal
 
 from .harness import unwrap_secrets
 from .resource_types import TYPES
 
 ACCOUNT_ID = "123456789012"  # moto's default account
 # The Canonical image the emulated account publishes (moto's built-in AMIs have no Ubuntu 24.04),
-# under the account Canonical publishes from in the region's partition. Written out here from
-# Canonical's "Find Ubuntu images on AWS" (ownership verification), not taken from the program, so
-# a program that asks the wrong owner finds no image.
-CANONICAL_OWNERS = {"aws": "099720109477", "aws-us-gov": "513442679011", "aws-cn": "837727238323"}
+# under the account Canonical publishes from in the region's partition (fake_aws.CANONICAL_OWNERS,
+# written out from Canonical's "Find Ubuntu images on AWS", not taken from the program), so a
+# program that asks the wrong owner finds no image.
 EMULATED_UBUNTU_AMI = {
     "name": versions.UBUNTU_AMI_NAME.replace("*", "20250101"),
     "creation_date": _dt.datetime(2025, 1, 1, tzinfo=_dt.UTC),

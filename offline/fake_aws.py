@@ -46,6 +46,19 @@ UBUNTU_IMAGE = {"id": "ami-0a1b2c3d4e5f60718", "imageId": "ami-0a1b2c3d4e5f60718
                 "name": "ubuntu/images/hvm-ssd-gp3/ubuntu-noble-24.04-amd64-server-20261101",
                 "ownerId": "099720109477", "architecture": "x86_64", "virtualizationType": "hvm"}
 UBUNTU_ARM64_IMAGE_ID = "ami-0a1b2c3d4e5f6a64b"
+# The account Canonical publishes Ubuntu from in each partition (Canonical's "Find Ubuntu images on
+# AWS", ownership verification), written out here, not taken from the program: a program that asks
+# another owner finds no image, as in the partition itself.
+CANONICAL_OWNERS = {"aws": "099720109477", "aws-us-gov": "513442679011", "aws-cn": "837727238323"}
+
+
+def partition_of(region: str) -> str:
+    """The partition a region belongs to (botocore's endpoints data: us-gov-* GovCloud, cn-* China)."""
+    return "aws-us-gov" if region.startswith("us-gov-") else "aws-cn" if region.startswith("cn-") else "aws"
+
+
+def dns_suffix(partition: str) -> str:
+    return "amazonaws.com.cn" if partition == "aws-cn" else "amazonaws.com"
 
 
 def rancher_cluster_answer(seed: str) -> tuple[str, dict]:
@@ -141,6 +154,8 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         `images`: AMI id -> {architecture, virtualizationType} (None: any id, an x86_64 HVM image).
         `unoffered`: (instance type, zone) pairs EC2 does not offer (the rest of INSTANCE_TYPES is)."""
         self.region = region
+        # ARNs, the partition look-up and the image owner answer for the region's partition, as AWS does.
+        self.partition = partition_of(region)
         self.azs = available_azs or [f"{region}{letter}" for letter in "abcd"]
         self.existing = dict(existing_subnets or {})
         # Bring-your-own details a test may set: VPC -> (dns support, dns hostnames); addresses in use.
@@ -167,7 +182,7 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         self.unoffered = set(unoffered)
 
     def _arn(self, service: str, resource: str, region: bool = True) -> str:
-        return f"arn:aws:{service}:{self.region if region else ''}:{ACCOUNT_ID}:{resource}"
+        return f"arn:{self.partition}:{service}:{self.region if region else ''}:{ACCOUNT_ID}:{resource}"
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs):
         typ, name, inputs = args.typ, args.name, dict(args.inputs)
@@ -237,14 +252,14 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
 
     def _zone(self, seed, name, inputs):
         rid = "Z" + _hex(seed, 20).upper()
-        return rid, dict(zoneId=rid, arn=f"arn:aws:route53:::hostedzone/{rid}", nameServers=[])
+        return rid, dict(zoneId=rid, arn=f"arn:{self.partition}:route53:::hostedzone/{rid}", nameServers=[])
 
     def _elb(kind: str):  # noqa: N805 - used in the class body to build _SHAPES
         def shape(self, seed, name, inputs):
             rid = self._arn("elasticloadbalancing", f"{kind}/{inputs.get('name') or name}/{_hex(seed, 16)}")
             extra = {"arn": rid}
             if kind == "loadbalancer/net":
-                extra.update(dnsName=f"{inputs.get('name') or name}-{_hex(seed, 10)}.elb.{self.region}.amazonaws.com",
+                extra.update(dnsName=f"{inputs.get('name') or name}-{_hex(seed, 10)}.elb.{self.region}.{dns_suffix(self.partition)}",
                              zoneId="Z" + _hex(seed + "zone", 13).upper())
             return rid, extra
         return shape
@@ -277,7 +292,8 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
 
     def _bucket(self, seed, name, inputs):
         rid = inputs.get("bucket") or f"{name}-{_hex(seed, 7)}"
-        return rid, dict(bucket=rid, arn=f"arn:aws:s3:::{rid}", region=self.region, bucketDomainName=f"{rid}.s3.amazonaws.com")
+        return rid, dict(bucket=rid, arn=f"arn:{self.partition}:s3:::{rid}", region=self.region,
+                         bucketDomainName=f"{rid}.s3.{dns_suffix(self.partition)}")
 
     def _rancher_cluster(self, seed, name, inputs):  # Rancher, not AWS: a c-<5> ID and its registration token
         return rancher_cluster_answer(seed)
@@ -354,12 +370,16 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
             }
         if tok == "aws:ec2/getAmi:getAmi":
             ids = [v for f in a.get("filters") or [] if f["name"] == "image-id" for v in f["values"]]
+            owner = CANONICAL_OWNERS[self.partition]
+            if not ids and a.get("owners") and owner not in a["owners"]:
+                raise ValueError(f"Your query returned no results (no Canonical image under owners {a['owners']} in "
+                                 f"{self.region}; Canonical publishes there as {owner}).")
             if not ids:
                 names = [v for f in a.get("filters") or [] if f["name"] == "name" for v in f["values"]]
                 if names and "-arm64-" in names[0]:  # Canonical's arm64 (Graviton) images
-                    return dict(UBUNTU_IMAGE, id=UBUNTU_ARM64_IMAGE_ID, imageId=UBUNTU_ARM64_IMAGE_ID,
+                    return dict(UBUNTU_IMAGE, id=UBUNTU_ARM64_IMAGE_ID, imageId=UBUNTU_ARM64_IMAGE_ID, ownerId=owner,
                                 name=UBUNTU_IMAGE["name"].replace("-amd64-", "-arm64-"), architecture="arm64")
-                return dict(UBUNTU_IMAGE)
+                return dict(UBUNTU_IMAGE, ownerId=owner)
             ami = ids[0]
             if self.images is not None and ami not in self.images:
                 raise ValueError(f"Your query returned no results (image {ami}). Please change your search criteria and try again.")
@@ -451,12 +471,12 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
             name = a.get("bucket")
             if name not in self.buckets | self.foreign_buckets:
                 raise ValueError(f"NotFound: bucket {name} does not exist")
-            return {"id": name, "bucket": name, "arn": f"arn:aws:s3:::{name}", "region": self.region}
+            return {"id": name, "bucket": name, "arn": f"arn:{self.partition}:s3:::{name}", "region": self.region}
         if tok == "aws:s3/getBuckets:getBuckets":
             # ListBuckets: this account's buckets only.
             prefix = a.get("prefix") or ""
             return {"id": self.region, "buckets": [
-                {"name": b, "bucketArn": f"arn:aws:s3:::{b}", "bucketRegion": self.region, "creationDate": ""}
+                {"name": b, "bucketArn": f"arn:{self.partition}:s3:::{b}", "bucketRegion": self.region, "creationDate": ""}
                 for b in sorted(self.buckets) if b.startswith(prefix)]}
         if tok == "aws:ec2/getInstances:getInstances":
             values = {f["name"]: set(f["values"]) for f in a.get("filters") or []}
@@ -471,9 +491,9 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
             taken = [f"eni-{_hex(ip)}" for ip in values.get("addresses.private-ip-address", []) if ip in self.taken_ips]
             return {"id": "enis", "ids": taken}
         if tok == "aws:index/getCallerIdentity:getCallerIdentity":
-            return {"accountId": ACCOUNT_ID, "arn": f"arn:aws:iam::{ACCOUNT_ID}:user/ci", "userId": "AIDA", "id": ACCOUNT_ID}
+            return {"accountId": ACCOUNT_ID, "arn": f"arn:{self.partition}:iam::{ACCOUNT_ID}:user/ci", "userId": "AIDA", "id": ACCOUNT_ID}
         if tok == "aws:index/getPartition:getPartition":
-            return {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"}
+            return {"partition": self.partition, "dnsSuffix": dns_suffix(self.partition), "id": self.partition}
         if tok == "aws:index/getRegion:getRegion":
             return {"name": self.region, "region": self.region, "id": self.region}
         raise NotImplementedError(f"the offline mocks do not answer {tok}; add it to offline/fake_aws.py")
