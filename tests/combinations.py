@@ -510,7 +510,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature("byo-vpc", "own VPC", _byo,
             "domain.md §1 (owned vs shared tags)", _byo_own),
     Feature("ingress", "ingress", _with("ingress.controller", "traefik"),
-            "rancher/rke2 PR #11156; rke2-docs ingress migration guide (issue 32 item 10)", _ingress_own, pending=10),
+            "rancher/rke2 PR #11156; rke2-docs ingress migration guide (issue 32 item 10)", _ingress_own),
 )
 FEATURE = {f.name: f for f in FEATURES}
 PARTITIONS = ("aws", "aws-us-gov", "aws-cn")
@@ -887,7 +887,7 @@ INDEPENDENT = "no key, resource or node setting of one touches the other"
 for _f in ("aws", "aws-us-gov", "aws-cn", "cis", "proxy", "rancher-rke-aws", "rancher-rancher", "split", "spot",
            "graviton", "helm", "manifest", "snapshots", "ebs-csi", "nlb", "dns", "byo-vpc"):
     rule("rke2", _f, Works("on RKE2 (the base distribution)", FEATURE[_f].source))
-rule("rke2", "ingress", Works("ingress-controller in the servers' config.yaml", FEATURE["ingress"].source, pending=10))
+rule("rke2", "ingress", Works("ingress-controller in the servers' config.yaml", FEATURE["ingress"].source))
 rule("rke2", "rke1", Alternatives("distribution"))
 
 # RKE1
@@ -926,8 +926,8 @@ rule("rke1", "nlb", Works("the NLB serves 6443 only (no supervisor port); the AP
                           "rancher/rke authentication.sans; domain.md §3", (_rke1_sans,)))
 rule("rke1", "dns", Works("the API certificate names the endpoint", "rancher/rke authentication.sans", (_rke1_sans,)))
 independent("rke1", ("byo-vpc", "aws", "aws-us-gov", "aws-cn"), INDEPENDENT, "domain.md §1, §6")
-rule("rke1", "ingress", Refused("ingress.controller", "an RKE2 server option; RKE1 sets its ingress in cluster.yml",
-                                "rke2-docs networking (ingress-controller is an RKE2 server option)", pending=10))
+rule("rke1", "ingress", Refused("ingress.controller", "traefik is not an RKE1 ingress provider (RKE deploys ingress-nginx or none)",
+                                "rancher/rke cluster/addons.go deployIngress (cluster.yml ingress.provider nginx or none)"))
 
 # Partitions
 rule("aws", "aws-us-gov", Alternatives("aws:region"))
@@ -950,7 +950,7 @@ for _p in PARTITIONS:
                               (_ebs_policy_partition,)))
     rule(_p, "byo-vpc", Works("the subnets are looked up in the partition's region and tagged shared",
                               "domain.md §1 (shared), §6", (_byo_in_partition,), account=_p != "aws"))
-    rule(_p, "ingress", Works(INDEPENDENT, FEATURE["ingress"].source, pending=10))
+    rule(_p, "ingress", Works(INDEPENDENT, FEATURE["ingress"].source))
 
 # CIS
 independent("cis", ("proxy", "spot", "graviton", "snapshots", "nlb", "dns", "byo-vpc"), INDEPENDENT,
@@ -958,7 +958,7 @@ independent("cis", ("proxy", "spot", "graviton", "snapshots", "nlb", "dns", "byo
 for _r in ("rancher-rke-aws", "rancher-rancher"):
     rule("cis", _r, Works("Rancher's namespaces are exempt from restricted Pod Security",
                           "Rancher docs \"PSA restricted exemptions\"; rancher/rancher#47255, #39148, #42039; "
-                          "rancher/fleet#2887", (_rancher_psa,), pending=1))
+                          "rancher/fleet#2887", (_rancher_psa,)))
 rule("cis", "split", Works("every server gets the profile and the etcd user; the PSA file where the apiserver runs",
                            "rke2-docs security/hardening_guide (etcd user); install/server_roles.md", (_cis_split,)))
 rule("cis", "helm", Works("every namespace the program installs into is exempt (kube-system, system-upgrade)",
@@ -971,7 +971,7 @@ rule("cis", "ebs-csi", Works("the driver runs in kube-system, which RKE2's restr
                              "rancher/rke2 pkg/rke2/psa.go (kube-system exempt); aws-ebs-csi-driver node plugin is "
                              "privileged", (_ebs_namespace_exempt,)))
 rule("cis", "ingress", Works("the ingress controller's namespace is exempt", "rancher/rke2 pkg/rke2/psa.go",
-                             (_cis_ingress,), pending=10))
+                             (_cis_ingress,)))
 
 # proxy
 independent("proxy", ("spot", "graviton"), INDEPENDENT + " (every node gets the proxy environment)",
@@ -979,7 +979,7 @@ independent("proxy", ("spot", "graviton"), INDEPENDENT + " (every node gets the 
 for _r in ("rancher-rke-aws", "rancher-rancher"):
     rule("proxy", _r, Works("the Rancher agent gets HTTP(S)_PROXY/NO_PROXY (agent_env_vars)",
                             "terraform-provider-rancher2 rancher2_cluster agent_env_vars; Rancher docs \"Using Fleet "
-                            "behind a proxy\"", (_agent_env_vars,), pending=2))
+                            "behind a proxy\"", (_agent_env_vars,)))
 rule("proxy", "split", Works("NO_PROXY names the endpoint; etcd-only servers get the environment too",
                              "Go net/http ProxyFromEnvironment (NO_PROXY matches the host name)", (_no_proxy_has_endpoint,)))
 rule("proxy", "helm", Works("the CCM pods get the proxy with IMDS bypassed", "aws-sdk-go-v2 aws/transport/http/client.go "
@@ -998,7 +998,7 @@ rule("proxy", "dns", Works("NO_PROXY names the endpoint", "Go net/http ProxyFrom
                            (_no_proxy_has_endpoint,)))
 rule("proxy", "byo-vpc", Works("NO_PROXY holds the brought VPC's CIDR blocks, as looked up",
                                "EC2 DescribeVpcs (CidrBlockAssociationSet)", (_byo_cidr_in_no_proxy,)))
-rule("proxy", "ingress", Works(INDEPENDENT, FEATURE["ingress"].source, pending=10))
+rule("proxy", "ingress", Works(INDEPENDENT, FEATURE["ingress"].source))
 
 # Rancher
 rule("rancher-rke-aws", "rancher-rancher", Alternatives("rancher.upgrades"))
@@ -1009,9 +1009,8 @@ for _r in ("rancher-rke-aws", "rancher-rancher"):
     rule(_r, "graviton", Works(
         "Rancher calls imported clusters with arm64 nodes experimental: the plan says so",
         "Rancher manager docs, \"Running on ARM64 Mixed Architecture (Experimental)\" (importing clusters that "
-        "contain ARM64 nodes; not for production)", (_rancher_arm64_warned,),
-        finding="Rancher + Graviton: accepted without a word, while RKE1 + Graviton is refused citing the same page"))
-    rule(_r, "ingress", Works(INDEPENDENT, FEATURE["ingress"].source, pending=10))
+        "contain ARM64 nodes; not for production)", (_rancher_arm64_warned,)))
+    rule(_r, "ingress", Works(INDEPENDENT, FEATURE["ingress"].source))
 rule("rancher-rke-aws", "split", Works("this program's Plans upgrade etcd-only servers with their own Plan",
                                        "k3s pkg/server/server.go (etcd-only servers lack the control-plane label); "
                                        "system-upgrade-controller Plan nodeSelector", (_program_etcd_plan,),
@@ -1019,7 +1018,7 @@ rule("rancher-rke-aws", "split", Works("this program's Plans upgrade etcd-only s
 rule("rancher-rancher", "split", Refused(
     "rancher.upgrades", "Rancher's worker Plan would take etcd-only servers at the worker concurrency",
     "rancher/rancher pkg/controllers/management/k3sbasedupgrade (worker Plan: nodes without the control-plane label)",
-    pending=3, or_safe=_rancher_worker_concurrency_one))
+    or_safe=_rancher_worker_concurrency_one))
 rule("rancher-rke-aws", "helm", Works("the registration manifest is applied through the kubeconfig",
                                       "terraform-provider-rancher2 cluster_registration_token.manifest_url",
                                       (_registration_via_kubeconfig,)))
@@ -1052,14 +1051,14 @@ rule("split", "nlb", Works("the API target group holds control-plane servers; jo
                            "rke2-docs install/server_roles.md", (_split_targets,)))
 rule("split", "dns", Refused("controlPlane.endpoint", "RKE2: one name cannot send 6443 and 9345 to different servers",
                              "rke2-docs install/server_roles.md; config.py"))
-rule("split", "ingress", Works(INDEPENDENT, FEATURE["ingress"].source, pending=10))
+rule("split", "ingress", Works(INDEPENDENT, FEATURE["ingress"].source))
 
 # spot
 independent("spot", ("graviton", "helm", "manifest", "snapshots", "ebs-csi", "dns", "byo-vpc"),
             INDEPENDENT + " (spot pools are worker-only)", "EC2 User Guide, Spot Instance requests")
 rule("spot", "nlb", Works("spot workers are never endpoint targets", "EC2 User Guide (interruptions); domain.md §6 "
                           "RKE2 HA", (_spot_not_targets,)))
-rule("spot", "ingress", Works(INDEPENDENT, FEATURE["ingress"].source, pending=10))
+rule("spot", "ingress", Works(INDEPENDENT, FEATURE["ingress"].source))
 
 # Graviton
 independent("graviton", ("helm", "manifest", "snapshots", "nlb", "dns"), INDEPENDENT,
@@ -1069,7 +1068,7 @@ rule("graviton", "ebs-csi", Works("the node plugin runs on arm64 nodes: not pinn
                                   (_ebs_multi_arch,)))
 rule("graviton", "byo-vpc", Works("the Graviton type is looked up as offered in the brought subnets' zones",
                                   "EC2 DescribeInstanceTypeOfferings", (_offered_in_byo_zone,), account=True))
-rule("graviton", "ingress", Works(INDEPENDENT, FEATURE["ingress"].source, pending=10))
+rule("graviton", "ingress", Works(INDEPENDENT, FEATURE["ingress"].source))
 
 # CCM install modes
 rule("helm", "manifest", Alternatives("ccm.install"))
@@ -1080,7 +1079,7 @@ independent("manifest", ("snapshots", "nlb", "dns", "byo-vpc"), INDEPENDENT, "do
 rule("manifest", "ebs-csi", Works("a HelmChart with its credentials as a SecureString manifest",
                                   "aws-ebs-csi-driver chart awsAccessSecret; domain.md §3", (_ebs_secret_manifest,)))
 for _m in ("helm", "manifest"):
-    rule(_m, "ingress", Works(INDEPENDENT, FEATURE["ingress"].source, pending=10))
+    rule(_m, "ingress", Works(INDEPENDENT, FEATURE["ingress"].source))
 
 # snapshots, EBS CSI, endpoints, own VPC
 independent("snapshots", ("ebs-csi", "nlb", "dns", "byo-vpc"), INDEPENDENT, "k3s pkg/etcd/s3")
@@ -1091,7 +1090,7 @@ rule("nlb", "byo-vpc", Works("the NLB sits in the brought private subnets", "AWS
 rule("dns", "byo-vpc", Works("the private zone is associated with the brought VPC",
                              "Route 53 private hosted zones (VPC association)", (_zone_in_byo_vpc,)))
 for _x in ("snapshots", "ebs-csi", "nlb", "dns", "byo-vpc"):
-    rule(_x, "ingress", Works(INDEPENDENT, FEATURE["ingress"].source, pending=10))
+    rule(_x, "ingress", Works(INDEPENDENT, FEATURE["ingress"].source))
 
 
 # ---- triples: only where a known interaction takes three features ---------------------------------
@@ -1134,9 +1133,7 @@ TRIPLES: tuple[Triple, ...] = (
            "RKE1's snapshot container uploads to S3 through the proxy (services.etcd.extra_env)",
            "rancher/rke services/etcd.go RunEtcdSnapshotSave (Env: services.etcd.extra_env only); "
            "docs.docker.com/engine/daemon/proxy (the daemon's proxy is for pulls, not containers)",
-           _rke1_snapshots_through_proxy,
-           finding="RKE1 + proxy + snapshots: the snapshot container gets no proxy; where egress must use the "
-                   "proxy, RKE1 snapshots never reach S3"),
+           _rke1_snapshots_through_proxy),
     Triple(("proxy", "rancher-rke-aws", "manifest"),
            "the servers download the registration manifest from Rancher through the proxy",
            "components/node/scripts/sync.sh (curl reads https_proxy); terraform-provider-rancher2 manifest_url",

@@ -207,7 +207,8 @@ class Nodes(pulumi.ComponentResource):
         return ips.apply(lambda known: rke1_cluster.rke_cluster_yml(
             args.nodes, known, cluster_id=args.cluster_id, kubernetes_version=args.kubernetes_version,
             ssh_user=args.ssh_user, ssh_key_path=args.ssh_key_path, leader_migration=args.leader_migration,
-            api_endpoint=args.api_endpoint, etcd_s3=args.etcd_s3, ingress=args.rke_ingress))
+            api_endpoint=args.api_endpoint, etcd_s3=args.etcd_s3, ingress=args.rke_ingress,
+            proxy=args.proxy.variables() if args.proxy else None))
 
     @staticmethod
     def _user_data(node: PlannedNode, args: NodesArgs) -> str:

@@ -45,6 +45,7 @@ def rke_cluster_config(
     api_endpoint: str | None = None,
     etcd_s3: EtcdS3 | None = None,
     ingress: str | None = None,
+    proxy: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """cluster.yml for `rke up`. `public_ips` maps node name to its public IP (absent: private only)."""
     doc: dict[str, Any] = {
@@ -76,6 +77,12 @@ def rke_cluster_config(
             "enabled": True, "interval_hours": etcd_s3.interval_hours, "retention": etcd_s3.retention,
             "s3backupconfig": {"bucket_name": etcd_s3.bucket, "region": etcd_s3.region, "folder": etcd_s3.folder,
                                "endpoint": etcd_s3.endpoint}}}
+        if proxy:
+            # The snapshot container's environment is services.etcd.extra_env and nothing else (rancher/rke
+            # services/etcd.go RunEtcdSnapshotSave: Env es.ExtraEnv); Docker's proxy drop-in serves image
+            # pulls, not containers. Behind `proxy` the upload to S3 goes through it (NO_PROXY keeps IMDS,
+            # where the instance role's credentials come from, and the VPC, where etcd's peers are, direct).
+            services["etcd"]["extra_env"] = [f"{k}={v}" for k, v in sorted(proxy.items())]
     if leader_migration:
         # Migration phase: the in-tree provider keeps running, handing its controllers to the CCM.
         doc["cloud_provider"] = {"name": RKE_IN_TREE_PROVIDER}

@@ -303,6 +303,22 @@ def removal_problems(cfg: StackConfig, previous: Previous | None) -> list[str]:
             "still set (the agent's objects are then kept on delete), then remove it"]
 
 
+def arm64_warnings(cfg: StackConfig, archs: dict[str, str]) -> tuple[str, ...]:
+    """Rancher calls clusters with arm64 nodes experimental and not for production, imported ones included
+    (Rancher manager docs, "Running on ARM64 Mixed Architecture (Experimental)"); the same page is why
+    RKE1 on arm64 is refused (spec.architecture_problems). RKE2 on arm64 is supported by RKE2 itself, so
+    the registration goes ahead, with the warning."""
+    if cfg.rancher is None:
+        return ()
+    pools = sorted(p for p, a in archs.items() if a == "arm64")
+    if not pools:
+        return ()
+    return (f"rke-aws:rancher: pools {', '.join(pools)} run arm64 (Graviton) nodes; Rancher supports clusters with "
+            "arm64 nodes, imported ones included, only as experimental and not for production (Rancher's docs, "
+            "\"Running on ARM64 Mixed Architecture (Experimental)\"): RKE2 and this program support them, Rancher's "
+            "own features (its agents, apps, monitoring) may not",)
+
+
 def warnings(cfg: StackConfig, previous: Previous | None) -> tuple[str, ...]:
     """What a change of `rancher` does to Rancher and to the running cluster."""
     out: list[str] = []

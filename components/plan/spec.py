@@ -398,6 +398,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
                                  + removal_warnings(cfg, previous, ebs_csi, manifests, in_cluster)
                                  + rancher.warnings(cfg, previous)
                                  + rancher.psa_warnings(cfg, previous) + rancher.agent_env_warnings(cfg, previous, proxy)
+                                 + rancher.arm64_warnings(cfg, archs)
                                  + (ingress.warnings if ingress else ())
                                  + ((registration.warning,) if registration and registration.warning else ())
                                  + stale_confirmation_warnings(cfg, observed, vstate, estate, snapshots, manifests,
