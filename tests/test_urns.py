@@ -22,12 +22,25 @@ from tests.conftest import run_cached
 
 DATA = json.loads((Path(__file__).parent / "data" / "urns-0.1.json").read_text())
 BEFORE = DATA["urns"]
+# Every URN each stack registered with main before the package layout of issue 33 (written by
+# `python -m offline.urns_before bfc26ec --out tests/data/urns-0.2.json`): the refactor keeps them all, by URN.
+DATA_02 = json.loads((Path(__file__).parent / "data" / "urns-0.2.json").read_text())
 
 
-def run_recorded(stack: str) -> harness.ProgramRun:
+def run_recorded(stack: str, data: dict = DATA) -> harness.ProgramRun:
     """Today's program on the stack file the old URNs were recorded with, in this repository's project."""
-    config, _ = harness.load_stack_text(DATA["stacks"][stack], f"Pulumi.{stack}.yaml", project=harness.PROJECT)
+    config, _ = harness.load_stack_text(data["stacks"][stack], f"Pulumi.{stack}.yaml", project=harness.PROJECT)
     return run_cached(config, stack, project=harness.PROJECT)
+
+
+@pytest.mark.parametrize("stack", sorted(DATA_02["urns"]))
+def test_every_urn_of_0_2_is_registered_unchanged(stack):
+    """The package layout, the renamed imports and the planner's steps move code, not resources: every
+    stack registers exactly the URNs main did before them (no alias needed, none lost, none added)."""
+    urns = [r.urn for r in run_recorded(stack, DATA_02).resources]
+    assert len(urns) == len(set(urns))
+    before = set(DATA_02["urns"][stack])
+    assert sorted(set(urns) - before) == [] and sorted(before - set(urns)) == []
 
 
 @pytest.mark.parametrize("stack", sorted(BEFORE))
