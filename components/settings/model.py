@@ -13,7 +13,6 @@ Messages keep the program's style, `rke-aws:<key path>: <value> <what is wrong>;
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 import typing
@@ -27,6 +26,7 @@ from pydantic.fields import FieldInfo
 from pydantic.json_schema import WithJsonSchema
 from pydantic_core import ErrorDetails, PydanticCustomError
 
+from ..diagnostics import suggest
 from . import versions
 from .patterns import ci, cidr_regex, int_set_regex, literal, whole
 
@@ -916,13 +916,8 @@ def _int_range(info: FieldInfo | None) -> str:
     return f"use an integer from {rng.lo} to {rng.hi}"
 
 
-def closest(key: Any, candidates: Iterable[str]) -> str | None:
-    """The candidate `key` is most likely a typo of (letter case ignored), or None."""
-    if not isinstance(key, str):
-        return None
-    folded = {c.lower(): c for c in candidates}
-    match = difflib.get_close_matches(key.lower(), list(folded), n=1, cutoff=0.6)
-    return folded[match[0]] if match else None
+# The candidate a key is most likely a typo of (letter case ignored), or None.
+closest = suggest
 
 
 def unknown_key_message(key: str, allowed: Iterable[str]) -> str:
