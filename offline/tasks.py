@@ -10,7 +10,8 @@
     python3 -m offline.tasks kubeconfig <stack>     # the cluster's admin kubeconfig (README "The kubeconfig")
     python3 -m offline.tasks schema [--write]       # check / regenerate what comes from the config model
 
-Everything but the bootstrap runs inside the uv-managed virtualenv `.venv`. uv itself is taken from
+Everything but the bootstrap runs inside the uv-managed virtualenv `.venv`, where the repository is installed
+as the package rke-aws (editable): its `rke-aws` command, `rke_aws` and `rke_aws_offline`. uv itself is taken from
 PATH when present; otherwise it is installed once into `.tools/` (a private venv) from PyPI, because
 Debian 12 and Ubuntu 24.04 refuse `pip install` into the system Python (PEP 668). This file uses the
 standard library only: it is what runs before any dependency exists. `make <task>` calls it too.
@@ -37,13 +38,13 @@ SUPPORTED_PYTHON = ((3, 11), (3, 13))
 IN_VENV = {
     # Every core (pytest-xdist): the suite is CPU-bound and its tests share no process state.
     "test": ["python", "-m", "pytest", "-n", "auto"],
-    "plan": ["python", "-m", "offline.plan_report"],
-    "snapshots": ["python", "-m", "offline.snapshots"],
-    "doctor": ["python", "-m", "tools.doctor"],
+    "plan": ["rke-aws", "plan"],
+    "snapshots": ["rke-aws", "snapshots"],
+    "doctor": ["rke-aws", "doctor"],
     "bench": ["python", "-m", "bench"],
-    "diff": ["python", "-m", "offline.diff"],
-    "kubeconfig": ["python", "-m", "tools.kubeconfig"],
-    "schema": ["python", "-m", "offline.schema"],
+    "diff": ["rke-aws", "diff"],
+    "kubeconfig": ["rke-aws", "kubeconfig"],
+    "schema": ["rke-aws", "schema"],
 }
 TASKS = ("setup", *IN_VENV)
 # Run by `test` before pytest.

@@ -1,4 +1,4 @@
-"""Each stack built once per test session in the emulated AWS account (offline/emulated_account.py).
+"""Each stack built once per test session in the emulated AWS account (offline/engine/emulated_account.py).
 
 The plan summary and the doctor's results are taken from the same build, then the account is
 stopped: tests/test_snapshots.py and tests/test_doctor.py share these instead of building twice.
@@ -15,8 +15,9 @@ import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
-from offline import emulated_account, plan_report
-from tools import doctor
+from rke_aws.ops import doctor
+from rke_aws_offline.engine import emulated_account
+from rke_aws_offline.report import plan_report
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class Evaluated:
 def _build(stack: str) -> Evaluated:
     run, account = emulated_account.build_stack(stack)
     try:
-        results = doctor.check_account(account.doctor_clients(), doctor.Expectations.from_outputs(run.outputs, stack))
+        results = doctor.check_account(doctor.Clients.from_session(account), doctor.Expectations.from_outputs(run.outputs, stack))
         return Evaluated(stack, plan_report.to_json(plan_report.summary(run)), tuple(results))
     finally:
         account.stop()

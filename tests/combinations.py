@@ -16,8 +16,8 @@ a few combined configurations (`combined_configs`), chosen greedily so that ever
 in at least one of them; each combined configuration is planned once per test session (shared by the
 xdist workers through a file lock). Refused pairs are planned alone (they stop before any resource).
 Configurations that hold a pair whose look-ups matter (`Works(account=True)`: a partition's images,
-a brought VPC's subnets) are planned in the emulated account (offline/emulated_account.py); the rest
-under the AWS-like mocks (offline/fake_aws.py).
+a brought VPC's subnets) are planned in the emulated account (offline/engine/emulated_account.py); the rest
+under the AWS-like mocks (offline/engine/fake_aws.py).
 
 `python -m tests.combinations --write` rewrites the README's "Feature combinations" table from here
 (tests/test_combinations.py fails when it differs).
@@ -42,7 +42,8 @@ from typing import Any
 
 import yaml
 
-from offline import harness
+from rke_aws.settings import stackfile
+from rke_aws_offline.engine import harness
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -123,7 +124,7 @@ class View:
 
     @functools.cached_property
     def _rke2_configs(self) -> dict[str, dict]:
-        from components.node import rke2_config as rc
+        from rke_aws.node import rke2_config as rc
 
         return {i.urn: yaml.safe_load(self.files(i)[rc.RKE2_CONFIG_PATH]) for i in self.instances}
 
@@ -135,14 +136,14 @@ class View:
         return set(ARN.findall(json.dumps([r.inputs for r in self.run.resources] + [self.run.outputs], default=str)))
 
     def boot_script(self, inst: harness.Registration) -> str:
-        from components.node import scripts
+        from rke_aws.node import scripts
 
         return self.files(inst)[scripts.BOOTSTRAP_PATH]
 
     def env(self, inst: harness.Registration) -> dict[str, str]:
         """The proxy environment the node's Kubernetes runtime starts with: RKE2's unit environment file,
         or Docker's drop-in (RKE1); {} without one."""
-        from components.node import cloud_init
+        from rke_aws.node import cloud_init
 
         files = self.files(inst)
         for path in ("/etc/default/rke2-server", "/etc/default/rke2-agent"):
@@ -195,7 +196,7 @@ class View:
 
     @functools.cached_property
     def psa_exempt(self) -> set[str]:
-        from components.node import rke2_config as rc
+        from rke_aws.node import rke2_config as rc
 
         found: set[str] = set()
         for inst in self.instances:
@@ -221,7 +222,7 @@ class View:
         return self.run.outputs["ccmValues"]
 
     def ebs_values(self) -> dict:
-        from components.settings import versions
+        from rke_aws.settings import versions
 
         return self.charts()[versions.EBS_CSI_CHART_NAME][1]
 
@@ -327,7 +328,7 @@ def _partition_own(partition: str, region: str) -> Check:
 
 
 def _cis_own(v: View) -> None:
-    from components.node import rke2_config as rc
+    from rke_aws.node import rke2_config as rc
 
     for inst in v.instances:
         doc = v.rke2_config(inst)
@@ -341,7 +342,7 @@ def _cis_own(v: View) -> None:
 
 
 def _proxy_own(v: View) -> None:
-    from components.settings import model
+    from rke_aws.settings import model
 
     entries = v.no_proxy()
     for must in ("localhost", "127.0.0.1", IMDS, model.POD_CIDR, model.SERVICE_CIDR, ".svc", ".cluster.local",
@@ -400,7 +401,7 @@ def _graviton_own(v: View) -> None:
 
 
 def _helm_own(v: View) -> None:
-    from components.settings import versions
+    from rke_aws.settings import versions
 
     assert v.charts()[versions.CCM_CHART_NAME][0] == "kube-system"
     assert v.run.of_type("kubernetes:helm.sh/v3:Release"), "no Helm release"
@@ -431,7 +432,7 @@ def _snapshots_own(v: View) -> None:
 
 
 def _ebs_own(v: View) -> None:
-    from components.settings import versions
+    from rke_aws.settings import versions
 
     namespace, values = v.charts()[versions.EBS_CSI_CHART_NAME]
     assert namespace == "kube-system" and values["awsAccessSecret"]["name"] == "aws-ebs-csi-driver-credentials"
@@ -579,7 +580,7 @@ def _rancher_psa(v: View) -> None:
 
 
 def _helm_namespaces_exempt(v: View) -> None:
-    from components.plan import cluster_documents
+    from rke_aws.plan import cluster_documents
 
     used = {ns for ns, _ in v.charts().values()} | v.helm_chart_namespaces()
     if v.plan_names():
@@ -588,7 +589,7 @@ def _helm_namespaces_exempt(v: View) -> None:
 
 
 def _ebs_namespace_exempt(v: View) -> None:
-    from components.settings import versions
+    from rke_aws.settings import versions
 
     assert v.charts()[versions.EBS_CSI_CHART_NAME][0] in v.psa_exempt
 
@@ -610,7 +611,7 @@ def _proxy_in_ccm(v: View) -> None:
 
 
 def _proxy_in_helm_controller(v: View) -> None:
-    from components.node import cloud_init
+    from rke_aws.node import cloud_init
 
     for inst in v.instances:
         if v.is_server(inst):
@@ -646,7 +647,7 @@ def _registration_via_kubeconfig(v: View) -> None:
 
 
 def _registration_via_manifests(v: View) -> None:
-    from components.plan import rancher
+    from rke_aws.plan import rancher
 
     url = v.rancher_cluster().state["clusterRegistrationToken"]["manifestUrl"]
     assert v.manifests.get(f"{rancher.REGISTRATION_MANIFEST}.url") == url
@@ -683,7 +684,7 @@ def _rke1_ebs_controller(v: View) -> None:
 
 
 def _rke1_docker_proxy(v: View) -> None:
-    from components.node import cloud_init
+    from rke_aws.node import cloud_init
 
     for inst in v.instances:
         files = v.files(inst)
@@ -771,7 +772,7 @@ def _split_placement(v: View) -> None:
 
 
 def _split_manifest_sync(v: View) -> None:
-    from components.node import cloud_init
+    from rke_aws.node import cloud_init
 
     cp = [i for i in v.instances if v.roles(i) == {"controlplane"}]
     assert cp and all(cloud_init.SYNC_PATH in v.files(i) for i in cp), "control-plane servers do not mirror manifests"
@@ -1109,7 +1110,7 @@ def _rke1_etcd_only_snapshot_warning(v: View) -> None:
 
 
 def _registration_through_proxy(v: View) -> None:
-    from components.node import cloud_init
+    from rke_aws.node import cloud_init
 
     rancher_host = RANCHER_URL.split("://")[1]
     assert not any(rancher_host.endswith(e.lstrip(".")) for e in v.no_proxy() if e.startswith(".") or e == rancher_host)
@@ -1163,7 +1164,7 @@ def flat(spec: dict[str, Any]) -> dict[str, str]:
         if key == "region":
             continue
         text = value if isinstance(value, str) else json.dumps(value)
-        out[f"rke-aws:{key}"] = harness.secret(text) if key in SECRET_KEYS else text
+        out[f"rke-aws:{key}"] = stackfile.secret(text) if key in SECRET_KEYS else text
     return out
 
 
@@ -1247,7 +1248,7 @@ def plan(features: Iterable[str], emulated: bool = False) -> Outcome:
     out = Outcome(names, emulated, spec)
     try:
         if emulated:
-            from offline import emulated_account
+            from rke_aws_offline.engine import emulated_account
 
             ids: dict[str, Any] = {}
             mocks = emulated_account.MotoMocks(region, setup=_byo_account_setup(region, ids) if byo else None)
@@ -1260,7 +1261,7 @@ def plan(features: Iterable[str], emulated: bool = False) -> Outcome:
             except pulumi.RunError as err:
                 out.refusal, out.registered = str(err), len(mocks.resources) if hasattr(mocks, "resources") else 0
         else:
-            from offline.fake_aws import AwsLikeMocks
+            from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 
             existing = None
             if byo:

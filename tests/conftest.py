@@ -1,6 +1,6 @@
 """Shared fixtures: every stack in stacks/ evaluated once, offline, under AWS-like mocks.
 
-The mocks (offline/fake_aws.py) behave like AWS where the program can observe it: IDs and ARNs per
+The mocks (offline/engine/fake_aws.py) behave like AWS where the program can observe it: IDs and ARNs per
 type, an instance's private DNS name derived from its private IP and the region, public IPs only
 when asked for, AZ and AMI look-ups, and AWS's refusals (address outside the subnet, reserved or
 taken addresses).
@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from offline import harness  # noqa: E402
+from rke_aws.settings import stackfile  # noqa: E402
+from rke_aws_offline.engine import harness  # noqa: E402
 
 STACKS = harness.stack_names()
 _RUNS: dict[tuple, harness.ProgramRun] = {}
@@ -93,7 +94,7 @@ def base_config() -> dict[str, str]:
 
 def user_data(reg: harness.Registration) -> str:
     """An instance registration's user data as cloud-init reads it (decoded, decompressed)."""
-    from offline.review import decode_user_data
+    from rke_aws_offline.report.review import decode_user_data
 
     text = decode_user_data(reg.inputs)
     assert isinstance(text, str), f"{reg.urn}: no user data"
@@ -120,15 +121,15 @@ def server_ips(run: harness.ProgramRun) -> list[str]:
 def parse_config(cfg: dict[str, str], stack: str = "test", **kw):
     """config.parse as the program calls it: the keys the CLI decrypted are secret (a `secure:`
     kubeconfig is refused as plain text otherwise)."""
-    from components.settings import config
+    from rke_aws.settings import config
 
-    kw.setdefault("secret_keys", harness.secret_keys_of(cfg))
+    kw.setdefault("secret_keys", stackfile.secret_keys_of(cfg))
     return config.parse(cfg, project=harness.PROJECT, stack=stack, region=cfg.get("aws:region"), **kw)
 
 
 def config_problems(cfg: dict[str, str], stack: str = "test", **kw) -> list[str]:
     """The problems config.parse reports for `cfg` (it must refuse it)."""
-    from components.settings.config import ConfigError
+    from rke_aws.settings.config import ConfigError
 
     with pytest.raises(ConfigError) as info:
         parse_config(cfg, stack, **kw)

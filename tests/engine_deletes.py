@@ -1,5 +1,5 @@
 """What the Pulumi engine deletes at the end of an update, in which order, and which deletes reach a
-provider: a model of its rule, for tests over base -> change runs (offline/harness.ProgramRun).
+provider: a model of its rule, for tests over base -> change runs (offline/engine/harness.ProgramRun).
 
 From pulumi/pulumi (read at 1b594989):
 - pkg/resource/deploy/step_generator.go GenerateDeletes: every resource of the old state that this
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from offline import harness
+from rke_aws_offline.engine import harness
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,9 @@ from typing import Any
 import pytest
 import yaml
 
-from components.node import rke2_config, scripts
-from components.settings import versions
-from offline import harness
+from rke_aws.node import rke2_config, scripts
+from rke_aws.settings import versions
+from rke_aws_offline.engine import harness
 from tests import iam_eval
 from tests.conftest import cloud_config, run_stack_cached, set_key, written_file
 

@@ -13,9 +13,9 @@ import json
 import pytest
 import yaml
 
-from components.aws import backups
-from components.node import rke2_config
-from offline import harness
+from rke_aws.aws import backups
+from rke_aws.node import rke2_config
+from rke_aws_offline.engine import harness
 from tests import iam_eval
 from tests.conftest import cloud_config, run_stack_cached, set_key, written_file
 from tests.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS
@@ -129,7 +129,7 @@ def test_the_bucket_name_is_known_at_preview_and_the_same_in_every_run():
 
 
 def test_the_emulated_account_holds_the_bucket_as_configured():
-    from offline import emulated_account
+    from rke_aws_offline.engine import emulated_account
 
     run, mocks = emulated_account.build(harness.stack_config("rke2-govcloud"), "rke2-govcloud")
     try:
@@ -299,7 +299,7 @@ def test_a_bucket_kept_by_an_earlier_destroy_is_used_not_created_again():
     (terraform-provider-aws internal/service/s3/bucket.go checks first in us-east-1, where S3 itself
     would answer 200): it is used, unmanaged, and the update says so (tests/test_day2_backups.py has
     the sequences and the bucket of another account)."""
-    from offline.fake_aws import AwsLikeMocks
+    from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 
     first = harness.run_stack("rke2-prod")
     bucket, _ = _bucket_and_folder(first)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from offline import harness
+from rke_aws_offline.engine import harness
 
 from .conftest import parse_config
 

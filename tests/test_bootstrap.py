@@ -19,9 +19,9 @@ import jsonschema
 import pytest
 import yaml
 
-from components.node import rke2_config, scripts
-from components.plan.lookups import published_kubeconfig_problem
-from offline import harness
+from rke_aws.node import rke2_config, scripts
+from rke_aws.plan.lookups import published_kubeconfig_problem
+from rke_aws_offline.engine import harness
 from tests import upstream
 from tests.conftest import STACKS, cloud_config, run_stack_cached, server_ips, shellcheck
 

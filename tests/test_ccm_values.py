@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 import yaml
 
-from components.settings import versions
-from offline import harness
+from rke_aws.settings import stackfile, versions
+from rke_aws_offline.engine import harness
 from tests import upstream
 from tests.conftest import run_cached, user_data
 
 RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
 INSTANCE_TYPE = "aws:ec2/instance:Instance"
-KUBECONFIG = harness.secret("apiVersion: v1\nkind: Config\n")  # as `pulumi config set --secret` stores it
+KUBECONFIG = stackfile.secret("apiVersion: v1\nkind: Config\n")  # as `pulumi config set --secret` stores it
 STACKS = harness.stack_names()
 
 CHART_NAME = "aws-cloud-controller-manager"

@@ -13,10 +13,10 @@ from collections.abc import Callable
 import pulumi
 import pytest
 
-from components.settings import config, versions
-from components.settings.config import ConfigError
-from offline import harness
-from offline.fake_aws import AwsLikeMocks
+from rke_aws.settings import config, stackfile, versions
+from rke_aws.settings.config import ConfigError
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from tests.conftest import config_problems as problems_of
 from tests.conftest import parse_config as parse
 from tests.conftest import set_key
@@ -556,7 +556,7 @@ def test_empty_kubeconfig_means_unset(base_config):
 
 
 def test_kubeconfig_set_is_a_secret(base_config):
-    put("kubeconfig", harness.secret("apiVersion: v1\nkind: Config\n"))(base_config)
+    put("kubeconfig", stackfile.secret("apiVersion: v1\nkind: Config\n"))(base_config)
     kc = parse(base_config).kubeconfig
     assert isinstance(kc, config.Secret) and kc.reveal() == "apiVersion: v1\nkind: Config\n"
     assert "apiVersion" not in repr(kc)

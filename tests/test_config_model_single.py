@@ -14,8 +14,8 @@ from typing import Annotated, Any
 import pytest
 from pydantic import Field
 
-from components.settings import config, model
-from offline import harness
+from rke_aws.settings import config, model, stackfile
+from rke_aws_offline.engine import harness
 
 PROJECT = "rke-aws"
 STACK = "rke2-everything"  # every section set (tests/stacks/)
@@ -23,7 +23,7 @@ STACK = "rke2-everything"  # every section set (tests/stacks/)
 
 def parse(cfg: dict) -> config.StackConfig:
     return config.parse(cfg, project=PROJECT, stack=STACK, region=cfg.get("aws:region"),
-                        secret_keys=harness.secret_keys_of(cfg))
+                        secret_keys=stackfile.secret_keys_of(cfg))
 
 
 def sections_of(parsed: config.StackConfig) -> dict[str, tuple[type[model.BaseModel], list[Any]]]:

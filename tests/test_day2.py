@@ -12,9 +12,9 @@ import pulumi
 import pytest
 import yaml
 
-from components.settings import versions
-from offline import harness
-from offline.fake_aws import AwsLikeMocks
+from rke_aws.settings import stackfile, versions
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from tests.conftest import run_cached, set_key
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -22,7 +22,7 @@ SUBNET = "aws:ec2/subnet:Subnet"
 # Inputs that never reach a running instance (ignore_changes in nodes.py): a new AMI release or an
 # edited boot script must not replace a node.
 IGNORED = {"ami", "userData", "userDataBase64"}
-KUBECONFIG = harness.secret("apiVersion: v1\nkind: Config\n")  # as `pulumi config set --secret` stores it
+KUBECONFIG = stackfile.secret("apiVersion: v1\nkind: Config\n")  # as `pulumi config set --secret` stores it
 
 
 def run(config: dict, previous: harness.ProgramRun | None = None, stack: str = "day2") -> harness.ProgramRun:

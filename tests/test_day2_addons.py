@@ -18,8 +18,9 @@ import copy
 import pytest
 import yaml
 
-from components.cluster import manifests as manifest_mod
-from offline import harness
+from rke_aws.cluster import manifests as manifest_mod
+from rke_aws.settings import stackfile
+from rke_aws_offline.engine import harness
 from tests.conftest import set_key
 from tests.test_day2 import KUBECONFIG, refused, run
 from tests.test_day2_running import code_in, readable
@@ -60,7 +61,7 @@ def test_an_emptied_manifest_deletes_what_the_old_one_created():
 
 
 def test_ebs_csi_off_in_manifest_mode_uninstalls_through_the_servers_and_keeps_the_key_until_done(dev, monkeypatch):
-    from components.plan import running
+    from rke_aws.plan import running
     from tests.test_running import fake_api
 
     base = run(dev, stack="rke2-dev")
@@ -94,7 +95,7 @@ def test_ebs_csi_off_in_manifest_mode_uninstalls_through_the_servers_and_keeps_t
 
 
 def test_ebs_csi_off_in_helm_mode_says_what_is_uninstalled_and_what_stays():
-    cfg = set_key(harness.stack_config("rke2-prod"), "kubeconfig", harness.secret(KUBECONFIG))
+    cfg = set_key(harness.stack_config("rke2-prod"), "kubeconfig", stackfile.secret(KUBECONFIG))
     base = run(cfg)
     after = run(set_key(copy.deepcopy(cfg), "addons", {"ebsCsi": False}), base)
     assert [r.inputs["name"] for r in after.of_type(RELEASE)] == ["aws-cloud-controller-manager"]
@@ -103,12 +104,12 @@ def test_ebs_csi_off_in_helm_mode_says_what_is_uninstalled_and_what_stays():
 
 
 def test_manifest_to_helm_removes_the_charts_first_then_installs_releases(dev, monkeypatch):
-    from components.plan import running
+    from rke_aws.plan import running
     from tests.test_running import fake_api
 
     base = run(dev, stack="rke2-dev")
     helm = set_key(readable(set_key(copy.deepcopy(dev), "ccm", {"install": "helm"}), "rke2-dev"), "kubeconfig",
-                   harness.secret(KUBECONFIG))
+                   stackfile.secret(KUBECONFIG))
     phase1 = run(helm, base, stack="rke2-dev")
     assert not phase1.of_type(RELEASE), "a Release while helm-controller still runs the same chart"
     p = params(phase1)
@@ -134,7 +135,7 @@ def test_manifest_to_helm_removes_the_charts_first_then_installs_releases(dev, m
 
 @pytest.mark.reads_stacks
 def test_allow_uninstall_says_what_it_uninstalls_and_is_refused_once_nothing_is_left():
-    cfg = set_key(harness.stack_config("rke2-prod"), "kubeconfig", harness.secret(KUBECONFIG))
+    cfg = set_key(harness.stack_config("rke2-prod"), "kubeconfig", stackfile.secret(KUBECONFIG))
     base = run(cfg)
     gone = set_key(harness.stack_config("rke2-prod"), "allowUninstall", True)
     gone.pop("rke-aws:kubeconfig", None)  # no kubeconfig: the cluster is gone (whatever stacks/ holds)

@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from offline import harness
-from offline.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 from tests.test_day2 import run
 from tests.test_day2_running import code_in

@@ -1,5 +1,5 @@
 """Day 2 for the network: no replacement nobody asked for, judged per URN with the providers'
-own replace rules (not offline/diff.py's table):
+own replace rules (not offline/report/diff.py's table):
 
 - aws_vpc_security_group_ingress_rule (terraform-provider-aws internal/service/ec2/
   vpc_security_group_ingress_rule.go): only security_group_id RequiresReplace, and a change of the
@@ -24,8 +24,8 @@ import json
 import pulumi
 import pytest
 
-from offline import harness
-from offline.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 from tests.test_day2 import refused, run
 

@@ -13,11 +13,11 @@ import re
 import pulumi
 import pytest
 
-from components.plan import running
-from components.plan.history import UNKNOWN_PLACEHOLDER
-from components.settings import versions
-from offline import harness
-from offline.fake_aws import AwsLikeMocks
+from rke_aws.plan import running
+from rke_aws.plan.history import UNKNOWN_PLACEHOLDER
+from rke_aws.settings import stackfile, versions
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 from tests.test_day2 import INSTANCE, by_name, changed_instances, pools, refused, run
 from tests.test_running import fake_api, kubeconfig, node
@@ -30,7 +30,7 @@ CODE_RE = re.compile(r"confirmClusterState ([a-z]+-[0-9a-f]{10})")
 def readable(cfg: dict, cluster: str = "rke2-prod") -> dict:
     """The stack with a kubeconfig the reader accepts (a token; the fake transport answers)."""
     return set_key(copy.deepcopy(cfg), "kubeconfig",
-                   harness.secret(kubeconfig(f"https://api.{cluster}.rke-aws.internal:6443", user={"token": "t"})))
+                   stackfile.secret(kubeconfig(f"https://api.{cluster}.rke-aws.internal:6443", user={"token": "t"})))
 
 
 @pytest.fixture
@@ -154,7 +154,7 @@ def test_legacy_outputs_do_not_vouch_for_the_etcd_stepping_stone(prod, cluster):
 def test_legacy_outputs_hold_up_only_the_change_to_etcd_3_6():
     """Already on etcd 3.6 (or staying on 3.5): the stepping stone does not depend on what runs, so
     the assumption from legacy outputs holds nothing up."""
-    from components.plan import guards, history
+    from rke_aws.plan import guards, history
 
     for running_, wanted in (("v1.34.1+rke2r1", "v1.34.10+rke2r1"), ("v1.33.5+rke2r1", "v1.33.9+rke2r1")):
         prev = history.Previous("rke2", running_, (), cluster_id="c", legacy_version=True)
@@ -187,8 +187,8 @@ def test_pending_codes_are_printed_as_one_value_that_keeps_the_others(prod):
 
 
 def test_several_pending_codes_are_combined_in_their_order():
-    from components.plan.history import Observed
-    from components.plan.spec import with_combined_confirmation
+    from rke_aws.plan.history import Observed
+    from rke_aws.plan.spec import with_combined_confirmation
 
     a, b = "version-0123456789", "etcd-abcdef0123"
     problems = [f"x: `pulumi config set confirmClusterState {a}`", f"y: confirmClusterState {b} (...)"]
@@ -326,7 +326,7 @@ def test_a_running_pool_cannot_change_roles(prod):
 # ---- the init marker --------------------------------------------------------------------------
 
 def test_a_running_clusters_init_marker_is_never_written_as_pending(prod):
-    from components.aws.join_secrets import MARKER_EXISTING, MARKER_PENDING
+    from rke_aws.aws.join_secrets import MARKER_EXISTING, MARKER_PENDING
 
     def marker(r):
         (m,) = [p for p in r.of_type("aws:ssm/parameter:Parameter") if p.inputs["name"].endswith("rke2-initialized")]
@@ -364,7 +364,7 @@ def test_what_the_update_read_is_said(prod, cluster):
     later = run(readable(prod), base)
     assert any("read the running cluster (https://api.rke2-prod.rke-aws.internal:6443, read-only)" in m
                for _, m in later.logs), later.logs
-    unread = run(set_key(copy.deepcopy(prod), "kubeconfig", harness.secret("apiVersion: v1\nkind: Config\n")), base)
+    unread = run(set_key(copy.deepcopy(prod), "kubeconfig", stackfile.secret("apiVersion: v1\nkind: Config\n")), base)
     assert any("could not be read (the kubeconfig names no cluster server)" in m for _, m in unread.logs)
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pickle
 
-from components.diagnostics import ConfigError, Diagnostic, Severity, Statement, suggest
-from components.plan import history
-from components.settings import errors
+from rke_aws.diagnostics import ConfigError, Diagnostic, Severity, Statement, suggest
+from rke_aws.plan import history
+from rke_aws.settings import errors
 
 
 def test_sentences_render_as_before():

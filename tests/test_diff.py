@@ -21,9 +21,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from offline import diff, harness
-from offline.emulated_account import MotoMocks
-from offline.fake_aws import AwsLikeMocks
+from rke_aws.settings import stackfile
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.emulated_account import MotoMocks
+from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from rke_aws_offline.report import diff
 
 NLB_STACK = "rke2-govcloud"  # tests/stacks: RKE2, three servers, NLB endpoint, manifest mode
 HELM_STACK = "rke-phase2"  # tests/stacks: a kubeconfig set (secure), so the CCM and EBS CSI go in through Helm
@@ -420,7 +422,7 @@ def test_a_kubeconfig_that_cannot_be_read_offline_is_unknown_and_so_is_all_it_ma
     base = base_of(HELM_STACK)
     _provider(base).update(kubeconfig=KUBECONFIG)
     head = copy.deepcopy(base)
-    _provider(head).update(kubeconfig=harness.SECURE_PLACEHOLDER + " (ciphertext 0123456789ab)")
+    _provider(head).update(kubeconfig=stackfile.SECURE_PLACEHOLDER + " (ciphertext 0123456789ab)")
     assert _provider(base).get("clusterIdentifier") and _provider(base)["clusterIdentifier"] == _provider(head)["clusterIdentifier"]
     d = diff.compare(HELM_STACK, base, head)
     assert change_of(d, f"{HELM_STACK}-cluster").action == "update", diff.render_text([d])
@@ -499,9 +501,9 @@ def test_every_rule_cites_its_upstream_file():
 
 
 def test_every_type_the_program_registers_is_declared_once_for_every_tool():
-    """One declaration per resource type (offline/resource_types.py): its replace rules, the AWS-like
+    """One declaration per resource type (offline/engine/resource_types.py): its replace rules, the AWS-like
     mocks' shape, the emulated account's handler; the diff and both mocks read their views from it."""
-    from offline import resource_types
+    from rke_aws_offline.engine import resource_types
     from tests.conftest import STACKS, run_stack_cached, set_key
     from tests.test_day2 import KUBECONFIG as ANY_KUBECONFIG
 
@@ -511,7 +513,7 @@ def test_every_type_the_program_registers_is_declared_once_for_every_tool():
     types |= {r.type for r in harness.run_program(with_plans, stack="types").resources if r.custom}
     assert "kubernetes:upgrade.cattle.io/v1:Plan" in types
     declared = {t for t, r in resource_types.TYPES.items() if r.replace and r.fake and r.emulate}
-    assert not types - declared, f"offline/resource_types.py does not declare {sorted(types - declared)} fully"
+    assert not types - declared, f"offline/engine/resource_types.py does not declare {sorted(types - declared)} fully"
     assert diff.RULES is resource_types.RULES
     assert set(diff.RULES) == AwsLikeMocks.KNOWN_TYPES == MotoMocks.KNOWN_TYPES == declared
 
@@ -545,7 +547,7 @@ def test_encrypted_values_differ_by_ciphertext_only(tmp_path):
     again, _ = diff.stack_config(stack)
     assert secret == ["rke-aws:kubeconfig", "rke-aws:other"]
     assert config["rke-aws:kubeconfig"] != again["rke-aws:kubeconfig"] and config["rke-aws:other"] == again["rke-aws:other"]
-    assert harness.SECURE_PLACEHOLDER in config["rke-aws:kubeconfig"] and "AAAA" not in json.dumps(config)
+    assert stackfile.SECURE_PLACEHOLDER in config["rke-aws:kubeconfig"] and "AAAA" not in json.dumps(config)
 
 
 def test_checkout_works_without_tarfile_filters(tmp_path, monkeypatch, repo):
@@ -609,7 +611,7 @@ SUC = "kubernetes:yaml/v2:ConfigFile"
 def _with_upgrades(suc_urls: tuple[str, str] | None = None) -> str:
     """An RKE2 fixture stack with a kubeconfig (so system-upgrade-controller goes in), evaluated;
     with `suc_urls`, the program's pinned manifest URLs replaced (a version bump in a pull request)."""
-    from components.settings import versions
+    from rke_aws.settings import versions
     from tests.conftest import set_key
     from tests.test_day2 import KUBECONFIG as ANY_KUBECONFIG
 
@@ -635,7 +637,7 @@ def test_a_bumped_manifest_url_of_a_remote_component_is_shown_as_may_replace():
     """The review's experiment: SUC_MANIFEST_URLS v0.20.1 -> v0.21.0 changes the controller's
     Deployment, RBAC and CRDs in a real preview; offline it showed "0 to add, 0 to replace". The head
     is the program itself with the pinned URLs bumped, not an edited registration."""
-    from components.settings import versions
+    from rke_aws.settings import versions
 
     bumped = tuple(u.replace(versions.SUC_VERSION, "v0.99.0") for u in versions.SUC_MANIFEST_URLS)
     assert bumped != versions.SUC_MANIFEST_URLS

@@ -9,8 +9,9 @@ import json
 
 import pytest
 
-from offline import emulated_account, harness
-from tools import doctor
+from rke_aws.ops import doctor
+from rke_aws_offline import cli
+from rke_aws_offline.engine import emulated_account, harness
 
 STACKS = harness.stack_names()
 FAULT_STACK = "rke2-govcloud"  # a fixture stack (tests/stacks): what a user puts in stacks/ changes nothing here
@@ -35,7 +36,7 @@ def test_doctor_passes_on_the_account_each_stack_builds(stack, emulated):
 
 def test_make_doctor_emulated_prints_every_check_and_exits_zero(capsys):
     stack = "rke-dev"  # public nodes: their groups come through a network interface spec
-    code = doctor.main([stack, "--emulated"])
+    code = cli.doctor([stack, "--emulated"])
     out = capsys.readouterr().out
     assert code == 0, f"{stack}: doctor --emulated failed:\n{out}"
     checked = {line.split()[1] for line in out.splitlines() if line.startswith(("PASS", "WARN", "FAIL"))}
@@ -63,7 +64,7 @@ class Built:
         return next(n for n in self.outputs["nodes"] if "controlplane" not in n["roles"])
 
     def results(self) -> list[doctor.Result]:
-        return doctor.check_account(self.mocks.doctor_clients(), self.exp)
+        return doctor.check_account(doctor.Clients.from_session(self.mocks), self.exp)
 
     def only_failure(self) -> doctor.Result:
         failures = doctor.failed(self.results())
@@ -213,18 +214,18 @@ def test_node_name_that_is_not_the_private_dns_name_fails_instances(built):
     wrong = node["name"].split(".")[0] + ".corp.example"
     exp = doctor.Expectations.from_outputs(
         {**built.outputs, "nodes": [{**node, "name": wrong}] + built.outputs["nodes"][1:]}, FAULT_STACK)
-    failures = doctor.failed(doctor.check_account(built.mocks.doctor_clients(), exp))
+    failures = doctor.failed(doctor.check_account(doctor.Clients.from_session(built.mocks), exp))
     assert [(r.check, r.subject) for r in failures] == [("instances", wrong)], [r.line() for r in failures]
     assert f"has PrivateDnsName '{node['name']}', not the node name" in failures[0].detail, failures[0].line()
 
 
 def test_doctor_without_outputs_or_cli_explains_what_to_pass(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(doctor.shutil, "which", lambda _: None)
-    assert doctor.main([FAULT_STACK]) == 2
+    monkeypatch.setattr(cli.shutil, "which", lambda _: None)
+    assert cli.doctor([FAULT_STACK]) == 2
     assert "--outputs FILE" in capsys.readouterr().err
     bad = tmp_path / "outputs.json"
     bad.write_text("{}")
-    assert doctor.main([FAULT_STACK, "--outputs", str(bad)]) == 2
+    assert cli.doctor([FAULT_STACK, "--outputs", str(bad)]) == 2
     assert "lack clusterId, nodes" in capsys.readouterr().err
 
 
@@ -261,7 +262,7 @@ class PolicySimulator:
 
 
 def simulated(built) -> tuple[list[doctor.Result], PolicySimulator]:
-    clients = built.mocks.doctor_clients()
+    clients = doctor.Clients.from_session(built.mocks)
     clients.iam = PolicySimulator(clients.iam)
     return doctor.check_account(clients, built.exp), clients.iam
 
@@ -302,7 +303,7 @@ def test_a_policy_scoped_to_another_cluster_passes_the_name_check_but_not_aws(bu
 
 
 def test_no_permission_to_simulate_is_a_warning_naming_it(built):
-    clients = built.mocks.doctor_clients()
+    clients = doctor.Clients.from_session(built.mocks)
     iam = clients.iam
 
     class Refusing:

@@ -1,4 +1,4 @@
-"""The emulated AWS account (offline/emulated_account.py): AWS's answers and refusals, stable IDs."""
+"""The emulated AWS account (offline/engine/emulated_account.py): AWS's answers and refusals, stable IDs."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ import pytest
 import yaml
 from pulumi.runtime import MockCallArgs, MockResourceArgs
 
-from offline import emulated_account, harness, plan_report
-from offline.emulated_account import EmulatedAwsError, MotoMocks
+from rke_aws.settings import stackfile
+from rke_aws_offline.engine import emulated_account, harness
+from rke_aws_offline.engine.emulated_account import EmulatedAwsError, MotoMocks
+from rke_aws_offline.report import plan_report
 
 VPC = "aws:ec2/vpc:Vpc"
 SUBNET = "aws:ec2/subnet:Subnet"
@@ -155,7 +157,7 @@ def test_make_plan_json_is_the_snapshot_and_masks_the_token(capsys):
 
 def test_ccm_release_is_faked_as_deployed_once_kubeconfig_is_set():
     config = harness.stack_config("rke2-prod")
-    config["rke-aws:kubeconfig"] = harness.secret("apiVersion: v1\nkind: Config\n")
+    config["rke-aws:kubeconfig"] = stackfile.secret("apiVersion: v1\nkind: Config\n")
     run, mocks = emulated_account.build(config, "rke2-prod")
     mocks.stop()
     releases = run.of_type("kubernetes:helm.sh/v3:Release")

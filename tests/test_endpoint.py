@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from offline import harness
+from rke_aws_offline.engine import harness
 from tests.conftest import run_stack_cached, server_ips, set_key
 
 ZONE = "aws:route53/zone:Zone"

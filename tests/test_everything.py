@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.node import cloud_init
-from offline import harness
-from offline.fake_aws import EC2_USER_DATA_LIMIT, UBUNTU_ARM64_IMAGE_ID
+from rke_aws.node import cloud_init
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import EC2_USER_DATA_LIMIT, UBUNTU_ARM64_IMAGE_ID
 from tests.test_user_data import raw, user_data
 
 STACK = "rke2-everything"

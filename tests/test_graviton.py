@@ -3,7 +3,7 @@
 Facts from their owners:
 - EC2 DescribeInstanceTypes gives each type's SupportedArchitectures (x86_64, arm64, ...): the
   architecture is looked up, never guessed from the type's name (the mocks answer from
-  offline/fake_aws.py INSTANCE_TYPES, moto's instance-type data).
+  offline/engine/fake_aws.py INSTANCE_TYPES, moto's instance-type data).
 - Canonical names its images ubuntu-noble-24.04-<amd64|arm64>-server-<date> (Canonical, "Find Ubuntu
   images on AWS"); the mocks answer an arm64 image only for a name with `-arm64-` in it.
 - RKE2: "Add arm64 support (#4335)" in v1.27.3+rke2r1 (rke2-docs release notes, v1.27.X), its arm64
@@ -19,10 +19,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from components.plan import spec as plan
-from components.settings import versions
-from offline import harness
-from offline.fake_aws import UBUNTU_ARM64_IMAGE_ID, UBUNTU_IMAGE
+from rke_aws.plan import spec as plan
+from rke_aws.settings import versions
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import UBUNTU_ARM64_IMAGE_ID, UBUNTU_IMAGE
 from tests.conftest import with_pools
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -64,7 +64,7 @@ def test_an_all_graviton_cluster_asks_for_the_arm64_image_only():
 
 def test_the_architecture_is_looked_up_not_read_from_the_type_name():
     """A made-up type named like Graviton but described by EC2 as x86_64 gets the amd64 image."""
-    from offline import fake_aws as mocks_module
+    from rke_aws_offline.engine import fake_aws as mocks_module
 
     types = dict(mocks_module.INSTANCE_TYPES)
     types["m9g.large"] = (2, 8192, ("x86_64",), ("hvm",))

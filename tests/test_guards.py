@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.plan import guards, history
-from components.plan.history import (
+from rke_aws.plan import guards, history
+from rke_aws.plan.history import (
     EtcdState,
     Observed,
     PlannedMember,
@@ -23,13 +23,13 @@ from components.plan.history import (
     Snapshots,
     Statement,
 )
-from components.plan.running import LiveCluster, LiveNode
+from rke_aws.plan.running import LiveCluster, LiveNode
 
 CID = "c"
 
 
 def pool(name: str, roles: tuple[str, ...], count: int, block: int | None = None):
-    from components.settings.config import NodePool
+    from rke_aws.settings.config import NodePool
 
     return NodePool(name, roles, count, "m6i.large", "private", 50, None, block)
 
@@ -37,7 +37,7 @@ def pool(name: str, roles: tuple[str, ...], count: int, block: int | None = None
 def stack_config(servers: int, agents: int, server_pool: str = "servers", server_block: int | None = None):
     import json
 
-    from components.settings import config
+    from rke_aws.settings import config
 
     pools = [{"name": server_pool, "roles": ["controlplane", "etcd"], "count": servers},
              {"name": "agents", "roles": ["worker"], "count": agents}]
@@ -106,7 +106,7 @@ def test_replaced_members_count_and_the_message_names_the_cause_and_a_real_way(c
 
 
 def test_even_counts_warn_with_their_real_tolerance():
-    from components.settings.config import NodePool, _check_topology, _Problems
+    from rke_aws.settings.config import NodePool, _check_topology, _Problems
 
     for count, tolerates, like in ((2, 0, 1), (4, 1, 3), (6, 2, 5)):
         warnings: list[str] = []
@@ -162,8 +162,8 @@ def test_the_cluster_read_counts_registered_etcd_nodes_and_not_ready_ones_as_dow
 
 
 def test_removed_members_addresses_are_never_handed_to_new_nodes():
-    from components.plan.network import PlannedSubnet
-    from components.plan.nodes import plan_nodes
+    from rke_aws.plan.network import PlannedSubnet
+    from rke_aws.plan.nodes import plan_nodes
 
     cfg = stack_config(servers=1, agents=1)
     subnets = [PlannedSubnet("private", 0, "us-west-2a", "10.0.64.0/19"), PlannedSubnet("public", 0, "us-west-2a", "10.0.0.0/19")]
@@ -351,8 +351,8 @@ def test_unknown_address_with_a_name_that_encodes_none_is_refused():
 
 def test_a_removed_nodes_address_is_not_handed_to_a_new_node_in_the_same_update():
     """EC2 frees an address only once its instance is gone, after the new ones were created."""
-    from components.plan.network import PlannedSubnet
-    from components.plan.nodes import plan_nodes
+    from rke_aws.plan.network import PlannedSubnet
+    from rke_aws.plan.nodes import plan_nodes
 
     subnets = [PlannedSubnet("private", 0, "us-west-2a", "10.0.64.0/19"), PlannedSubnet("public", 0, "us-west-2a", "10.0.0.0/19")]
     first = {n.index: n for n in plan_nodes(stack_config(servers=1, agents=2), subnets) if n.pool.name == "agents"}
@@ -405,7 +405,7 @@ def test_version_state_fields_on_every_path():
 
 
 def history_plan(name: str, applying: tuple[str, ...]):
-    from components.plan.running import LivePlan
+    from rke_aws.plan.running import LivePlan
 
     return LivePlan(name, "v1.34.1+rke2r1", "v1.34.1-rke2r1", False, applying)
 
@@ -614,8 +614,8 @@ def test_a_nodes_subnet_says_its_tier_before_its_public_address():
 def test_a_running_node_outside_its_zones_new_subnet_is_placed_again():
     """A changed subnet CIDR (network.vpcCidr or the subnet CIDRs): the old address is not in it, so
     the node is planned anew (a new instance), which the quorum guard then counts."""
-    from components.plan.network import PlannedSubnet
-    from components.plan.nodes import plan_nodes
+    from rke_aws.plan.network import PlannedSubnet
+    from rke_aws.plan.nodes import plan_nodes
 
     old = [PlannedSubnet("private", 0, "us-west-2a", "10.0.64.0/19"), PlannedSubnet("public", 0, "us-west-2a", "10.0.0.0/19")]
     new = [PlannedSubnet("private", 0, "us-west-2a", "10.1.64.0/19"), PlannedSubnet("public", 0, "us-west-2a", "10.1.0.0/19")]

@@ -13,9 +13,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from components.node import rke2_config
-from components.plan.snapshots import has_etcd_s3_retention
-from offline import harness
+from rke_aws.node import rke2_config
+from rke_aws.plan.snapshots import has_etcd_s3_retention
+from rke_aws_offline.engine import harness
 from tests.conftest import cloud_config, set_key, written_file
 from tests.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS
 from tests.test_bootstrap import boot, first_server, rke2_parameters

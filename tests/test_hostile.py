@@ -18,11 +18,11 @@ from collections.abc import Callable
 import pulumi
 import pytest
 
-from components.settings import config
-from components.settings import model as config_model
-from components.settings.config import ConfigError
-from offline import harness
-from offline.fake_aws import AwsLikeMocks
+from rke_aws.settings import config, stackfile
+from rke_aws.settings import model as config_model
+from rke_aws.settings.config import ConfigError
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from tests.conftest import parse_config as parse
 from tests.conftest import set_key
 from tests.test_config import both, extra_pool, net, pool, put
@@ -390,10 +390,10 @@ NULLS = [
 
 SECRET = "is encrypted (a `secure:` value, set with --secret), but the program uses it as plain text"
 SECRETS = [
-    row("secret-tags", lambda cfg: set_key(cfg, "tags", harness.secret('{"team":"platform"}')), ("tags", SECRET)),
-    row("secret-cluster-id", lambda cfg: set_key(cfg, "clusterId", harness.secret("prod")), ("clusterId", SECRET)),
-    row("secret-network", lambda cfg: set_key(cfg, "network", harness.secret('{"vpcCidr":"10.30.0.0/16"}')), ("network", SECRET)),
-    row("secret-distribution", lambda cfg: set_key(cfg, "distribution", harness.secret("rke2")), ("distribution", SECRET)),
+    row("secret-tags", lambda cfg: set_key(cfg, "tags", stackfile.secret('{"team":"platform"}')), ("tags", SECRET)),
+    row("secret-cluster-id", lambda cfg: set_key(cfg, "clusterId", stackfile.secret("prod")), ("clusterId", SECRET)),
+    row("secret-network", lambda cfg: set_key(cfg, "network", stackfile.secret('{"vpcCidr":"10.30.0.0/16"}')), ("network", SECRET)),
+    row("secret-distribution", lambda cfg: set_key(cfg, "distribution", stackfile.secret("rke2")), ("distribution", SECRET)),
     row("plain-kubeconfig", put("kubeconfig", "apiVersion: v1\nkind: Config\n"), ("kubeconfig", "is stored as plain text")),
 ]
 
@@ -426,8 +426,8 @@ def test_every_class_has_several_cases():
 
 
 def test_secret_text_never_reaches_a_message(base_config):
-    set_key(base_config, "tags", harness.secret('{"team": "s3cr3t-marker\\t"}'))
-    set_key(base_config, "network", harness.secret('{"vpcCidr": "s3cr3t-marker/99"}'))
+    set_key(base_config, "tags", stackfile.secret('{"team": "s3cr3t-marker\\t"}'))
+    set_key(base_config, "network", stackfile.secret('{"vpcCidr": "s3cr3t-marker/99"}'))
     with pytest.raises(ConfigError) as info:
         parse(base_config)
     assert "s3cr3t-marker" not in str(info.value)
@@ -655,7 +655,7 @@ def test_bring_your_own_subnet_in_the_pod_network(base_config):
 
 def test_manifest_size_limit_counts_what_main_renders(base_config):
     """The check renders the same manifest __main__ stores: the parameter registered is at most the limit."""
-    from components.plan import spec as plan
+    from rke_aws.plan import spec as plan
 
     ccm(extraArgs=[f"--flag-{i:03d}={'x' * 120}" for i in range(40)])(base_config)
     run = harness.run_program(base_config)
@@ -745,7 +745,7 @@ def test_image_look_ups_ask_what_ec2_needs(base_config):
     """The default image: Canonical's account of the partition, the name of Ubuntu 24.04 amd64, available,
     newest. An explicit image: by id, deprecated ones included (DescribeImages leaves them out unless
     asked, although EC2 still launches them)."""
-    from components.settings import versions
+    from rke_aws.settings import versions
 
     pool(1, ami="ami-0ccccccccccccccc1")(base_config)
     run = harness.run_program(base_config)
@@ -928,7 +928,7 @@ def _warnings(run) -> list[str]:
 
 
 def test_rke2_server_size_warnings_follow_rke2s_requirements(base_config, monkeypatch):
-    from components.plan import spec
+    from rke_aws.plan import spec
 
     pool(0, instanceType="c7g.medium", ami="ami-0fffffffffffffff1")(base_config)
     images = {"ami-0fffffffffffffff1": {"architecture": "arm64", "virtualizationType": "hvm"}}
@@ -962,7 +962,7 @@ def test_rke1_servers_get_no_rke2_size_warning(base_config):
 def test_manifest_size_limit_is_exactly_the_parameters_size(base_config, monkeypatch):
     """Refused exactly when the parameter __main__ would store is larger than the limit: the check
     renders the same manifest, byte for byte."""
-    from components.plan import spec as plan
+    from rke_aws.plan import spec as plan
 
     ccm(extraArgs=[f"--flag-{i:03d}={'x' * 60}" for i in range(10)])(base_config)
     run = harness.run_program(base_config)
@@ -992,7 +992,7 @@ def test_bring_your_own_overlap_message_in_full(base_config):
 
 
 def test_four_vcpu_servers_carry_450_agents():
-    from components.plan import spec
+    from rke_aws.plan import spec
 
     key = "rke-aws:nodePools[0].instanceType"
     assert spec.rke2_server_size_warning(key, "m6i.xlarge", 4, 16384, 450) is None

@@ -7,10 +7,10 @@ from functools import lru_cache
 
 import pytest
 
-from components.aws import iam_policies as iam_policy
-from components.settings import config
-from offline import harness
 from policies import rules
+from rke_aws.aws import iam_policies as iam_policy
+from rke_aws.settings import config
+from rke_aws_offline.engine import harness
 
 REQUIRED_CONTROLPLANE = {
     "ec2:DescribeAvailabilityZones",
@@ -128,7 +128,7 @@ def test_roles_profiles_and_policies_registered(stack_run):
 
 def test_session_manager_without_the_managed_policy(base_config):
     """AmazonSSMManagedInstanceCore allows ssm:GetParameter(s) on every parameter of the account."""
-    from offline import harness
+    from rke_aws_offline.engine import harness
     from tests.conftest import set_key
 
     with_ssm = harness.run_program(base_config, stack="ssm-on")

@@ -13,9 +13,9 @@ from importlib import resources as importlib_resources
 
 import pytest
 
-from components.aws import iam_policies as iam_policy
-from components.aws.iam_policies import CCM_CALLS, CREATE, MUTATE, OWNED, READ, TAG, CcmCall
 from policies import rules
+from rke_aws.aws import iam_policies as iam_policy
+from rke_aws.aws.iam_policies import CCM_CALLS, CREATE, MUTATE, OWNED, READ, TAG, CcmCall
 
 from . import iam_eval
 from .iam_eval import ALLOW, DENY, IMPLICIT_DENY, allowed, conditions_hold, decision

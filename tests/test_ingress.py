@@ -27,13 +27,13 @@ import copy
 import pytest
 import yaml
 
-from components.node import rke2_config
-from components.plan import ingress
-from components.plan.guards import ingress_removal_problems
-from components.plan.history import Observed, Previous
-from components.plan.running import LiveCluster
-from components.settings import versions
-from offline import harness
+from rke_aws.node import rke2_config
+from rke_aws.plan import ingress
+from rke_aws.plan.guards import ingress_removal_problems
+from rke_aws.plan.history import Observed, Previous
+from rke_aws.plan.running import LiveCluster
+from rke_aws.settings import versions
+from rke_aws_offline.engine import harness
 from tests.conftest import cloud_config, config_problems, parse_config, set_key, written_file
 from tests.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS
 from tests.test_day2 import INSTANCE, refused, run

@@ -15,8 +15,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from offline import harness, schema
-from tools import kubeconfig
+from rke_aws_offline import cli, schema
+from rke_aws_offline.engine import harness
 
 KUBECONFIG = textwrap.dedent("""\
     apiVersion: v1
@@ -59,7 +59,7 @@ def test_rke2_writes_the_published_kubeconfig_readable_by_the_owner_only(account
     out = tmp_path / f"kubeconfig-{RKE2_STACK}.yaml"
     out.write_text("stale")
     out.chmod(0o644)  # a file left from before must not keep wider rights
-    assert kubeconfig.main([RKE2_STACK, "--output", str(out)], session=session) == 0
+    assert cli.kubeconfig([RKE2_STACK, "--output", str(out)], session=session) == 0
     assert out.read_text() == KUBECONFIG
     assert stat.S_IMODE(out.stat().st_mode) == 0o600, oct(out.stat().st_mode)
     assert [p.name for p in tmp_path.iterdir()] == [out.name], "a temporary file was left behind"
@@ -69,7 +69,7 @@ def test_rke2_before_the_first_server_published_says_so_and_writes_nothing(accou
     session, key = account
     _publish(session, key, "pending")
     out = tmp_path / "k.yaml"
-    assert kubeconfig.main([RKE2_STACK, "--output", str(out)], session=session) == 1
+    assert cli.kubeconfig([RKE2_STACK, "--output", str(out)], session=session) == 1
     err = capsys.readouterr().err
     assert PARAMETER in err and "not initialised the cluster yet" in err, err
     assert not out.exists()
@@ -77,7 +77,7 @@ def test_rke2_before_the_first_server_published_says_so_and_writes_nothing(accou
 
 def test_rke2_unreadable_parameter_names_it(account, tmp_path, capsys):
     session, _ = account
-    assert kubeconfig.main([RKE2_STACK, "--output", str(tmp_path / "k.yaml")], session=session) == 1
+    assert cli.kubeconfig([RKE2_STACK, "--output", str(tmp_path / "k.yaml")], session=session) == 1
     err = capsys.readouterr().err
     assert PARAMETER in err and "ParameterNotFound" in err and "kms:Decrypt" in err, err
 
@@ -85,7 +85,7 @@ def test_rke2_unreadable_parameter_names_it(account, tmp_path, capsys):
 def test_a_value_that_is_no_kubeconfig_is_refused_without_echoing_it(account, tmp_path, capsys):
     session, key = account
     _publish(session, key, "token-marker-1234")
-    assert kubeconfig.main([RKE2_STACK, "--output", str(tmp_path / "k.yaml")], session=session) == 1
+    assert cli.kubeconfig([RKE2_STACK, "--output", str(tmp_path / "k.yaml")], session=session) == 1
     err = capsys.readouterr().err
     assert "is not a kubeconfig" in err and "token-marker-1234" not in err, err
 
@@ -114,11 +114,11 @@ def fake_pulumi(tmp_path, monkeypatch):
 def test_rke1_stores_rkes_kubeconfig_as_the_stacks_secret_via_stdin(tmp_path, fake_pulumi, capsys):
     source = tmp_path / "kube_config_cluster.yml"
     source.write_text(KUBECONFIG)
-    assert kubeconfig.main([RKE1_STACK, "--from", str(source)]) == 0, capsys.readouterr().err
+    assert cli.kubeconfig([RKE1_STACK, "--from", str(source)]) == 0, capsys.readouterr().err
     call = json.loads(fake_pulumi.read_text())
     assert call["argv"] == ["config", "set", "--secret", "kubeconfig", "--stack", RKE1_STACK]
     assert call["stdin"] == KUBECONFIG
-    assert call["cwd"] == str(kubeconfig.ROOT), "pulumi must run in the project (Pulumi.yaml, stacks/)"
+    assert call["cwd"] == str(harness.ROOT), "pulumi must run in the project (Pulumi.yaml, stacks/)"
     assert "a2V5LW1hcmtlcg==" not in capsys.readouterr().out
 
 
@@ -131,12 +131,12 @@ def test_the_schema_line_the_cli_drops_is_put_back(tmp_path, fake_pulumi, monkey
     monkeypatch.setenv("FAKE_PULUMI_REWRITES", str(stack_file))
     source = tmp_path / "kube_config_cluster.yml"
     source.write_text(KUBECONFIG)
-    assert kubeconfig.main([RKE1_STACK, "--from", str(source)]) == 0, capsys.readouterr().err
+    assert cli.kubeconfig([RKE1_STACK, "--from", str(source)]) == 0, capsys.readouterr().err
     assert stack_file.read_text().splitlines()[0] == schema.schema_line(stack_file)
 
 
 def test_rke1_without_rkes_kubeconfig_says_where_it_comes_from(tmp_path, fake_pulumi, capsys):
-    assert kubeconfig.main([RKE1_STACK, "--from", str(tmp_path / "kube_config_cluster.yml")]) == 1
+    assert cli.kubeconfig([RKE1_STACK, "--from", str(tmp_path / "kube_config_cluster.yml")]) == 1
     assert "rke up" in capsys.readouterr().err
     assert not fake_pulumi.exists(), "pulumi was called without a kubeconfig"
 
@@ -145,7 +145,7 @@ def test_rke1_without_the_cli_says_what_to_run(tmp_path, monkeypatch, capsys):
     source = tmp_path / "kube_config_cluster.yml"
     source.write_text(KUBECONFIG)
     monkeypatch.setenv("PATH", str(tmp_path))  # no pulumi anywhere
-    assert kubeconfig.main([RKE1_STACK, "--from", str(source)]) == 1
+    assert cli.kubeconfig([RKE1_STACK, "--from", str(source)]) == 1
     assert f"pulumi config set --secret kubeconfig --stack {RKE1_STACK}" in capsys.readouterr().err
 
 
@@ -176,7 +176,7 @@ def _tampered(**changes) -> str:
     ("kind: Secret\n", "not a kubeconfig"),
 ])
 def test_only_what_rke2_writes_is_accepted(text, problem):
-    from components.plan.lookups import published_kubeconfig_problem
+    from rke_aws.plan.lookups import published_kubeconfig_problem
 
     found = published_kubeconfig_problem(text, API)
     assert (found is None) if problem is None else (problem in (found or "")), found
@@ -207,7 +207,7 @@ _FIRST = None
 
 def _published(value: str, *, kubeconfig_param: bool = True, **config):
     """Run the helm-mode stack again over its first run's outputs, with `value` in the published parameter."""
-    from offline.fake_aws import AwsLikeMocks
+    from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 
     outputs = dict(first_run().outputs)
     if not kubeconfig_param:
@@ -249,8 +249,8 @@ def test_losing_the_kubeconfig_never_uninstalls_what_the_last_update_installed()
     installed, _ = _published(_published_text())
     assert installed.outputs["installedInCluster"] == ["aws-cloud-controller-manager", "system-upgrade-controller",
                                                        "aws-ebs-csi-driver"]
-    from offline import harness
-    from offline.fake_aws import AwsLikeMocks
+    from rke_aws_offline.engine import harness
+    from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 
     for value in ("pending", None):  # not published (yet / any more), or not readable with these credentials
         mocks = AwsLikeMocks(REGION)
@@ -273,8 +273,8 @@ def test_an_existing_cluster_gets_no_kubeconfig_key_or_parameter():
 def test_switching_to_manifest_mode_would_uninstall_and_is_refused_until_handed_over():
     import pulumi
 
-    from offline import harness
-    from offline.fake_aws import AwsLikeMocks
+    from rke_aws_offline.engine import harness
+    from rke_aws_offline.engine.fake_aws import AwsLikeMocks
     from tests.conftest import set_key
 
     installed, _ = _published(_published_text())
@@ -294,8 +294,8 @@ def test_switching_to_manifest_mode_would_uninstall_and_is_refused_until_handed_
 
 
 def test_allow_uninstall_is_the_way_out_when_the_cluster_is_gone():
-    from offline import harness
-    from offline.fake_aws import AwsLikeMocks
+    from rke_aws_offline.engine import harness
+    from rke_aws_offline.engine.fake_aws import AwsLikeMocks
     from tests.conftest import set_key
 
     installed, _ = _published(_published_text())

@@ -13,8 +13,8 @@ import copy
 
 import yaml
 
-from components.cluster import ccm
-from offline import harness
+from rke_aws.cluster import ccm
+from rke_aws_offline.engine import harness
 from tests.conftest import set_key
 
 PROVIDER = "pulumi:providers:kubernetes"

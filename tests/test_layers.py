@@ -1,6 +1,7 @@
-"""The program's layers (components/): each module imports only its own layer and the layers below it,
-function-local imports included, and no two modules import each other, directly or around a cycle.
-The README's architecture section lists exactly the modules there are, under their layers."""
+"""The program's layers (components/, the package rke_aws): each module imports only its own layer and the
+layers below it, function-local imports included, and no two modules import each other, directly or around a
+cycle. The README's architecture section lists exactly the modules there are, under their layers.
+(pyproject [tool.importlinter] holds the same layers, and what the package may not import, as contracts.)"""
 
 from __future__ import annotations
 
@@ -12,14 +13,16 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "components"
-# Lowest first. The package root (components/__init__.py) exports the top.
-LAYERS = ("settings", "plan", "node", "aws", "cluster", "rke_cluster")
+NAME = "rke_aws"  # the package's import name (pyproject [tool.setuptools] package-dir)
+# Lowest first. The package root (components/__init__.py) exports the top. `ops` (the tools for a real
+# account) sits beside the stack: nothing below imports it.
+LAYERS = ("_version", "diagnostics", "settings", "plan", "node", "aws", "cluster", "rke_cluster", "ops")
 
 
 def modules() -> dict[str, pathlib.Path]:
     out = {}
     for path in sorted(PACKAGE.rglob("*.py")):
-        parts = path.relative_to(ROOT).with_suffix("").parts
+        parts = (NAME, *path.relative_to(PACKAGE).with_suffix("").parts)
         if parts[-1] == "__init__":
             parts = parts[:-1]
         out[".".join(parts)] = path
@@ -27,7 +30,7 @@ def modules() -> dict[str, pathlib.Path]:
 
 
 def layer(module: str) -> int:
-    """components.<layer>[...]; the package root sits above every layer."""
+    """rke_aws.<layer>[...]; the package root sits above every layer."""
     parts = module.split(".")
     if len(parts) == 1:
         return len(LAYERS)
@@ -112,8 +115,8 @@ def test_the_checks_see_function_local_and_relative_imports(tmp_path, monkeypatc
     monkeypatch.setitem(globals(), "ROOT", tmp_path)
     monkeypatch.setitem(globals(), "PACKAGE", pkg)
     g = graph()
-    assert g["components.settings.model"] == [(2, "components.cluster.charts")]
-    with pytest.raises(AssertionError, match="components.settings.model:2 imports components.cluster.charts"):
+    assert g["rke_aws.settings.model"] == [(2, "rke_aws.cluster.charts")]
+    with pytest.raises(AssertionError, match="rke_aws.settings.model:2 imports rke_aws.cluster.charts"):
         test_no_upward_import()
 
 
@@ -133,17 +136,18 @@ def readme_modules() -> set[str]:
         m = re.match(r"^  (\w+)\.py\s", line + " ")
         if m:
             folder = None
-            listed.add(f"components.{m.group(1)}" if m.group(1) != "__init__" else "components")
+            listed.add(f"{NAME}.{m.group(1)}" if m.group(1) != "__init__" else NAME)
             continue
         m = re.match(r"^    (\w+)\.py\s", line + " ")
         if m and folder:
             name = m.group(1)
-            listed.add(f"components.{folder}" if name == "__init__" else f"components.{folder}.{name}")
+            listed.add(f"{NAME}.{folder}" if name == "__init__" else f"{NAME}.{folder}.{name}")
     return listed
 
 
 def test_readme_architecture_lists_the_layers_as_they_are():
-    actual = {m for m in modules() if not (m.count(".") == 1 and m.split(".")[1] in LAYERS[:-1])}
+    folders = {f"{NAME}.{p.name}" for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    actual = set(modules()) - folders
     listed = readme_modules()
     assert listed == actual, (f"README architecture section: missing {sorted(actual - listed)}, "
                               f"no such module {sorted(listed - actual)}")

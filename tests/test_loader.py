@@ -2,7 +2,7 @@
 
 The real CLI parses the stack file (gopkg.in/yaml.v3) and hands the program a flat map of strings
 (pulumi/pulumi sdk/go/common/resource/config: Map.Decrypt, Plaintext.marshalText); offline,
-harness.load_stack_text does the same. The rows below pin what the CLI does with each YAML oddity;
+stackfile.load_stack_text does the same. The rows below pin what the CLI does with each YAML oddity;
 the fuzz tests then throw malformed documents and random values at every key: the only failure
 allowed is a configuration error (ConfigError, or the program's RunError), never another exception.
 """
@@ -19,9 +19,9 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.settings import config
-from components.settings.config import ConfigError
-from offline import harness
+from rke_aws.settings import config, stackfile
+from rke_aws.settings.config import ConfigError
+from rke_aws_offline.engine import harness
 
 BASE = yaml.safe_load(harness.stack_file("rke2-dev").read_text())
 
@@ -34,7 +34,7 @@ def doc_text(**config_lines: str) -> str:
 
 
 def load(text: str) -> tuple[dict, list]:
-    return harness.load_stack_text(text, "Pulumi.test.yaml")
+    return stackfile.load_stack_text(text, "Pulumi.test.yaml")
 
 
 def parse_text(text: str, stack: str = "test") -> config.StackConfig:
@@ -88,9 +88,9 @@ def test_secure_values_and_only_they_are_secret():
     got, secret = load("config:\n  rke-aws:kubeconfig: {secure: v1:abc}\n  rke-aws:tags: {team: {secure: v1:x}}\n"
                        "  rke-aws:clusterId: kubeconfig\n")
     assert secret == ["rke-aws:kubeconfig", "rke-aws:tags"]
-    assert got["rke-aws:kubeconfig"] == harness.SECURE_PLACEHOLDER
-    assert json.loads(got["rke-aws:tags"]) == {"team": harness.SECURE_PLACEHOLDER}
-    assert harness.secret_keys_of(got) == secret
+    assert got["rke-aws:kubeconfig"] == stackfile.SECURE_PLACEHOLDER
+    assert json.loads(got["rke-aws:tags"]) == {"team": stackfile.SECURE_PLACEHOLDER}
+    assert stackfile.secret_keys_of(got) == secret
 
 
 @pytest.mark.parametrize("text, fragment", [
@@ -272,7 +272,7 @@ def test_any_flat_map_the_cli_can_hand_over_fails_only_with_config_errors(flat):
 
 
 def test_offline_diff_refuses_a_plain_text_kubeconfig_like_the_cli(tmp_path):
-    from offline import diff
+    from rke_aws_offline.report import diff
 
     stack_file = tmp_path / "Pulumi.plain.yaml"
     stack_file.write_text(doc_text(**{"rke-aws:kubeconfig": "'apiVersion: v1\\nkind: Config\\n'"}))

@@ -20,8 +20,8 @@ import re
 
 import pytest
 
-from components.settings.config import ConfigError
-from offline import harness
+from rke_aws.settings.config import ConfigError
+from rke_aws_offline.engine import harness
 from tests.conftest import parse_config, run_cached, set_key
 from tests.test_config import both, pool, put
 from tests.test_hostile import ALLOWED, PROGRAM_ROWS
@@ -46,7 +46,7 @@ def test_the_patterns_catch_what_they_are_for():
 
 # Numbers and booleans written in ways the model refuses, beside the hostile rows: each message must
 # show the value as written. (A value written 28.0 is shown 28.0, as written; and the CLI hands a
-# nested 28.0 over as `28`, Go's float text: offline/harness.py.)
+# nested 28.0 over as `28`, Go's float text: offline/engine/harness.py.)
 NUMBERS_AND_BOOLEANS = [
     put("etcdBackup", {"intervalHours": 5}), put("etcdBackup", {"intervalHours": 6.5}),
     put("etcdBackup", {"intervalHours": True}), put("etcdBackup", {"retention": 0}),

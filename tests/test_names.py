@@ -16,10 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.aws import backups
-from components.aws.endpoint import short_name
-from components.settings import config
-from components.settings import model as config_model
+from rke_aws.aws import backups
+from rke_aws.aws.endpoint import short_name
+from rke_aws.settings import config
+from rke_aws.settings import model as config_model
 
 PROPERTY = settings(derandomize=True, database=None, max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
@@ -265,7 +265,7 @@ def test_offline_instance_types_match_ec2s_own_data():
 
     import moto
 
-    from offline.fake_aws import INSTANCE_TYPES
+    from rke_aws_offline.engine.fake_aws import INSTANCE_TYPES
 
     data = json.loads(gzip.open(Path(moto.__file__).parent / "ec2" / "resources" / "instance_types.json.gz").read())
     for name, (vcpus, mib, archs, virts) in INSTANCE_TYPES.items():

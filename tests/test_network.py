@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from components.plan import network as network_plan
-from offline import harness
-from offline.fake_aws import AwsLikeMocks
+from rke_aws.plan import network as network_plan
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 
 CLUSTER_PREFIX = "kubernetes.io/cluster/"

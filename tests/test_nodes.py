@@ -10,11 +10,11 @@ import re
 import pytest
 import yaml
 
-from components.node import rke2_config, scripts
-from components.plan import nodes as node_plan
-from components.plan.network import plan_subnets
-from components.settings import config
-from offline import harness
+from rke_aws.node import rke2_config, scripts
+from rke_aws.plan import nodes as node_plan
+from rke_aws.plan.network import plan_subnets
+from rke_aws.settings import config
+from rke_aws_offline.engine import harness
 from tests import rke1_keys
 from tests.conftest import cloud_config, set_key, user_data, written_file
 from tests.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS
@@ -418,7 +418,7 @@ def test_deployment_stops_when_ec2_names_a_node_differently():
     """A mock that answers like EC2 with a custom DHCP domain: the planned name no longer matches."""
     from pulumi import RunError
 
-    from offline.fake_aws import AwsLikeMocks
+    from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 
     class OtherDomain(AwsLikeMocks):
         def _instance(self, name, inputs):

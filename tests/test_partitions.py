@@ -14,8 +14,8 @@ import re
 import pytest
 from pulumi.runtime import MockCallArgs
 
-from offline import emulated_account, harness
-from offline.emulated_account import MotoMocks
+from rke_aws_offline.engine import emulated_account, harness
+from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.conftest import cloud_config
 
 EXPECTED = {

@@ -31,8 +31,8 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-from offline.fake_aws import AwsLikeMocks
 from policies import rules
+from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from tests.conftest import STACKS, run_stack_cached
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -219,8 +219,8 @@ INSTANCE_PLANTS = [
 
 def _with_user_data(props: dict, line: str, plain: bool = False) -> None:
     """Append a line to the instance's user data, re-encoded as the program encodes it (or as plain userData)."""
-    from components.node import cloud_init
-    from offline.review import decode_user_data
+    from rke_aws.node import cloud_init
+    from rke_aws_offline.report.review import decode_user_data
     text = decode_user_data(props) + "\n# " + line + "\n"
     props.pop("userDataBase64", None)
     if plain:
@@ -231,7 +231,7 @@ def _with_user_data(props: dict, line: str, plain: bool = False) -> None:
 
 def test_a_proxy_without_credentials_passes_the_user_data_rule():
     reg = registrations("rke2-proxy", rules.INSTANCE)[0]
-    assert "proxy.corp.example:3128" in __import__("offline.review", fromlist=["x"]).decode_user_data(reg.inputs)
+    assert "proxy.corp.example:3128" in __import__("rke_aws_offline.report.review", fromlist=["x"]).decode_user_data(reg.inputs)
     props = copy.deepcopy(reg.inputs)
     _with_user_data(props, "export NO_PROXY='user@example.com,10.0.0.0/8' # a mail address is no URL")
     assert not run_resource_policy(POLICY["instance-user-data-no-proxy-credentials"], reg.type, reg.urn, props)

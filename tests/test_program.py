@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from components.settings import config, versions
-from offline import harness
+from rke_aws.settings import config, versions
+from rke_aws_offline.engine import harness
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPONENT_TYPES = {
@@ -145,7 +145,7 @@ def test_project_defaults_mean_program_defaults():
 
 
 def test_offline_plan_prints_nodes_and_masks_secrets(capsys):
-    from offline import plan_report
+    from rke_aws_offline.report import plan_report
 
     assert plan_report.main(["rke2-dev"]) == 0
     text = capsys.readouterr().out

@@ -29,11 +29,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.plan import proxy as proxy_plan
-from components.settings import config, model
-from components.settings.config import ProxyConfig
-from offline import harness
-from offline.fake_aws import AwsLikeMocks
+from rke_aws.plan import proxy as proxy_plan
+from rke_aws.settings import config, model, stackfile
+from rke_aws.settings.config import ProxyConfig
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from tests.conftest import cloud_config, run_stack_cached, set_key
 from tests.conftest import config_problems as problems
 from tests.conftest import parse_config as parse
@@ -150,7 +150,7 @@ def test_credentials_are_refused_without_being_shown(base_config, key):
 
 def test_a_secret_proxy_is_refused_without_being_read(base_config):
     cfg = copy.deepcopy(base_config)
-    cfg["rke-aws:proxy"] = harness.secret(json.dumps({"httpsProxy": "http://bob:pw@proxy:3128"}))
+    cfg["rke-aws:proxy"] = stackfile.secret(json.dumps({"httpsProxy": "http://bob:pw@proxy:3128"}))
     found = problems(cfg)
     assert found == [f"rke-aws:proxy: {config.PROXY_SECRET}"], found
     assert "pw@" not in found[0]
@@ -289,7 +289,7 @@ def test_a_brought_vpcs_cidr_blocks_bypass_the_proxy(base_config):
     from tests.test_config import _byo_config, _existing_subnets
     cfg = with_proxy(_byo_config(base_config), {"httpsProxy": PROXY})
     run = harness.run_program(cfg, stack="test", mocks=AwsLikeMocks("us-east-1", existing_subnets=_existing_subnets()))
-    # offline/fake_aws.py answers getVpc with cidrBlock 10.0.0.0/8.
+    # offline/engine/fake_aws.py answers getVpc with cidrBlock 10.0.0.0/8.
     assert "10.0.0.0/8" in run.outputs["proxy"]["NO_PROXY"].split(",")
 
 
@@ -322,7 +322,7 @@ def test_ssm_calls_and_downloads_go_through_the_proxy_metadata_and_peers_never(m
 
 
 def test_metadata_calls_bypass_any_proxy():
-    from components.node import scripts
+    from rke_aws.node import scripts
     for line in scripts.fragment("ssm").splitlines():
         if "curl " in line and "$IMDS" in line or "imds_token=$(curl" in line or "=$(curl --noproxy" in line:
             assert "--noproxy '*'" in line, line
@@ -361,7 +361,7 @@ def test_adding_a_proxy_to_a_stack_from_before_the_option_warns(base_config):
 
 
 def test_the_review_shows_the_proxy_a_node_boots_with(manifest_run):
-    from offline.review import review_inputs
+    from rke_aws_offline.report.review import review_inputs
     for inst in manifest_run.of_type(INSTANCE):
         shown = review_inputs(inst)["userDataBase64"]["bootSettings"]
         assert shown["HTTPS_PROXY"] == PROXY and "169.254.169.254" in shown["NO_PROXY"], inst.urn
@@ -374,7 +374,7 @@ def test_rke1_docker_is_restarted_with_its_proxy_drop_in_read(base_config, tmp_p
     import subprocess
     from pathlib import Path
 
-    from components.settings import versions
+    from rke_aws.settings import versions
     from tests.test_bootstrap import STUBS
 
     cfg = harness.stack_config("rke-prod")

@@ -39,8 +39,9 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 import yaml
 
-from components.settings import config as settings
-from offline import harness
+from rke_aws.settings import config as settings
+from rke_aws.settings import stackfile
+from rke_aws_offline.engine import harness
 from tests.conftest import parse_config
 from tests.test_template import stack_text
 
@@ -174,7 +175,7 @@ def test_the_program_reads_its_keys_in_the_namespace_of_the_project_it_runs_in(b
     """pulumi.get_project() is the namespace the CLI gave the declared keys (pkg/workspace/config.go
     parseConfigKey: a key without ':' gets the project's name)."""
     cfg = _renamed(base_config, NAME)
-    cfg[f"{NAME}:kubeconfig"] = harness.secret("apiVersion: v1\nkind: Config\n")
+    cfg[f"{NAME}:kubeconfig"] = stackfile.secret("apiVersion: v1\nkind: Config\n")
     parsed = settings.parse(cfg, project=NAME, stack="x", region=cfg["aws:region"], secret_keys=[f"{NAME}:kubeconfig"])
     assert parsed.distribution == "rke2" and parsed.kubeconfig is not None
     with pytest.raises(settings.ConfigError) as refused:
@@ -208,14 +209,24 @@ def test_the_tests_parse_in_this_repositorys_namespace(base_config):
 # ---- the project `pulumi new` makes -------------------------------------------------------------------
 
 def _python(project_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    """The venv's Python in the new project, importing the project's own packages: its components/ and
+    offline/ as rke_aws and rke_aws_offline (the venv's editable install maps them to this repository;
+    a PYTHONPATH entry comes first)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RKE_AWS_STACKS_DIR", "PYTEST_XDIST"))}
+    links = project_dir.parent / f"{project_dir.name}-importroot"
+    if not links.exists():
+        links.mkdir()
+        (links / "rke_aws").symlink_to(project_dir / "components", target_is_directory=True)
+        (links / "rke_aws_offline").symlink_to(project_dir / "offline", target_is_directory=True)
+    env["PYTHONPATH"] = os.pathsep.join([str(links), *filter(None, [env.get("PYTHONPATH")])])
     return subprocess.run([sys.executable, *args], cwd=project_dir, env=env, capture_output=True, text=True,
                           timeout=CHECK_TIMEOUT)
 
 
 CHECKS = r"""
 import json, sys
-from offline import harness, schema, stacks
+from rke_aws_offline.engine import harness, stacks
+from rke_aws_offline import schema
 
 def attempt(f):
     try:
@@ -253,8 +264,8 @@ def test_the_project_passes_its_schema_check_lists_only_its_own_stack_and_plans_
     proc = _python(new_project, "-c", CHECKS, STACK)
     assert proc.returncode == 0, proc.stderr[-4000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["stale"] == [], f"`python -m offline.schema` fails in the new project: {out['stale']}"
-    # The deploy workflow's matrices (offline/stacks.py): the user's stack, not the template's samples.
+    assert out["stale"] == [], f"`python -m rke_aws_offline.schema` fails in the new project: {out['stale']}"
+    # The deploy workflow's matrices (offline/engine/stacks.py): the user's stack, not the template's samples.
     assert out["matrices"] == {"all": [STACK], "first": [STACK], "production": []}, out["matrices"]
     assert out["samples"] == ["rke-dev", "rke-prod", "rke2-dev", "rke2-prod"] and out["project"] == NAME
     plan = out["plan"]
@@ -277,7 +288,7 @@ def test_the_project_passes_the_template_tests(new_project, request):
 def test_make_schema_rewrites_the_new_projects_pulumi_yaml_keeping_what_new_go_added(new_project, tmp_path):
     copy = tmp_path / "Pulumi.yaml"
     shutil.copy(new_project / "Pulumi.yaml", copy)
-    proc = _python(new_project, "-c", "from offline import schema; import sys; "
+    proc = _python(new_project, "-c", "from rke_aws_offline import schema; import sys; "
                    "sys.stdout.write(schema.pulumi_yaml_text(open('Pulumi.yaml').read()))")
     assert proc.returncode == 0, proc.stderr[-3000:]
     rewritten = yaml.safe_load(proc.stdout)

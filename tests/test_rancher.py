@@ -11,10 +11,10 @@ import json
 
 import pytest
 
-from components.plan import cluster_documents
-from components.plan import rancher as rancher_plan
-from components.settings import config, versions
-from offline import harness
+from rke_aws.plan import cluster_documents
+from rke_aws.plan import rancher as rancher_plan
+from rke_aws.settings import config, stackfile, versions
+from rke_aws_offline.engine import harness
 from tests import test_day2_running
 from tests.conftest import set_key
 from tests.test_day2 import KUBECONFIG, refused, run
@@ -31,7 +31,7 @@ TOKEN = "token-abcde:0123456789abcdef"
 def with_rancher(cfg: dict, secret: bool = True, **keys) -> dict:
     section = {"url": "https://rancher.example.com", "token": TOKEN, **keys}
     cfg = copy.deepcopy(cfg)
-    cfg["rke-aws:rancher"] = harness.secret(json.dumps(section)) if secret else json.dumps(section)
+    cfg["rke-aws:rancher"] = stackfile.secret(json.dumps(section)) if secret else json.dumps(section)
     return cfg
 
 
@@ -223,7 +223,7 @@ def test_removing_rancher_says_what_it_leaves_behind():
 
 
 def test_renaming_is_an_update_in_place():
-    from offline.resource_types import RULES
+    from rke_aws_offline.engine.resource_types import RULES
     rules = RULES[CLUSTER]
     assert "name" not in rules.replace_on and "annotations" not in rules.replace_on
     base = run(with_rancher(harness.stack_config("rke2-dev")), stack="rke2-dev")
@@ -250,7 +250,7 @@ def test_manifest_mode_owner_switch_empties_the_controller_but_keeps_the_crd():
 # ---- doctor ------------------------------------------------------------------------------------
 
 def _exp(upgrades: str = "rke-aws"):
-    from tools import doctor
+    from rke_aws.ops import doctor
     return doctor.Expectations("c1", (), rancher={"name": "prod", "id": "c-abcde", "upgrades": upgrades,
                                                   "url": "https://rancher.example.com"})
 
@@ -264,7 +264,7 @@ def _fake(status: int, body=None, seen: list | None = None):
 
 
 def test_doctor_checks_who_upgrades_in_rancher():
-    from tools import doctor
+    from rke_aws.ops import doctor
     answer = {"state": "active", "annotations": {rancher_plan.VERSION_MANAGEMENT_ANNOTATION: "false"}}
     seen: list = []
     (ok,) = doctor.check_rancher(_exp(), "t", _fake(200, answer, seen))
@@ -287,7 +287,7 @@ def test_doctor_checks_who_upgrades_in_rancher():
 
 
 def test_doctor_reads_the_rancher_output():
-    from tools import doctor
+    from rke_aws.ops import doctor
     r = run(with_rancher(harness.stack_config("rke2-dev"), upgrades="rancher"), stack="rke2-dev")
     exp = doctor.Expectations.from_outputs(r.outputs, "rke2-dev")
     assert exp.rancher["url"] == "https://rancher.example.com" and exp.rancher["upgrades"] == "rancher"
@@ -421,7 +421,7 @@ def servers_files(r: harness.ProgramRun) -> dict[str, str]:
     """RKE2's manifests directory on every server after their sync (components/node/scripts/sync.sh):
     each parameter under the manifest path as <prefix><name>; a `.url` one downloaded to <prefix><base>.yaml
     (with its .source beside it)."""
-    from components.node.scripts import MANIFEST_PREFIX
+    from rke_aws.node.scripts import MANIFEST_PREFIX
 
     out = {}
     for name, p in params(r).items():
@@ -450,7 +450,7 @@ def test_manifest_mode_stops_reapplying_the_registration_manifest_once_it_is_app
     changed downstream agent only through its cached image. rke2-server re-applied the frozen file at every
     start and undid that. The file is applied until the cluster shows its Addon applied (or the user
     confirms), then a `.skip` beside it keeps the deploy controller away from it for good."""
-    from components.plan import running
+    from rke_aws.plan import running
     from tests.test_running import fake_api
 
     reg = "rke-aws-rancher-registration.yaml"
@@ -493,7 +493,7 @@ def test_a_server_booted_after_the_registration_holds_the_manifest_and_its_skip(
     """The servers' real sync script (components/node/scripts/sync.sh, run under tests/stubs): a server that
     boots once the registration is known applied gets the downloaded manifest and the .skip beside it
     before rke2-server starts, so its deploy controller never applies it (k3s pkg/deploy/controller.go)."""
-    from components.node import rke2_config
+    from rke_aws.node import rke2_config
     from tests.test_bootstrap import boot, first_server, rke2_parameters
 
     cfg = with_rancher(harness.stack_config("rke2-dev"))

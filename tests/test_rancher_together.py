@@ -36,11 +36,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.cluster.rancher import REGISTRATION_TOKEN_OUTPUT
-from components.node import rke2_config
-from components.plan import rancher as rancher_plan
-from components.settings import config, model, versions
-from offline import harness
+from rke_aws.cluster.rancher import REGISTRATION_TOKEN_OUTPUT
+from rke_aws.node import rke2_config
+from rke_aws.plan import rancher as rancher_plan
+from rke_aws.settings import config, model, stackfile, versions
+from rke_aws_offline.engine import harness
 from tests.conftest import cloud_config, run_cached, set_key, written_file
 from tests.test_day2 import KUBECONFIG, refused, run
 from tests.test_day2_running import code_in, readable
@@ -379,7 +379,7 @@ def test_a_new_rancher_url_for_a_registered_cluster_is_refused_with_the_steps():
     cfg = with_rancher(harness.stack_config("rke2-dev"))
     base = run(cfg, stack="rke2-dev")
     moved = copy.deepcopy(cfg)
-    moved["rke-aws:rancher"] = harness.secret(json.dumps({"url": "https://rancher2.example.com", "token": TOKEN}))
+    moved["rke-aws:rancher"] = stackfile.secret(json.dumps({"url": "https://rancher2.example.com", "token": TOKEN}))
     msg = refused(moved, base, stack="rke2-dev")
     cid = base.outputs["rancherCluster"]["id"]
     assert "rke-aws:rancher.url: https://rancher2.example.com (was https://rancher.example.com)" in msg
@@ -389,7 +389,7 @@ def test_a_new_rancher_url_for_a_registered_cluster_is_refused_with_the_steps():
     run(moved, after, stack="rke2-dev")  # the next update compares with the new address: nothing to confirm
     # The same address written with a trailing slash or another letter case is the same address.
     same = copy.deepcopy(cfg)
-    same["rke-aws:rancher"] = harness.secret(json.dumps({"url": "https://Rancher.example.com/", "token": TOKEN}))
+    same["rke-aws:rancher"] = stackfile.secret(json.dumps({"url": "https://Rancher.example.com/", "token": TOKEN}))
     run(same, base, stack="rke2-dev")
     # Registering anew (no earlier registration) says nothing about addresses.
     plain = run(harness.stack_config("rke2-dev"), stack="rke2-dev")

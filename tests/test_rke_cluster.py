@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from offline import harness
+from rke_aws_offline.engine import harness
 from tests.conftest import run_stack_cached
 
 ROOT = Path(__file__).resolve().parent.parent

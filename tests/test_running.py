@@ -23,8 +23,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.plan import running
-from offline import harness
+from rke_aws.plan import running
+from rke_aws.settings import stackfile
 
 PEM = "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
 
@@ -93,7 +93,7 @@ def test_client_certificate_and_token_kubeconfigs_are_used():
     (None, "no kubeconfig"),
     ("", "no kubeconfig"),
     ("apiVersion: v1\nkind: Config\n", "names no cluster server"),  # the tests' placeholder
-    (harness.SECURE_PLACEHOLDER, "names no cluster server"),  # an encrypted value offline
+    (stackfile.SECURE_PLACEHOLDER, "names no cluster server"),  # an encrypted value offline
     ("{unclosed", "not YAML"),
     (kubeconfig(server="http://api:6443"), "not https"),
     (kubeconfig(user={"exec": {"command": "aws"}}), "exec"),

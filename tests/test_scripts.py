@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from components.node import scripts
+from rke_aws.node import scripts
 
 SCRIPTS = Path(scripts.__file__).parent / "scripts"
 FILES = sorted(SCRIPTS.glob("*.sh"))

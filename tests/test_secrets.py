@@ -8,9 +8,10 @@ import pulumi
 import pytest
 import yaml
 
-from offline import harness
+from rke_aws.settings import stackfile
+from rke_aws_offline.engine import harness
 
-KUBECONFIG = harness.secret("apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n    token: kubeconfig-secret-marker\n")
+KUBECONFIG = stackfile.secret("apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n    token: kubeconfig-secret-marker\n")
 
 
 @pytest.mark.parametrize("stack", ["rke-prod", "rke2-prod"])
@@ -35,7 +36,7 @@ def test_kubeconfig_is_secret_in_the_provider_and_absent_from_outputs(stack):
 
 def test_plain_text_kubeconfig_is_refused_before_anything_is_registered():
     """Pulumi.yaml cannot declare kubeconfig `secret: true` (pulumi/pulumi#21865); the program insists."""
-    from offline.fake_aws import AwsLikeMocks
+    from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 
     cfg = harness.stack_config("rke2-prod")
     cfg["rke-aws:kubeconfig"] = str(KUBECONFIG)  # plain text, as `pulumi config set` without --secret stores it

@@ -13,7 +13,10 @@ import re
 import pytest
 import yaml
 
-from offline import harness, plan_report, snapshots
+from rke_aws.settings import stackfile
+from rke_aws_offline import snapshots
+from rke_aws_offline.engine import harness
+from rke_aws_offline.report import plan_report
 
 from .conftest import run_stack_cached
 
@@ -102,7 +105,7 @@ def test_encrypted_values_show_masked_and_the_release_is_planned():
     (provider,) = [e for e in s["resources"] if e["type"] == "kubernetes"]
     assert provider["inputs"]["kubeconfig"] == plan_report.MASK
     assert s["ccm"]["release"]["chart"] == "aws-cloud-controller-manager"
-    assert harness.SECURE_PLACEHOLDER not in json.dumps(s)
+    assert stackfile.SECURE_PLACEHOLDER not in json.dumps(s)
 
 
 @pytest.mark.parametrize("stack", STACKS)

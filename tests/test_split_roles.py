@@ -19,11 +19,11 @@ import pulumi
 import pytest
 import yaml
 
-from components.node import rke2_config as rc
-from components.plan import cluster_documents
-from components.settings import config
-from offline import harness
-from offline.fake_aws import AwsLikeMocks
+from rke_aws.node import rke2_config as rc
+from rke_aws.plan import cluster_documents
+from rke_aws.settings import config
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from tests.conftest import cloud_config, run_stack_cached, set_key, written_file
 from tests.conftest import config_problems as problems_of
 from tests.conftest import parse_config as parse
@@ -104,7 +104,7 @@ def rke2_config_of(run: harness.ProgramRun, node: dict) -> dict:
 
 
 def bootstrap_of(run: harness.ProgramRun, node: dict) -> str:
-    from components.node import scripts
+    from rke_aws.node import scripts
     inst = next(i for i in run.of_type("aws:ec2/instance:Instance") if i.inputs["privateIp"] == node["privateIp"])
     return written_file(cloud_config(inst), scripts.BOOTSTRAP_PATH)
 
@@ -144,8 +144,8 @@ def test_etcd_only_and_control_plane_only_configs_follow_rke2s_server_roles():
 
 def test_a_control_plane_only_server_never_initialises():
     """disable-etcd without `server:` is a single-node SQLite server (rke2-docs datastore/embedded.md)."""
-    from components.plan.network import PlannedSubnet
-    from components.plan.nodes import PlannedNode
+    from rke_aws.plan.network import PlannedSubnet
+    from rke_aws.plan.nodes import PlannedNode
 
     cfg = parse(split_config([pool("c", ["controlplane"], 1), pool("e", ["etcd"], 1), pool("w", ["worker"], 1)]))
     node = PlannedNode(pool=cfg.node_pools[0], index=0, resource_name="c-0", private_ip="10.90.16.10",
@@ -175,7 +175,7 @@ def role_policies(run: harness.ProgramRun, kind: str) -> dict[str, str]:
 
 
 def test_etcd_only_servers_get_their_own_role_with_snapshots_and_no_ccm_permissions():
-    from components.aws import iam_policies
+    from rke_aws.aws import iam_policies
 
     run = run_stack_cached(STACK)
     cid = run.outputs["clusterId"]
@@ -211,8 +211,8 @@ def selects(selector: dict, labels: dict) -> bool:
 
 
 def test_ccm_and_ebs_csi_controller_land_only_where_the_control_plane_runs():
-    from components.cluster import ebs_csi
-    from components.plan import ccm_values
+    from rke_aws.cluster import ebs_csi
+    from rke_aws.plan import ccm_values
 
     cfg = parse(split_config(json.loads(harness.stack_config(STACK)["rke-aws:nodePools"])))
     ccm = ccm_values.helm_values("rke2", cfg.node_pools, False, (), "img:v1").values["nodeSelector"]

@@ -27,9 +27,10 @@ import copy
 
 import pytest
 
-from components.settings import config
-from offline import diff, harness
-from offline.fake_aws import AwsLikeMocks
+from rke_aws.settings import config, stackfile
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from rke_aws_offline.report import diff
 from tests.conftest import config_problems, run_cached, with_pools
 from tests.test_diff import NLB_STACK, base_of, change_of, res
 
@@ -42,7 +43,7 @@ INSTANCE = "aws:ec2/instance:Instance"
 def _problems(cfg: dict, stack: str) -> list[str]:
     try:
         config.parse(cfg, project="rke-aws", stack=stack, region=cfg["aws:region"],
-                     secret_keys=harness.secret_keys_of(cfg))
+                     secret_keys=stackfile.secret_keys_of(cfg))
     except config.ConfigError as err:
         return err.problems
     return []
@@ -161,7 +162,7 @@ def _spot_type(new_type: str):
 @pytest.mark.parametrize("new_type", ["m6i.2xlarge", "c6i.large", "m7g.large"])
 def test_a_spot_pool_type_change_replaces_no_running_node_over_two_updates(new_type):
     """Issue 32: a spot pool's new instanceType replaced every node of the pool at once. Judged per URN
-    as the engine does (ignore_changes, replaceOnChanges, the provider's ForceNew rules, offline/diff.py)
+    as the engine does (ignore_changes, replaceOnChanges, the provider's ForceNew rules, offline/report/diff.py)
     over base -> type change -> a later change (one more node): no running spot node is replaced or
     stopped in either, both updates name the nodes still on the old type, and new nodes take the new
     type (m7g: another CPU architecture, which a replacement from the old image could not boot)."""

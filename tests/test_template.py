@@ -17,8 +17,8 @@ import pulumi
 import pytest
 import yaml
 
-from components.settings import versions
-from offline import harness
+from rke_aws.settings import stackfile, versions
+from rke_aws_offline.engine import harness
 
 ROOT = Path(__file__).resolve().parents[1]
 # Field names as pulumi/pulumi sdk/go/common/apitype/templates.go declares them (yaml tags).
@@ -56,7 +56,7 @@ def _stack_text(answers: dict[str, str]) -> str:
 
 
 def _run(answers: dict[str, str], stack: str):
-    config, secret_keys = harness.load_stack_text(_stack_text(answers), stack, project=harness.project_name())
+    config, secret_keys = stackfile.load_stack_text(_stack_text(answers), stack, project=harness.project_name())
     return harness.run_program(config, stack=stack, secret_keys=secret_keys, project=harness.project_name())
 
 

@@ -1,9 +1,9 @@
 """Existing stacks keep their resources: every URN a stack registered before the components moved under
 RkeCluster (tests/data/urns-0.1.json, written from the program of commit 30c578b, main before the layers) is taken over by exactly
 one resource of today's program, by its URN or through its aliases as the engine resolves them
-(offline/harness.match_old_urns: pulumi/pulumi pkg/resource/deploy/step_generator.go generateAliases,
+(offline/engine/harness.match_old_urns: pulumi/pulumi pkg/resource/deploy/step_generator.go generateAliases,
 inheritedChildAlias). A URN nobody takes over would be deleted, and its successor created. A change that
-removes or renames a resource on purpose regenerates the data: python -m offline.urns_before <ref>.
+removes or renames a resource on purpose regenerates the data: python -m rke_aws_offline.urns_before <ref>.
 
 Each stack runs from the stack file the data were recorded with (stored beside them), not from stacks/: a
 user's own stack (a kubeconfig set in phase two, other pools) registers other resources than the old program
@@ -17,19 +17,20 @@ from pathlib import Path
 
 import pytest
 
-from offline import harness
+from rke_aws.settings import stackfile
+from rke_aws_offline.engine import harness
 from tests.conftest import run_cached
 
 DATA = json.loads((Path(__file__).parent / "data" / "urns-0.1.json").read_text())
 BEFORE = DATA["urns"]
 # Every URN each stack registered with main before the package layout of issue 33 (written by
-# `python -m offline.urns_before bfc26ec --out tests/data/urns-0.2.json`): the refactor keeps them all, by URN.
+# `python -m rke_aws_offline.urns_before bfc26ec --out tests/data/urns-0.2.json`): the refactor keeps them all, by URN.
 DATA_02 = json.loads((Path(__file__).parent / "data" / "urns-0.2.json").read_text())
 
 
 def run_recorded(stack: str, data: dict = DATA) -> harness.ProgramRun:
     """Today's program on the stack file the old URNs were recorded with, in this repository's project."""
-    config, _ = harness.load_stack_text(data["stacks"][stack], f"Pulumi.{stack}.yaml", project=harness.PROJECT)
+    config, _ = stackfile.load_stack_text(data["stacks"][stack], f"Pulumi.{stack}.yaml", project=harness.PROJECT)
     return run_cached(config, stack, project=harness.PROJECT)
 
 

@@ -24,12 +24,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.aws import nodes
-from components.node import cloud_init
-from components.settings import config
-from offline import harness
-from offline.fake_aws import EC2_USER_DATA_LIMIT, AwsLikeMocks, user_data_refusal
-from offline.review import decode_user_data, review_inputs
+from rke_aws.aws import nodes
+from rke_aws.node import cloud_init
+from rke_aws.settings import config, stackfile
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import EC2_USER_DATA_LIMIT, AwsLikeMocks, user_data_refusal
+from rke_aws_offline.report.review import decode_user_data, review_inputs
 from tests.conftest import cloud_config, run_stack_cached, set_key, user_data
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -173,7 +173,7 @@ def worst_everything(region: str) -> dict[str, str]:
     pools += [{"name": "p" * 31, "roles": ["worker"], "count": 2, "market": "spot"},
               {"name": "g" * 31, "roles": ["worker"], "count": 2, "instanceType": "m7g.large"}]
     cfg["rke-aws:nodePools"] = json.dumps(pools)
-    cfg["rke-aws:rancher"] = harness.secret(json.dumps({"url": "https://rancher.example.com", "upgrades": "rke-aws",
+    cfg["rke-aws:rancher"] = stackfile.secret(json.dumps({"url": "https://rancher.example.com", "upgrades": "rke-aws",
                                                         "token": "token-abcde:" + "x" * 54}))
     return cfg
 
@@ -195,7 +195,7 @@ def worst_rke(region: str) -> dict[str, str]:
 
 
 def test_the_worst_proxy_is_at_the_models_limits():
-    from components.settings import model
+    from rke_aws.settings import model
     proxy = json.loads(WORST_PROXY)
     assert len(proxy["noProxy"]) == model.MAX_NO_PROXY_ITEMS
     assert len(",".join(proxy["noProxy"])) == model.MAX_NO_PROXY_CHARS

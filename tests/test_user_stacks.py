@@ -3,7 +3,7 @@ the repository is cloned). The experiment that found six tests assuming "no kube
 issues 21-24, finding 1), and test_urns after them (issue 32, item 9), repeated: every stacks/ file copied
 into a temporary directory with a `secure:` kubeconfig added (what `pulumi config set --secret
 kubeconfig` writes, README phase two), then every test over stacks/ runs against the copy
-(RKE_AWS_STACKS_DIR, offline/stacks.py) in a subprocess.
+(RKE_AWS_STACKS_DIR, offline/engine/stacks.py) in a subprocess.
 
 Which tests go over stacks/ is not a list kept here: tests/conftest.py marks `reads_stacks` every test
 parametrized with an environment's name (STACKS, stack_run), and a test reading one environment by name
@@ -24,7 +24,8 @@ from xml.etree import ElementTree
 import pytest
 import yaml
 
-from offline import harness
+from rke_aws.settings import stackfile
+from rke_aws_offline.engine import harness
 
 # A ciphertext as the CLI writes it (tests/stacks/Pulumi.rke-phase2.yaml has the same kind); offline it
 # is a placeholder, secret because it was `secure:`.
@@ -68,7 +69,7 @@ def test_the_copy_carries_a_secure_kubeconfig_and_nothing_else_changes(tmp_path)
         after = yaml.safe_load((copy_dir / path.name).read_text())["config"]
         assert after.pop(KUBECONFIG) == before.pop(KUBECONFIG, {"secure": SECURE_KUBECONFIG})
         assert after == before, path.name
-        flat, secret_keys = harness.load_stack_text((copy_dir / path.name).read_text(), path.name)
+        flat, secret_keys = stackfile.load_stack_text((copy_dir / path.name).read_text(), path.name)
         assert KUBECONFIG in secret_keys, path.name
 
 
@@ -101,7 +102,7 @@ def test_pointed_at_the_copy_every_stack_read_has_a_kubeconfig():
     environments = harness.stack_names(include_fixtures=False)
     assert environments and all(harness.stack_file(s).parent == harness.STACKS_DIR for s in environments)
     for stack in environments:
-        assert KUBECONFIG in harness.secret_keys_of(harness.stack_config(stack)), stack
+        assert KUBECONFIG in stackfile.secret_keys_of(harness.stack_config(stack)), stack
 
 
 def test_pull_requests_run_the_whole_suite_against_the_copy():

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.plan import guards, history
-from components.settings import config, versions
-from components.settings.config import ConfigError
-from offline import harness
-from offline.fake_aws import AwsLikeMocks
+from rke_aws.plan import guards, history
+from rke_aws.settings import config, stackfile, versions
+from rke_aws.settings.config import ConfigError
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from tests.conftest import set_key
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -42,7 +42,7 @@ def etcd(release: str) -> tuple[int, ...]:
 def parse(cfg: dict, **kw) -> config.StackConfig:
     """config.parse as the program calls it: the keys the CLI decrypted are secret (a `secure:`
     kubeconfig in stacks/ is refused as plain text otherwise)."""
-    kw.setdefault("secret_keys", harness.secret_keys_of(cfg))
+    kw.setdefault("secret_keys", stackfile.secret_keys_of(cfg))
     return config.parse(cfg, project="rke-aws", stack="rke2-dev", region=cfg["aws:region"], **kw)
 
 
@@ -190,7 +190,7 @@ def test_the_known_releases_offered_plainly_are_the_ones_accepted_without_ccm_im
 @pytest.mark.reads_stacks
 def test_a_running_rke1_stack_stays_on_its_release(rke1_config):
     parsed = config.parse(rke1_config, project="rke-aws", stack="rke-dev", region=rke1_config["aws:region"],
-                          running_version="v1.31.9-rancher1-1", secret_keys=harness.secret_keys_of(rke1_config))
+                          running_version="v1.31.9-rancher1-1", secret_keys=stackfile.secret_keys_of(rke1_config))
     assert parsed.kubernetes_version == "v1.31.9-rancher1-1"
 
 
@@ -217,7 +217,7 @@ def test_an_unset_version_is_the_default_for_a_new_stack_and_what_runs_for_a_run
 def test_a_new_default_leaves_a_running_stack_on_its_release():
     """Day 2 through the program: a stack deployed when the default was v1.33.5 keeps it. With a
     kubeconfig (set here, whatever stacks/ holds) the upgrade Plans exist, and stay on that release."""
-    cfg = set_key(harness.stack_config("rke2-prod"), "kubeconfig", harness.secret("apiVersion: v1\nkind: Config\n"))
+    cfg = set_key(harness.stack_config("rke2-prod"), "kubeconfig", stackfile.secret("apiVersion: v1\nkind: Config\n"))
     pinned = set_key(copy.deepcopy(cfg), "kubernetesVersion", "v1.33.5+rke2r1")
     before = harness.run_program(pinned, stack="rke2-prod")  # what the old default deployed
     assert before.outputs["kubernetesVersion"] == "v1.33.5+rke2r1"
@@ -294,7 +294,7 @@ def test_the_guard_is_part_of_the_version_check_for_rke2_only():
 
 
 def test_an_unsafe_upgrade_is_refused_before_anything_is_registered():
-    cfg = set_key(harness.stack_config("rke2-prod"), "kubeconfig", harness.secret(KUBECONFIG))
+    cfg = set_key(harness.stack_config("rke2-prod"), "kubeconfig", stackfile.secret(KUBECONFIG))
     cfg = set_key(cfg, "kubernetesVersion", "v1.33.5+rke2r1")
     before = harness.run_program(cfg, stack="rke2-prod")
     mocks = AwsLikeMocks(cfg["aws:region"])

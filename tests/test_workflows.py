@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from offline import harness
-from offline import stacks as stacks_module
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine import stacks as stacks_module
 
 WORKFLOWS = harness.ROOT / ".github" / "workflows"
 PREVIEW = WORKFLOWS / "preview.yml"
@@ -49,7 +49,7 @@ MATRICES = stacks_module.matrices()
 
 def matrix_stacks(doc: dict) -> set[str]:
     """Stacks the jobs' matrices expand to: `${{ fromJSON(needs.stacks.outputs.<key>) }}` resolved
-    through offline/stacks.py, which the `stacks` job runs."""
+    through offline/engine/stacks.py, which the `stacks` job runs."""
     found: set[str] = set()
     for job in doc["jobs"].values():
         expr = job.get("strategy", {}).get("matrix", {}).get("stack")
@@ -110,7 +110,7 @@ def test_run_steps_pass_shellcheck(path, tmp_path):
 
 
 def test_stacks_job_lists_exactly_the_environments():
-    out = subprocess.run([sys.executable, "-m", "offline.stacks"], capture_output=True, text=True, check=True,
+    out = subprocess.run([sys.executable, "-m", "offline.engine.stacks"], capture_output=True, text=True, check=True,
                          cwd=harness.ROOT).stdout
     parsed = dict(line.split("=", 1) for line in out.splitlines())
     assert {k: json.loads(v) for k, v in parsed.items()} == MATRICES

@@ -115,8 +115,9 @@ MIN_SUBNET_PREFIX, MAX_SUBNET_PREFIX = 16, 28
 
 # Security group names may not begin with "sg-" (terraform-provider-aws internal/service/ec2/
 # vpc_security_group.go, name / name_prefix validators); pulumi-aws auto-names every group from its
-# resource name, "<clusterId>-nodes-<suffix>", so such a cluster ID breaks every group.
-CLUSTER_ID_PATTERN = whole(rf"(?!sg-)[a-z][a-z0-9-]{{0,{MAX_CLUSTER_ID - 1}}}")
+# resource name, "<clusterId>-nodes-<suffix>", so such a cluster ID breaks every group. The text `null` is
+# what the CLI hands a program for `clusterId: ~` (config.py refuses it as null): the schema refuses it too.
+CLUSTER_ID_PATTERN = whole(rf"(?!sg-|null$)[a-z][a-z0-9-]{{0,{MAX_CLUSTER_ID - 1}}}")
 POOL_NAME_PATTERN = whole(r"[a-z][a-z0-9-]{0,30}")
 # Release names as Rancher writes them, canonical only (no leading zeros: v1.033.5 and v1.33.05 name
 # no release) and ASCII digits; group 1 is the minor. config.py further accepts only the releases
@@ -357,7 +358,7 @@ def json_text(value: Any) -> str:
 
 
 NULL_PROBLEM = "is null (YAML `~`, `null` or nothing after the colon); give a value, or remove the key for its default"
-# What the Pulumi CLI hands a program today for a top-level `key: ~` (offline/harness.py says why).
+# What the Pulumi CLI hands a program today for a top-level `key: ~` (offline/engine/harness.py says why).
 EMPTY_PROBLEM = ("is empty (what the Pulumi CLI passes for `key: ~` or nothing after the colon); give a value, or remove "
                  "the key for its default")
 

@@ -31,18 +31,14 @@ Each check prints PASS / WARN / FAIL, and on FAIL the fix. Exit status 1 on any 
 
 from __future__ import annotations
 
-import argparse
 import fnmatch
 import json
-import shutil
-import subprocess
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.aws import iam_policies as iam_policy
-from components.settings import tags as tagsets
+from ..aws import iam_policies as iam_policy
+from ..settings import tags as tagsets
 
 PASS, WARN, FAIL = "PASS", "WARN", "FAIL"
 LIVE_STATES = ["pending", "running", "stopping", "stopped"]
@@ -667,9 +663,9 @@ def run_checks(clients: Clients, exp: Expectations,
 
 
 def check_account(session: Any, exp: Expectations) -> list[Result]:
-    """`session`: a boto3 session, or ready `Clients` (the emulated account's, see offline/emulated_account.py)."""
-    # By shape, not class: `python -m tools.doctor` runs this module as __main__, whose Clients is
-    # another class than the tools.doctor.Clients the emulated account hands over.
+    """`session`: a boto3 session (or anything with `client(service)`, as the emulated account), or ready
+    `Clients`."""
+    # By shape, not class: ready Clients made by whoever imported this module under another name.
     ready = hasattr(session, "ec2") and hasattr(session, "iam") and hasattr(session, "cache")
     return run_checks(session if ready else Clients.from_session(session), exp)
 
@@ -683,73 +679,3 @@ def report(results: list[Result], title: str) -> str:
 
 def failed(results: list[Result]) -> list[Result]:
     return [r for r in results if r.status == FAIL]
-
-
-# ---- command line -----------------------------------------------------------------------------
-
-def _pulumi_outputs(stack: str) -> dict:
-    from offline import harness
-
-    proc = subprocess.run(["pulumi", "stack", "output", "--json", "--stack", stack], cwd=harness.ROOT,
-                          capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        raise RuntimeError(f"`pulumi stack output --json --stack {stack}` failed: {proc.stderr.strip()}")
-    return json.loads(proc.stdout)
-
-
-def main(argv: list[str] | None = None) -> int:
-    from offline import harness
-
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("stack", choices=harness.stack_names())
-    ap.add_argument("--emulated", action="store_true", help="build the stack in an emulated account (moto) and check that")
-    ap.add_argument("--outputs", help="JSON file of the stack's outputs (`pulumi stack output --json`)")
-    ap.add_argument("--profile", help="AWS profile for a real account")
-    ap.add_argument("--region", help="default: the stack's region output, else its aws:region")
-    args = ap.parse_args(argv)
-    title = f"doctor {args.stack}"
-
-    if args.emulated:
-        from offline import emulated_account
-
-        try:
-            run, account = emulated_account.build_stack(args.stack)
-        except Exception as err:  # noqa: BLE001
-            print(f"{args.stack}: could not build the stack in the emulated account: {err}", file=sys.stderr)
-            return 2
-        try:
-            results = check_account(account.doctor_clients(), Expectations.from_outputs(run.outputs, args.stack))
-        finally:
-            account.stop()
-        print(report(results, title + " (emulated account)"))
-        return 1 if failed(results) else 0
-
-    import boto3
-
-    try:
-        if args.outputs:
-            with open(args.outputs, encoding="utf-8") as f:
-                outputs = json.load(f)
-        elif shutil.which("pulumi"):
-            outputs = _pulumi_outputs(args.stack)
-        else:
-            print("no Pulumi CLI: pass --outputs FILE (from `pulumi stack output --json`), or --emulated", file=sys.stderr)
-            return 2
-        exp = Expectations.from_outputs(outputs, args.stack)
-    except (OSError, ValueError, RuntimeError) as err:
-        print(f"{args.stack}: {err}", file=sys.stderr)
-        return 2
-    region = args.region or outputs.get("region") or harness.stack_config(args.stack).get("aws:region")
-    session = boto3.Session(profile_name=args.profile, region_name=region)
-    if session.get_credentials() is None:
-        print("no AWS credentials found (set AWS_PROFILE or pass --profile), or use --emulated", file=sys.stderr)
-        return 2
-    import os
-
-    results = check_account(session, exp) + check_rancher(exp, os.environ.get("RANCHER_TOKEN") or None)
-    print(report(results, f"{title} ({region})"))
-    return 1 if failed(results) else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

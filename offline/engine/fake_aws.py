@@ -16,7 +16,7 @@ from typing import Any
 
 import pulumi
 
-from offline.resource_types import TYPES
+from rke_aws_offline.engine.resource_types import TYPES
 
 ACCOUNT_ID = "123456789012"
 
@@ -191,10 +191,10 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
             return f"{name}-id", inputs
         shape = self._SHAPES.get(typ)
         if shape is None:
-            # Never fake what is not known: a new resource type is declared in offline/resource_types.py
+            # Never fake what is not known: a new resource type is declared in offline/engine/resource_types.py
             # (with the ID and attributes AWS or its provider gives it) before the offline runs accept it.
             raise ValueError(f"the offline mocks do not know resource type {typ} ({name}); declare it in "
-                             "offline/resource_types.py")
+                             "offline/engine/resource_types.py")
         if typ.startswith("aws:") and region_refusal(self.region):
             raise ValueError(region_refusal(self.region))
         self.resources.append((typ, name, inputs))
@@ -307,7 +307,7 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
     def _random_password(self, seed, name, inputs):
         return f"{name}-id", {"result": _hex(seed, int(inputs.get("length", 32)))}
 
-    # Which of these each type gets: offline/resource_types.py (set below the class).
+    # Which of these each type gets: offline/engine/resource_types.py (set below the class).
     _SHAPES: dict[str, Any] = {}
     KNOWN_TYPES: frozenset[str] = frozenset()
 
@@ -496,11 +496,11 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
             return {"partition": self.partition, "dnsSuffix": dns_suffix(self.partition), "id": self.partition}
         if tok == "aws:index/getRegion:getRegion":
             return {"name": self.region, "region": self.region, "id": self.region}
-        raise NotImplementedError(f"the offline mocks do not answer {tok}; add it to offline/fake_aws.py")
+        raise NotImplementedError(f"the offline mocks do not answer {tok}; add it to offline/engine/fake_aws.py")
 
 
 def _fake(spec: str) -> Any:
-    """A type's `fake` in offline/resource_types.py as an AwsLikeMocks shape."""
+    """A type's `fake` in offline/engine/resource_types.py as an AwsLikeMocks shape."""
     kind, _, arg = spec.partition(":")
     if kind == "prefix":
         return AwsLikeMocks.__dict__["_prefixed"](arg)

@@ -1,7 +1,7 @@
 """`make plan STACK=<stack>`: evaluate a stack offline and print everything it would create.
 
 No credentials and no network: the program runs against an emulated AWS account (moto, in
-process; offline/emulated_account.py), so IDs, addresses and DNS names come from the emulator and its
+process; offline/engine/emulated_account.py), so IDs, addresses and DNS names come from the emulator and its
 refusals fail the plan. `--mocks aws-like` uses the lighter AwsLikeMocks instead.
 
 What a reviewer sees, per resource: every input the program sends (instance type, AMI, root
@@ -28,11 +28,10 @@ from typing import Any
 import yaml
 from pulumi import RunError
 
-from components.settings import tags as tagsets
-from components.settings import versions
-
-from . import harness
-from .review import MASK, _cloud_config, _parsed, decode_user_data, review_inputs
+from rke_aws.settings import tags as tagsets
+from rke_aws.settings import versions
+from rke_aws_offline.engine import harness
+from rke_aws_offline.report.review import MASK, _cloud_config, _parsed, decode_user_data, review_inputs
 
 RKE2_CONFIG_PATH = "/etc/rancher/rke2/config.yaml"
 # Keys whose values are secrets in cluster.yml / RKE2 config.yaml.
@@ -260,7 +259,7 @@ def plan_stack(stack: str, mocks: str = "moto") -> dict:
     """The summary of one stack file, evaluated against the emulated account (or AwsLikeMocks)."""
     if mocks == "aws-like":
         return summary(harness.run_stack(stack))
-    from . import emulated_account
+    from rke_aws_offline.engine import emulated_account
 
     run, account = emulated_account.build_stack(stack)
     try:
@@ -274,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("stack", choices=harness.stack_names())
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     ap.add_argument("--mocks", choices=("moto", "aws-like"), default="moto",
-                    help="moto: emulated AWS account (default); aws-like: offline/fake_aws.py")
+                    help="moto: emulated AWS account (default); aws-like: offline/engine/fake_aws.py")
     args = ap.parse_args(argv)
     try:
         s = plan_stack(args.stack, args.mocks)

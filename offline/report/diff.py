@@ -22,9 +22,10 @@ name; etcd members deleted, replaced or stopped are called out. If the working t
 refuses the change (the quorum or version guard, a bad config), that refusal is the stack's result,
 as in `pulumi preview`; so is a second claim on one old resource through an alias (the engine's
 "Duplicate resource alias"). Both programs run under the AWS-like mocks (IDs derived from names, so they
-compare across runs) in subprocesses, each importing its own checkout's `components`.
+compare across runs) in subprocesses, each importing its own checkout's package (`rke_aws`, or
+`components` before the package layout).
 
-    python -m offline.diff --base origin/main [--format markdown] [--preview-url URL] [--all] [stack ...]
+    rke-aws diff --base origin/main [--format markdown] [--preview-url URL] [--all] [stack ...]
 """
 
 from __future__ import annotations
@@ -41,11 +42,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
-# ---- what the providers decide: offline/resource_types.py (one declaration per resource type) -------
+# ---- what the providers decide: offline/engine/resource_types.py (one declaration per resource type) -------
 
-from offline.resource_types import (  # noqa: E402, F401 - the rules, and the names tests read through this module
+from rke_aws_offline.engine.resource_types import (  # noqa: E402, F401 - the rules, and the names tests read through this module
     RULE_SOURCES,
     RULES,
     TYPES,
@@ -61,7 +62,7 @@ INSTANCE = "aws:ec2/instance:Instance"
 # ---- evaluating one checkout ---------------------------------------------------------------------
 
 def stack_config(stack_file: Path) -> tuple[dict[str, str], list[str]]:
-    """A stack file's config as the Pulumi CLI would hand it over (offline/harness.load_stack_text:
+    """A stack file's config as the Pulumi CLI would hand it over (rke_aws.settings.stackfile.load_stack_text:
     secret only what is `secure:`), and the keys it marks secret.
 
     An encrypted value cannot be decrypted offline; it becomes the harness's placeholder plus a
@@ -71,13 +72,14 @@ def stack_config(stack_file: Path) -> tuple[dict[str, str], list[str]]:
     """
     import hashlib
 
-    from offline import harness
+    from rke_aws.settings import stackfile
+    from rke_aws_offline.engine import harness
 
     def placeholder(cipher: str) -> str:
-        return f"{harness.SECURE_PLACEHOLDER} (ciphertext {hashlib.sha256(cipher.encode()).hexdigest()[:12]})"
+        return f"{stackfile.SECURE_PLACEHOLDER} (ciphertext {hashlib.sha256(cipher.encode()).hexdigest()[:12]})"
 
     stack = stack_file.name[len("Pulumi."):-len(".yaml")]
-    return harness.load_stack_text(stack_file.read_text(), stack_file.name, placeholder, harness.project_of(stack))
+    return stackfile.load_stack_text(stack_file.read_text(), stack_file.name, placeholder, harness.project_of(stack))
 
 
 def result_of(run) -> dict:
@@ -89,22 +91,34 @@ def result_of(run) -> dict:
     }
 
 
+def _request(stack_file: Path, previous: dict | None) -> dict:
+    """What one evaluation needs, read by this checkout: the stack file as the Pulumi CLI reads it (a
+    plain-text kubeconfig is refused, a bad file is this stack's result) and the last outputs."""
+    stack = stack_file.name[len("Pulumi."):-len(".yaml")]
+    try:
+        config, secret_keys = stack_config(stack_file)
+    except Exception as err:  # noqa: BLE001 - a refusal is this stack's result
+        return {"stack": stack, "refused": str(err)}
+    return {"stack": stack, "config": config, "secretKeys": secret_keys, "previous": previous}
+
+
+def _evaluate_request(root: Path, request: dict) -> dict:
+    """Run the program in `root` (in this process) on a `_request`; its registrations as plain JSON data."""
+    from rke_aws_offline.engine import harness
+
+    if "refused" in request:
+        return {"refused": request["refused"]}
+    try:
+        run = harness.run_program(request["config"], stack=request["stack"], previous_outputs=request["previous"],
+                                  main=root / "__main__.py", secret_keys=request["secretKeys"])
+    except Exception as err:  # noqa: BLE001 - a refusal is this stack's result
+        return {"refused": str(err)}
+    return result_of(run)
+
+
 def dump(root: Path, stack_file: Path, previous: dict | None, out: Path) -> None:
     """Run the program in `root` with `stack_file` (in this process) and write its registrations."""
-    from offline import harness
-
-    stack = stack_file.name[len("Pulumi."):-len(".yaml")]
-    result: dict[str, Any]
-    try:
-        # As the Pulumi CLI reads the file: a plain-text kubeconfig is refused, a bad file is this stack's result.
-        config, secret_keys = stack_config(stack_file)
-        run = harness.run_program(config, stack=stack, previous_outputs=previous, main=root / "__main__.py",
-                                  secret_keys=secret_keys)
-    except Exception as err:  # noqa: BLE001 - a refusal is this stack's result
-        result = {"refused": str(err)}
-    else:
-        result = result_of(run)
-    out.write_text(json.dumps(result, default=str))
+    out.write_text(json.dumps(_evaluate_request(root, _request(stack_file, previous)), default=str))
 
 
 def _jsonable(value: Any) -> Any:
@@ -119,12 +133,17 @@ def _jsonable(value: Any) -> Any:
 
 
 def evaluate(root: Path, stack_file: Path, previous: dict | None) -> dict:
-    """`dump` in a fresh interpreter, so `root`'s own components are imported."""
+    """The program of `root` on `stack_file` in a fresh interpreter, so `root`'s own package is imported
+    (rke_aws_offline.engine.harness.run_program). The stack file is read here, by this checkout: the
+    interpreter imports nothing of rke_aws before the program does."""
+    request = _request(stack_file, previous)
+    if "refused" in request:
+        return {"refused": request["refused"]}
     with tempfile.TemporaryDirectory() as tmp:
-        out, prev = Path(tmp) / "run.json", Path(tmp) / "previous.json"
-        prev.write_text(json.dumps(previous))
+        out, given = Path(tmp) / "run.json", Path(tmp) / "request.json"
+        given.write_text(json.dumps(request))
         proc = subprocess.run(
-            [sys.executable, "-m", "offline.diff", "--dump", str(root), str(stack_file), str(prev), str(out)],
+            [sys.executable, "-m", "rke_aws_offline.report.diff", "--dump", str(root), str(given), str(out)],
             cwd=ROOT, capture_output=True, text=True, timeout=600,
         )
         if proc.returncode != 0 or not out.exists():
@@ -181,7 +200,7 @@ class StackDiff:
 
 
 def _registrations(result: dict):
-    from offline.harness import Registration
+    from rke_aws_offline.engine.harness import Registration
 
     known = {f.name for f in dataclasses.fields(Registration)}
     regs = []
@@ -233,7 +252,7 @@ def judge(rules: TypeRules, old: dict, new: dict, changed: set, unknown: set) ->
 
 
 def _comparable(reg) -> dict:
-    from offline.review import review_inputs
+    from rke_aws_offline.report.review import review_inputs
 
     return review_inputs(reg, mask=False)
 
@@ -283,7 +302,7 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
     # an aliased parent (harness.match_old_urns: pulumi/pulumi pkg/resource/deploy/step_generator.go
     # getOldResource): a child renamed or moved with an alias is the same resource, not a delete and a
     # create. A second claim is an engine error: the preview stops, and so does this diff.
-    from offline import harness
+    from rke_aws_offline.engine import harness
 
     try:
         match = harness.match_old_urns(list(new.values()), set(old), duplicate=DuplicateAlias)
@@ -448,7 +467,7 @@ def render_markdown(diffs: list[StackDiff], base: str, preview_url: str | None =
     out = [f"### Offline estimate: plan diff against `{base}`", "",
            "**This is an estimate**, computed offline from the program's inputs under mocks (no cloud "
            "credentials): what each stack's next `pulumi up` would add, replace, update or delete, judged with "
-           "the providers' replace rules (`offline/diff.py`). It cannot see the live state, drift or values "
+           "the providers' replace rules (`offline/report/diff.py`). It cannot see the live state, drift or values "
            "only the cloud knows. " + real, ""]
     for d in diffs:
         out += [f"#### {_headline(d)}", ""]
@@ -478,7 +497,7 @@ def render_markdown(diffs: list[StackDiff], base: str, preview_url: str | None =
 # ---- the command ----------------------------------------------------------------------------------
 
 def diff_stacks(base_ref: str, repo: Path, stacks: list[str], include_fixtures: bool) -> list[StackDiff]:
-    from offline.stacks import environments
+    from rke_aws_offline.engine.stacks import environments
 
     head_root = repo
     dirs = [Path("stacks")] + ([Path("tests/stacks")] if include_fixtures else [])
@@ -506,10 +525,10 @@ def diff_stacks(base_ref: str, repo: Path, stacks: list[str], include_fixtures: 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["--dump"]:
-        root, stack_file, previous, out = argv[1:5]
-        sys.path.insert(0, str(Path(root).resolve()))
-        dump(Path(root), Path(stack_file), json.loads(Path(previous).read_text()), Path(out))
+    if argv[:1] == ["--dump"]:  # evaluate(): one program run on a request it wrote
+        root, given, out = argv[1:4]
+        result = _evaluate_request(Path(root).resolve(), json.loads(Path(given).read_text()))
+        Path(out).write_text(json.dumps(result, default=str))
         return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("stacks", nargs="*", help="default: every stack in stacks/")

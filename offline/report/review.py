@@ -1,5 +1,5 @@
 """Registrations as a reviewer reads them: JSON policies and YAML manifests parsed, user data
-summarised, secrets masked. Used by the plan (offline/plan_report.py) and the diff (offline/diff.py).
+summarised, secrets masked. Used by the plan (offline/report/plan_report.py) and the diff (offline/report/diff.py).
 
 Imports nothing from components/: the diff runs it beside another checkout's program.
 """
@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from .harness import Registration
+from rke_aws_offline.engine.harness import Registration
 
 MASK = "****"
 # Inputs holding JSON documents (IAM policies) that are shown parsed.

@@ -10,27 +10,24 @@ RKE1: `rke up` writes `kube_config_cluster.yml` next to `cluster.yml`. This stor
 encrypted `kubeconfig` (`pulumi config set --secret kubeconfig`, the value on stdin, never on a
 command line), so the next `pulumi up` installs the CCM.
 
-    python -m tools.kubeconfig <stack> [--output FILE] [--from kube_config_cluster.yml] [--profile P]
+    rke-aws kubeconfig <stack> [--output FILE] [--from kube_config_cluster.yml] [--profile P]
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from components.plan.lookups import published_kubeconfig_problem
-from components.plan.names import KUBE_API_PORT, KUBECONFIG_PENDING, endpoint_name, kubeconfig_parameter_name
-from components.settings import config as cfgmod
-from offline import harness, schema
+from ..plan.lookups import published_kubeconfig_problem
+from ..plan.names import KUBE_API_PORT, KUBECONFIG_PENDING, endpoint_name, kubeconfig_parameter_name
+from ..settings import config as cfgmod
+from ..settings.stackfile import secret_keys_of
 
-ROOT = Path(__file__).resolve().parent.parent
 RKE_KUBECONFIG = "kube_config_cluster.yml"  # what `rke up` writes beside cluster.yml
 
 
@@ -38,10 +35,10 @@ class KubeconfigError(Exception):
     """Something the user can fix; the message says what."""
 
 
-def stack_settings(stack: str) -> cfgmod.StackConfig:
-    raw = harness.stack_config(stack)
+def stack_settings(stack: str, raw: dict[str, str]) -> cfgmod.StackConfig:
+    """The stack's settings from its flat config (the stack file as the Pulumi CLI reads it)."""
     return cfgmod.parse(raw, project="rke-aws", stack=stack, region=raw.get("aws:region"),
-                        secret_keys=harness.secret_keys_of(raw))
+                        secret_keys=secret_keys_of(raw))
 
 
 def check_kubeconfig(text: str, source: str) -> None:
@@ -86,60 +83,14 @@ def read_published(cluster_id: str, region: str, session: Any) -> str:
     return value
 
 
-def store_in_stack(stack: str, text: str, pulumi: str | None = None) -> None:
-    """`pulumi config set --secret kubeconfig` with the value on stdin (command lines are visible to
-    every local user and land in shell history)."""
+def store_in_stack(stack: str, text: str, project_dir: Path, pulumi: str | None = None) -> None:
+    """`pulumi config set --secret kubeconfig` in `project_dir` (Pulumi.yaml, stacks/) with the value on
+    stdin (command lines are visible to every local user and land in shell history)."""
     pulumi = pulumi or shutil.which("pulumi")
     if not pulumi:
         raise KubeconfigError("the Pulumi CLI is not on PATH; install it, or run "
                               f"`pulumi config set --secret kubeconfig --stack {stack} < {RKE_KUBECONFIG}`")
     done = subprocess.run([pulumi, "config", "set", "--secret", "kubeconfig", "--stack", stack],
-                          input=text, text=True, cwd=ROOT, capture_output=True)
+                          input=text, text=True, cwd=project_dir, capture_output=True)
     if done.returncode != 0:
         raise KubeconfigError(f"pulumi config set failed: {done.stderr.strip() or done.stdout.strip()}")
-    # The CLI rewrote the stack file without its comments: give editors their schema line back.
-    stack_file = schema.STACKS_DIR / f"Pulumi.{stack}.yaml"
-    if stack_file.exists():
-        schema.restore_schema_line(stack_file)
-
-
-def main(argv: list[str] | None = None, session: Any = None) -> int:
-    ap = argparse.ArgumentParser(prog="make kubeconfig", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("stack")
-    ap.add_argument("--output", help="RKE2: the file to write (default kubeconfig-<stack>.yaml)")
-    ap.add_argument("--from", dest="source", default=RKE_KUBECONFIG,
-                    help=f"RKE1: the kubeconfig `rke up` wrote (default {RKE_KUBECONFIG})")
-    ap.add_argument("--profile", help="RKE2: the AWS profile to read the parameter with")
-    args = ap.parse_args(argv)
-    try:
-        cfg = stack_settings(args.stack)
-        if cfg.distribution == "rke2":
-            if session is None:
-                import boto3
-
-                session = boto3.Session(profile_name=args.profile) if args.profile else boto3.Session()
-            text = read_published(cfg.cluster_id, cfg.region, session)
-            out = Path(args.output or f"kubeconfig-{args.stack}.yaml")
-            write_private(out, text)
-            print(f"wrote {out} (mode 0600); its server is the control-plane endpoint, which resolves inside the "
-                  f"cluster's VPC (controlPlaneEndpoint)")
-        else:
-            source = Path(args.source)
-            if not source.is_file():
-                raise KubeconfigError(f"{source} not found: `rke up --config cluster.yml` writes it beside cluster.yml")
-            text = source.read_text()
-            check_kubeconfig(text, str(source))
-            store_in_stack(args.stack, text)
-            print(f"stored {source} as the encrypted kubeconfig of stack {args.stack}; `pulumi up` installs the CCM")
-    except cfgmod.ConfigError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    except (KubeconfigError, FileNotFoundError) as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

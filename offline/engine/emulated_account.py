@@ -4,7 +4,7 @@ Every AWS resource the program registers is created through boto3 in a moto acco
 private IPs, private DNS names and public IPs come from moto, and moto's refusals (unknown subnet,
 address outside the subnet or already taken, duplicate rule, unknown instance profile, ...) fail
 the plan. The account stays up after the run (until `stop()`), so it can be inspected with boto3
-(tools/doctor.py `--emulated`, tests/test_doctor.py).
+(components/ops/doctor.py `--emulated`, tests/test_doctor.py).
 
 Determinism: moto draws every identifier from one seedable Random. The run seeds it once at
 start, and again before each resource from that resource's type and name, so IDs do not depend
@@ -36,11 +36,10 @@ import boto3
 import pulumi
 from botocore.exceptions import ClientError
 
-from components.settings import versions
-from offline.fake_aws import CANONICAL_OWNERS, region_refusal, route_result, user_data_refusal
-
-from .harness import unwrap_secrets
-from .resource_types import TYPES
+from rke_aws.settings import versions
+from rke_aws_offline.engine.fake_aws import CANONICAL_OWNERS, region_refusal, route_result, user_data_refusal
+from rke_aws_offline.engine.harness import unwrap_secrets
+from rke_aws_offline.engine.resource_types import TYPES
 
 ACCOUNT_ID = "123456789012"  # moto's default account
 # The Canonical image the emulated account publishes (moto's built-in AMIs have no Ubuntu 24.04),
@@ -203,11 +202,6 @@ class MotoMocks(pulumi.runtime.Mocks):
         """A boto3 client on the emulated account (only while it is active), as the program's resources see it."""
         return self._iam() if service == "iam" else self._client(service)
 
-    def doctor_clients(self):
-        from tools.doctor import Clients
-
-        return Clients(self.client("ec2"), self.client("iam"))
-
     def _require_active(self, what: str) -> None:
         # Never restart a stopped account here: a registration that arrives after its run failed
         # (from Pulumi's worker threads) would otherwise start an account nobody stops, and the
@@ -261,10 +255,10 @@ class MotoMocks(pulumi.runtime.Mocks):
             self.resources.append((typ, name, inputs))
             handler = self._HANDLERS.get(typ) or self._OUTSIDE_AWS.get(typ)
             if handler is None and args.custom:
-                # Never fake what is not known: a new resource type is declared in offline/resource_types.py
+                # Never fake what is not known: a new resource type is declared in offline/engine/resource_types.py
                 # with its handler here before the emulated account accepts it.
                 raise EmulatedAwsError(f"UnknownResourceType: {typ} {name}: the emulated account does not know this "
-                                       "resource type; declare it in offline/resource_types.py")
+                                       "resource type; declare it in offline/engine/resource_types.py")
             try:
                 rid, extra = handler(self, name, inputs) if handler else (f"{name}-id", {})  # a component
             except ClientError as err:
@@ -421,7 +415,7 @@ class MotoMocks(pulumi.runtime.Mocks):
         if tok == "aws:index/getRegion:getRegion":
             return {"id": self.region, "name": self.region, "region": self.region,
                     "endpoint": f"ec2.{self.region}.amazonaws.com"}
-        raise NotImplementedError(f"the emulated account does not answer {tok}; add it to offline/emulated_account.py")
+        raise NotImplementedError(f"the emulated account does not answer {tok}; add it to offline/engine/emulated_account.py")
 
     def _has_offerings_data(self, location_type: str) -> bool:
         from moto.ec2.models.instance_types import INSTANCE_TYPE_OFFERINGS
@@ -980,13 +974,13 @@ class MotoMocks(pulumi.runtime.Mocks):
             "version": i.get("version"), "status": "deployed", "revision": 1}}
 
     def _rancher_cluster(self, name, i):
-        from .fake_aws import rancher_cluster_answer
+        from rke_aws_offline.engine.fake_aws import rancher_cluster_answer
         return rancher_cluster_answer(f"{self.seed}:{name}")
 
     def _in_cluster(self, name, i):  # a Kubernetes object or the provider that reaches the cluster
         return f"{name}-id", {}
 
-    # Which handler each type gets: offline/resource_types.py (set below the class); outside AWS: the
+    # Which handler each type gets: offline/engine/resource_types.py (set below the class); outside AWS: the
     # random password, the Kubernetes objects and provider, which no AWS API answers.
     _OUTSIDE_AWS: dict[str, Any] = {}
     _HANDLERS: dict[str, Any] = {}
@@ -1012,7 +1006,7 @@ def build(config: dict[str, str], stack: str, *, mocks: MotoMocks | None = None,
 
     The caller stops the account (`mocks.stop()`); on failure it is stopped here.
     """
-    from . import harness
+    from rke_aws_offline.engine import harness
 
     region = config.get("aws:region", "us-west-2")
     mocks = mocks or MotoMocks(region, **stack_prerequisites(config))
@@ -1069,6 +1063,6 @@ def emulator_refusal(err: BaseException) -> EmulatedAwsError | None:
 
 
 def build_stack(stack: str, **kwargs):
-    from . import harness
+    from rke_aws_offline.engine import harness
 
     return build(harness.stack_config(stack), stack, **kwargs)

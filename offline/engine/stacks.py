@@ -1,6 +1,6 @@
 """The environments: one per stacks/Pulumi.<stack>.yaml. Standard library only (CI runs it bare).
 
-    python3 -m offline.stacks            # GitHub step outputs: all=[...], first=[...], production=[...]
+    python3 -m offline.engine.stacks            # GitHub step outputs: all=[...], first=[...], production=[...]
 
 The workflows take their matrices from here, so adding an environment is adding its stack file
 (and its snapshot, `make snapshots`); nothing else lists the stacks. Stacks whose name ends in
@@ -15,7 +15,7 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PULUMI_YAML = ROOT / "Pulumi.yaml"
 # RKE_AWS_STACKS_DIR: another directory of stack files in place of stacks/, for tests only
 # (tests/test_user_stacks.py runs the tests over stacks/ against a copy whose files all carry a
