@@ -89,7 +89,7 @@ class ConfigError(Exception):
         lines = "\n".join(f"  - {p}" for p in self.problems)
         super().__init__(f"invalid stack configuration ({len(self.problems)} problem(s)):\n{lines}")
 
-    def __reduce__(self):  # pickled (xdist, shared runs) with its diagnostics, not its message
+    def __reduce__(self) -> tuple[type[ConfigError], tuple[list[Diagnostic], str]]:  # pickled (xdist, shared runs) with its diagnostics, not its message
         return type(self), (self.diagnostics, self.prefix)
 
 

@@ -8,7 +8,7 @@
     python -m rke_aws_offline.schema           # check: exit 1 and name what is out of date
     python -m rke_aws_offline.schema --write   # rewrite all of it (and add a missing $schema line to stack files)
 
-tests/test_schema.py fails when any of them drifts from the model.
+tests/tooling/test_schema.py fails when any of them drifts from the model.
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ def _as_written(node: Any) -> Any:
 
 
 def _text_forms(prop: dict[str, Any]) -> dict[str, Any]:
-    """A property with the text forms the program also takes (config_model._numeric_string,
+    """A property with the text forms the program also takes (settings/model.py _numeric_string,
     _boolean_string: ASCII digits without leading zeros, six spellings of a boolean)."""
     if prop.get("type") == "integer" and "enum" in prop:
         text = {"type": "string", "pattern": whole(int_set_regex(prop["enum"]))}

@@ -1,6 +1,6 @@
 """`python -m rke_aws_offline.urns_before <git ref> [--out FILE]`: every URN each stack (stacks/ and tests/stacks/)
 registers with the program of <ref>, as a new stack, into tests/data/urns-0.1.json (or FILE), which
-tests/test_urns.py checks today's program against (every old URN taken over, by URN or alias, as the engine
+tests/program/test_urns.py checks today's program against (every old URN taken over, by URN or alias, as the engine
 resolves them). tests/data/urns-0.2.json, from main before the package layout (issue 33), is checked by URN.
 
 The ref's program runs in a fresh interpreter from a `git archive` of it (offline/report/diff.py evaluate), with
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{stack}: refused at {ref}: {result['refused'][:300]}", file=sys.stderr)
                 return 1
             urns[stack] = [r["urn"] for r in result["resources"]]
-            # The stack file as run: tests/test_urns.py runs today's program on it, not on stacks/ as a user
+            # The stack file as run: tests/program/test_urns.py runs today's program on it, not on stacks/ as a user
             # has since changed it (their stacks' URNs are theirs; these are the data's).
             texts[stack] = harness.stack_file(stack).read_text()
     out.write_text(json.dumps({"comment": f"Every URN each stack registered with the program of {ref}, as new "

@@ -218,7 +218,7 @@ class Previous:
             name, ip = str(raw.get("name")), raw.get("privateIp")
             if ip is None or _unknown(ip):
                 # The instance failed (or its update did): its address is the one its name encodes,
-                # which the program chose itself (node_plan.py).
+                # which the program chose itself (plan/nodes.py).
                 ip = address_in_name(name)
                 if ip is None:
                     unknown.append(f"nodes[{i}].privateIp")

@@ -36,7 +36,7 @@ from .patterns import ci, cidr_regex, int_set_regex, literal, whole
 DEFAULT_AZ_COUNT = 3
 # AWS regions have at most six AZs that are not local zones.
 MAX_AZ_COUNT = 6
-# 65k addresses: room for the 16 subnet slots the layout in network_plan.py carves.
+# 65k addresses: room for the 16 subnet slots the layout in plan/network.py carves.
 DEFAULT_VPC_CIDR = "10.0.0.0/16"
 # One NAT gateway is the cheapest layout that still gives private nodes a way out.
 DEFAULT_NAT: Final = "single"
@@ -63,7 +63,7 @@ DEFAULT_CCM_INSTALL: Final = "helm"
 DEFAULT_KUBERNETES_VERSION = {"rke": versions.RKE_KUBERNETES_VERSION, "rke2": versions.RKE2_VERSION}
 # AWS's EBS gp3 limits.
 MIN_ROOT_GB, MAX_ROOT_GB = 8, 16384
-# Pools are laid out in fixed address blocks per subnet (see node_plan.py).
+# Pools are laid out in fixed address blocks per subnet (see plan/nodes.py).
 MAX_POOL_BLOCKS = 8
 # IMDS hop limit: 1 keeps instance credentials away from pods on the pod network (the CCM runs on
 # the host network); 2 hands the node role to every pod on the node, so it needs a stated reason.
@@ -321,7 +321,7 @@ class NonEmpty(annotated_types.GroupedMetadata):
 @dataclass(frozen=True)
 class SchemaPattern(annotated_types.GroupedMetadata):
     """A string checked by config.py (its message depends on other keys, or needs more words than
-    a pattern's); the schema still says the form, and tests/test_schema.py holds both to one verdict."""
+    a pattern's); the schema still says the form, and tests/tooling/test_schema.py holds both to one verdict."""
 
     pattern: str
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 # aws-cloud-controller-manager chart (app v1.35.0; kubernetes/cloud-provider-aws charts/
 # aws-cloud-controller-manager/Chart.yaml at 63ec440c, 2026-07-07, still 0.0.11); values in
 # components/plan/ccm_values.py are written against this chart's defaults
-# (../shared/reference/aws-cloud-controller-manager-0.0.11).
+# (tests/data/upstream/aws-cloud-controller-manager-0.0.11).
 CCM_CHART_REPO = "https://kubernetes.github.io/cloud-provider-aws"
 CCM_CHART_NAME = "aws-cloud-controller-manager"
 CCM_CHART_VERSION = "0.0.11"

@@ -4,7 +4,7 @@ Every AWS resource the program registers is created through boto3 in a moto acco
 private IPs, private DNS names and public IPs come from moto, and moto's refusals (unknown subnet,
 address outside the subnet or already taken, duplicate rule, unknown instance profile, ...) fail
 the plan. The account stays up after the run (until `stop()`), so it can be inspected with boto3
-(components/ops/doctor.py `--emulated`, tests/test_doctor.py).
+(components/ops/doctor.py `--emulated`, tests/emulated/test_doctor.py).
 
 Determinism: moto draws every identifier from one seedable Random. The run seeds it once at
 start, and again before each resource from that resource's type and name, so IDs do not depend

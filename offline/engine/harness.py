@@ -272,7 +272,7 @@ def drain_leftover_tasks() -> None:
 
     Pulumi's MockSettings (unlike Settings) does not reset `SETTINGS.outputs`, so the output
     tasks of a run that failed stay registered, and the next run awaits them and re-raises the
-    old failure (e.g. tests/test_nodes.py's renamed-node test, then any later run). Cancels
+    old failure (e.g. tests/program/test_nodes.py's renamed-node test, then any later run). Cancels
     pending tasks on the loop and clears that set. Called before every run.
     """
     from pulumi.runtime.sync_await import _ensure_event_loop

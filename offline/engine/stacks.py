@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PULUMI_YAML = ROOT / "Pulumi.yaml"
 # RKE_AWS_STACKS_DIR: another directory of stack files in place of stacks/, for tests only
-# (tests/test_user_stacks.py runs the tests over stacks/ against a copy whose files all carry a
+# (tests/tooling/test_user_stacks.py runs the tests over stacks/ against a copy whose files all carry a
 # kubeconfig, as a user's own stacks may).
 STACKS_DIR = Path(os.environ["RKE_AWS_STACKS_DIR"]) if os.environ.get("RKE_AWS_STACKS_DIR") else ROOT / "stacks"
 PRODUCTION_SUFFIX = "-prod"

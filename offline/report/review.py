@@ -39,7 +39,7 @@ def _cloud_config(text: str) -> dict | None:
 
 def decode_user_data(inputs: dict) -> str | None:
     """An instance's user data as cloud-init reads it: `userDataBase64` un-base64ed and, when gzip
-    (components/bootstrap.encode_user_data), decompressed; or the plain `userData` of nodes created
+    (components/node/cloud_init.py encode_user_data), decompressed; or the plain `userData` of nodes created
     before user data was compressed."""
     encoded = inputs.get("userDataBase64")
     if not isinstance(encoded, str):
