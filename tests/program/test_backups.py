@@ -127,7 +127,7 @@ def test_the_bucket_name_is_known_at_preview_and_the_same_in_every_run():
     assert isinstance(a.inputs.get("bucket"), str) and a.inputs["bucket"] == b.inputs["bucket"], (a.inputs, b.inputs)
     assert update.outputs["etcdSnapshotLocation"].startswith(f"s3://{a.inputs['bucket']}/")
     # another interpreter with another hash seed computes the same name
-    code = "from components.plan.names import bucket_name; print(bucket_name('c1', '111111111111', 'eu-west-1'))"
+    code = "from rke_aws.plan.names import bucket_name; print(bucket_name('c1', '111111111111', 'eu-west-1'))"
     other = subprocess.run([sys.executable, "-c", code], cwd=harness.ROOT, capture_output=True, text=True, check=True,
                            env={"PYTHONHASHSEED": "12345", "PATH": "/usr/bin:/bin"}).stdout.strip()
     assert other == backups.bucket_name("c1", "111111111111", "eu-west-1")
