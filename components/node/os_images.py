@@ -21,6 +21,7 @@ Sources, read offline (pinned where a repository was mirrored):
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -44,7 +45,7 @@ class VendorImage:
     """Where a vendor publishes an OS in one partition: the publisher accounts and, per EC2
     architecture, the image name pattern (None: no image for that architecture)."""
     owners: tuple[str, ...]
-    names: dict[str, str | None]
+    names: Mapping[str, str | None]
     source: str  # where the owner and pattern were read
 
 
@@ -285,7 +286,7 @@ OS_IMAGES: dict[str, OsImage] = {o.name: o for o in (UBUNTU, RHEL9, ROCKY9, SLES
 DEFAULT_OS = UBUNTU.name  # what every pool ran before `os` existed
 
 
-def _allowed(values) -> str:
+def _allowed(values: Iterable[str]) -> str:
     return ", ".join(values)
 
 

@@ -53,7 +53,9 @@ HOST_PATTERN = re.compile(rf"^(?:{_LABEL}(?:\.{_LABEL})*)(?::(?P<port>[0-9]{{1,5
 def is_registry_host(value: str) -> bool:
     """host[:port] (RFC 3986 authority without user info), what system-default-registry and a mirror key are."""
     m = HOST_PATTERN.match(value)
-    return bool(m) and (m.group("port") is None or 0 < int(m.group("port")) < 65536)
+    if m is None:
+        return False
+    return m.group("port") is None or 0 < int(m.group("port")) < 65536
 
 
 def mirror_authority(endpoint: str) -> str:

@@ -79,7 +79,7 @@ request = AWSRequest(method="GET", url=url, headers={k: headers[k] for k in ("x-
 request.context["timestamp"] = headers.get("x-amz-date", "")
 signer = S3SigV4Auth(Credentials("AKIA", "secret", "session"), "s3", region)
 expected = signer.signature(signer.string_to_sign(request, signer.canonical_request(request)), request)
-day = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%d")
+day = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d")
 want = (f"AWS4-HMAC-SHA256 Credential=AKIA/{day}/{region}/s3/aws4_request, "
         f"SignedHeaders=host;x-amz-content-sha256;x-amz-date;x-amz-security-token, Signature={expected}")
 if headers.get("authorization") != want:
