@@ -245,8 +245,11 @@ SLE_MICRO6 = OsImage(
     # Not in ssm-docs' preinstalled list and not found for SLE Micro: installed as the rpm (in the same
     # transaction, active after the same reboot).
     ssm_agent_preinstalled=False, ssm_agent_unit="amazon-ssm-agent.service",
-    # SUSE's fips-mode-setup refuses on transactional (read-only /usr) systems (SUSE:SLE-15-SP7:GA
-    # crypto-policies-FIPS.patch): only a FIPS image the user brings.
+    # SUSE's fips-mode-setup refuses outside a transaction on read-only systems (SUSE:SLE-15-SP7:GA
+    # crypto-policies-FIPS.patch); `transactional-update setup-fips` (openSUSE/transactional-update f45598b,
+    # release 4.4.0) installs the fips pattern into a new snapshot and runs fips-mode-setup there, but the
+    # pattern comes from SUSE's registered repositories (not reachable air-gapped, and not verified on SLE
+    # Micro 6.1's images): only a FIPS image the user brings.
     fips="image", fips_package=None,
     rke1=False,  # no Docker in SLE Micro; no RKE1 validation found (research §6)
 )
