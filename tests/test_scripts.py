@@ -18,7 +18,7 @@ FILES = sorted(SCRIPTS.glob("*.sh"))
 
 
 def test_there_are_fragments():
-    assert {p.stem for p in FILES} == {"retry", "ssm", "rke2", "sync", "rke", "proxy"}
+    assert {p.stem for p in FILES} == {"retry", "ssm", "rke2", "sync", "rke", "proxy", "identity"}
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
