@@ -90,7 +90,7 @@ _IDENTITY_SH = fragment("identity")
 def identity_step(key_parameter: str | None, trusted_parameter: str | None, key_dir: str, key_file: str,
                   trusted_file: str) -> tuple[dict[str, str], tuple[str, ...]]:
     """A server boot script's settings and body for the service-account issuer's keys
-    (components/identity/apiserver.py names the files): the signing key (SecureString) and the trusted
+    (components/plan/identity_apiserver.py names the files): the signing key (SecureString) and the trusted
     public keys, fetched before RKE2 starts; None skips a file. Not used while the issuer is off."""
     if key_parameter is None and trusted_parameter is None:
         return {}, ()

@@ -1,4 +1,4 @@
-"""kube-apiserver's service-account flags for the issuer (components/identity/apiserver.py), read the
+"""kube-apiserver's service-account flags for the issuer (components/plan/identity_apiserver.py), read the
 way RKE2 and RKE1 really build the command line, and the order of states that turns the issuer on,
 rotates its key and turns it off: at every moment of a server-by-server roll, every live token is
 accepted by every server, and by STS when it names our issuer.
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.identity import apiserver as api
-from components.identity import issuer
+from components.plan import identity_apiserver as api
+from components.plan import identity_issuer as issuer
 from tests.support import sts
 
 ISSUER = "https://rke-aws-irsa-c1.s3.us-east-1.amazonaws.com"

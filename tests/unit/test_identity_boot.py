@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from components.identity import apiserver as api
 from components.node import scripts
+from components.plan import identity_apiserver as api
 from tests.support import sts
 
 TESTS = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""The EBS CSI controller's move from its access key to a role (components/identity/ebs_csi.py), judged
+"""The EBS CSI controller's move from its access key to a role (components/plan/identity_ebs_csi.py), judged
 over day-2 sequences (base -> change -> next change) on a model of the cluster built from upstream
 facts, not from the module:
 - the controller's pods get the key env from the Secret when they start (`optional: true`: none if
@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from components.identity import ebs_csi
-from components.identity.ebs_csi import ON_KEY, ON_ROLE, EbsCredentials, Step, plan_update
+from components.plan import identity_ebs_csi as ebs_csi
+from components.plan.identity_ebs_csi import ON_KEY, ON_ROLE, EbsCredentials, Step, plan_update
 
 ROLE_ARN = "arn:aws:iam::123456789012:role/rke-aws-c1-ebs-csi"
 # The values a release step may change, and the chart templates that read them

@@ -1,4 +1,4 @@
-"""The issuer's documents and URL (components/identity/issuer.py), checked against what
+"""The issuer's documents and URL (components/plan/identity_issuer.py), checked against what
 kube-apiserver and kops compute and against the `cryptography` package, and the URL rules of IAM,
 STS and kube-apiserver, with property tests for the validator."""
 
@@ -13,7 +13,7 @@ from cryptography.hazmat.primitives import serialization
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.identity import issuer
+from components.plan import identity_issuer as issuer
 from tests.support import sts
 
 KEY = sts.new_key()

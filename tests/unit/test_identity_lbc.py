@@ -1,4 +1,4 @@
-"""The AWS Load Balancer Controller (components/identity/lbc.py): upstream's policy vendored unchanged,
+"""The AWS Load Balancer Controller (components/plan/identity_lbc.py): upstream's policy vendored unchanged,
 the same in every partition but for the ARN partition, every action a real IAM action, scoped to this
 cluster's tag where upstream checks only that the tag exists (evaluated with the suite's IAM
 evaluator), and the chart values rendered against the stored chart defaults
@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from components.identity import lbc
+from components.plan import identity_lbc as lbc
 from components.settings import versions
 from policies import rules
 from tests.support.resource_policy import iam_eval

@@ -1,4 +1,4 @@
-"""The issuer bucket's policy and public-access settings (components/identity/publication.py),
+"""The issuer bucket's policy and public-access settings (components/plan/identity_issuer.py),
 evaluated with the suite's IAM evaluator for an anonymous reader such as STS: exactly the two
 documents are readable, nothing else is, nothing is listable or writable, and not over HTTP.
 
@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.identity import issuer, publication
+from components.plan import identity_issuer as issuer
+from components.plan import identity_issuer as publication
 from tests.support import resource_policy as rp
 
 # --- part 1: principals and S3's notion of public ---------------------------------------------------------

@@ -1,4 +1,4 @@
-"""IRSA trust policies, service-account names and the `*`-on-`*` refusal (components/identity/roles.py),
+"""IRSA trust policies, service-account names and the `*`-on-`*` refusal (components/plan/identity_roles.py),
 evaluated with the suite's IAM evaluator: the right service account with the right audience through
 the right provider, and nothing else."""
 
@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from components.identity import issuer, roles
+from components.plan import identity_issuer as issuer
+from components.plan import identity_roles as roles
 from tests.support import resource_policy as rp
 
 ISSUER = "https://rke-aws-irsa-c1.s3.us-gov-west-1.amazonaws.com"

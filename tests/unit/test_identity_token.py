@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.identity import issuer, publication, roles
+from components.plan import identity_issuer as issuer
+from components.plan import identity_issuer as publication
+from components.plan import identity_roles as roles
 from tests.support import sts
 
 ACCOUNT = "123456789012"

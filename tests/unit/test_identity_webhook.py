@@ -1,4 +1,4 @@
-"""The pod identity webhook's chart values (components/identity/webhook.py), rendered against the
+"""The pod identity webhook's chart values (components/plan/identity_webhook.py), rendered against the
 chart's stored defaults (tests/data/upstream/amazon-eks-pod-identity-webhook-2.6.5, jkroepke/helm-charts
 @39808e02) the way Helm combines them, and scheduled on each distribution's control plane.
 
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from components.identity import webhook
+from components.plan import identity_webhook as webhook
 from components.settings import versions
 
 CHART_DIR = Path(__file__).resolve().parents[1] / "data" / "upstream" / "amazon-eks-pod-identity-webhook-2.6.5"
@@ -139,7 +139,7 @@ def test_manifest_mode_carries_the_same_values():
 
 
 def test_china_needs_a_named_image():
-    from components.identity import images
+    from components.plan import identity_webhook as images
 
     assert images.image_for("aws", versions.POD_IDENTITY_WEBHOOK_IMAGE, None, "k")[0]
     image, problem = images.image_for("aws-cn", versions.POD_IDENTITY_WEBHOOK_IMAGE, None, "identity.webhookImage")

@@ -46,10 +46,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ..plan.ccm_values import node_selector, tolerations
-from ..plan.cluster_documents import Chart
 from ..settings import versions
-from .roles import ROLE_ARN_ANNOTATION
+from .ccm_values import node_selector, tolerations
+from .cluster_documents import Chart
+from .identity_roles import ROLE_ARN_ANNOTATION
 
 UPSTREAM = Path(__file__).resolve().parent / "upstream" / "aws-load-balancer-controller-v3.5.0"
 POLICY_FILES = {"aws": "iam_policy.json", "aws-us-gov": "iam_policy_us-gov.json", "aws-cn": "iam_policy_cn.json"}

@@ -35,8 +35,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..plan.ccm_values import CcmValues
-from .roles import ROLE_ARN_ANNOTATION
+from .ccm_values import CcmValues
+from .identity_roles import ROLE_ARN_ANNOTATION
 
 SERVICE_ACCOUNT = ("kube-system", "ebs-csi-controller-sa")  # the chart's controller.serviceAccount.name
 

@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from .issuer import STS_AUDIENCE, host_path
+from .identity_issuer import STS_AUDIENCE, host_path
 
 ASSUME_ACTION = "sts:AssumeRoleWithWebIdentity"
 ROLE_ARN_ANNOTATION = "eks.amazonaws.com/role-arn"  # what the webhook reads on a service account

@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .issuer import jwks_uri, key_id
+from .identity_issuer import jwks_uri, key_id
 
 # RKE2 --------------------------------------------------------------------------------------------------
 
