@@ -86,6 +86,26 @@ _RKE_SH = fragment("rke")
 _PROXY_SH = fragment("proxy")
 
 
+_IDENTITY_SH = fragment("identity")
+
+
+def identity_step(key_parameter: str | None, trusted_parameter: str | None, key_dir: str, key_file: str,
+                  trusted_file: str) -> tuple[dict[str, str], tuple[str, ...]]:
+    """A server boot script's settings and body for the service-account issuer's keys
+    (components/plan/identity_apiserver.py names the files): the signing key (SecureString) and the trusted
+    public keys, fetched before RKE2 starts; None skips a file. Not used while the issuer is off."""
+    if key_parameter is None and trusted_parameter is None:
+        return {}, ()
+    settings = {
+        "IDENTITY_DIR": key_dir,
+        "IDENTITY_KEY_REQUEST": _get_request(key_parameter, True) if key_parameter else "",
+        "IDENTITY_KEY_FILE": key_file,
+        "IDENTITY_TRUSTED_REQUEST": _get_request(trusted_parameter, True) if trusted_parameter else "",
+        "IDENTITY_TRUSTED_FILE": trusted_file,
+    }
+    return settings, (_IDENTITY_SH,)
+
+
 # The SSM agent's unit on Ubuntu (installed as a snap); its proxy drop-in is cloud_init.SSM_AGENT_PROXY_DROP_IN.
 SSM_AGENT_UNIT = "snap.amazon-ssm-agent.amazon-ssm-agent.service"
 
