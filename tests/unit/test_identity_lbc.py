@@ -15,12 +15,11 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
+from policies import rules
 from rke_aws.plan import identity_lbc as lbc
 from rke_aws.settings import versions
-from policies import rules
+from tests.support.charts import NODES, coalesce, schedules, unknown_keys
 from tests.support.resource_policy import iam_eval
-
-from .test_identity_webhook import NODES, coalesce, schedules, unknown_keys
 
 ALLOW, decision = iam_eval.ALLOW, iam_eval.decision
 

@@ -7,49 +7,20 @@ node labels and taints (domain.md section 3) are written out here."""
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
 import yaml
 
 from rke_aws.plan import identity_webhook as webhook
 from rke_aws.settings import versions
+from tests.support.charts import NODES, coalesce, schedules, unknown_keys
 
 CHART_DIR = Path(__file__).resolve().parents[1] / "data" / "upstream" / "amazon-eks-pod-identity-webhook-2.6.5"
 DEFAULTS = yaml.safe_load((CHART_DIR / "values.yaml").read_text())
 CHART = yaml.safe_load((CHART_DIR / "Chart.yaml").read_text())
 CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
-
-
-def coalesce(user: Any, defaults: Any) -> Any:
-    """Helm's CoalesceValues: user maps merge over default maps, a user null deletes, lists and
-    scalars replace."""
-    if isinstance(user, dict) and isinstance(defaults, dict):
-        out = copy.deepcopy(defaults)
-        for k, v in user.items():
-            if v is None:
-                out.pop(k, None)
-            elif k in out:
-                out[k] = coalesce(v, out[k])
-            else:
-                out[k] = copy.deepcopy(v)
-        return out
-    return copy.deepcopy(user)
-
-
-def unknown_keys(user: Any, defaults: Any, path: str = "") -> list[str]:
-    """Keys the chart does not define: Helm ignores them silently, so a misspelt one does nothing."""
-    out = []
-    if isinstance(user, dict):
-        for k, v in user.items():
-            if not isinstance(defaults, dict) or k not in defaults:
-                out.append(f"{path}{k}")
-            elif isinstance(v, dict) and isinstance(defaults[k], dict) and defaults[k]:
-                out += unknown_keys(v, defaults[k], f"{path}{k}.")
-    return out
 
 
 def fullname(release: str, values: dict) -> str:
@@ -60,38 +31,9 @@ def fullname(release: str, values: dict) -> str:
     return release[:63].rstrip("-") if name in release else f"{release}-{name}"[:63].rstrip("-")
 
 
-# Nodes before the CCM initialises them (domain.md section 3).
-UNINIT = {"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"}
-NODES = {
-    "rke2": {"server": ({"node-role.kubernetes.io/control-plane": "true", "node-role.kubernetes.io/etcd": "true"},
-                        [UNINIT]),
-             "agent": ({}, [UNINIT])},
-    "rke": {"controlplane+etcd": ({"node-role.kubernetes.io/controlplane": "true", "node-role.kubernetes.io/etcd": "true"},
-                                  [UNINIT, {"key": "node-role.kubernetes.io/controlplane", "value": "true", "effect": "NoSchedule"},
-                                   {"key": "node-role.kubernetes.io/etcd", "value": "true", "effect": "NoExecute"}]),
-            "worker": ({"node-role.kubernetes.io/worker": "true"}, [UNINIT])},
-}
 POOLS = {"rke2": [SimpleNamespace(is_controlplane=True, is_etcd=True, is_worker=False)],
          "rke": [SimpleNamespace(is_controlplane=True, is_etcd=True, is_worker=False),
                  SimpleNamespace(is_controlplane=False, is_etcd=False, is_worker=True)]}
-
-
-def tolerates(tol: dict, taint: dict) -> bool:
-    if tol.get("effect") and tol["effect"] != taint["effect"]:
-        return False
-    if not tol.get("key"):
-        return tol.get("operator") == "Exists"
-    if tol["key"] != taint["key"]:
-        return False
-    return tol.get("operator", "Equal") == "Exists" or tol.get("value", "") == taint.get("value", "")
-
-
-def schedules(values: dict, labels: dict, taints: list) -> bool:
-    selector = values.get("nodeSelector") or {}
-    if any(labels.get(k) != v for k, v in selector.items()):
-        return False
-    return all(any(tolerates(t, taint) for t in values.get("tolerations") or []) for taint in taints
-               if taint["effect"] in ("NoSchedule", "NoExecute"))
 
 
 def test_the_stored_chart_is_the_pinned_one():
