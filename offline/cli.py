@@ -1,13 +1,17 @@
-"""`rke-aws <command> [...]`: the offline tools, and the tools for a real account with the stack files read here.
+"""rke-aws: plan, review and operate RKE/RKE2 clusters on AWS from a Pulumi project.
 
-    rke-aws plan <stack> [--json]                     what a stack would create, against an emulated account
-    rke-aws diff [--base REF] [...]                   per-resource diff of every stack against a git ref
-    rke-aws doctor <stack> [--emulated] [...]         check an AWS account for what the CCM needs
-    rke-aws kubeconfig <stack> [...]                  the cluster's admin kubeconfig (README "The kubeconfig")
-    rke-aws snapshots [--check] [stack ...]           rewrite (or compare) tests/snapshots/<stack>.json
-    rke-aws schema [--write]                          check / regenerate what comes from the config model
+    rke-aws plan <stack> [--full] [--json]           what a stack would create, evaluated in an emulated AWS account
+    rke-aws diff [--base REF] [--format markdown]    what the working tree changes against a git ref, per stack
+    rke-aws doctor <stack> [--emulated] [...]        check an AWS account for what the cloud provider needs
+    rke-aws kubeconfig <stack> [...]                 the cluster's admin kubeconfig (mode 0600)
+    rke-aws snapshots [--check] [stack ...]          (this repository) rewrite or compare tests/snapshots/<stack>.json
+    rke-aws schema [--write]                         (this repository) regenerate what comes from the config model
 
-`python3 -m offline.tasks <command>` runs these inside the project's virtualenv.
+Run in a Pulumi project's directory, or give it: `rke-aws -C <dir> plan dev`. The project is the nearest
+Pulumi.yaml at or above it: its `name` is the configuration namespace, `stackConfigDir` holds the stack files
+(Pulumi.<stack>.yaml), `main` the program. `plan` and `diff` need no credentials and no network; `doctor` and
+`kubeconfig` read the real account (AWS_PROFILE / --profile). `rke-aws <command> --help` for each command's options.
+In this repository `python3 -m offline.tasks <command>` runs the same inside the project's virtualenv.
 """
 
 from __future__ import annotations
@@ -18,30 +22,31 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from rke_aws_offline.engine import harness
+from rke_aws_offline.report.project import Project, ProjectError
 
 
-def _plan(argv: list[str]) -> int:
+def _plan(argv: list[str], project: Project | None = None) -> int:
     from rke_aws_offline.report import plan_report
 
-    return plan_report.main(argv)
+    return plan_report.main(argv, project)
 
 
-def _diff(argv: list[str]) -> int:
+def _diff(argv: list[str], project: Project | None = None) -> int:
     from rke_aws_offline.report import diff
 
-    return diff.main(argv)
+    return diff.main(argv, project)
 
 
-def _snapshots(argv: list[str]) -> int:
+def _snapshots(argv: list[str], project: Project | None = None) -> int:
     from rke_aws_offline import snapshots
 
     return snapshots.main(argv)
 
 
-def _schema(argv: list[str]) -> int:
+def _schema(argv: list[str], project: Project | None = None) -> int:
     from rke_aws_offline import schema
 
     return schema.main(argv)
@@ -49,20 +54,21 @@ def _schema(argv: list[str]) -> int:
 
 # ---- doctor: the checks are rke_aws.ops.doctor's; the stack, its outputs and the account come from here ----
 
-def _pulumi_outputs(stack: str) -> dict:
-    proc = subprocess.run(["pulumi", "stack", "output", "--json", "--stack", stack], cwd=harness.ROOT,
+def _pulumi_outputs(stack: str, cwd: Path) -> dict:
+    proc = subprocess.run(["pulumi", "stack", "output", "--json", "--stack", stack], cwd=cwd,
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"`pulumi stack output --json --stack {stack}` failed: {proc.stderr.strip()}")
     return json.loads(proc.stdout)
 
 
-def doctor(argv: list[str] | None = None) -> int:
+def doctor(argv: list[str] | None = None, project: Project | None = None) -> int:
     from rke_aws.ops import doctor as doctor_checks
 
+    project = project or Project.find()
     ap = argparse.ArgumentParser(prog="rke-aws doctor", description=doctor_checks.__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("stack", choices=harness.stack_names())
+    ap.add_argument("stack", choices=project.stack_names())
     ap.add_argument("--emulated", action="store_true", help="build the stack in an emulated account (moto) and check that")
     ap.add_argument("--outputs", help="JSON file of the stack's outputs (`pulumi stack output --json`)")
     ap.add_argument("--profile", help="AWS profile for a real account")
@@ -74,7 +80,9 @@ def doctor(argv: list[str] | None = None) -> int:
         from rke_aws_offline.engine import emulated_account
 
         try:
-            run, account = emulated_account.build_stack(args.stack)
+            config = project.stack_config(args.stack)[0]
+            run, account = emulated_account.build(config, args.stack, main=project.main,
+                                                  project=project.namespace_of(args.stack))
         except Exception as err:  # noqa: BLE001
             print(f"{args.stack}: could not build the stack in the emulated account: {err}", file=sys.stderr)
             return 2
@@ -93,7 +101,7 @@ def doctor(argv: list[str] | None = None) -> int:
             with open(args.outputs, encoding="utf-8") as f:
                 outputs = json.load(f)
         elif shutil.which("pulumi"):
-            outputs = _pulumi_outputs(args.stack)
+            outputs = _pulumi_outputs(args.stack, project.root)
         else:
             print("no Pulumi CLI: pass --outputs FILE (from `pulumi stack output --json`), or --emulated", file=sys.stderr)
             return 2
@@ -101,7 +109,7 @@ def doctor(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, RuntimeError) as err:
         print(f"{args.stack}: {err}", file=sys.stderr)
         return 2
-    region = args.region or outputs.get("region") or harness.stack_config(args.stack).get("aws:region")
+    region = args.region or outputs.get("region") or project.stack_config(args.stack)[0].get("aws:region")
     session = boto3.Session(profile_name=args.profile, region_name=region)
     if session.get_credentials() is None:
         print("no AWS credentials found (set AWS_PROFILE or pass --profile), or use --emulated", file=sys.stderr)
@@ -116,9 +124,7 @@ def doctor(argv: list[str] | None = None) -> int:
 
 # ---- kubeconfig: reading and storing are rke_aws.ops.kubeconfig's; the stack file is found here ----------
 
-def kubeconfig(argv: list[str] | None = None, session: Any = None) -> int:
-    from pathlib import Path
-
+def kubeconfig(argv: list[str] | None = None, session: Any = None, project: Project | None = None) -> int:
     from rke_aws.ops import kubeconfig as kube
     from rke_aws.settings import config as cfgmod
     from rke_aws_offline import schema
@@ -131,8 +137,9 @@ def kubeconfig(argv: list[str] | None = None, session: Any = None) -> int:
                     help=f"RKE1: the kubeconfig `rke up` wrote (default {kube.RKE_KUBECONFIG})")
     ap.add_argument("--profile", help="RKE2: the AWS profile to read the parameter with")
     args = ap.parse_args(argv)
+    project = project or Project.find()
     try:
-        cfg = kube.stack_settings(args.stack, harness.stack_config(args.stack))
+        cfg = kube.stack_settings(args.stack, project.stack_config(args.stack)[0])
         if cfg.distribution == "rke2":
             if session is None:
                 import boto3
@@ -149,10 +156,10 @@ def kubeconfig(argv: list[str] | None = None, session: Any = None) -> int:
                 raise kube.KubeconfigError(f"{source} not found: `rke up --config cluster.yml` writes it beside cluster.yml")
             text = source.read_text()
             kube.check_kubeconfig(text, str(source))
-            kube.store_in_stack(args.stack, text, harness.ROOT)
+            kube.store_in_stack(args.stack, text, project.root)
             # The CLI rewrote the stack file without its comments: give editors their schema line back.
             stack_file = schema.STACKS_DIR / f"Pulumi.{args.stack}.yaml"
-            if stack_file.exists():
+            if project.is_this_checkout and stack_file.exists():
                 schema.restore_schema_line(stack_file)
             print(f"stored {source} as the encrypted kubeconfig of stack {args.stack}; `pulumi up` installs the CCM")
     except cfgmod.ConfigError as err:
@@ -164,7 +171,7 @@ def kubeconfig(argv: list[str] | None = None, session: Any = None) -> int:
     return 0
 
 
-COMMANDS: dict[str, Callable[[list[str]], int]] = {
+COMMANDS: dict[str, Callable[..., int]] = {
     "plan": _plan, "diff": _diff, "doctor": doctor, "kubeconfig": kubeconfig, "snapshots": _snapshots,
     "schema": _schema,
 }
@@ -172,10 +179,29 @@ COMMANDS: dict[str, Callable[[list[str]], int]] = {
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    where: Path | None = None
+    while argv[:1] and argv[0] in ("-C", "--cwd") or (argv and argv[0].startswith("--cwd=")):
+        if argv[0].startswith("--cwd="):
+            where, argv = Path(argv[0].split("=", 1)[1]), argv[1:]
+        elif len(argv) < 2:
+            print("rke-aws: -C needs a directory", file=sys.stderr)
+            return 2
+        else:
+            where, argv = Path(argv[1]), argv[2:]
+    if argv[:1] in (["--version"], ["-V"]):
+        from rke_aws import __version__
+
+        print(f"rke-aws {__version__}")
+        return 0
     if not argv or argv[0] not in COMMANDS:
-        print(__doc__, file=sys.stderr)
+        print(__doc__, file=sys.stderr if argv[:1] not in (["-h"], ["--help"]) else sys.stdout)
+        return 0 if argv[:1] in (["-h"], ["--help"]) else 2
+    try:
+        project = Project.find(where) if where is not None or argv[0] not in ("snapshots", "schema") else None
+    except ProjectError as err:
+        print(f"rke-aws: {err}", file=sys.stderr)
         return 2
-    return COMMANDS[argv[0]](argv[1:])
+    return COMMANDS[argv[0]](argv[1:], project=project)
 
 
 if __name__ == "__main__":

