@@ -307,7 +307,7 @@ def diff_stacks(base_ref: str, repo: Path, stacks: list[str], include_fixtures: 
             else base_root / "__main__.py"
         n = len(names)
         say(f"diff: base {base_ref}, {n} stack{'s' if n != 1 else ''}")
-        with_base = [s for s in names if s in base_files]
+        with_base = [s for s in names if s in base_files and s in head_files]  # a removed stack runs nowhere
         base_requests = [_request(base_files[s], None, project.namespace_of(s), base_main, again=True) for s in with_base]
         base_results = dict(zip(with_base, evaluate_all(
             base_root, base_requests,
