@@ -167,10 +167,10 @@ def make_project(dest: Path, *, name: str | None = None, stack: str = "dev", com
         target.write_bytes(data)
         shutil.copymode(template / rel, target)
     (dest / "Pulumi.yaml.append").unlink(missing_ok=True)
-    original = (template / "Pulumi.yaml").read_text()
+    copied = (dest / "Pulumi.yaml").read_text()  # new.go reads back the copy, placeholders replaced
     tag = sanitize_template(url)
     project = (_project_kept_comments if comments == "kept" else _project_without_comments)(
-        original, name, description, tag)
+        copied, name, description, tag)
     (dest / "Pulumi.yaml").write_text(project)
     values = {cli_key(k, name): v for k, v in
               {**{k: v.get("default", "") for k, v in block["config"].items()}, **(answers or {})}.items() if v != ""}
