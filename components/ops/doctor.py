@@ -1,4 +1,4 @@
-"""`make doctor STACK=<stack>`: check an AWS account for what the cloud controller manager needs.
+"""`rke-aws doctor <stack>`: check an AWS account for what the cloud controller manager needs.
 
 Reads what to expect from the stack's outputs (node names, cluster ID, VPC, subnets, instance
 profiles) and checks the account through boto3, read-only:
@@ -23,24 +23,27 @@ profiles) and checks the account through boto3, read-only:
 Where the expectations come from:
   default     real credentials (boto3's usual chain, or --profile); outputs from
               `pulumi stack output --json` when the Pulumi CLI is installed, else --outputs FILE
-  --emulated  builds the stack in an emulated account (moto, as `make plan` does) and checks that
-              account; no credentials, no network
+  --emulated  builds the stack in an emulated account (moto, as `rke-aws plan` does) and checks that
+              account; no credentials, no network (the command's option: this package never imports moto)
 
 Each check prints PASS / WARN / FAIL, and on FAIL the fix. Exit status 1 on any FAIL.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..aws import iam_policies as iam_policy
 from ..settings import tags as tagsets
+from .doctor_iam import allowed_actions, role_documents, simulate, simulations
+from .doctor_rancher import VERSION_MANAGEMENT, RancherGet, check_rancher_cluster, rancher_get
+from .results import FAIL, PASS, WARN, Result, failed, report
 
-PASS, WARN, FAIL = "PASS", "WARN", "FAIL"
+# Names other modules read from here (the CLI, the tests): the results and the Rancher check's constants.
+__all__ = ["FAIL", "PASS", "VERSION_MANAGEMENT", "WARN", "Result", "failed", "report"]
+
 LIVE_STATES = ["pending", "running", "stopping", "stopped"]
 
 
@@ -86,19 +89,6 @@ class Expectations:
                    subnet_ids=dict(outputs.get("subnetIds") or {}), security_group_id=outputs.get("securityGroupId") or "",
                    instance_profile_names=dict(outputs.get("instanceProfileNames") or {}), stack=stack,
                    rancher=dict(outputs.get("rancherCluster") or {}))
-
-
-@dataclass
-class Result:
-    check: str
-    status: str
-    subject: str
-    detail: str
-    fix: str = ""
-
-    def line(self) -> str:
-        text = f"{self.status}  {self.check:<14} {self.subject}: {self.detail}"
-        return text + (f"\n      fix: {self.fix}" if self.fix and self.status != PASS else "")
 
 
 class Clients:
@@ -241,37 +231,7 @@ def check_security_group(c: Clients, exp: Expectations) -> list[Result]:
 
 
 def _documents(c: Clients, role_name: str) -> list[tuple[str, dict]]:
-    docs: list[tuple[str, dict]] = []
-    for pname in c.iam.list_role_policies(RoleName=role_name)["PolicyNames"]:
-        doc = c.iam.get_role_policy(RoleName=role_name, PolicyName=pname)["PolicyDocument"]
-        docs.append((pname, json.loads(doc) if isinstance(doc, str) else doc))
-    for att in c.iam.list_attached_role_policies(RoleName=role_name)["AttachedPolicies"]:
-        try:  # managed policies count too; AWS-managed ones may be unreadable in an emulator
-            version = c.iam.get_policy(PolicyArn=att["PolicyArn"])["Policy"]["DefaultVersionId"]
-            doc = c.iam.get_policy_version(PolicyArn=att["PolicyArn"], VersionId=version)["PolicyVersion"]["Document"]
-        except Exception:  # noqa: BLE001
-            continue
-        docs.append((att["PolicyName"], json.loads(doc) if isinstance(doc, str) else doc))
-    return docs
-
-
-def _as_list(v: Any) -> list:
-    return [v] if isinstance(v, str) else list(v or [])
-
-
-def allowed_actions(documents: Iterable[dict], needed: Iterable[str]) -> set[str]:
-    """The needed actions the documents allow (Allow matches, no Deny matches; wildcards honoured)."""
-    allow: list[str] = []
-    deny: list[str] = []
-    for doc in documents:
-        stmts = doc.get("Statement") or []
-        for st in [stmts] if isinstance(stmts, dict) else stmts:
-            (allow if st.get("Effect") == "Allow" else deny).extend(a.lower() for a in _as_list(st.get("Action")))
-
-    def matches(action: str, patterns: list[str]) -> bool:
-        return any(fnmatch.fnmatchcase(action.lower(), p) for p in patterns)
-
-    return {a for a in needed if matches(a, allow) and not matches(a, deny)}
+    return role_documents(c.iam, role_name)
 
 
 def check_iam(c: Clients, exp: Expectations) -> list[Result]:
@@ -308,108 +268,6 @@ def check_iam(c: Clients, exp: Expectations) -> list[Result]:
                               f"role {role_name} (profile {profile_name}) allows all {len(needed)} {node.iam_role} actions "
                               "by name (what AWS decides on this cluster's resources: iam-simulate)"))
     return out
-
-
-# ---- what AWS decides: the IAM policy simulator ----------------------------------------------------
-
-@dataclass(frozen=True)
-class Simulation:
-    """One iam:SimulatePrincipalPolicy request: actions on resources, with a request context."""
-    actions: tuple[str, ...]
-    resources: tuple[str, ...]
-    context: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (key, values)
-    what: str = ""
-
-    def request(self, role_arn: str) -> dict:
-        entries = [{"ContextKeyName": k, "ContextKeyValues": list(v), "ContextKeyType": "stringList" if len(v) > 1 else "string"}
-                   for k, v in self.context]
-        req: dict[str, Any] = {"PolicySourceArn": role_arn, "ActionNames": list(self.actions),
-                               "ResourceArns": list(self.resources)}
-        if entries:
-            req["ContextEntries"] = entries
-        return req
-
-
-# A resource of each type the CCM creates (none exists before it creates one): ARNs of the shape AWS gives.
-_SAMPLE_RESOURCES = {
-    "security-group": "arn:{p}:ec2:{r}:{a}:security-group/sg-0123456789abcdef0",
-    "vpc": "arn:{p}:ec2:{r}:{a}:vpc/vpc-0123456789abcdef0",
-    "loadbalancer": "arn:{p}:elasticloadbalancing:{r}:{a}:loadbalancer/a0123456789abcdef0123456789abcdef",
-    "loadbalancer/net/": "arn:{p}:elasticloadbalancing:{r}:{a}:loadbalancer/net/k8s-default-svc-0123456789/0123456789abcdef",
-    "targetgroup": "arn:{p}:elasticloadbalancing:{r}:{a}:targetgroup/k8s-default-svc-0123456789/0123456789abcdef",
-    "listener/net": "arn:{p}:elasticloadbalancing:{r}:{a}:listener/net/k8s-default-svc-0123456789/0123456789abcdef/0123456789abcdef",
-}
-# The create action whose tags a TAG call authorises, per resource type (tag-on-create).
-_CREATED_BY = {"security-group": "CreateSecurityGroup", "loadbalancer": "CreateLoadBalancer",
-               "loadbalancer/net/": "CreateLoadBalancer", "targetgroup": "CreateTargetGroup",
-               "listener/net": "CreateListener"}
-
-
-def _tag_context(tags: dict[str, str]) -> list[tuple[str, tuple[str, ...]]]:
-    return [(f"aws:ResourceTag/{k}", (v,)) for k, v in sorted(tags.items())]
-
-
-def simulations(role: str, cluster_id: str, partition: str, region: str, account: str,
-                existing: dict[str, tuple[str, dict[str, str]]]) -> list[Simulation]:
-    """What to ask the simulator for a `role` node of this cluster: every call it makes (the CCM's
-    calls, components/iam_policy.CCM_CALLS, for controlplane), on the resources it makes them on.
-    `existing`: resource type -> (ARN, tags) of this cluster's own resources (its VPC, its security
-    group); resources the CCM creates carry what it tags them with (the cluster tag, owned)."""
-    if role != "controlplane":
-        return [Simulation(tuple(iam_policy.actions_for(role)), ("*",), (), "reads")]
-    key = tagsets.cluster_tag_key(cluster_id)
-    owned = {key: tagsets.OWNED}
-
-    def arn(rtype: str) -> tuple[str, dict[str, str]]:
-        if rtype in existing:
-            return existing[rtype]
-        return _SAMPLE_RESOURCES[rtype].format(p=partition, r=region, a=account), owned
-
-    request_tag = [(f"aws:RequestTag/{key}", (tagsets.OWNED,)), ("aws:TagKeys", (key,))]
-    out = [Simulation(tuple(sorted({c.action for c in iam_policy.CCM_CALLS if c.kind == iam_policy.READ})), ("*",), (),
-                      "reads")]
-    for call in iam_policy.CCM_CALLS:
-        if call.kind == iam_policy.CREATE:
-            created = tuple(arn(r)[0] for r in call.resources)
-            parent = [arn(call.parent)] if call.parent else []
-            out.append(Simulation((call.action,), created + tuple(a for a, _ in parent),
-                                  tuple(request_tag + [e for _, t in parent for e in _tag_context(t)]),
-                                  f"creates {', '.join(call.resources) or call.parent}"))
-        elif call.kind == iam_policy.MUTATE:
-            for rtype in call.resources:
-                where, tags = arn(rtype)
-                out.append(Simulation((call.action,), (where,), tuple(_tag_context(tags)), f"on {rtype}"))
-        elif call.kind == iam_policy.TAG:
-            service = call.action.split(":", 1)[0]
-            for rtype in call.resources:
-                out.append(Simulation((call.action,), (arn(rtype)[0],),
-                                      tuple(request_tag + [(f"{service}:CreateAction", (_CREATED_BY[rtype],))]),
-                                      f"tags a new {rtype}"))
-    out.append(Simulation((iam_policy.SERVICE_LINKED_ROLE_ACTION,), (
-        f"arn:{partition}:iam::{account}:role/aws-service-role/{iam_policy.ELB_SERVICE_NAME}/"
-        "AWSServiceRoleForElasticLoadBalancing",), (("iam:AWSServiceName", (iam_policy.ELB_SERVICE_NAME,)),),
-        "the ELB service-linked role"))
-    return out
-
-
-def simulate(iam: Any, role_arn: str, sims: list[Simulation]) -> list[tuple[str, str, str, str]]:
-    """Ask AWS; returns the denials (action, resource, decision, what). Raises what the API raises."""
-    denied = []
-    for sim in sims:
-        req, marker = sim.request(role_arn), None
-        while True:
-            page = iam.simulate_principal_policy(**req, **({"Marker": marker} if marker else {}))
-            for res in page.get("EvaluationResults") or []:
-                per_resource = res.get("ResourceSpecificResults") or []
-                if per_resource:
-                    denied += [(res["EvalActionName"], r.get("EvalResourceName", "*"), r["EvalResourceDecision"], sim.what)
-                               for r in per_resource if r.get("EvalResourceDecision") != "allowed"]
-                elif res.get("EvalDecision") != "allowed":
-                    denied.append((res["EvalActionName"], res.get("EvalResourceName", "*"), res.get("EvalDecision"), sim.what))
-            if not page.get("IsTruncated"):
-                break
-            marker = page["Marker"]
-    return denied
 
 
 def _existing_resources(c: Clients, exp: Expectations, partition: str, region: str, account: str) -> dict:
@@ -582,70 +440,9 @@ CHECKS: tuple[Callable[[Clients, Expectations], list[Result]], ...] = (
 )
 
 
-# Rancher's API, through a transport tests replace: (url, token or None) -> (HTTP status, JSON body or None).
-RancherGet = Callable[[str, "str | None"], "tuple[int, Any]"]
-RANCHER_SECONDS = 10
-
-
-def _rancher_get(url: str, token: str | None) -> tuple[int, Any]:
-    import urllib.error
-    import urllib.request
-
-    req = urllib.request.Request(url, headers={"Accept": "application/json",
-                                               **({"Authorization": f"Bearer {token}"} if token else {})})
-    try:
-        with urllib.request.urlopen(req, timeout=RANCHER_SECONDS) as resp:  # noqa: S310 - https from the stack's outputs
-            body = resp.read(4 * 1024 * 1024)
-            status = resp.status
-    except urllib.error.HTTPError as err:
-        return err.code, None
-    try:
-        return status, json.loads(body)
-    except ValueError:
-        return status, body.decode(errors="replace")
-
-
-VERSION_MANAGEMENT = "rancher.io/imported-cluster-version-management"
-
-
-def check_rancher(exp: Expectations, token: str | None, get: RancherGet = _rancher_get) -> list[Result]:
+def check_rancher(exp: Expectations, token: str | None, get: RancherGet = rancher_get) -> list[Result]:
     """Rancher answers; with a token, the imported cluster exists and its annotation says who upgrades."""
-    r = exp.rancher
-    url, cid = (r.get("url") or "").rstrip("/"), r.get("id") or ""
-    if not url:
-        return []
-    subject = f"{r.get('name') or cid} at {url}"
-    try:
-        if not token:
-            status, body = get(f"{url}/ping", None)
-            if status == 200:
-                return [Result("rancher", WARN, subject, "Rancher answers /ping; the cluster was not checked",
-                               "set RANCHER_TOKEN to an API token to check the imported cluster and who upgrades it")]
-            return [Result("rancher", FAIL, subject, f"/ping answered HTTP {status}", "check rancher.url")]
-        status, body = get(f"{url}/v3/clusters/{cid}", token)
-    except Exception as err:  # noqa: BLE001 - DNS, TLS, timeout: the stack's Rancher is not reachable from here
-        return [Result("rancher", FAIL, subject, f"not reachable: {err}",
-                       "run where Rancher answers; its certificate must be trusted (a public CA)")]
-    if status in (401, 403):
-        return [Result("rancher", FAIL, subject, f"HTTP {status} for cluster {cid}",
-                       "RANCHER_TOKEN must be a valid token of a user who may see the cluster")]
-    if status == 404:
-        return [Result("rancher", FAIL, subject, f"cluster {cid} does not exist in Rancher",
-                       "`pulumi refresh` then `pulumi up` registers it again")]
-    if status != 200 or not isinstance(body, dict):
-        return [Result("rancher", FAIL, subject, f"HTTP {status}", "check rancher.url")]
-    want = "true" if r.get("upgrades") == "rancher" else "false"
-    have = (body.get("annotations") or {}).get(VERSION_MANAGEMENT)
-    if have != want:
-        return [Result("rancher", FAIL, subject, f"{VERSION_MANAGEMENT} is {have!r}, but rancher.upgrades is "
-                       f"{r.get('upgrades')}: both Rancher and this program may write upgrade Plans",
-                       f"`pulumi up` sets it back to {want!r} (or change rancher.upgrades)")]
-    state = body.get("state")
-    if state != "active":
-        return [Result("rancher", WARN, subject, f"cluster {cid} is {state!r}, not active",
-                       "check the agent: `kubectl -n cattle-system get pods`")]
-    return [Result("rancher", PASS, subject, f"cluster {cid} active; version management {want} "
-                                             f"({'Rancher' if want == 'true' else 'rke-aws'} upgrades)")]
+    return check_rancher_cluster(exp.rancher, token, get)
 
 
 def run_checks(clients: Clients, exp: Expectations,
@@ -668,14 +465,3 @@ def check_account(session: Any, exp: Expectations) -> list[Result]:
     # By shape, not class: ready Clients made by whoever imported this module under another name.
     ready = hasattr(session, "ec2") and hasattr(session, "iam") and hasattr(session, "cache")
     return run_checks(session if ready else Clients.from_session(session), exp)
-
-
-def report(results: list[Result], title: str) -> str:
-    counts = {s: sum(r.status == s for r in results) for s in (PASS, WARN, FAIL)}
-    lines = [r.line() for r in results]
-    lines.append(f"{title}: {counts[PASS]} passed, {counts[WARN]} warning(s), {counts[FAIL]} failed")
-    return "\n".join(lines)
-
-
-def failed(results: list[Result]) -> list[Result]:
-    return [r for r in results if r.status == FAIL]

@@ -1,4 +1,4 @@
-"""`make kubeconfig STACK=<stack>`: the cluster's admin kubeconfig, without copy-paste.
+"""`rke-aws kubeconfig <stack>`: the cluster's admin kubeconfig, without copy-paste.
 
 RKE2: the first server published its admin kubeconfig (server: the control-plane endpoint) as the
 SecureString `/rke-aws/<clusterId>/admin-kubeconfig`, encrypted with a key only the account's
@@ -35,9 +35,11 @@ class KubeconfigError(Exception):
     """Something the user can fix; the message says what."""
 
 
-def stack_settings(stack: str, raw: dict[str, str]) -> cfgmod.StackConfig:
-    """The stack's settings from its flat config (the stack file as the Pulumi CLI reads it)."""
-    return cfgmod.parse(raw, project="rke-aws", stack=stack, region=raw.get("aws:region"),
+def stack_settings(stack: str, raw: dict[str, str], project: str = "rke-aws") -> cfgmod.StackConfig:
+    """The stack's settings from its flat config (the stack file as the Pulumi CLI reads it), in the namespace of
+    the project it belongs to: its name in Pulumi.yaml (this repository's is rke-aws; a user's project has its
+    own)."""
+    return cfgmod.parse(raw, project=project, stack=stack, region=raw.get("aws:region"),
                         secret_keys=secret_keys_of(raw))
 
 

@@ -136,5 +136,5 @@ def test_triple(triple, shared, request):
 
 def test_readme_table_is_the_matrix():
     text = m.README.read_text()
-    assert m.README_BEGIN in text and m.README_END in text, "README has no Feature combinations table"
-    assert m.readme_text(text) == text, "README's Feature combinations table differs: python -m tests.support.combinations --write"
+    assert m.README_BEGIN in text and m.README_END in text, "docs/reference/combinations.md has no Feature combinations table"
+    assert m.readme_text(text) == text, "docs/reference/combinations.md: the table differs: python -m tests.support.combinations --write"

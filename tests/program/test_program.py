@@ -162,8 +162,7 @@ def test_offline_plan_prints_nodes_and_masks_secrets(capsys):
 def test_readme_documents_every_config_key_and_output():
     import re
 
-    readme = (ROOT / "README.md").read_text()
-    table = readme[readme.index("## Configuration reference"):readme.index("## Outputs")]
+    table = (ROOT / "docs" / "reference" / "configuration.md").read_text()
     nested = {"network": config.NETWORK_KEYS, "access": config.ACCESS_KEYS,
               "nodePools[i]": config.POOL_KEYS, "ccm": config.CCM_KEYS, "controlPlane": config.CONTROL_PLANE_KEYS,
               "etcdBackup": config.ETCD_BACKUP_KEYS, "addons": config.ADDONS_KEYS, "proxy": config.PROXY_KEYS,
@@ -175,7 +174,7 @@ def test_readme_documents_every_config_key_and_output():
         for key in keys:
             assert f"`{parent}.{key}`" in table or f"`{key}`" in table or f", {key}`" in table, \
                 f"README configuration reference lacks {parent}.{key}"
-    outputs = readme[readme.index("## Outputs"):]
+    outputs = (ROOT / "docs" / "reference" / "outputs.md").read_text()
     exported = set(re.findall(r'out\["(\w+)"\] = ', (ROOT / "components" / "rke_cluster.py").read_text()))
     assert exported, "no outputs found in components/rke_cluster.py"
     for name in exported:
@@ -183,7 +182,7 @@ def test_readme_documents_every_config_key_and_output():
 
 
 def test_the_readme_lists_every_node_output_field():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "reference" / "outputs.md").read_text()
     (row,) = [line for line in readme.splitlines() if line.startswith("| `nodes` |")]
     missing = sorted(k for k in SPOT_NODE_OUTPUT_KEYS if f"`{k}`" not in row)
     assert not missing, f"README outputs table, `nodes` row: {missing} not described"

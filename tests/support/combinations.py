@@ -19,7 +19,7 @@ Configurations that hold a pair whose look-ups matter (`Works(account=True)`: a 
 a brought VPC's subnets) are planned in the emulated account (offline/engine/emulated_account.py); the rest
 under the AWS-like mocks (offline/engine/fake_aws.py).
 
-`python -m tests.support.combinations --write` rewrites the README's "Feature combinations" table from here
+`python -m tests.support.combinations --write` rewrites the table of docs/reference/combinations.md from here
 (tests/program/test_combinations.py fails when it differs).
 """
 
@@ -46,7 +46,7 @@ from rke_aws.settings import stackfile
 from rke_aws_offline.engine import harness
 
 ROOT = Path(__file__).resolve().parents[2]
-README = ROOT / "README.md"
+README = ROOT / "docs" / "reference" / "combinations.md"  # the page holding the table
 STACK = "matrix"
 PROXY_URL = "http://proxy.matrix.example:3128"
 PROXY_ENTRY = ".corp.example"

@@ -1,6 +1,6 @@
 """The program's layers (components/, the package rke_aws): each module imports only its own layer and the
 layers below it, function-local imports included, and no two modules import each other, directly or around a
-cycle. The README's architecture section lists exactly the modules there are, under their layers.
+cycle. docs/architecture.md lists exactly the modules there are, under their layers.
 (pyproject [tool.importlinter] holds the same layers, and what the package may not import, as contracts.)"""
 
 from __future__ import annotations
@@ -125,8 +125,8 @@ README_BLOCK = re.compile(r"<!-- layers -->\n```\n(.*?)```\n<!-- /layers -->", r
 
 def readme_modules() -> set[str]:
     """The modules the README's architecture section lists: `  <layer>/` headings, then `    <name>.py`."""
-    match = README_BLOCK.search((ROOT / "README.md").read_text())
-    assert match, "README.md: the architecture section's layer listing (<!-- layers --> ... <!-- /layers -->) is missing"
+    match = README_BLOCK.search((ROOT / "docs" / "architecture.md").read_text())
+    assert match, "docs/architecture.md: the layer listing (<!-- layers --> ... <!-- /layers -->) is missing"
     listed, folder = set(), None
     for line in match.group(1).splitlines():
         m = re.match(r"^  (\w+)/\s", line + " ")
@@ -149,5 +149,5 @@ def test_readme_architecture_lists_the_layers_as_they_are():
     folders = {f"{NAME}.{p.name}" for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
     actual = set(modules()) - folders
     listed = readme_modules()
-    assert listed == actual, (f"README architecture section: missing {sorted(actual - listed)}, "
+    assert listed == actual, (f"docs/architecture.md: missing {sorted(actual - listed)}, "
                               f"no such module {sorted(listed - actual)}")

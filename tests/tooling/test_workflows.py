@@ -1,7 +1,7 @@
-"""The GitHub workflows: valid against GitHub's workflow schema (check-jsonschema's vendored copy,
-offline), the right triggers, least-privilege permissions, pinned actions, every stack covered."""
-
-# split: this module mixes levels (issue 33 §7.2); the program runs -> tests/program.
+"""The GitHub workflows, this repository's and the ones a user's project gets (examples/rke2-cluster): valid
+against GitHub's workflow schema (check-jsonschema's vendored copy, offline) and actionlint, the right triggers,
+least-privilege permissions, pinned actions, every stack covered. (That the program exports what the deploy's
+kubeconfig wait reads: tests/program/test_workflow_outputs.py.)"""
 
 from __future__ import annotations
 
@@ -315,18 +315,6 @@ def test_deploy_does_not_wait_when_nothing_needs_the_kubeconfig(outputs_of_up, t
     assert proc.returncode == 0 and outputs == {"again": "false"} and calls == [], (proc.stderr, calls)
 
 
-def test_the_published_kubeconfig_wait_matches_what_the_program_exports():
-    """The step reads stack outputs by name: the program must export exactly those."""
-    from tests.support.configs import set_key
-    from tests.support.runs import run_stack_cached
-
-    run = harness.run_program(set_key(harness.stack_config("rke2-govcloud"), "ccm", {"install": "helm"}), stack="new")
-    assert {"rke2KubeconfigParameter", "region"} <= set(run.outputs) and "rke2ManifestPath" not in run.outputs
-    assert "installedInCluster" not in run.outputs  # nothing installed without a kubeconfig
-    assert "installedInCluster" in run_stack_cached("rke-phase2").outputs
-    assert "rke2ManifestPath" in run_stack_cached("rke2-govcloud").outputs
-
-
 # ---- drift --------------------------------------------------------------------------------------------
 
 def test_drift_runs_on_a_schedule_for_every_stack_read_only():
@@ -357,3 +345,120 @@ def test_drift_fails_the_run_with_the_diff(drifted, tmp_path):
         assert proc.returncode != 0 and "ingress" in summary and "differ" in summary, summary
     else:
         assert proc.returncode == 0 and "no drift" in summary
+
+
+# ---- the workflows a user's project gets (examples/rke2-cluster) ---------------------------------------------
+
+EXAMPLE = harness.ROOT / "examples" / "rke2-cluster"
+EXAMPLE_WORKFLOWS = EXAMPLE / ".github" / "workflows"
+EX_PREVIEW, EX_DEPLOY, EX_COMMENT, EX_DRIFT = (EXAMPLE_WORKFLOWS / f"{n}.yml" for n in ("preview", "deploy",
+                                                                                       "pr-comment", "drift"))
+EX_ALL = (EX_PREVIEW, EX_DEPLOY, EX_COMMENT, EX_DRIFT)
+
+
+def test_the_examples_workflows_are_valid_github_workflows():
+    proc = check_jsonschema(*EX_ALL)
+    assert proc.returncode == 0, f"check-jsonschema rejected the example's workflows:\n{proc.stdout}{proc.stderr}"
+    assert {p.name for p in EXAMPLE_WORKFLOWS.iterdir()} == {p.name for p in EX_ALL}
+
+
+def test_actionlint_passes_the_examples_workflows():
+    proc = actionlint("examples/rke2-cluster/.github/workflows/*.yml")
+    assert proc.returncode == 0, f"actionlint:\n{proc.stdout}{proc.stderr}"
+    assert f"Checking {len(EX_ALL)} workflow file(s)" in proc.stdout, proc.stdout
+
+
+@pytest.mark.parametrize("path", EX_ALL, ids=lambda p: p.name)
+def test_the_examples_run_steps_pass_shellcheck(path, tmp_path):
+    test_run_steps_pass_shellcheck(path, tmp_path)
+
+
+@pytest.mark.parametrize("path", EX_ALL, ids=lambda p: p.name)
+def test_the_examples_actions_are_pinned_like_this_repositorys(path):
+    """Pinned to commit SHAs, each action to the same SHA as in this repository's workflows (one upgrade moves
+    both), and the CLI to the one version file."""
+    mine = {u.split("@")[0]: u for p in ALL for u in re.findall(r"uses: (\S+@\S+)", p.read_text())}
+    for line in path.read_text().splitlines():
+        line = line.strip().removeprefix("- ").strip()
+        if line.startswith("uses:"):
+            ref = line.removeprefix("uses:").strip()
+            assert PINNED.match(ref), f"{path.name}: `{ref}` is not pinned as <action>@<40-hex SHA> # v<version>"
+            action, _, pin = ref.partition(" #")[0].partition("@")
+            assert action in mine and mine[action].startswith(f"{action}@{pin}"), f"{path.name}: {action}@{pin}"
+    for job in load(path)["jobs"].values():
+        for step in steps_using(job, "pulumi/actions"):
+            assert step["with"].get("pulumi-version-file") == ".github/pulumi-version", step
+    assert (EXAMPLE / ".github" / "pulumi-version").read_text() == CLI_VERSION_FILE.read_text()
+
+
+def test_the_examples_comment_workflow_is_this_repositorys():
+    assert EX_COMMENT.read_text() == COMMENT.read_text()
+
+
+def test_the_examples_preview_diffs_offline_for_every_pull_request_and_previews_for_its_own_branches():
+    doc = load(EX_PREVIEW)
+    assert set(doc["on"]) == {"pull_request"} and doc["permissions"] == {"contents": "read"}
+    assert doc["name"] == "preview", "pr-comment.yml follows the workflow named preview"
+    diff = doc["jobs"]["offline-diff"]
+    assert diff["permissions"] == {"contents": "read"} and "if" not in diff
+    (checkout,) = steps_using(diff, "actions/checkout")
+    assert checkout["with"]["fetch-depth"] == 0
+    run = next(s["run"] for s in diff["steps"] if "rke-aws diff" in s.get("run", ""))
+    assert 'rke-aws diff --base "origin/$BASE_REF" --format markdown' in run, run
+    (upload,) = steps_using(diff, "actions/upload-artifact")
+    assert upload["with"]["name"] == "offline-diff"
+    preview = doc["jobs"]["preview"]
+    assert preview["if"] == "github.event.pull_request.head.repo.full_name == github.repository"
+    assert preview["permissions"] == {"contents": "read", "pull-requests": "write", "id-token": "write"}
+    (aws,) = steps_using(preview, "aws-actions/configure-aws-credentials")
+    assert aws["with"]["role-to-assume"] == "${{ vars.AWS_PREVIEW_ROLE_ARN }}"
+    (pulumi,) = steps_using(preview, "pulumi/actions")
+    w = pulumi["with"]
+    assert (w["command"], w["stack-name"], w["work-dir"], w["diff"]) == ("preview", "${{ matrix.stack }}", ".", True)
+    assert preview["strategy"]["matrix"]["stack"] == "${{ fromJSON(needs.stacks.outputs.all) }}"
+
+
+def test_the_examples_deploy_gates_each_stack_and_runs_production_last_one_at_a_time():
+    doc = load(EX_DEPLOY)
+    assert doc["on"] == {"push": {"branches": ["main"]}} and doc["permissions"] == {"contents": "read"}
+    deploys = {name: job for name, job in doc["jobs"].items() if steps_using(job, "pulumi/actions")}
+    assert set(deploys) == {"deploy-first", "deploy-production"}
+    for name, job in deploys.items():
+        assert job["environment"] == "${{ matrix.stack }}", name
+        assert job["permissions"] == {"contents": "read", "id-token": "write"}, name
+        assert job["concurrency"]["cancel-in-progress"] is False, name
+        (aws,) = steps_using(job, "aws-actions/configure-aws-credentials")
+        assert aws["with"]["role-to-assume"] == "${{ vars.AWS_DEPLOY_ROLE_ARN }}", name
+        (up,) = steps_using(job, "pulumi/actions")
+        assert (up["with"]["command"], up["with"]["stack-name"]) == ("up", "${{ matrix.stack }}"), name
+    production = deploys["deploy-production"]
+    assert "deploy-first" in production["needs"] and production["strategy"]["max-parallel"] == 1
+    assert "needs.deploy-first.result == 'success'" in production["if"]
+
+
+def test_the_examples_drift_check_is_read_only_and_daily():
+    doc = load(EX_DRIFT)
+    assert doc["on"]["schedule"] and "workflow_dispatch" in doc["on"] and doc["permissions"] == {"contents": "read"}
+    job = doc["jobs"]["drift"]
+    (aws,) = steps_using(job, "aws-actions/configure-aws-credentials")
+    assert aws["with"]["role-to-assume"] == "${{ vars.AWS_PREVIEW_ROLE_ARN }}"
+    (check,) = [s for s in job["steps"] if "pulumi preview" in s.get("run", "")]
+    assert "--expect-no-changes" in check["run"] and "--refresh" in check["run"]
+
+
+@pytest.mark.parametrize("path", [EX_PREVIEW, EX_DEPLOY, EX_DRIFT], ids=lambda p: p.name)
+def test_the_examples_stack_lists_come_from_its_stack_files(path, tmp_path):
+    """The `stacks` job's step, run in a project holding three stack files: every stack, production (`*-prod`)
+    apart where the workflow deploys it."""
+    (tmp_path / "stacks").mkdir()
+    for stack in ("dev", "staging", "eu-prod"):
+        (tmp_path / "stacks" / f"Pulumi.{stack}.yaml").write_text("config: {}\n")
+    (tmp_path / "stacks" / "README.md").write_text("not a stack\n")
+    (step,) = load(path)["jobs"]["stacks"]["steps"][1:]
+    proc, outputs, _ = _run_step(step, tmp_path, {}, {})
+    assert proc.returncode == 0, proc.stderr
+    expected = {"all": ["dev", "eu-prod", "staging"], "first": ["dev", "staging"], "production": ["eu-prod"]}
+    assert {k: json.loads(v) for k, v in outputs.items()} == {k: expected[k] for k in outputs}
+    assert outputs, "the step wrote no output"
+    used = set(re.findall(r"needs\.stacks\.outputs\.(\w+)", path.read_text()))
+    assert used <= set(outputs), f"{path.name} reads {used - set(outputs)}, which the stacks job does not write"
