@@ -18,8 +18,8 @@ def _has_api() -> bool:
 
 
 def _has_user_project_cli() -> bool:
-    """`rke-aws plan|diff` reading a user's own Pulumi.yaml (name, stackConfigDir, main: engine/project.py)."""
-    return importlib.util.find_spec("rke_aws_offline.engine.project") is not None
+    """`rke-aws plan|diff` reading a user's own Pulumi.yaml (name, stackConfigDir, main: report/project.py)."""
+    return importlib.util.find_spec("rke_aws_offline.report.project") is not None
 
 
 API = _has_api()
@@ -31,4 +31,4 @@ needs_api = pytest.mark.xfail(
 needs_user_project = pytest.mark.xfail(
     not (API and USER_PROJECT_CLI), strict=True,
     reason="needs streams A, B, C and D: the example's __main__.py (RkeClusterArgs) and `rke-aws plan|diff` in a "
-           "project of the user's own (engine/project.py reads its Pulumi.yaml)")
+           "project of the user's own (report/project.py reads its Pulumi.yaml)")

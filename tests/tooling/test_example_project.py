@@ -109,7 +109,9 @@ def test_the_project_diffs_a_planted_instance_type_change_with_old_and_new(proje
     assert re.search(r"m6i\.large\s*(→|->)\s*m6i\.xlarge", proc.stdout), proc.stdout[-3000:]
 
 
-@needs_user_project
 def test_an_unknown_stack_is_named_in_the_users_project(project):
+    """The stack is looked up in the project's own stackConfigDir before any program runs (report/project.py)."""
     proc = _rke_aws(project, "plan", "dve")
-    assert proc.returncode != 0 and "dve" in proc.stdout + proc.stderr and "Traceback" not in proc.stderr
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and "dve" in out and "Traceback" not in proc.stderr, out[-2000:]
+    assert "dev" in out.replace("dve", ""), out[-2000:]
