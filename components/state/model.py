@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
-STATE_VERSION = 3  # 1: the first releases' outputs, 2: 0.1's, 3: with stateVersion (0.2)
+STATE_VERSION: Literal[3] = 3  # 1: the first releases' outputs, 2: 0.1's, 3: with stateVersion (0.2)
 
 
 class _State(BaseModel):
@@ -156,7 +156,7 @@ class RancherState(_State):
 
 class ClusterState(_State):
     """A cluster's outputs after its last update (module docstring). Every field is an output key but the
-    two the migrations derive (`children_keyed`, `version_recorded`, `releases_unnamed`)."""
+    three the migrations derive (`children_keyed`, `version_recorded`, `releases_unnamed`)."""
 
     _DERIVED: ClassVar[frozenset[str]] = frozenset({"children_keyed", "version_recorded", "releases_unnamed"})
 

@@ -321,7 +321,7 @@ def test_bring_your_own_subnet_in_the_pod_network(base_config):
 
 def test_manifest_size_limit_counts_what_main_renders(base_config):
     """The check renders the same manifest __main__ stores: the parameter registered is at most the limit."""
-    from rke_aws.plan import spec as plan
+    from rke_aws.plan import addons as plan
 
     ccm(extraArgs=[f"--flag-{i:03d}={'x' * 120}" for i in range(40)])(base_config)
     run = harness.run_program(base_config)
@@ -594,7 +594,7 @@ def _warnings(run) -> list[str]:
 
 
 def test_rke2_server_size_warnings_follow_rke2s_requirements(base_config, monkeypatch):
-    from rke_aws.plan import spec
+    from rke_aws.plan import machine_checks as spec
 
     pool(0, instanceType="c7g.medium", ami="ami-0fffffffffffffff1")(base_config)
     images = {"ami-0fffffffffffffff1": {"architecture": "arm64", "virtualizationType": "hvm"}}
@@ -602,8 +602,12 @@ def test_rke2_server_size_warnings_follow_rke2s_requirements(base_config, monkey
     assert ("rke-aws:nodePools[0].instanceType: 'c7g.medium' has 1 vCPU and 2 GiB; RKE2 servers need at least 2 vCPU "
             "and 4 GiB (docs.rke2.io install/requirements): etcd and the API server may not keep up") in _warnings(run)
     # RKE2's VM sizing guide: 2 vCPU / 4 GiB servers carry up to 225 agents (the boundary, on the pure rule).
-    key = "rke-aws:nodePools[0].instanceType"
-    warn = spec.rke2_server_size_warning
+    key = "nodePools[0].instanceType"
+
+    def warn(*args):
+        found = spec.rke2_server_size_warning(*args)
+        return found.render() if found else None
+
     assert warn(key, "t3.medium", 2, 4096, 225) is None
     assert warn(key, "t3.medium", 2, 4096, 226) == (
         "rke-aws:nodePools[0].instanceType: 226 agents; RKE2's sizing guide gives servers of 't3.medium' (2 vCPU, "
@@ -628,7 +632,7 @@ def test_rke1_servers_get_no_rke2_size_warning(base_config):
 def test_manifest_size_limit_is_exactly_the_parameters_size(base_config, monkeypatch):
     """Refused exactly when the parameter __main__ would store is larger than the limit: the check
     renders the same manifest, byte for byte."""
-    from rke_aws.plan import spec as plan
+    from rke_aws.plan import addons as plan
 
     ccm(extraArgs=[f"--flag-{i:03d}={'x' * 60}" for i in range(10)])(base_config)
     run = harness.run_program(base_config)
@@ -658,12 +662,13 @@ def test_bring_your_own_overlap_message_in_full(base_config):
 
 
 def test_four_vcpu_servers_carry_450_agents():
-    from rke_aws.plan import spec
+    from rke_aws.plan import machine_checks
 
-    key = "rke-aws:nodePools[0].instanceType"
-    assert spec.rke2_server_size_warning(key, "m6i.xlarge", 4, 16384, 450) is None
-    assert "451 agents; RKE2's sizing guide gives servers of 'm6i.xlarge' (4 vCPU, 16 GiB) up to 450" in \
-        spec.rke2_server_size_warning(key, "m6i.xlarge", 4, 16384, 451)
+    key = "nodePools[0].instanceType"
+    assert machine_checks.rke2_server_size_warning(key, "m6i.xlarge", 4, 16384, 450) is None
+    found = machine_checks.rke2_server_size_warning(key, "m6i.xlarge", 4, 16384, 451)
+    assert found is not None and (found.key, found.code) == (key, "pool.servers-undersized")
+    assert "451 agents; RKE2's sizing guide gives servers of 'm6i.xlarge' (4 vCPU, 16 GiB) up to 450" in found.message
 
 
 def test_default_image_only_for_pools_without_their_own(base_config, monkeypatch):
