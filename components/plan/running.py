@@ -1,4 +1,4 @@
-"""What really runs: a read-only look at the cluster, for the day-2 guards (components/plan/history.py).
+"""What really runs: a read-only look at the cluster, for the day-2 guards (components/plan/day2/).
 
 The stack's last outputs say what the last update configured; the cluster says what runs. After a
 version change the upgrade Plans roll nodes over for minutes or hours, and after servers are removed

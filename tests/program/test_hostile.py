@@ -224,11 +224,11 @@ def _plan_refused(base_config, expected, **mock_kwargs) -> str:
 
 PLAN_ROWS = [
     row("missing-key-pair", access(sshKeyName="nobody-has-it"),
-        ("access.sshKeyName", "looking up the key pair 'nobody-has-it' in us-east-1 failed (invoke of aws:ec2/getKeyPair:getKeyPair "
-                              "failed: InvalidKeyPair.NotFound")),
+        ("access.sshKeyName", "looking up the key pair 'nobody-has-it' in us-east-1 failed (DescribeKeyPairs in the "
+                              "emulated account answered InvalidKeyPair.NotFound")),
     row("unknown-instance-type", pool(1, instanceType="m9z.large"),
-        ("nodePools[1].instanceType", "looking up instance type 'm9z.large' in us-east-1 failed (invoke of "
-                                      "aws:ec2/getInstanceType:getInstanceType failed: InvalidInstanceType")),
+        ("nodePools[1].instanceType", "looking up instance type 'm9z.large' in us-east-1 failed (DescribeInstanceTypes "
+                                      "in the emulated account answered InvalidInstanceType")),
     # A pool's own image must suit its type (the default image follows the type's architecture: test_graviton).
     row("arm-type-with-x86-image", pool(1, instanceType="m7g.large", ami="ami-0ccccccccccccccc1"),
         ("nodePools[1].instanceType", "'m7g.large' runs arm64, but the pool's image ami-0ccccccccccccccc1 "
@@ -528,8 +528,8 @@ def test_every_pool_is_judged_after_a_failed_look_up(base_config):
                                 ("nodePools[1].instanceType", "runs arm64")))
     both(pool(0, instanceType="m6i.large", ami="ami-0ddddddddddddddd1"),
          pool(1, instanceType="m7g.large", ami="ami-0ccccccccccccccc1"))(base_config)
-    _plan_refused(base_config, (("nodePools[0].ami", "looking up image 'ami-0ddddddddddddddd1' in us-east-1 failed (invoke of "
-                                                     "aws:ec2/getAmi:getAmi failed: Your query returned no results (image "
+    _plan_refused(base_config, (("nodePools[0].ami", "looking up image 'ami-0ddddddddddddddd1' in us-east-1 failed (DescribeImages "
+                                                     "in the emulated account answered Your query returned no results (image "
                                                      "ami-0ddddddddddddddd1). Please change your search criteria and try "
                                                      "again.); use an image that exists in us-east-1 and this account may "
                                                      "launch"),
@@ -549,10 +549,10 @@ def test_failed_offerings_look_up_is_a_config_error(base_config, monkeypatch):
 
     monkeypatch.setattr(mocks, "_call", failing)
     run_refused(base_config, (("nodePools[].instanceType",
-                               "looking up where m6i.large, m6i.xlarge are offered in us-east-1 failed (invoke of "
-                               "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings failed: UnauthorizedOperation: "
-                               "not allowed to ec2:DescribeInstanceTypeOfferings); check your AWS credentials "
-                               "(ec2:DescribeInstanceTypeOfferings)"),), mocks=mocks)
+                               "looking up where m6i.large, m6i.xlarge are offered in us-east-1 failed (DescribeInstanceTypeOfferings "
+                               "in the emulated account answered UnauthorizedOperation: not allowed to "
+                               "ec2:DescribeInstanceTypeOfferings); check the instance types and zones (aws ec2 "
+                               "describe-instance-type-offerings)"),), mocks=mocks)
 
 
 def test_look_up_messages_name_the_fix(base_config):
@@ -561,12 +561,14 @@ def test_look_up_messages_name_the_fix(base_config):
     message = _plan_refused(base_config, (("access.sshKeyName", "InvalidKeyPair.NotFound"),
                                           ("nodePools[1].instanceType", "InvalidInstanceType")), key_pairs=[])
     assert message.endswith(
-        "  - rke-aws:access.sshKeyName: looking up the key pair 'nobody' in us-east-1 failed (invoke of "
-        "aws:ec2/getKeyPair:getKeyPair failed: InvalidKeyPair.NotFound: The key pair 'nobody' does not exist); create "
+        "  - rke-aws:access.sshKeyName: looking up the key pair 'nobody' in us-east-1 failed (DescribeKeyPairs in the "
+        "emulated account answered InvalidKeyPair.NotFound: The key pair 'nobody' does not exist); create "
         "or import it in us-east-1 (aws ec2 import-key-pair --key-name ...), or fix the name\n"
-        "  - rke-aws:nodePools[1].instanceType: looking up instance type 'm9z.large' in us-east-1 failed (invoke of "
-        "aws:ec2/getInstanceType:getInstanceType failed: InvalidInstanceType: The following supplied instance types do "
-        "not exist: [m9z.large]); use an instance type EC2 offers in us-east-1 (aws ec2 describe-instance-types)")
+        "  - rke-aws:nodePools[1].instanceType: looking up instance type 'm9z.large' in us-east-1 failed "
+        "(DescribeInstanceTypes in the emulated account answered InvalidInstanceType: The following supplied instance "
+        "types do not exist: [m9z.large]); did you mean m5.large? Or use an instance type EC2 offers in us-east-1 (aws "
+        "ec2 describe-instance-types)")
+    assert "invoke of" not in message and "credentials" not in message
 
 
 def test_machine_messages_in_full(base_config):
