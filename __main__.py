@@ -1,14 +1,10 @@
 """rke-aws: AWS infrastructure for an RKE or RKE2 cluster running the out-of-tree AWS cloud provider.
 
-The stack's configuration and last outputs, resolved into one spec before anything is registered
-(components/plan/spec.py), then the cluster (components/rke_cluster.py) and its outputs.
+The stack program: one RkeCluster from this stack's keys (namespace: the project's name), exporting its
+state as this repository's 0.x stacks always did (flat outputs, components/state).
 """
 
-import pulumi
+from rke_aws import RkeCluster, RkeClusterArgs
 
-from rke_aws import RkeCluster, load_spec
-
-spec = load_spec()
-cluster = RkeCluster(spec.config.cluster_id, spec)
-for key, value in cluster.outputs.items():
-    pulumi.export(key, value)
+args = RkeClusterArgs.from_pulumi_config()
+cluster = RkeCluster(args.cluster_id, args, flat_outputs=True)

@@ -1,23 +1,25 @@
-"""rke-aws as a library: `from rke_aws import RkeCluster, load_spec` (README, "Using RkeCluster from
-another program"). Imported lazily, so the pure layers (rke_aws.settings, rke_aws.plan.names, ...)
-stay importable without loading the Pulumi providers."""
+"""rke-aws as a library: `from rke_aws import RkeCluster, RkeClusterArgs` (README, "Using RkeCluster from
+another program"). The Pulumi components are imported lazily, so the pure layers (rke_aws.settings,
+rke_aws.plan.names, rke_aws.state, ...) stay importable without loading the Pulumi providers."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
+from .diagnostics import ConfigError, Diagnostic, Severity
+from .state.model import ClusterState
 
-__all__ = ["ClusterSpec", "RkeCluster", "__version__", "load_spec", "resolve"]
+if TYPE_CHECKING:
+    from .rke_cluster import RkeAwsError, RkeCluster, RkeClusterArgs
+
+__all__ = ["ClusterState", "ConfigError", "Diagnostic", "RkeAwsError", "RkeCluster", "RkeClusterArgs", "Severity",
+           "__version__"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("RkeCluster", "load_spec"):
+    if name in ("RkeCluster", "RkeClusterArgs", "RkeAwsError"):
         from . import rke_cluster
 
         return getattr(rke_cluster, name)
-    if name in ("ClusterSpec", "resolve"):
-        from .plan import spec
-
-        return getattr(spec, name)
     raise AttributeError(f"module 'rke_aws' has no attribute {name!r}")

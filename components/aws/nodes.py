@@ -17,6 +17,7 @@ from ..plan import snapshots
 from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
 from ..settings import tags
+from ..state.model import NodeState
 
 ROOT_VOLUME_TYPE = "gp3"
 # Instance tag saying why a pool lets pods reach IMDS (imdsHopLimit 2); the policy pack and doctor
@@ -43,7 +44,7 @@ IGNORED_ON_SERVERS = ["instanceType"]
 # resourceInstanceDelete: CancelSpotInstanceRequests when instance_lifecycle is spot), so a removed
 # node is not launched again by its request. An instance terminated any other way is launched again
 # by its request (EC2 User Guide, "Cancel a Spot Instance request"): the plan looks for such
-# duplicates (plan/spec.py spot_warnings) and the README gives the recovery.
+# duplicates (plan/spot.py spot_request_warnings) and the README gives the recovery.
 SPOT_OPTIONS = {"spot_instance_type": "persistent", "instance_interruption_behavior": "stop"}
 # No `valid_until`: for RunInstances a persistent request without ValidUntil stays active until it is
 # cancelled (EC2 API Reference, SpotMarketOptions.ValidUntil; no default or maximum is documented
@@ -55,7 +56,7 @@ SPOT_VALID_UNTIL = None
 # EC2 cannot change a spot instance's type in place (a stopped spot instance keeps its type: EC2 User
 # Guide, "Stop interrupted Spot Instances"), so a changed type would replace the node, and one update
 # would replace every node of the pool at once. Running spot nodes keep their type like servers do
-# (plan/spec.py instance_type_warnings names them); new nodes and `pulumi up --replace` take the new one
+# (plan/nodes.py instance_type_warnings names them); new nodes and `pulumi up --replace` take the new one
 # (a targeted replacement checks the program's inputs, not the ignore_changes ones: pulumi/pulumi
 # pkg/resource/deploy/step_generator.go, isTargetedReplace).
 IGNORED_ON_SPOT = ["instanceType"]
@@ -177,29 +178,21 @@ class Nodes(pulumi.ComponentResource):
                 raise pulumi.RunError(f"node {node.name}: EC2 reports private DNS name {actual}; the CCM matches nodes by this name")
             return actual
 
-        # index, subnet, ipBlock, keyName and instanceType are read back on the next run (components/plan/history.py):
-        # they keep this node where it is and let the quorum guard see what would replace it.
-        return {
-            "name": node.name,
-            "pool": node.pool.name,
-            "index": node.index,
-            "roles": list(node.roles),
-            "instanceId": inst.id,
-            "privateIp": inst.private_ip,
-            "privateDns": inst.private_dns.apply(checked),
-            "publicIp": inst.public_ip,
-            "availabilityZone": node.az,
-            "subnet": node.subnet.key,
-            "ipBlock": node.ip_block,
-            "keyName": args.ssh_key_name,
-            "instanceType": inst.instance_type,  # what runs (servers ignore a changed pool type)
-            "market": node.pool.market,
-            # Spot only (history.py reads them back): the node's persistent request, so a duplicate it
-            # launched can be found and the request cancelled (README "Spot worker pools"), and the end
-            # date EC2 reports for it (empty: it lasts until cancelled).
-            **({"spotRequestId": inst.spot_instance_request_id,
-                "spotValidUntil": inst.instance_market_options.apply(_valid_until)} if node.pool.is_spot else {}),
-        }
+        # What the next run reads back (components/state/model.py NodeState, the one place these keys are
+        # spelled): index, subnet, ipBlock, keyName and instanceType keep this node where it is and let the
+        # quorum guard see what would replace it.
+        return NodeState.wire(
+            name=node.name, pool=node.pool.name, index=node.index, roles=list(node.roles), instance_id=inst.id,
+            private_ip=inst.private_ip, private_dns=inst.private_dns.apply(checked), public_ip=inst.public_ip,
+            availability_zone=node.az, subnet=node.subnet.key, ip_block=node.ip_block, key_name=args.ssh_key_name,
+            instance_type=inst.instance_type,  # what runs (servers ignore a changed pool type)
+            market=node.pool.market,
+            # Spot only: the node's persistent request, so a duplicate it launched can be found and the request
+            # cancelled (README "Spot worker pools"), and the end date EC2 reports for it (empty: it lasts until
+            # cancelled).
+            **(dict(spot_request_id=inst.spot_instance_request_id,
+                    spot_valid_until=inst.instance_market_options.apply(_valid_until)) if node.pool.is_spot else {}),
+        )
 
     def _cluster_yml(self, args: NodesArgs) -> pulumi.Output[str]:
         public = {n.name: self.instances[n.name].public_ip for n in args.nodes if n.public}

@@ -1,5 +1,5 @@
 """RKE2's ingress controller: what new servers' config.yaml names (`ingress.controller`), what the running
-cluster runs, and what changing it takes. Pure: tests call `plan` with a Previous and an Observed.
+cluster runs, and what changing it takes. Pure: tests call `plan` with a ClusterState and an Observed.
 
 What RKE2 does (rancher/rke2 at its release tags, rke2-docs at 9477b7b1; the versions in versions.py):
 - `ingress-controller` is a server option, read each time rke2-server starts; releases before it skip
@@ -22,15 +22,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..diagnostics import Diagnostic, Severity, Statement
 from ..settings import versions
 from ..settings.model import DEFAULT_INGRESS_CONTROLLER
-from .history import Observed, Previous, Statement, parse_version
+from ..state.model import ClusterState
+from .day2.confirmations import Observed
+from .releases import parse_version
 
 CONTROLLERS = ("traefik", "ingress-nginx", "none")
 CHARTS = {"ingress-nginx": "rke2-ingress-nginx", "traefik": "rke2-traefik"}
 BOTH = "ingress-nginx and traefik"  # the migration guide's dual setup (its phases 1 and 2)
 MIGRATION_GUIDE = "https://docs.rke2.io/reference/ingress_migration"
-KEY = "rke-aws:ingress.controller"
+KEY = "ingress.controller"
 CONFIG_PATH = "/etc/rancher/rke2/config.yaml"  # node/rke2_config.RKE2_CONFIG_PATH (plan does not import node)
 
 
@@ -52,8 +55,8 @@ class IngressPlan:
     controller: str | None
     running: Running | None = None  # None: a new cluster
     statement: Statement | None = None  # the confirmation this update used or asks for
-    problems: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
+    problems: tuple[Diagnostic, ...] = ()
+    warnings: tuple[Diagnostic, ...] = ()
 
 
 def default_controller(version: str) -> str:
@@ -67,7 +70,7 @@ def has_option(version: str) -> bool:
     return versions.rke2_patch_at_least(version, *versions.RKE2_INGRESS_OPTION_SINCE)
 
 
-def running(previous: Previous | None, observed: Observed) -> Running | None:
+def running(previous: ClusterState | None, observed: Observed) -> Running | None:
     """What the cluster deploys, from the cluster's HelmCharts when it can be read, else the last outputs,
     else what RKE2 chose for servers that named no controller. None for a new cluster."""
     if previous is None or not previous.nodes:
@@ -84,7 +87,7 @@ def running(previous: Previous | None, observed: Observed) -> Running | None:
     # Outputs of releases that wrote no ingress-controller: what RKE2 chose. A cluster known to have run a
     # release before 1.36 got ingress-nginx, and 1.36 keeps what runs.
     minors = [v[0] for v in (parse_version(previous.kubernetes_version or ""),
-                             parse_version(previous.version_confirmed or "")) if v is not None]
+                             parse_version(previous.kubernetes_version_confirmed or "")) if v is not None]
     if minors and min(minors) < versions.RKE2_TRAEFIK_DEFAULT_FROM_MINOR:
         return Running("ingress-nginx", INFERRED)
     return Running(None, "this stack's servers were booted by a release of this program that named no controller, "
@@ -113,7 +116,7 @@ def _steps(old: str, new: str) -> str:
             "between the two controllers)")
 
 
-def plan(distribution: str, want: str | None, version: str, cluster_id: str, previous: Previous | None,
+def plan(distribution: str, want: str | None, version: str, cluster_id: str, previous: ClusterState | None,
          observed: Observed, booting_servers: Sequence[str] = ()) -> IngressPlan | None:
     """`want`: ingress.controller as set (None: not set). None for RKE1 (cluster.yml carries it)."""
     if distribution != "rke2":
@@ -126,33 +129,66 @@ def plan(distribution: str, want: str | None, version: str, cluster_id: str, pre
         # Mid-migration: the servers name both; a new server naming one would remove the other.
         if not booting_servers:
             return IngressPlan(previous.ingress_controller, run)
-        return IngressPlan(previous.ingress_controller, run, problems=(
-            f"{KEY}: the cluster runs both ingress-nginx and Traefik ({run.how}: the dual setup of RKE2's migration "
+        return IngressPlan(previous.ingress_controller, run, problems=(Diagnostic(
+            KEY, f"the cluster runs both ingress-nginx and Traefik ({run.how}: the dual setup of RKE2's migration "
             f"guide, {MIGRATION_GUIDE}), but this update boots servers ({', '.join(booting_servers)}), and a server "
             "names one controller and would remove the other from the whole cluster. Finish the migration first (its "
             "phase 3 leaves `ingress-controller: [traefik]` on every server), set ingress.controller to traefik and "
-            "`pulumi up`; or boot no server in this update",))
+            "`pulumi up`; or boot no server in this update", "ingress.mid-migration", value=want),))
     if want is None or want == run.controller:
-        inferred = () if want is not None or run.how != INFERRED else (
-            f"{KEY}: not set, and this stack's last outputs predate it: the cluster is taken to run ingress-nginx "
+        inferred = () if want is not None or run.how != INFERRED else (Diagnostic(
+            KEY, "not set, and this stack's last outputs predate it: the cluster is taken to run ingress-nginx "
             f"({run.how}), and new servers name it. If its servers were changed by hand, set ingress.controller to "
-            "what they run and confirm it as the refusal says",)
+            "what they run and confirm it as the refusal says", "ingress.inferred", Severity.WARNING),)
         return IngressPlan(run.controller, run, warnings=inferred)
     st = statement(cluster_id, want)
     if observed.confirmed(st):
         return IngressPlan(want, run, st)
     if run.controller is None:
-        return IngressPlan(None, run, st, (
-            f"{KEY}: '{want}', but which ingress controller the cluster runs is not known ({run.how}), and a server "
+        return IngressPlan(None, run, st, (Diagnostic(
+            KEY, f"'{want}', but which ingress controller the cluster runs is not known ({run.how}), and a server "
             f"booting with another controller than the running ones removes theirs from the whole cluster. Check "
             "what runs (`kubectl -n kube-system get helmcharts rke2-ingress-nginx rke2-traefik`): if it is "
             f"{want}, {st.how()}; otherwise set ingress.controller to what runs, or remove it (new servers then "
-            "name no controller and RKE2 keeps what runs)",))
+            "name no controller and RKE2 keeps what runs)", "ingress.running-unknown", value=want, confirm=st),))
     running_chart = CHARTS.get(run.controller)
     effect = (f"empty its {running_chart} manifest and remove {run.controller} from the whole cluster while the "
               "other servers deploy it again" if running_chart else f"deploy {want} while the other servers remove it")
-    return IngressPlan(run.controller, run, st, (
-        f"{KEY}: '{want}', but the cluster runs {run.controller} ({run.how}), and running servers keep the "
+    return IngressPlan(run.controller, run, st, (Diagnostic(
+        KEY, f"'{want}', but the cluster runs {run.controller} ({run.how}), and running servers keep the "
         f"config.yaml they booted with (user data is read at first boot only): a new server with "
         f"`ingress-controller: {want}` would {effect}. Change the running servers first: {_steps(run.controller, want)}; "
-        f"then {st.how()}. Or remove ingress.controller: the cluster keeps {run.controller}",))
+        f"then {st.how()}. Or remove ingress.controller: the cluster keeps {run.controller}", "ingress.changed",
+        value=want, confirm=st),))
+
+
+def removal_problems(version: str, ingress: IngressPlan | None, previous_version: str | None) -> list[Diagnostic]:
+    """RKE2 v1.37 and later refuse ingress-nginx alone (versions.RKE2_INGRESS_NGINX_ALONE_REMOVED_MINOR):
+    refuse that release for a new cluster that would run it, and for a running cluster that runs it
+    (or may run it: not known), naming the migration. Every release from that minor on is judged,
+    whether RKE2_RELEASES lists it yet or not."""
+    target = parse_version(version)
+    if ingress is None or target is None or target[0] < versions.RKE2_INGRESS_NGINX_ALONE_REMOVED_MINOR:
+        return []
+    removed = (f"RKE2 v1.{versions.RKE2_INGRESS_NGINX_ALONE_REMOVED_MINOR} and later refuse `ingress-controller: "
+               "ingress-nginx` alone (rancher/rke2 PR #11156; ingress-nginx is retired upstream and its chart gets "
+               "no more updates: rke2-docs release-notes/v1.36.X.md)")
+    if ingress.running is None:
+        if ingress.controller != "ingress-nginx":
+            return []
+        return [Diagnostic(KEY, f"'ingress-nginx' for a new cluster on {version}, but {removed}; use traefik (or none)",
+                           "ingress.nginx-removed", value="ingress-nginx")]
+    if ingress.controller not in ("ingress-nginx", None):
+        return []
+    on = previous_version or "the running release"
+    runs = ("runs ingress-nginx" if ingress.controller == "ingress-nginx" else
+            "may run ingress-nginx: which controller it runs is not known")
+    check = "" if ingress.controller == "ingress-nginx" else (
+        " (if it runs Traefik or none already, set ingress.controller to it and confirm it as the next `pulumi up` "
+        "asks)")
+    return [Diagnostic(
+        "kubernetesVersion", f"{version}, but {removed}, and the cluster {runs} ({ingress.running.how}): upgraded, its "
+        "servers would lose the controller that serves its Ingresses. Migrate to Traefik first, on "
+        f"{on}: RKE2's Ingress NGINX to Traefik Migration Guide ({MIGRATION_GUIDE}), then set ingress.controller "
+        f"to traefik and confirm it as `pulumi up` asks{check}; then upgrade", "ingress.nginx-removed-running",
+        value=version)]

@@ -9,7 +9,7 @@ Address layout inside each subnet of size S: offsets [S/4, S/2) form the node ra
 with an explicit subnet CIDR reservation so AWS never hands those addresses to NAT gateways or
 load balancer interfaces. The range is cut into MAX_POOL_BLOCKS equal blocks; each pool owns one.
 
-Placement is stable (components/plan/history.py gives the stack's last outputs):
+Placement is stable (components/state gives the cluster's last state):
 - a running node keeps its zone, subnet and address; only new nodes are placed, and only nodes
   removed from the config (count lowered, pool removed) go away;
 - a pool keeps its block; a new pool takes its `ipBlock`, or the lowest block no pool used before;
@@ -23,11 +23,15 @@ from __future__ import annotations
 
 import ipaddress
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from ..diagnostics import ConfigError, Diagnostic, Severity
 from ..settings.config import MAX_POOL_BLOCKS, NodePool, StackConfig
-from .history import PlannedMember, Previous
-from .network import PlannedSubnet
+from ..state.model import ClusterState
+from .day2.etcd import PlannedMember
+from .network import PlannedSubnet, Topology
 
 
 @dataclass(frozen=True)
@@ -78,12 +82,6 @@ class PlannedNode:
                              self.pool.is_etcd, self.name)
 
 
-class CapacityError(Exception):
-    def __init__(self, problems: list[str]):
-        self.problems = problems
-        super().__init__("\n".join(problems))
-
-
 def private_dns_name(ip: str, region: str) -> str:
     host = "ip-" + ip.replace(".", "-")
     domain = "ec2.internal" if region == "us-east-1" else f"{region}.compute.internal"
@@ -123,8 +121,8 @@ def _slot_ips(subnet: PlannedSubnet, block: int) -> list[str]:
     return [str(base + FIRST_SLOT + k) for k in range(block_capacity(subnet.cidr))]
 
 
-def _pool_blocks(cfg: StackConfig, previous: Previous | None, subnets: list[PlannedSubnet],
-                 problems: list[str]) -> dict[str, int]:
+def _pool_blocks(cfg: StackConfig, previous: ClusterState | None, subnets: Sequence[PlannedSubnet],
+                 problems: list[Diagnostic]) -> dict[str, int]:
     """Pool name -> block: kept from the last outputs, else `ipBlock`, else the lowest unused."""
     cidr_of = {(s.tier, s.az): s.cidr for s in subnets}
     before: dict[str, int] = {}
@@ -140,37 +138,42 @@ def _pool_blocks(cfg: StackConfig, previous: Previous | None, subnets: list[Plan
         if pool.name in before:
             blocks[pool.name] = before[pool.name]
             if pool.ip_block is not None and pool.ip_block != before[pool.name]:
-                problems.append(f"rke-aws:nodePools[{i}].ipBlock: {pool.ip_block}, but pool '{pool.name}' runs in block "
-                                f"{before[pool.name]}; a running pool keeps its addresses: set {before[pool.name]} or remove ipBlock")
+                problems.append(Diagnostic(f"nodePools[{i}].ipBlock", f"{pool.ip_block}, but pool '{pool.name}' runs in "
+                                           f"block {before[pool.name]}; a running pool keeps its addresses: set "
+                                           f"{before[pool.name]} or remove ipBlock", "pool.block-changed",
+                                           value=pool.ip_block))
         elif pool.ip_block is not None:
             owner = next((n for n, b in before.items() if b == pool.ip_block), None)
             if owner is not None:
-                problems.append(f"rke-aws:nodePools[{i}].ipBlock: {pool.ip_block} holds pool '{owner}' (running); "
-                                "choose a free block or remove ipBlock")
+                problems.append(Diagnostic(f"nodePools[{i}].ipBlock", f"{pool.ip_block} holds pool '{owner}' (running); "
+                                           "choose a free block or remove ipBlock", "pool.block-taken",
+                                           value=pool.ip_block))
             blocks[pool.name] = pool.ip_block
         else:
             free = next((b for b in range(MAX_POOL_BLOCKS) if b not in taken), None)
             if free is None:
-                problems.append(f"rke-aws:nodePools[{i}]: no free address block (0-{MAX_POOL_BLOCKS - 1} are used by "
-                                "running or configured pools); remove a pool first")
+                problems.append(Diagnostic(f"nodePools[{i}]", f"no free address block (0-{MAX_POOL_BLOCKS - 1} are used "
+                                           "by running or configured pools); remove a pool first", "pool.no-block"))
                 continue
             blocks[pool.name] = free
             taken.add(free)
     return blocks
 
 
-def plan_nodes(cfg: StackConfig, subnets: list[PlannedSubnet], previous: Previous | None = None) -> list[PlannedNode]:
-    """Every node of every pool, in config order. Raises CapacityError listing every problem."""
+def plan_nodes(cfg: StackConfig, subnets: Sequence[PlannedSubnet],
+               previous: ClusterState | None = None) -> list[PlannedNode]:
+    """Every node of every pool, in config order. Raises ConfigError listing every problem."""
     by_tier: dict[str, list[PlannedSubnet]] = {"public": [], "private": []}
     for s in sorted(subnets, key=lambda s: s.az_index):
         by_tier[s.tier].append(s)
-    problems: list[str] = []
+    problems: list[Diagnostic] = []
     blocks = _pool_blocks(cfg, previous, subnets, problems)
     # Addresses of the last run are never handed to a new node in this update: a removed node's
     # address is freed only after its instance is gone. Nor are those of etcd members removed
     # earlier and maybe still listed: a server with the same name could not join (RKE2 refuses a
     # duplicate node name while etcd lists it).
-    taken = ({n.private_ip for n in previous.nodes} | {m.private_ip for m in previous.etcd_removed}) if previous else set()
+    taken = ({n.private_ip for n in previous.nodes} | {m.private_ip for m in previous.etcd_members_removed}
+             if previous else set())
     plans: list[PlannedNode] = []
     first_server_seen = False
     for pool_index, pool in enumerate(cfg.node_pools):
@@ -184,18 +187,20 @@ def plan_nodes(cfg: StackConfig, subnets: list[PlannedSubnet], previous: Previou
             if j >= pool.count:
                 continue  # explicitly removed: count lowered
             if old.tier != pool.subnet:
-                problems.append(f"rke-aws:nodePools[{pool_index}].subnet: '{pool.subnet}', but pool '{pool.name}' runs in "
-                                f"{old.tier} subnets; changing the tier would replace every node: add a new pool instead")
+                problems.append(Diagnostic(f"nodePools[{pool_index}].subnet", f"'{pool.subnet}', but pool '{pool.name}' "
+                                           f"runs in {old.tier} subnets; changing the tier would replace every node: "
+                                           "add a new pool instead", "pool.tier-changed", value=pool.subnet))
                 break
             here = next((s for s in tier_subnets if s.az == old.availability_zone), None)
             if here is None:
                 # A pool's nodes go only from its highest index down (count lowered), or with the pool.
-                problems.append(f"rke-aws:network.availabilityZones: {old.availability_zone} is gone, but node {old.name} "
-                                f"(nodePools[{pool_index}] '{pool.name}', index {j}) runs there, and a pool loses its "
-                                f"highest-numbered nodes first: {old.name} goes only once nodePools[{pool_index}].count is "
-                                f"{j} or less. Keep the zone until then: add a pool with the same roles if the cluster "
-                                "needs the capacity (servers: one etcd member per update), lower this pool's count, "
-                                "`pulumi up`, then remove the zone")
+                problems.append(Diagnostic(
+                    "network.availabilityZones", f"{old.availability_zone} is gone, but node {old.name} "
+                    f"(nodePools[{pool_index}] '{pool.name}', index {j}) runs there, and a pool loses its "
+                    f"highest-numbered nodes first: {old.name} goes only once nodePools[{pool_index}].count is "
+                    f"{j} or less. Keep the zone until then: add a pool with the same roles if the cluster "
+                    "needs the capacity (servers: one etcd member per update), lower this pool's count, "
+                    "`pulumi up`, then remove the zone", "network.zone-still-used", value=old.availability_zone))
                 continue
             if ipaddress.IPv4Address(old.private_ip) in ipaddress.IPv4Network(here.cidr):
                 placed[j] = (here, old.private_ip)
@@ -213,16 +218,17 @@ def plan_nodes(cfg: StackConfig, subnets: list[PlannedSubnet], previous: Previou
             if ip is None:
                 capacity = min((block_capacity(s.cidr) for s in tier_subnets), default=0)
                 per_az = -(-pool.count // len(tier_subnets))
-                problems.append(
-                    f"rke-aws:nodePools[{pool_index}].count: {pool.count} nodes need {per_az} addresses per {pool.subnet} subnet, "
-                    f"but a pool block there holds {capacity}; use fewer nodes per pool, more zones or larger subnets"
-                )
+                problems.append(Diagnostic(
+                    f"nodePools[{pool_index}].count", f"{pool.count} nodes need {per_az} addresses per {pool.subnet} "
+                    f"subnet, but a pool block there holds {capacity}; use fewer nodes per pool, more zones or larger "
+                    "subnets", "pool.capacity", value=pool.count))
                 break
             placed[j] = (subnet, ip)
             per_zone[subnet.az] += 1
             used.add(ip)
         if not tier_subnets and pool.count:
-            problems.append(f"rke-aws:nodePools[{pool_index}].subnet: no {pool.subnet} subnet to place the pool in")
+            problems.append(Diagnostic(f"nodePools[{pool_index}].subnet", f"no {pool.subnet} subnet to place the pool in",
+                                       "pool.no-subnet", value=pool.subnet))
         for j in sorted(placed):
             subnet, ip = placed[j]
             # The initialising server must run etcd: a control-plane-only server cannot be the first
@@ -235,5 +241,112 @@ def plan_nodes(cfg: StackConfig, subnets: list[PlannedSubnet], previous: Previou
                 rke2=cfg.distribution == "rke2",
             ))
     if problems:
-        raise CapacityError(problems)
+        raise ConfigError(problems)
     return plans
+
+
+# ---- the planner's nodes step: placement, what boots, and what running nodes keep ---------------------
+
+@dataclass(frozen=True)
+class Machines:
+    """Every planned node, and the ones this update launches (new, or replaced)."""
+    nodes: tuple[PlannedNode, ...]
+    booting: tuple[PlannedNode, ...]
+
+    def members(self, key_name: str | None) -> list[PlannedMember]:
+        return [n.member(key_name) for n in self.nodes]
+
+
+def plan(cfg: StackConfig, previous: ClusterState | None, topology: Topology) -> Machines:
+    """Placement (plan_nodes) and what boots; refuses (ConfigError) what cannot be placed."""
+    nodes = plan_nodes(cfg, topology.subnets, previous)
+    return Machines(tuple(nodes), tuple(booting_nodes(cfg, previous, nodes)))
+
+
+def booting_nodes(cfg: StackConfig, previous: ClusterState | None, nodes: Sequence[PlannedNode]) -> list[PlannedNode]:
+    """The instances this update launches: new ones, and running ones replaced because their address,
+    zone, tier or key pair changes (privateIp, subnetId, keyName force a new instance:
+    terraform-provider-aws internal/service/ec2/ec2_instance.go, ForceNew on each). Only these call
+    RunInstances, so only these need the key pair, the image and the zone's offering."""
+    if previous is None:
+        return list(nodes)
+    member = {n.key: (n.private_ip, n.availability_zone, n.tier, n.key_name) for n in previous.nodes}
+    return [n for n in nodes if (n.pool.name, n.index) not in member
+            or member[(n.pool.name, n.index)] != (n.private_ip, n.az, n.subnet.tier, cfg.access.ssh_key_name)]
+
+
+def role_problems(previous: ClusterState | None, pools: Sequence[Any]) -> list[Diagnostic]:
+    """A running node keeps the roles it booted with (user data is read at first boot only), so a
+    pool whose roles change would be counted, routed and guarded by roles its nodes do not have."""
+    if previous is None:
+        return []
+    problems = []
+    for i, pool in enumerate(pools):
+        kept = [n for j, n in previous.pool_nodes(pool.name).items() if j < pool.count]
+        was = sorted({r for n in kept for r in n.roles})
+        if kept and was != sorted(pool.roles):
+            problems.append(Diagnostic(
+                f"nodePools[{i}].roles", f"{sorted(pool.roles)}, but pool '{pool.name}' runs {len(kept)} node(s) as "
+                f"{was}, and a running node keeps the roles it booted with: set the roles back. Nodes with other roles "
+                "are a new pool: add one, and lower this pool's count (one etcd member per update)",
+                "pool.roles-changed", value=list(pool.roles)))
+    return problems
+
+
+def market_problems(previous: ClusterState | None, pools: Sequence[Any]) -> list[Diagnostic]:
+    """Every instance_market_options field forces a new instance (terraform-provider-aws
+    internal/service/ec2/ec2_instance.go, ForceNew on each), and Pulumi replaces a pool's instances
+    together: switching a running pool's market would replace all its nodes at once."""
+    if previous is None:
+        return []
+    problems = []
+    for i, pool in enumerate(pools):
+        kept = [n for j, n in previous.pool_nodes(pool.name).items() if j < pool.count]
+        was = sorted({n.market for n in kept})
+        if kept and was != [pool.market]:
+            problems.append(Diagnostic(
+                f"nodePools[{i}].market", f"'{pool.market}', but pool '{pool.name}' runs {len(kept)} node(s) as "
+                f"{'/'.join(was)}, and AWS cannot change an instance's market: the change would replace every node "
+                "of the pool at once. Set it back; for the other market add a new pool, then lower this one's count",
+                "pool.market-changed", value=pool.market))
+    return problems
+
+
+def instance_type_warnings(cfg: StackConfig, previous: ClusterState | None,
+                           nodes: Sequence[PlannedNode]) -> tuple[Diagnostic, ...]:
+    """Running servers and spot workers keep their instance type (nodes.IGNORED_ON_SERVERS,
+    nodes.IGNORED_ON_SPOT): say which ones differ from their pool, and how to roll them, on every update
+    until they are replaced."""
+    if previous is None:
+        return ()
+    before = {n.key: n for n in previous.nodes}
+    out = []
+    for i, pool in enumerate(cfg.node_pools):
+        if not (pool.is_server or pool.is_spot):
+            continue
+        running_nodes = [before.get((pool.name, n.index)) for n in nodes if n.pool.name == pool.name]
+        stale = [(r.name, r.instance_type) for r in running_nodes
+                 if r is not None and r.instance_type not in (None, pool.instance_type)]
+        if stale:
+            names = ", ".join(f"{name} ({old})" for name, old in stale)
+            why = ("EC2 changes it by stopping the instance, and one update would stop every server of the pool "
+                   "together (etcd quorum, the API)" if pool.is_server else
+                   "EC2 cannot change a spot instance's type (a stopped spot instance keeps it), so the new type "
+                   "would replace the node, and one update would replace every spot node of the pool at once")
+            out.append(Diagnostic(
+                f"nodePools[{i}].instanceType", f"{pool.instance_type}, but the running {names} keep their type: {why}. "
+                f"Replace them one at a time (`pulumi up --replace <urn>`, README 'Replacing nodes deliberately'); "
+                f"nodes created from now on are {pool.instance_type}", "pool.type-kept", Severity.WARNING,
+                value=pool.instance_type))
+    return tuple(out)
+
+
+def hardening_warnings(cfg: StackConfig, previous: ClusterState | None) -> tuple[Diagnostic, ...]:
+    """Node configuration is read at first boot only: a changed profile reaches new nodes only."""
+    before = previous.hardening if previous else None
+    if previous is None or before is None or before == cfg.hardening or not previous.nodes:
+        return ()
+    return (Diagnostic("hardening", f"{before} -> {cfg.hardening} applies to nodes as they first boot; the running "
+                       f"{len(previous.nodes)} keep '{before}' until replaced (servers one at a time, then agents: "
+                       "README 'Replacing nodes deliberately'); until then the cluster mixes both",
+                       "hardening.first-boot", Severity.WARNING, value=cfg.hardening),)

@@ -21,11 +21,14 @@ Who reads what:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..diagnostics import Diagnostic, Severity
 from ..settings.config import ProxyConfig
 from ..settings.model import POD_CIDR, SERVICE_CIDR
+from ..state.model import ClusterState
 
 # Always bypassed: the node itself, instance metadata (IMDS answers only on the link), the cluster's
 # pod and service networks and names, and EC2's private DNS names (.internal is reserved for private
@@ -84,3 +87,23 @@ def proxy_env(proxy: ProxyConfig | None, vpc_cidrs: tuple[str, ...], endpoint: s
         if entry.lower() not in (e.lower() for e in entries):
             entries.append(entry)
     return ProxyEnv(proxy.http_proxy, proxy.https_proxy, tuple(entries))
+
+
+def proxy_warnings(previous: ClusterState | None, proxy: ProxyEnv | None) -> tuple[Diagnostic, ...]:
+    """The proxy is in the user data, read at first boot only (nodes.IGNORED_ON_UPDATE): running nodes keep
+    the one they booted with in RKE2's or Docker's environment and in their boot and manifest-sync
+    scripts; the CCM and the EBS CSI driver take the new one with this update."""
+    before = dict(previous.proxy or {}) if previous else {}
+    now = proxy.variables() if proxy else {}
+    if previous is None or before == now or not previous.nodes:
+        return ()
+
+    def shown(v: Mapping[str, str]) -> str:
+        return f"{v.get('HTTPS_PROXY')} (NO_PROXY {v.get('NO_PROXY')})" if v else "no proxy"
+    return (Diagnostic(
+        "proxy", f"{shown(before)} -> {shown(now)} reaches nodes as they first boot; the running "
+        f"{len(previous.nodes)} keep {shown(before)} in /etc/default/rke2-* (RKE2, containerd) or Docker's drop-in, "
+        "and in the manifest sync, until replaced (servers one at a time, then agents: README 'Replacing nodes "
+        "deliberately'); keep the old proxy serving until then. The CCM and the EBS CSI driver use the new one "
+        "after this update (manifest mode: once the servers' sync, still through the old proxy, has mirrored "
+        "their manifests)", "proxy.first-boot", Severity.WARNING),)

@@ -70,13 +70,17 @@ Facts (upstream, read for this module):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ..diagnostics import Diagnostic, Severity, Statement
 from ..settings.config import StackConfig
-from .guards import _not_complete
-from .history import Observed, Previous, Statement, VersionState, parse_version, runs_version
+from ..state.model import ClusterState, RancherState
+from .day2.confirmations import Observed
+from .day2.versions import VersionState, not_complete
 from .names import MANIFEST_PREFIX, PSA_CONFIG_PATH
 from .proxy import ProxyEnv
+from .releases import parse_version, runs_version
 
 VERSION_MANAGEMENT_ANNOTATION = "rancher.io/imported-cluster-version-management"
 # The manifest-mode file the servers download the registration manifest to (RKE2's deploy controller
@@ -95,18 +99,25 @@ class RegistrationState:
     manifest (then the servers get its .skip), and how to let the next update know."""
     applied: bool
     statement: Statement | None = None
-    warning: str | None = None
+    warning: Diagnostic | None = None
 
 
-def registration_state(cfg: StackConfig, previous: Previous | None, observed: Observed) -> RegistrationState | None:
+def _registered(previous: ClusterState | None) -> RancherState | None:
+    """The imported cluster the last update registered (None: none)."""
+    rancher = previous.rancher_cluster if previous is not None else None
+    return rancher if rancher is not None and rancher.name is not None else None
+
+
+def registration_state(cfg: StackConfig, previous: ClusterState | None, observed: Observed) -> RegistrationState | None:
     """None outside manifest mode with `rancher`. Known applied: carried over from the last outputs (same
     Rancher), or, when the last update delivered the file, read from the cluster (its Addon has a
     checksum) or confirmed."""
     if cfg.rancher is None or cfg.distribution != "rke2" or cfg.ccm.install != "manifest":
         return None
-    delivered = (previous is not None and previous.rancher_name is not None and previous.rancher_url == cfg.rancher.url
-                 and f"{REGISTRATION_MANIFEST}.url" in previous.manifest_files)
-    if delivered and previous is not None and previous.rancher_registration_applied:
+    registered = _registered(previous)
+    delivered = (previous is not None and registered is not None and registered.url == cfg.rancher.url
+                 and f"{REGISTRATION_MANIFEST}.url" in previous.rke2_manifests)
+    if delivered and registered is not None and registered.registration_applied:
         return RegistrationState(True)
     addon = MANIFEST_PREFIX + REGISTRATION_MANIFEST
     statement = Statement("rancherregistration", f"the servers of cluster {cfg.cluster_id} applied Rancher's "
@@ -117,16 +128,17 @@ def registration_state(cfg: StackConfig, previous: Previous | None, observed: Ob
     if delivered and live is None and observed.confirmed(statement):
         return RegistrationState(True)
     if not delivered:
-        return RegistrationState(False, None, (
-            "rke-aws:rancher: the servers apply Rancher's registration manifest (manifest mode); rke2-server would "
-            "apply it again at each start and undo the agent Rancher deploys and upgrades itself afterwards. Once "
-            "the imported cluster is Active in Rancher, `pulumi up` again: once it knows the file applied (it reads "
-            "the cluster, or asks for a confirmation), the servers skip the file from then on"))
-    return RegistrationState(False, statement, (
-        "rke-aws:rancher: the servers apply Rancher's registration manifest at each start (manifest mode), which "
-        "undoes the agent Rancher deploys and upgrades itself; they skip it from the update that knows it applied: "
-        f"once the cluster can be read and shows it (`kubectl -n kube-system get addon {addon}` with a checksum), or "
-        + statement.how()))
+        return RegistrationState(False, None, Diagnostic(
+            "rancher", "the servers apply Rancher's registration manifest (manifest mode); rke2-server would apply it "
+            "again at each start and undo the agent Rancher deploys and upgrades itself afterwards. Once the "
+            "imported cluster is Active in Rancher, `pulumi up` again: once it knows the file applied (it reads the "
+            "cluster, or asks for a confirmation), the servers skip the file from then on",
+            "rancher.registration-pending", Severity.WARNING))
+    return RegistrationState(False, statement, Diagnostic(
+        "rancher", "the servers apply Rancher's registration manifest at each start (manifest mode), which undoes the "
+        "agent Rancher deploys and upgrades itself; they skip it from the update that knows it applied: once the "
+        f"cluster can be read and shows it (`kubectl -n kube-system get addon {addon}` with a checksum), or "
+        + statement.how(), "rancher.registration-unconfirmed", Severity.WARNING, confirm=statement))
 
 
 # The namespaces Rancher's docs list for a cluster under restricted Pod Security (ranchermanager.docs.rancher.com
@@ -182,7 +194,7 @@ def upgrade_files(cfg: StackConfig, files: dict[str, str]) -> dict[str, str]:
 KEPT_CRD_FILE = "system-upgrade-controller-crd"
 
 
-def version_problems(cfg: StackConfig, previous: Previous | None, observed: Observed) -> list[str]:
+def version_problems(cfg: StackConfig, previous: ClusterState | None, observed: Observed) -> list[Diagnostic]:
     """With rancher.upgrades: rancher this program writes no Plans, so a kubernetesVersion change would
     reach no running node: it is refused until every node runs the new version (Rancher upgraded it;
     read from the cluster, or confirmed). Then it only records what runs (new nodes boot with it, the
@@ -200,139 +212,159 @@ def version_problems(cfg: StackConfig, previous: Previous | None, observed: Obse
         if not lagging:
             return []
         why = f"the cluster reports nodes not on it: {', '.join(lagging[:6])}" + (" and more" if len(lagging) > 6 else "")
+        confirm = None
     elif observed.confirmed(statement):
         return []
     else:
         why = f"{observed.no_read()}; {statement.how()}"
-    return [f"rke-aws:kubernetesVersion: {cfg.kubernetes_version}, but rancher.upgrades is rancher: Rancher owns "
-            f"upgrades and this program writes no upgrade Plans, so the change would reach no running node. Upgrade "
-            f"in Rancher (Cluster Management > Edit Config > Kubernetes Version), then set kubernetesVersion to the "
-            f"version it reached; it is accepted once every node runs it ({why}). Or set rancher.upgrades: rke-aws "
-            f"(keeping kubernetesVersion at {previous.kubernetes_version} for that update)"]
+        confirm = statement
+    return [Diagnostic(
+        "kubernetesVersion", f"{cfg.kubernetes_version}, but rancher.upgrades is rancher: Rancher owns upgrades and "
+        "this program writes no upgrade Plans, so the change would reach no running node. Upgrade in Rancher "
+        "(Cluster Management > Edit Config > Kubernetes Version), then set kubernetesVersion to the version it "
+        f"reached; it is accepted once every node runs it ({why}). Or set rancher.upgrades: rke-aws (keeping "
+        f"kubernetesVersion at {previous.kubernetes_version} for that update)", "rancher.version-not-reached",
+        value=cfg.kubernetes_version, confirm=confirm)]
 
 
-def switch_problems(cfg: StackConfig, previous: Previous | None, state: VersionState | None = None,
-                    observed: Observed | None = None) -> list[str]:
+def switch_problems(cfg: StackConfig, previous: ClusterState | None, state: VersionState | None = None,
+                    observed: Observed | None = None) -> list[Diagnostic]:
     """Handing upgrades from one side to the other while a version change may still be rolling out
     (in this update, or the last one not known complete) would let both write Plans for the same nodes."""
-    if previous is None or previous.rancher_upgrades is None or cfg.rancher is None:
+    was = previous.rancher_cluster.upgrades if previous is not None and previous.rancher_cluster else None
+    if previous is None or was is None or cfg.rancher is None:
         return []
-    if previous.rancher_upgrades == cfg.rancher.upgrades:
+    if was == cfg.rancher.upgrades:
         return []
     if previous.kubernetes_version not in (None, cfg.kubernetes_version):
-        return [f"rke-aws:rancher.upgrades: {cfg.rancher.upgrades} (was {previous.rancher_upgrades}) in the same update "
-                f"as kubernetesVersion {previous.kubernetes_version} -> {cfg.kubernetes_version}: the old owner's Plans "
-                "may still be upgrading while the new owner's start; change the owner with the version unchanged, "
-                "`pulumi up`, then change the version"]
+        return [Diagnostic(
+            "rancher.upgrades", f"{cfg.rancher.upgrades} (was {was}) in the same update as kubernetesVersion "
+            f"{previous.kubernetes_version} -> {cfg.kubernetes_version}: the old owner's Plans may still be upgrading "
+            "while the new owner's start; change the owner with the version unchanged, `pulumi up`, then change the "
+            "version", "rancher.upgrades-with-version", value=cfg.rancher.upgrades)]
     if state is not None and not state.complete:
-        return [f"rke-aws:rancher.upgrades: {cfg.rancher.upgrades} (was {previous.rancher_upgrades}) while the change "
-                f"to Kubernetes {state.target} is not known complete: the old owner's Plans may still be upgrading "
-                "nodes, and the new owner's would start on the same nodes; keep rancher.upgrades at "
-                f"{previous.rancher_upgrades} until it is complete: {_not_complete(state, observed or Observed(), cfg.distribution)}"]
+        why = not_complete(state, observed or Observed(), cfg.distribution)
+        return [Diagnostic(
+            "rancher.upgrades", f"{cfg.rancher.upgrades} (was {was}) while the change to Kubernetes {state.target} is "
+            "not known complete: the old owner's Plans may still be upgrading nodes, and the new owner's would start "
+            f"on the same nodes; keep rancher.upgrades at {was} until it is complete: {why.text}",
+            "rancher.upgrades-during-rollout", value=cfg.rancher.upgrades, confirm=why.confirm)]
     return []
 
 
-def url_problems(cfg: StackConfig, previous: Previous | None, observed: Observed) -> list[str]:
+def url_problems(cfg: StackConfig, previous: ClusterState | None, observed: Observed) -> list[Diagnostic]:
     """A new rancher.url for a registered cluster: the provider looks for the same cluster ID at the new
     address. The same Rancher under another name is fine (confirmed); another Rancher is a
     deregistration and a registration, in two updates."""
-    if cfg.rancher is None or previous is None or previous.rancher_name is None or previous.rancher_url is None:
+    registered = _registered(previous)
+    if cfg.rancher is None or registered is None or registered.url is None:
         return []
-    if previous.rancher_url.rstrip("/").lower() == cfg.rancher.url.lower():
+    was = registered.url
+    if was.rstrip("/").lower() == cfg.rancher.url.lower():
         return []
-    ident = previous.rancher_id or "its cluster"
-    statement = Statement("rancherurl", f"{cfg.rancher.url} reaches the same Rancher as {previous.rancher_url}, "
+    ident = registered.id or "its cluster"
+    statement = Statement("rancherurl", f"{cfg.rancher.url} reaches the same Rancher as {was}, "
                                         f"which holds cluster {ident} ({cfg.cluster_id})")
     if observed.confirmed(statement):
         return []
-    return [f"rke-aws:rancher.url: {cfg.rancher.url} (was {previous.rancher_url}): this cluster is registered as {ident} "
-            f"in the Rancher at {previous.rancher_url}. The rancher2 provider takes a new address in place and looks "
-            f"for {ident} there (terraform-provider-rancher2 resource_rancher2_cluster.go): another Rancher does not "
-            "know it, so the update fails, or after a refresh a second cluster is created there and its agent "
-            f"replaces this one while {ident} stays behind in the old Rancher. To move to another Rancher: remove "
-            "`rancher` and `pulumi up` (the old Rancher deletes the cluster and cleans it up), then set `rancher` with "
-            "the new url (and its token) and `pulumi up`. If the new address reaches the same Rancher, "
-            + statement.how()]
+    return [Diagnostic(
+        "rancher.url", f"{cfg.rancher.url} (was {was}): this cluster is registered as {ident} in the Rancher at {was}. "
+        f"The rancher2 provider takes a new address in place and looks for {ident} there (terraform-provider-rancher2 "
+        "resource_rancher2_cluster.go): another Rancher does not know it, so the update fails, or after a refresh a "
+        f"second cluster is created there and its agent replaces this one while {ident} stays behind in the old "
+        "Rancher. To move to another Rancher: remove `rancher` and `pulumi up` (the old Rancher deletes the cluster "
+        "and cleans it up), then set `rancher` with the new url (and its token) and `pulumi up`. If the new address "
+        "reaches the same Rancher, " + statement.how(), "rancher.url-changed", value=cfg.rancher.url,
+        confirm=statement)]
 
 
-def psa_warnings(cfg: StackConfig, previous: Previous | None) -> tuple[str, ...]:
+def psa_warnings(cfg: StackConfig, previous: ClusterState | None) -> tuple[Diagnostic, ...]:
     """Pod Security's configuration is in the servers' user data, read at first boot only: running CIS
     servers booted without Rancher's namespaces keep refusing Rancher's agent."""
     if cfg.rancher is None or cfg.hardening != "cis" or previous is None or previous.hardening != "cis":
         return ()
     servers = sorted(n.name for n in previous.nodes if "controlplane" in n.roles or "etcd" in n.roles)
     # Outputs without podSecurityExemptions come from releases that never exempted Rancher's namespaces.
-    missing = [ns for ns in AGENT_NAMESPACES if ns not in (previous.psa_exemptions or ())]
+    missing = [ns for ns in AGENT_NAMESPACES if ns not in (previous.pod_security_exemptions or ())]
     if not servers or not missing:
         return ()
-    return (f"rke-aws:rancher: with hardening cis, the running servers ({', '.join(servers[:6])}"
-            f"{' and more' if len(servers) > 6 else ''}) keep the Pod Security configuration they booted with "
-            f"({PSA_CONFIG_PATH}; user data is read at first boot only), which does not exempt Rancher's namespaces "
-            f"({', '.join(missing)}, ...): their API servers refuse the cattle-cluster-agent and fleet-agent pods "
-            "under restricted, and the cluster stays pending in Rancher until every server exempts them. Servers "
-            "created from now on do (the podSecurityExemptions output lists them). Replace the running servers one "
-            "at a time (README 'Replacing nodes deliberately'), or on each server, one at a time, add the namespaces "
-            f"of podSecurityExemptions to exemptions.namespaces in {PSA_CONFIG_PATH} and `systemctl restart "
-            "rke2-server`. Said once: the next update compares with what new servers get",)
+    return (Diagnostic(
+        "rancher", f"with hardening cis, the running servers ({', '.join(servers[:6])}"
+        f"{' and more' if len(servers) > 6 else ''}) keep the Pod Security configuration they booted with "
+        f"({PSA_CONFIG_PATH}; user data is read at first boot only), which does not exempt Rancher's namespaces "
+        f"({', '.join(missing)}, ...): their API servers refuse the cattle-cluster-agent and fleet-agent pods "
+        "under restricted, and the cluster stays pending in Rancher until every server exempts them. Servers "
+        "created from now on do (the podSecurityExemptions output lists them). Replace the running servers one "
+        "at a time (README 'Replacing nodes deliberately'), or on each server, one at a time, add the namespaces "
+        f"of podSecurityExemptions to exemptions.namespaces in {PSA_CONFIG_PATH} and `systemctl restart "
+        "rke2-server`. Said once: the next update compares with what new servers get", "rancher.psa-running-servers",
+        Severity.WARNING),)
 
 
-def agent_env_warnings(cfg: StackConfig, previous: Previous | None, proxy: ProxyEnv | None) -> tuple[str, ...]:
+def agent_env_warnings(cfg: StackConfig, previous: ClusterState | None, proxy: ProxyEnv | None) -> tuple[Diagnostic, ...]:
     """A changed agent environment makes Rancher redeploy its agents."""
-    if cfg.rancher is None or previous is None or previous.rancher_name is None:
+    registered = _registered(previous)
+    if cfg.rancher is None or registered is None:
         return ()
-    before, now = dict(previous.rancher_agent_env or {}), agent_env(proxy)
+    before, now = dict(registered.agent_env_vars or {}), agent_env(proxy)
     if before == now:
         return ()
     what = (f"HTTPS_PROXY {now.get('HTTPS_PROXY')}" if now else "no proxy variables")
-    return (f"rke-aws:rancher: the Rancher agent's environment changes to {what} (the cluster's agentEnvVars, from "
-            "`proxy`): Rancher redeploys cattle-cluster-agent and the Fleet agent with it (rancher/rancher "
-            "clusterdeploy.go redeployAgent), so the cluster shows unavailable in Rancher for a minute or two",)
+    return (Diagnostic("rancher", f"the Rancher agent's environment changes to {what} (the cluster's agentEnvVars, "
+                       "from `proxy`): Rancher redeploys cattle-cluster-agent and the Fleet agent with it "
+                       "(rancher/rancher clusterdeploy.go redeployAgent), so the cluster shows unavailable in Rancher "
+                       "for a minute or two", "rancher.agent-env-changed", Severity.WARNING),)
 
 
-def removal_problems(cfg: StackConfig, previous: Previous | None) -> list[str]:
+def removal_problems(cfg: StackConfig, previous: ClusterState | None) -> list[Diagnostic]:
     """Removing `rancher` when the agent's objects were written to the state without retainOnDelete (an
     earlier release): the engine reads the option from the old state (pulumi/pulumi
     pkg/resource/deploy/step.go DeleteStep.Apply) and would delete the agent before the cluster."""
-    if cfg.rancher is not None or previous is None or previous.rancher_name is None or not previous.rancher_agent_unkept:
+    registered = _registered(previous)
+    if cfg.rancher is not None or previous is None or registered is None or not previous.rancher_agent_unkept:
         return []
-    return [f"rke-aws:rancher: removed, but the imported cluster {previous.rancher_name}'s agent was applied by an "
-            "earlier release of this program, which did not keep it when it leaves the program: this update would "
-            "delete the agent before the cluster (the engine deletes what depends on a resource first), Rancher "
-            "could not run its cleanup, which goes through the agent, and rancher-webhook's configurations would "
-            "stay behind and refuse namespace changes (rancher/rancher#40164). Run `pulumi up` once with `rancher` "
-            "still set (the agent's objects are then kept on delete), then remove it"]
+    return [Diagnostic(
+        "rancher", f"removed, but the imported cluster {registered.name}'s agent was applied by an earlier release of "
+        "this program, which did not keep it when it leaves the program: this update would delete the agent before "
+        "the cluster (the engine deletes what depends on a resource first), Rancher could not run its cleanup, which "
+        "goes through the agent, and rancher-webhook's configurations would stay behind and refuse namespace changes "
+        "(rancher/rancher#40164). Run `pulumi up` once with `rancher` still set (the agent's objects are then kept on "
+        "delete), then remove it", "rancher.agent-unkept")]
 
 
-def arm64_warnings(cfg: StackConfig, archs: dict[str, str]) -> tuple[str, ...]:
+def arm64_warnings(cfg: StackConfig, archs: Mapping[str, str]) -> tuple[Diagnostic, ...]:
     """Rancher calls clusters with arm64 nodes experimental and not for production, imported ones included
     (Rancher manager docs, "Running on ARM64 Mixed Architecture (Experimental)"); the same page is why
-    RKE1 on arm64 is refused (spec.architecture_problems). RKE2 on arm64 is supported by RKE2 itself, so
+    RKE1 on arm64 is refused (machine_checks.architecture_problems). RKE2 on arm64 is supported by RKE2 itself, so
     the registration goes ahead, with the warning."""
     if cfg.rancher is None:
         return ()
     pools = sorted(p for p, a in archs.items() if a == "arm64")
     if not pools:
         return ()
-    return (f"rke-aws:rancher: pools {', '.join(pools)} run arm64 (Graviton) nodes; Rancher supports clusters with "
-            "arm64 nodes, imported ones included, only as experimental and not for production (Rancher's docs, "
-            "\"Running on ARM64 Mixed Architecture (Experimental)\"): RKE2 and this program support them, Rancher's "
-            "own features (its agents, apps, monitoring) may not",)
+    return (Diagnostic("rancher", f"pools {', '.join(pools)} run arm64 (Graviton) nodes; Rancher supports clusters with "
+                       "arm64 nodes, imported ones included, only as experimental and not for production (Rancher's "
+                       "docs, \"Running on ARM64 Mixed Architecture (Experimental)\"): RKE2 and this program support "
+                       "them, Rancher's own features (its agents, apps, monitoring) may not", "rancher.arm64",
+                       Severity.WARNING),)
 
 
-def warnings(cfg: StackConfig, previous: Previous | None) -> tuple[str, ...]:
+def warnings(cfg: StackConfig, previous: ClusterState | None) -> tuple[Diagnostic, ...]:
     """What a change of `rancher` does to Rancher and to the running cluster."""
-    out: list[str] = []
-    before = previous.rancher_name if previous else None
+    out: list[Diagnostic] = []
+    registered = _registered(previous)
+    before = registered.name if registered else None
+    was = registered.upgrades if registered else None
     if before is not None and cfg.rancher is None:
-        out.append(
-            f"rke-aws:rancher: removed: this update deletes the imported cluster {before} from Rancher and leaves "
+        out.append(Diagnostic(
+            "rancher", f"removed: this update deletes the imported cluster {before} from Rancher and leaves "
             "Rancher's agent running: Rancher reaches the cluster through it to create its cleanup Job "
             "(cattle-cleanup-*, default namespace), which deletes cattle-system (the agent), cattle-fleet-system, "
             "cattle-impersonation-system, the rancher.cattle.io webhook configurations, Rancher's roles and its "
             "labels and annotations; Rancher's projects, role bindings, Fleet bundles and apps installed through "
             "Rancher stop being managed (what they created stays). "
             + ("Rancher owned upgrades: its system-upgrade-controller goes with cattle-system, and this program's "
-               "own (system-upgrade) takes over. " if previous and previous.rancher_upgrades == "rancher" else "")
+               "own (system-upgrade) takes over. " if was == "rancher" else "")
             + "Left behind: ClusterRole proxy-clusterrole-kubeapiserver and ClusterRoleBinding "
             "proxy-role-binding-kubernetes-master (`kubectl delete clusterrolebinding "
             "proxy-role-binding-kubernetes-master; kubectl delete clusterrole proxy-clusterrole-kubeapiserver`). If "
@@ -340,23 +372,28 @@ def warnings(cfg: StackConfig, previous: Previous | None) -> tuple[str, ...]:
             "`kubectl delete validatingwebhookconfiguration rancher.cattle.io; kubectl delete "
             "mutatingwebhookconfiguration rancher.cattle.io` first (their webhook is gone with the agent and they "
             "refuse namespace changes), then `kubectl delete namespace cattle-system cattle-fleet-system "
-            "cattle-impersonation-system`")
-    elif before is not None and cfg.rancher is not None and previous is not None:
-        if previous.rancher_upgrades == "rke-aws" and cfg.rancher.rancher_upgrades:
-            out.append("rke-aws:rancher.upgrades: rancher: this update removes this program's system-upgrade-controller "
-                       "and Plans (system-upgrade) and turns Rancher's version management on: Rancher installs its own "
-                       "system-upgrade-controller in cattle-system and writes its Plans when you upgrade in Rancher")
-        elif previous.rancher_upgrades == "rancher" and not cfg.rancher.rancher_upgrades:
-            out.append("rke-aws:rancher.upgrades: rke-aws: this update turns Rancher's version management off (Rancher "
-                       "deletes its Plans once its last upgrade is complete and uninstalls its system-upgrade-"
-                       "controller) and installs this program's own in system-upgrade; finish any upgrade running in "
-                       "Rancher first")
+            "cattle-impersonation-system`", "rancher.removed", Severity.WARNING))
+    elif before is not None and cfg.rancher is not None:
+        if was == "rke-aws" and cfg.rancher.rancher_upgrades:
+            out.append(Diagnostic(
+                "rancher.upgrades", "rancher: this update removes this program's system-upgrade-controller and Plans "
+                "(system-upgrade) and turns Rancher's version management on: Rancher installs its own "
+                "system-upgrade-controller in cattle-system and writes its Plans when you upgrade in Rancher",
+                "rancher.upgrades-to-rancher", Severity.WARNING))
+        elif was == "rancher" and not cfg.rancher.rancher_upgrades:
+            out.append(Diagnostic(
+                "rancher.upgrades", "rke-aws: this update turns Rancher's version management off (Rancher deletes its "
+                "Plans once its last upgrade is complete and uninstalls its system-upgrade-controller) and installs "
+                "this program's own in system-upgrade; finish any upgrade running in Rancher first",
+                "rancher.upgrades-to-program", Severity.WARNING))
         if before != cfg.rancher.cluster_name:
-            out.append(f"rke-aws:rancher.clusterName: {before} -> {cfg.rancher.cluster_name}: renamed in Rancher in "
-                       "place (the cluster keeps its Rancher ID and agent)")
+            out.append(Diagnostic("rancher.clusterName", f"{before} -> {cfg.rancher.cluster_name}: renamed in Rancher "
+                                  "in place (the cluster keeps its Rancher ID and agent)", "rancher.renamed",
+                                  Severity.WARNING))
     if cfg.rancher is not None and not cfg.rancher.rancher_upgrades and cfg.distribution == "rke2":
         if before is None:
-            out.append("rke-aws:rancher: Rancher must be v2.11 or later: earlier releases ignore the "
-                       f"{VERSION_MANAGEMENT_ANNOTATION} annotation and would install their own upgrade controller "
-                       "and Plans beside this program's")
+            out.append(Diagnostic("rancher", "Rancher must be v2.11 or later: earlier releases ignore the "
+                                  f"{VERSION_MANAGEMENT_ANNOTATION} annotation and would install their own upgrade "
+                                  "controller and Plans beside this program's", "rancher.version-management",
+                                  Severity.WARNING))
     return tuple(out)

@@ -1,4 +1,4 @@
-"""What really runs: a read-only look at the cluster, for the day-2 guards (components/plan/history.py).
+"""What really runs: a read-only look at the cluster, for the day-2 guards (components/plan/day2/).
 
 The stack's last outputs say what the last update configured; the cluster says what runs. After a
 version change the upgrade Plans roll nodes over for minutes or hours, and after servers are removed
@@ -19,7 +19,8 @@ outputs and the user's confirmations. Only client certificates and bearer tokens
 `exec` or `auth-provider` would run commands here); certificate data goes to 0600 temp files that
 are deleted before the first request. The standard library does the HTTPS (no new dependency).
 
-`parse_kubeconfig` and `snapshot` are pure: tests drive `snapshot` with a fake `get`.
+`parse_kubeconfig` and `snapshot` are pure: tests drive `snapshot` with a fake `get`, and `read` with a fake
+`transport`.
 """
 
 from __future__ import annotations
@@ -41,8 +42,6 @@ import yaml
 READ_SECONDS = 5.0  # the whole read: DNS, TLS and every request
 REQUEST_SECONDS = 3.0  # one request (socket timeouts; the deadline above bounds the total)
 MAX_BYTES = 32 * 1024 * 1024  # a Node list of a few hundred nodes is a few MB
-# Set by the offline harness: placeholder kubeconfigs, and no cluster anywhere.
-OFFLINE_ENV = "RKE_AWS_OFFLINE"
 
 NODES_PATH = "/api/v1/nodes"
 PLANS_PATH = "/apis/upgrade.cattle.io/v1/namespaces/system-upgrade/plans"
@@ -53,9 +52,10 @@ ADDONS_PATH = "/apis/k3s.cattle.io/v1/namespaces/kube-system/addons"
 ETCD_LABEL = "node-role.kubernetes.io/etcd"
 CONTROL_PLANE_LABELS = ("node-role.kubernetes.io/control-plane", "node-role.kubernetes.io/controlplane")
 
-# A test installs a fake here: Access -> get(path) (JSON, or None for 404).
+# How a read reaches the cluster: Access -> get(path) (JSON, or None for 404). `https` is the real one;
+# tests pass their own to `read` (components/plan/environment.py: who reads, and when not).
 Get = Callable[[str], dict | None]
-TRANSPORT: Callable[[Access], Get] | None = None
+Transport = Callable[["Access"], Get]
 
 
 @dataclass(frozen=True)
@@ -241,7 +241,7 @@ def snapshot(get: Get, rke2: bool, server: str = "") -> LiveCluster:
 
 # ---- the transport ----------------------------------------------------------------------------
 
-def _https(access: Access) -> Get:
+def https(access: Access) -> Get:
     """GET over TLS with the kubeconfig's CA and client certificate (or token)."""
     ctx = ssl.create_default_context(cadata=access.ca_pem) if access.ca_pem else ssl.create_default_context()
     if access.cert_pem:
@@ -281,16 +281,13 @@ def _why(err: BaseException) -> str:
     return " ".join(f"{type(err).__name__}: {err}".split())[:300]
 
 
-def read(kubeconfig: str | None, rke2: bool, *, deadline: float = READ_SECONDS) -> Reading:
+def read(kubeconfig: str | None, rke2: bool, *, deadline: float = READ_SECONDS,
+         transport: Transport | None = None) -> Reading:
     """The running cluster, or why it could not be read. Never raises, never waits past `deadline`."""
     access = parse_kubeconfig(kubeconfig)
     if isinstance(access, str):
         return Unreadable(access)
-    transport = TRANSPORT
-    if transport is None:
-        if os.environ.get(OFFLINE_ENV):
-            return Unreadable("offline run: the cluster is not read")
-        transport = _https
+    transport = transport or https
     result: dict[str, Any] = {}
 
     def work() -> None:

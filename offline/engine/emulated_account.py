@@ -333,6 +333,10 @@ class MotoMocks(pulumi.runtime.Mocks):
                     "defaultVcpus": t["VCpuInfo"]["DefaultVCpus"], "memorySize": t["MemoryInfo"]["SizeInMiB"],
                     "supportedArchitectures": t["ProcessorInfo"]["SupportedArchitectures"],
                     "supportedVirtualizationTypes": t.get("SupportedVirtualizationTypes", [])}
+        if tok == "aws:ec2/getInstanceTypes:getInstanceTypes":
+            # The suggestions for a misspelt type (components/plan/lookups.py): moto's own list of EC2's types.
+            types = ec2.describe_instance_types(Filters=self._filters(a))["InstanceTypes"]
+            return {"id": self.region, "instanceTypes": sorted(t["InstanceType"] for t in types)}
         if tok == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
             location_type = a.get("locationType") or "region"
             filters = self._filters(a)

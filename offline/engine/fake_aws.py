@@ -400,6 +400,14 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
             vcpus, mib, archs, virts = INSTANCE_TYPES[itype]
             return {"id": itype, "instanceType": itype, "defaultVcpus": vcpus, "memorySize": mib,
                     "supportedArchitectures": list(archs), "supportedVirtualizationTypes": list(virts)}
+        if tok == "aws:ec2/getInstanceTypes:getInstanceTypes":
+            # DescribeInstanceTypes with the instance-type filter (wildcards allowed): the suggestions for a
+            # misspelt type (components/plan/lookups.py instance_type_suggestion).
+            import fnmatch
+
+            patterns = [v for f in a.get("filters") or [] if f["name"] == "instance-type" for v in f["values"]]
+            found = sorted(t for t in INSTANCE_TYPES if any(fnmatch.fnmatchcase(t, p) for p in patterns or ["*"]))
+            return {"id": self.region, "instanceTypes": found}
         if tok == "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings":
             values = {f["name"]: f["values"] for f in a.get("filters") or []}
             pairs = [(t, z) for t in values.get("instance-type", INSTANCE_TYPES) for z in values.get("location", self.azs)

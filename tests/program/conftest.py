@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rke_aws.plan import running
 from rke_aws_offline.engine import harness
+from tests.support import fake_cluster
 from tests.support.day2 import fake_api, node
 
 
@@ -25,5 +25,5 @@ def cluster(monkeypatch):
         for extra in set(names) - {n["name"] for n in r.outputs["nodes"]}:  # removed members still registered
             items.append(node(extra, version or r.outputs["kubernetesVersion"], etcd=True, cp=True, ready=False))
         state["get"] = fake_api(items, plans if plans is not None else [], charts if charts is not None else [])
-        monkeypatch.setattr(running, "TRANSPORT", lambda access: state["get"])
+        monkeypatch.setattr(fake_cluster, "TRANSPORT", lambda access: state["get"])
     return install

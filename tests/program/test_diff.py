@@ -151,7 +151,7 @@ def test_an_agent_type_change_updates_within_an_architecture_and_replaces_across
     for name in agents:
         assert f"`Instance {name}`" in md
     # Across architectures (Graviton with the default amd64 image) the program refuses at plan time
-    # (components/plan/spec.py's image/type look-ups); the provider's ForceNewIf across architectures is
+    # (components/plan/machine_checks.py's image/type look-ups); the provider's ForceNewIf across architectures is
     # judged on planted registrations below (test_instance_type_replaces_only_across_cpu_architectures).
     arm = run_diff(repo, NLB_STACK, lambda c: pools_with(c, agents={"instanceType": "m6g.large"}))
     assert arm.refused and "rke-aws:nodePools[1].instanceType" in arm.refused, diff.render_text([arm])

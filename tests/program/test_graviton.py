@@ -13,15 +13,12 @@ Facts from their owners:
   inputs before the diff, and a replacement is created from them.
 """
 
-# split: this module mixes levels (issue 33 §7.2); the pure test -> tests/unit/plan.
 from __future__ import annotations
 
 import copy
-from types import SimpleNamespace
 
 import pytest
 
-from rke_aws.plan import spec as plan
 from rke_aws.settings import versions
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.fake_aws import UBUNTU_ARM64_IMAGE_ID, UBUNTU_IMAGE
@@ -86,19 +83,6 @@ def test_rke1_on_graviton_is_refused_with_the_reason():
     with pytest.raises(Exception) as refused:
         harness.run_program(cfg, stack="rke-dev")
     assert "is an arm64 (Graviton) type; RKE1 on arm64 is experimental" in str(refused.value)
-
-
-@pytest.mark.parametrize("version, refused", [
-    ("v1.27.9+rke2r1", True), ("v1.27.10+rke2r1", False), ("v1.26.15+rke2r1", True), (versions.RKE2_VERSION, False),
-])
-def test_rke2_on_graviton_from_the_release_with_arm64_images(version, refused):
-    pools = (SimpleNamespace(name="arm", instance_type="m7g.large"), SimpleNamespace(name="x86", instance_type="m6i.large"))
-    cfg = SimpleNamespace(distribution="rke2", kubernetes_version=version, node_pools=pools)
-    problems = plan.architecture_problems(cfg, {"arm": "arm64", "x86": "x86_64"})
-    assert bool(problems) is refused, problems
-    if refused:
-        (p,) = problems
-        assert p.startswith("rke-aws:nodePools[0].instanceType: 'm7g.large' is an arm64 (Graviton) type")
 
 
 def test_running_agents_do_not_change_architecture():

@@ -224,11 +224,11 @@ def _plan_refused(base_config, expected, **mock_kwargs) -> str:
 
 PLAN_ROWS = [
     row("missing-key-pair", access(sshKeyName="nobody-has-it"),
-        ("access.sshKeyName", "looking up the key pair 'nobody-has-it' in us-east-1 failed (invoke of aws:ec2/getKeyPair:getKeyPair "
-                              "failed: InvalidKeyPair.NotFound")),
+        ("access.sshKeyName", "looking up the key pair 'nobody-has-it' in us-east-1 failed (DescribeKeyPairs in the "
+                              "emulated account answered InvalidKeyPair.NotFound")),
     row("unknown-instance-type", pool(1, instanceType="m9z.large"),
-        ("nodePools[1].instanceType", "looking up instance type 'm9z.large' in us-east-1 failed (invoke of "
-                                      "aws:ec2/getInstanceType:getInstanceType failed: InvalidInstanceType")),
+        ("nodePools[1].instanceType", "looking up instance type 'm9z.large' in us-east-1 failed (DescribeInstanceTypes "
+                                      "in the emulated account answered InvalidInstanceType")),
     # A pool's own image must suit its type (the default image follows the type's architecture: test_graviton).
     row("arm-type-with-x86-image", pool(1, instanceType="m7g.large", ami="ami-0ccccccccccccccc1"),
         ("nodePools[1].instanceType", "'m7g.large' runs arm64, but the pool's image ami-0ccccccccccccccc1 "
@@ -321,7 +321,7 @@ def test_bring_your_own_subnet_in_the_pod_network(base_config):
 
 def test_manifest_size_limit_counts_what_main_renders(base_config):
     """The check renders the same manifest __main__ stores: the parameter registered is at most the limit."""
-    from rke_aws.plan import spec as plan
+    from rke_aws.plan import addons as plan
 
     ccm(extraArgs=[f"--flag-{i:03d}={'x' * 120}" for i in range(40)])(base_config)
     run = harness.run_program(base_config)
@@ -528,8 +528,8 @@ def test_every_pool_is_judged_after_a_failed_look_up(base_config):
                                 ("nodePools[1].instanceType", "runs arm64")))
     both(pool(0, instanceType="m6i.large", ami="ami-0ddddddddddddddd1"),
          pool(1, instanceType="m7g.large", ami="ami-0ccccccccccccccc1"))(base_config)
-    _plan_refused(base_config, (("nodePools[0].ami", "looking up image 'ami-0ddddddddddddddd1' in us-east-1 failed (invoke of "
-                                                     "aws:ec2/getAmi:getAmi failed: Your query returned no results (image "
+    _plan_refused(base_config, (("nodePools[0].ami", "looking up image 'ami-0ddddddddddddddd1' in us-east-1 failed (DescribeImages "
+                                                     "in the emulated account answered Your query returned no results (image "
                                                      "ami-0ddddddddddddddd1). Please change your search criteria and try "
                                                      "again.); use an image that exists in us-east-1 and this account may "
                                                      "launch"),
@@ -549,10 +549,10 @@ def test_failed_offerings_look_up_is_a_config_error(base_config, monkeypatch):
 
     monkeypatch.setattr(mocks, "_call", failing)
     run_refused(base_config, (("nodePools[].instanceType",
-                               "looking up where m6i.large, m6i.xlarge are offered in us-east-1 failed (invoke of "
-                               "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings failed: UnauthorizedOperation: "
-                               "not allowed to ec2:DescribeInstanceTypeOfferings); check your AWS credentials "
-                               "(ec2:DescribeInstanceTypeOfferings)"),), mocks=mocks)
+                               "looking up where m6i.large, m6i.xlarge are offered in us-east-1 failed (DescribeInstanceTypeOfferings "
+                               "in the emulated account answered UnauthorizedOperation: not allowed to "
+                               "ec2:DescribeInstanceTypeOfferings); check the instance types and zones (aws ec2 "
+                               "describe-instance-type-offerings)"),), mocks=mocks)
 
 
 def test_look_up_messages_name_the_fix(base_config):
@@ -561,12 +561,14 @@ def test_look_up_messages_name_the_fix(base_config):
     message = _plan_refused(base_config, (("access.sshKeyName", "InvalidKeyPair.NotFound"),
                                           ("nodePools[1].instanceType", "InvalidInstanceType")), key_pairs=[])
     assert message.endswith(
-        "  - rke-aws:access.sshKeyName: looking up the key pair 'nobody' in us-east-1 failed (invoke of "
-        "aws:ec2/getKeyPair:getKeyPair failed: InvalidKeyPair.NotFound: The key pair 'nobody' does not exist); create "
+        "  - rke-aws:access.sshKeyName: looking up the key pair 'nobody' in us-east-1 failed (DescribeKeyPairs in the "
+        "emulated account answered InvalidKeyPair.NotFound: The key pair 'nobody' does not exist); create "
         "or import it in us-east-1 (aws ec2 import-key-pair --key-name ...), or fix the name\n"
-        "  - rke-aws:nodePools[1].instanceType: looking up instance type 'm9z.large' in us-east-1 failed (invoke of "
-        "aws:ec2/getInstanceType:getInstanceType failed: InvalidInstanceType: The following supplied instance types do "
-        "not exist: [m9z.large]); use an instance type EC2 offers in us-east-1 (aws ec2 describe-instance-types)")
+        "  - rke-aws:nodePools[1].instanceType: looking up instance type 'm9z.large' in us-east-1 failed "
+        "(DescribeInstanceTypes in the emulated account answered InvalidInstanceType: The following supplied instance "
+        "types do not exist: [m9z.large]); did you mean m5.large? Or use an instance type EC2 offers in us-east-1 (aws "
+        "ec2 describe-instance-types)")
+    assert "invoke of" not in message and "credentials" not in message
 
 
 def test_machine_messages_in_full(base_config):
@@ -594,7 +596,7 @@ def _warnings(run) -> list[str]:
 
 
 def test_rke2_server_size_warnings_follow_rke2s_requirements(base_config, monkeypatch):
-    from rke_aws.plan import spec
+    from rke_aws.plan import machine_checks as spec
 
     pool(0, instanceType="c7g.medium", ami="ami-0fffffffffffffff1")(base_config)
     images = {"ami-0fffffffffffffff1": {"architecture": "arm64", "virtualizationType": "hvm"}}
@@ -602,8 +604,12 @@ def test_rke2_server_size_warnings_follow_rke2s_requirements(base_config, monkey
     assert ("rke-aws:nodePools[0].instanceType: 'c7g.medium' has 1 vCPU and 2 GiB; RKE2 servers need at least 2 vCPU "
             "and 4 GiB (docs.rke2.io install/requirements): etcd and the API server may not keep up") in _warnings(run)
     # RKE2's VM sizing guide: 2 vCPU / 4 GiB servers carry up to 225 agents (the boundary, on the pure rule).
-    key = "rke-aws:nodePools[0].instanceType"
-    warn = spec.rke2_server_size_warning
+    key = "nodePools[0].instanceType"
+
+    def warn(*args):
+        found = spec.rke2_server_size_warning(*args)
+        return found.render() if found else None
+
     assert warn(key, "t3.medium", 2, 4096, 225) is None
     assert warn(key, "t3.medium", 2, 4096, 226) == (
         "rke-aws:nodePools[0].instanceType: 226 agents; RKE2's sizing guide gives servers of 't3.medium' (2 vCPU, "
@@ -628,7 +634,7 @@ def test_rke1_servers_get_no_rke2_size_warning(base_config):
 def test_manifest_size_limit_is_exactly_the_parameters_size(base_config, monkeypatch):
     """Refused exactly when the parameter __main__ would store is larger than the limit: the check
     renders the same manifest, byte for byte."""
-    from rke_aws.plan import spec as plan
+    from rke_aws.plan import addons as plan
 
     ccm(extraArgs=[f"--flag-{i:03d}={'x' * 60}" for i in range(10)])(base_config)
     run = harness.run_program(base_config)
@@ -658,12 +664,13 @@ def test_bring_your_own_overlap_message_in_full(base_config):
 
 
 def test_four_vcpu_servers_carry_450_agents():
-    from rke_aws.plan import spec
+    from rke_aws.plan import machine_checks
 
-    key = "rke-aws:nodePools[0].instanceType"
-    assert spec.rke2_server_size_warning(key, "m6i.xlarge", 4, 16384, 450) is None
-    assert "451 agents; RKE2's sizing guide gives servers of 'm6i.xlarge' (4 vCPU, 16 GiB) up to 450" in \
-        spec.rke2_server_size_warning(key, "m6i.xlarge", 4, 16384, 451)
+    key = "nodePools[0].instanceType"
+    assert machine_checks.rke2_server_size_warning(key, "m6i.xlarge", 4, 16384, 450) is None
+    found = machine_checks.rke2_server_size_warning(key, "m6i.xlarge", 4, 16384, 451)
+    assert found is not None and (found.key, found.code) == (key, "pool.servers-undersized")
+    assert "451 agents; RKE2's sizing guide gives servers of 'm6i.xlarge' (4 vCPU, 16 GiB) up to 450" in found.message
 
 
 def test_default_image_only_for_pools_without_their_own(base_config, monkeypatch):

@@ -31,10 +31,12 @@ import yaml
 
 from rke_aws.node import rke2_config
 from rke_aws.plan import ingress
-from rke_aws.plan.guards import ingress_removal_problems
-from rke_aws.plan.history import Observed, Previous
+from rke_aws.plan.day2.confirmations import Observed
+from rke_aws.plan.ingress import removal_problems as ingress_removal_problems
 from rke_aws.plan.running import LiveCluster
 from rke_aws.settings import versions
+from rke_aws.state.migrations import from_outputs
+from rke_aws.state.model import ClusterState
 from rke_aws_offline.engine import harness
 from tests.support.configs import config_problems, parse_config, set_key
 from tests.support.day2 import INSTANCE, code_in, readable, refused, run
@@ -266,14 +268,14 @@ def test_a_new_cluster_on_137_cannot_ask_for_ingress_nginx(prod, planted_137):
     assert run(at(prod, V37, controller="none")).outputs["ingressController"] == "none"
 
 
-def _previous(version: str, controller: str | None) -> Previous:
+def _previous(version: str, controller: str | None) -> ClusterState:
     outputs = {"distribution": "rke2", "kubernetesVersion": version, "kubernetesVersionConfirmed": version,
                "nodes": [{"name": "ip-10-0-0-10.ec2.internal", "pool": "servers", "index": 0,
                           "roles": ["controlplane", "etcd"], "availabilityZone": "us-east-1a",
                           "privateIp": "10.0.0.10"}]}
     if controller:
         outputs["ingressController"] = controller
-    previous = Previous.from_outputs(outputs)
+    previous = from_outputs(outputs)
     assert previous is not None
     return previous
 
@@ -284,7 +286,8 @@ def test_every_release_from_137_on_is_judged_listed_or_not(target):
     plan = ingress.plan("rke2", None, target, "c", _previous(V36, "ingress-nginx"), Observed())
     assert plan is not None and plan.controller == "ingress-nginx"
     (problem,) = ingress_removal_problems(target, plan, V36)
-    assert problem.startswith(f"rke-aws:kubernetesVersion: {target}, but RKE2 v1.37 and later refuse")
+    assert (problem.key, problem.code) == ("kubernetesVersion", "ingress.nginx-removed-running")
+    assert problem.render().startswith(f"rke-aws:kubernetesVersion: {target}, but RKE2 v1.37 and later refuse")
     traefik = ingress.plan("rke2", None, target, "c", _previous(V36, "traefik"), Observed())
     assert ingress_removal_problems(target, traefik, V36) == []
     assert ingress_removal_problems(V36, plan, V36) == []

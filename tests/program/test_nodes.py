@@ -12,6 +12,7 @@ import re
 import pytest
 import yaml
 
+from rke_aws.diagnostics import ConfigError
 from rke_aws.node import rke2_config, scripts
 from rke_aws.plan import nodes as node_plan
 from rke_aws.plan.network import plan_subnets
@@ -366,8 +367,10 @@ def test_adding_nodes_or_pools_keeps_existing_addresses():
 
 def test_pool_that_does_not_fit_is_a_config_error():
     cfg = _cfg([POOLS[0], {**POOLS[1], "count": 500}])
-    with pytest.raises(node_plan.CapacityError, match=r"rke-aws:nodePools\[1\].count: 500 nodes"):
+    with pytest.raises(ConfigError) as refused:
         _ips(cfg)
+    assert [(d.key, d.code) for d in refused.value.diagnostics] == [("nodePools[1].count", "pool.capacity")]
+    assert "rke-aws:nodePools[1].count: 500 nodes" in str(refused.value)
 
 
 def test_private_dns_name_rule():

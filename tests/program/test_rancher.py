@@ -424,7 +424,7 @@ def test_manifest_mode_stops_reapplying_the_registration_manifest_once_it_is_app
     changed downstream agent only through its cached image. rke2-server re-applied the frozen file at every
     start and undid that. The file is applied until the cluster shows its Addon applied (or the user
     confirms), then a `.skip` beside it keeps the deploy controller away from it for good."""
-    from rke_aws.plan import running
+    from tests.support import fake_cluster
     from tests.support.day2 import fake_api
 
     reg = "rke-aws-rancher-registration.yaml"
@@ -435,10 +435,10 @@ def test_manifest_mode_stops_reapplying_the_registration_manifest_once_it_is_app
     again = run(cfg, base, stack="rke2-dev")
     assert reg in applied_at_start(servers_files(again))
     # The cluster shows no such Addon yet: not skipped.
-    monkeypatch.setattr(running, "TRANSPORT", lambda access: fake_api([], plans=[], charts=[], addons=["rke-aws-ccm"]))
+    monkeypatch.setattr(fake_cluster, "TRANSPORT", lambda access: fake_api([], plans=[], charts=[], addons=["rke-aws-ccm"]))
     assert reg in applied_at_start(servers_files(run(readable(cfg, "rke2-dev"), again, stack="rke2-dev")))
     # The cluster shows it applied: from now on the servers skip it at every start.
-    monkeypatch.setattr(running, "TRANSPORT", lambda access: fake_api(
+    monkeypatch.setattr(fake_cluster, "TRANSPORT", lambda access: fake_api(
         [], plans=[], charts=[], addons=["rke-aws-ccm", "rke-aws-rancher-registration"]))
     known = run(readable(cfg, "rke2-dev"), again, stack="rke2-dev")
     assert reg not in applied_at_start(servers_files(known)), (
@@ -451,7 +451,7 @@ def test_manifest_mode_stops_reapplying_the_registration_manifest_once_it_is_app
     w = warned(again, "rke-aws:rancher: the servers apply Rancher's registration manifest")
     code = code_in(w, "rancherregistration")
     assert again.outputs["rancherCluster"]["registrationApplied"] is False
-    monkeypatch.setattr(running, "TRANSPORT", None)
+    monkeypatch.setattr(fake_cluster, "TRANSPORT", None)
     # The next update cannot read the cluster: it stays skipped, and nothing more is asked.
     later = run(cfg, known, stack="rke2-dev")
     assert reg not in applied_at_start(servers_files(later))

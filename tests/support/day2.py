@@ -17,6 +17,7 @@ from rke_aws.plan import running
 from rke_aws.settings import stackfile
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from tests.support import fake_cluster
 from tests.support.configs import set_key
 from tests.support.runs import run_cached
 
@@ -31,17 +32,23 @@ IGNORED = {"ami", "userData", "userDataBase64"}
 KUBECONFIG = stackfile.secret("apiVersion: v1\nkind: Config\n")  # as `pulumi config set --secret` stores it
 
 
+def _main() -> dict:
+    """The program to run: the stack program, or with a fake cluster API when a test installed one."""
+    main = fake_cluster.main()
+    return {"main": main} if main is not None else {}
+
+
 def run(config: dict, previous: harness.ProgramRun | None = None, stack: str = "day2") -> harness.ProgramRun:
     """The program's run of `config` after `previous` (a first run of a config is shared, tests/support/runs.py run_cached)."""
     if previous is None:
         return run_cached(config, stack)
-    return harness.run_program(config, stack=stack, previous_outputs=previous.outputs)
+    return harness.run_program(config, stack=stack, previous_outputs=previous.outputs, **_main())
 
 
 def refused(config: dict, previous: harness.ProgramRun, stack: str = "day2") -> str:
     mocks = AwsLikeMocks(config["aws:region"])
     with pytest.raises(pulumi.RunError) as info:
-        harness.run_program(config, stack=stack, mocks=mocks, previous_outputs=previous.outputs)
+        harness.run_program(config, stack=stack, mocks=mocks, previous_outputs=previous.outputs, **_main())
     assert mocks.resources == [], "registered before refusing"
     return str(info.value)
 

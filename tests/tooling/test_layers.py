@@ -16,7 +16,8 @@ PACKAGE = ROOT / "components"
 NAME = "rke_aws"  # the package's import name (pyproject [tool.setuptools] package-dir)
 # Lowest first. The package root (components/__init__.py) exports the top. `ops` (the tools for a real
 # account) sits beside the stack: nothing below imports it.
-LAYERS = ("_version", "diagnostics", "settings", "plan", "node", "aws", "cluster", "rke_cluster", "ops")
+LAYERS = ("_version", "diagnostics", "settings", "state", "plan", "node", "aws", "cluster", "assembly", "rke_cluster",
+          "ops")
 
 
 def modules() -> dict[str, pathlib.Path]:
@@ -138,10 +139,10 @@ def readme_modules() -> set[str]:
             folder = None
             listed.add(f"{NAME}.{m.group(1)}" if m.group(1) != "__init__" else NAME)
             continue
-        m = re.match(r"^    (\w+)\.py\s", line + " ")
+        m = re.match(r"^    ([\w/]+)\.py\s", line + " ")  # a module, or sub/module.py in a subfolder
         if m and folder:
-            name = m.group(1)
-            listed.add(f"{NAME}.{folder}" if name == "__init__" else f"{NAME}.{folder}.{name}")
+            parts = [folder, *m.group(1).split("/")]
+            listed.add(".".join([NAME, *(parts[:-1] if parts[-1] == "__init__" else parts)]))
     return listed
 
 

@@ -122,7 +122,7 @@ PROGRAM_CASES = [
                  id="region-missing"),
     pytest.param(put("tags", {"kubernetes.io/cluster/x": "owned"}),
                  "rke-aws:tags.kubernetes.io/cluster/x: is reserved", id="reserved-tag"),
-    # Found only while planning (plan/spec.py, plan/nodes.py), after parse() succeeded.
+    # Found only while planning (plan/machine_checks.py, plan/nodes.py), after parse() succeeded.
     pytest.param(pool(1, count=300),
                  "rke-aws:nodePools[1].count: 300 nodes need 150 addresses per private subnet, but a pool block "
                  "there holds 117; use fewer nodes per pool, more zones or larger subnets", id="capacity"),

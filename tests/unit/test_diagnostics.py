@@ -6,7 +6,7 @@ from __future__ import annotations
 import pickle
 
 from rke_aws.diagnostics import ConfigError, Diagnostic, Severity, Statement, suggest
-from rke_aws.plan import history
+from rke_aws.plan.day2 import confirmations
 from rke_aws.settings import errors
 
 
@@ -38,8 +38,8 @@ def test_the_value_is_never_rendered():
 
 
 def test_one_error_class_and_one_statement_class():
-    assert errors.ConfigError is ConfigError and history.Statement is Statement
-    assert history.CONFIRM_CLI_KEY == "confirmClusterState"
+    assert errors.ConfigError is ConfigError and confirmations.Statement is Statement
+    assert confirmations.CONFIRM_CLI_KEY == "confirmClusterState"
     # The code a refusal asks for is the statement's digest: stacks that confirmed one keep it valid.
     assert Statement("etcd", "x").code == "etcd-2d711642b7"
 

@@ -119,50 +119,46 @@ def test_missing_upgrade_or_helm_apis_read_as_empty():
     assert live.plans == () and live.helm_charts == frozenset()
 
 
-@pytest.fixture
-def transport(monkeypatch):
-    def install(get_factory):
-        monkeypatch.setattr(running, "TRANSPORT", get_factory)
-    return install
-
-
 @pytest.mark.parametrize("failure, why", [
     (OSError("connection refused"), "connection refused"),
     (ValueError("no Node list"), "no Node list"),
     (RuntimeError("boom"), "boom"),
 ])
-def test_a_failed_read_is_a_reason_never_an_exception(transport, failure, why):
+def test_a_failed_read_is_a_reason_never_an_exception(failure, why):
     def factory(access):
         def get(path):
             raise failure
         return get
-    transport(factory)
-    reading = running.read(kubeconfig(), True)
+    reading = running.read(kubeconfig(), True, transport=factory)
     assert isinstance(reading, running.Unreadable) and why in reading.reason and "api.c.rke-aws.internal" in reading.reason
 
 
-def test_a_malformed_answer_is_a_reason(transport):
-    transport(lambda access: (lambda path: {"items": "nope"} if path == running.NODES_PATH else None))
-    reading = running.read(kubeconfig(), True)
+def test_a_malformed_answer_is_a_reason():
+    factory = lambda access: (lambda path: {"items": "nope"} if path == running.NODES_PATH else None)  # noqa: E731
+    reading = running.read(kubeconfig(), True, transport=factory)
     assert isinstance(reading, running.Unreadable) and "no Node list" in reading.reason
 
 
-def test_the_read_is_bounded_in_time(transport):
+def test_the_read_is_bounded_in_time():
     def factory(access):
         def get(path):
             time.sleep(5)
         return get
-    transport(factory)
     started = time.monotonic()
-    reading = running.read(kubeconfig(), True, deadline=0.3)
+    reading = running.read(kubeconfig(), True, deadline=0.3, transport=factory)
     assert time.monotonic() - started < 2
     assert isinstance(reading, running.Unreadable) and "within 0.3 s" in reading.reason
 
 
-def test_offline_runs_never_reach_for_a_cluster(monkeypatch):
-    monkeypatch.setenv(running.OFFLINE_ENV, "1")
-    reading = running.read(kubeconfig(), True)
-    assert isinstance(reading, running.Unreadable) and "offline" in reading.reason
+def test_the_operator_can_switch_the_read_off(monkeypatch):
+    """`RKE_AWS_READ_CLUSTER=never` (a CI preview whose runner cannot reach the API server): the planner's
+    reader reads nothing and says why; there is no other switch in product code (tests inject a reader)."""
+    from rke_aws.plan.environment import READ_CLUSTER_ENV, Environment
+
+    monkeypatch.setenv(READ_CLUSTER_ENV, "never")
+    reading = Environment.from_runtime().cluster_reader(kubeconfig(), True)
+    assert isinstance(reading, running.Unreadable) and f"{READ_CLUSTER_ENV}=never" in reading.reason
+    assert not hasattr(running, "TRANSPORT") and not hasattr(running, "OFFLINE_ENV")
 
 
 # ---- the real transport, against a local HTTPS server ----------------------------------------
@@ -245,7 +241,6 @@ def test_the_https_transport_reads_with_the_kubeconfigs_credentials_and_only_get
     ca_pem, client_pem, client_key, paths = _certificates(tmp_path)
     seen: list = []
     server = _serve(paths, require_client_cert=auth == "certificate", seen=seen)
-    monkeypatch.delenv(running.OFFLINE_ENV, raising=False)
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
     os.mkdir(tmp_path / "tmp")
     try:
@@ -266,13 +261,12 @@ def test_the_https_transport_reads_with_the_kubeconfigs_credentials_and_only_get
     assert not glob.glob(str(tmp_path / "tmp" / "rke-aws-*")), os.listdir(tmp_path / "tmp")
 
 
-def test_a_server_the_ca_does_not_vouch_for_is_not_read(tmp_path, monkeypatch):
+def test_a_server_the_ca_does_not_vouch_for_is_not_read(tmp_path):
     _, _, _, paths = _certificates(tmp_path)
     (tmp_path / "other").mkdir()
     other_ca, _, _, _ = _certificates(tmp_path / "other")
     seen: list = []
     server = _serve(paths, require_client_cert=False, seen=seen)
-    monkeypatch.delenv(running.OFFLINE_ENV, raising=False)
     try:
         text = kubeconfig(cluster={"server": f"https://127.0.0.1:{server.server_address[1]}",
                                    "certificate-authority-data": b64(other_ca)}, user={"token": "s3cr3t"})

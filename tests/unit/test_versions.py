@@ -1,11 +1,10 @@
-"""Kubernetes versions: only canonical names of releases components/settings/versions.py knows, a default that
-never upgrades a running cluster, and the etcd 3.5 -> 3.6 stepping stone RKE2's release notes demand.
+"""Kubernetes versions in the configuration: only canonical names of releases components/settings/versions.py
+knows, and a default that never upgrades a running cluster (the etcd stepping stone and RKE1 builds:
+tests/unit/plan/test_releases.py; through the program: tests/program/day2/test_versions.py).
 
 The release tables are checked against facts stated in prose elsewhere in the same release notes
 (rancher/rke2-docs docs/release-notes/, 9477b7b1), not against a copy of themselves.
 """
-
-# split: this module mixes levels (issue 33 §7.2); the program runs -> tests/program.
 
 from __future__ import annotations
 
@@ -13,17 +12,13 @@ import copy
 import json
 import re
 
-import pulumi
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rke_aws.plan import guards, history
 from rke_aws.settings import config, stackfile, versions
 from rke_aws.settings.config import ConfigError
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
-from tests.support.configs import set_key
 
 INSTANCE = "aws:ec2/instance:Instance"
 KUBECONFIG = "apiVersion: v1\nkind: Config\n"
@@ -211,126 +206,7 @@ def test_an_unset_version_is_the_default_for_a_new_stack_and_what_runs_for_a_run
     assert running.kubernetes_version == "v1.33.5+rke2r1"
     assert any("stays on v1.33.5+rke2r1, which it runs" in w for w in running.warnings), running.warnings
     # an RKE1 version in the outputs of a stack now configured as RKE2 is no RKE2 release: ignored here
-    # (guards.version_problems refuses the distribution change)
+    # (plan/day2/versions.py version_problems refuses the distribution change)
     assert parse(base_config, running_version="v1.32.5-rancher1-1").kubernetes_version == versions.RKE2_VERSION
 
 
-@pytest.mark.reads_stacks
-def test_a_new_default_leaves_a_running_stack_on_its_release():
-    """Day 2 through the program: a stack deployed when the default was v1.33.5 keeps it. With a
-    kubeconfig (set here, whatever stacks/ holds) the upgrade Plans exist, and stay on that release."""
-    cfg = set_key(harness.stack_config("rke2-prod"), "kubeconfig", stackfile.secret("apiVersion: v1\nkind: Config\n"))
-    pinned = set_key(copy.deepcopy(cfg), "kubernetesVersion", "v1.33.5+rke2r1")
-    before = harness.run_program(pinned, stack="rke2-prod")  # what the old default deployed
-    assert before.outputs["kubernetesVersion"] == "v1.33.5+rke2r1"
-    after = harness.run_program(cfg, stack="rke2-prod", previous_outputs=before.outputs)  # kubernetesVersion unset
-    assert after.outputs["kubernetesVersion"] == "v1.33.5+rke2r1"
-    old = {i.urn: i.inputs for i in before.of_type(INSTANCE)}
-    assert all(i.inputs == old[i.urn] for i in after.of_type(INSTANCE))
-    plans = {r.name: r.inputs["spec"]["version"] for r in after.resources if r.type == "kubernetes:upgrade.cattle.io/v1:Plan"}
-    assert plans and set(plans.values()) == {"v1.33.5+rke2r1"}, plans
-    assert any("stays on v1.33.5+rke2r1" in m for _, m in after.logs), after.logs
-
-
-# ---- the etcd stepping stone --------------------------------------------------------------------
-
-@pytest.mark.parametrize("running, wanted, through", [
-    ("v1.33.5+rke2r1", "v1.33.11+rke2r1", "v1.33.10+rke2r3"),  # a patch upgrade on 1.33 (3.5.21 -> 3.6.7)
-    ("v1.33.7+rke2r1", "v1.33.13+rke2r2", "v1.33.10+rke2r3"),  # 3.5.25 is not enough
-    ("v1.33.5+rke2r1", "v1.34.10+rke2r1", "v1.33.10+rke2r3"),  # a minor upgrade
-    ("v1.32.5+rke2r1", "v1.33.11+rke2r1", "v1.32.13+rke2r1"),  # 1.32's own 3.5.26 first
-])
-def test_etcd_3_5_to_3_6_goes_through_3_5_26(running, wanted, through):
-    (problem,) = guards.etcd_stepping_stone_problems(running, wanted)
-    assert problem.startswith(f"rke-aws:kubernetesVersion: {wanted} runs etcd {versions.RKE2_RELEASES[wanted]}, but "
-                              f"the cluster runs {running}, which runs etcd {versions.RKE2_RELEASES[running]}"), problem
-    assert problem.endswith(f"etcd goes from 3.5 to 3.6 safely only from 3.5.26 (RKE2's release notes: removed members "
-                            f"can come back and cost quorum): set kubernetesVersion to {through} (etcd "
-                            f"{versions.RKE2_RELEASES[through]}) first, `pulumi up`, wait until every server runs it "
-                            f"(`kubectl get nodes`), then {wanted}"), problem
-
-
-@pytest.mark.parametrize("running, wanted", [
-    ("v1.33.10+rke2r3", "v1.33.11+rke2r1"), ("v1.33.8+rke2r1", "v1.34.1+rke2r1"), ("v1.32.13+rke2r1", "v1.33.11+rke2r1"),
-    ("v1.33.5+rke2r1", "v1.33.9+rke2r1"), ("v1.33.11+rke2r1", "v1.34.10+rke2r1"), ("v1.31.5+rke2r1", "v1.32.13+rke2r1"),
-])
-def test_other_version_changes_pass_the_etcd_guard(running, wanted):
-    assert guards.etcd_stepping_stone_problems(running, wanted) == []
-
-
-def test_an_unknown_running_release_is_not_assumed_safe():
-    (problem,) = guards.etcd_stepping_stone_problems("v1.33.99+rke2r1", "v1.34.1+rke2r1")
-    assert problem == (
-        "rke-aws:kubernetesVersion: v1.34.1+rke2r1 runs etcd 3.6.4, but the cluster runs v1.33.99+rke2r1, whose etcd "
-        "version this program does not know (add it to components/settings/versions.py RKE2_RELEASES from its release notes if it "
-        "already runs etcd 3.5.26 or later); etcd goes from 3.5 to 3.6 safely only from 3.5.26 (RKE2's release notes: "
-        "removed members can come back and cost quorum): no release this program knows leads there; go through an RKE2 "
-        "release with etcd 3.5.26 or a later 3.5 first"), problem
-
-
-UPGRADES = [(a, b) for a in versions.RKE2_RELEASES for b in versions.RKE2_RELEASES
-            if key(a) < key(b) and minor(b) - minor(a) <= 1 and minor(a) >= 31]
-
-
-@settings(max_examples=400, deadline=None)
-@given(st.sampled_from(UPGRADES))
-def test_the_guard_refuses_exactly_the_unsafe_moves_and_its_advice_is_safe(pair):
-    running, wanted = pair
-    refused = guards.etcd_stepping_stone_problems(running, wanted)
-    unsafe = etcd(running) < (3, 5, 26) and etcd(wanted) >= (3, 6, 0)
-    assert bool(refused) == unsafe, (running, wanted, refused)
-    if refused:
-        via = re.search(r"set kubernetesVersion to (\S+) ", refused[0]).group(1)
-        assert key(running) < key(via) < key(wanted) and minor(via) in (minor(running), minor(running) + 1)
-        assert (3, 5, 26) <= etcd(via) < (3, 6, 0)
-        assert guards.etcd_stepping_stone_problems(running, via) == []
-        assert guards.etcd_stepping_stone_problems(via, wanted) == []
-
-
-def test_the_guard_is_part_of_the_version_check_for_rke2_only():
-    prev = history.Previous(distribution="rke2", kubernetes_version="v1.33.5+rke2r1")
-    (problem,) = guards.version_problems(prev, "rke2", "v1.33.11+rke2r1")
-    assert "v1.33.10+rke2r3" in problem
-    prev1 = history.Previous(distribution="rke", kubernetes_version="v1.32.4-rancher1-1")
-    assert guards.version_problems(prev1, "rke", "v1.32.5-rancher1-1") == []
-
-
-def test_an_unsafe_upgrade_is_refused_before_anything_is_registered():
-    cfg = set_key(harness.stack_config("rke2-prod"), "kubeconfig", stackfile.secret(KUBECONFIG))
-    cfg = set_key(cfg, "kubernetesVersion", "v1.33.5+rke2r1")
-    before = harness.run_program(cfg, stack="rke2-prod")
-    mocks = AwsLikeMocks(cfg["aws:region"])
-    with pytest.raises(pulumi.RunError, match=r"set kubernetesVersion to v1.33.10\+rke2r3 \(etcd 3.5.26\) first"):
-        harness.run_program(set_key(copy.deepcopy(cfg), "kubernetesVersion", "v1.33.11+rke2r1"), stack="rke2-prod",
-                            mocks=mocks, previous_outputs=before.outputs)
-    assert mocks.resources == [], "registered before refusing"
-
-
-# ---- RKE1 builds (review finding 8) -----------------------------------------------------------
-
-def rke1_release(minor_: int, patch: int, build: int, sub: int) -> str:
-    return f"v1.{minor_}.{patch}-rancher{build}-{sub}"
-
-
-@given(st.tuples(*[st.integers(1, 40)] * 4), st.tuples(*[st.integers(1, 40)] * 4))
-def test_rke1_releases_order_by_every_number_of_their_name(a, b):
-    """v1.X.Y-rancherN-M: rancher/rke publishes a later M of the same N as a new release (fixed
-    system images, e.g. v1.25.16-rancher2-3 in versions.RKE_RELEASES), so the order is the order of
-    all four numbers; a change in M alone is a change, and a lower M a downgrade."""
-    pa, pb = history.parse_version(rke1_release(*a)), history.parse_version(rke1_release(*b))
-    assert (pa < pb) == (a < b) and (pa == pb) == (a == b), (a, b, pa, pb)
-    old = history.Previous("rke", rke1_release(*a), (), cluster_id="c")
-    state = history.VersionState(rke1_release(*a), True, rke1_release(*a), a[0])
-    problems = guards.version_problems(old, "rke", rke1_release(*b), state, history.Observed())
-    if b < a:
-        assert problems and "is a downgrade" in problems[0], (a, b, problems)
-    elif b == a:
-        assert problems == []
-
-
-def test_an_rke1_build_downgrade_is_refused():
-    old = history.Previous("rke", "v1.32.13-rancher1-3", (), cluster_id="c")
-    state = history.VersionState("v1.32.13-rancher1-3", True, "v1.32.13-rancher1-3", 32)
-    (problem,) = guards.version_problems(old, "rke", "v1.32.13-rancher1-2", state, history.Observed())
-    assert problem.startswith("rke-aws:kubernetesVersion: v1.32.13-rancher1-2 is a downgrade")
-    assert history.parse_version("v1.34.10+rke2r2") == (34, 10, 2, 0)

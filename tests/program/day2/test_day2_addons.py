@@ -62,7 +62,7 @@ def test_an_emptied_manifest_deletes_what_the_old_one_created():
 
 
 def test_ebs_csi_off_in_manifest_mode_uninstalls_through_the_servers_and_keeps_the_key_until_done(dev, monkeypatch):
-    from rke_aws.plan import running
+    from tests.support import fake_cluster
     from tests.support.day2 import fake_api
 
     base = run(dev, stack="rke2-dev")
@@ -83,11 +83,11 @@ def test_ebs_csi_off_in_manifest_mode_uninstalls_through_the_servers_and_keeps_t
     done = run(set_key(copy.deepcopy(off), "confirmClusterState", code_in(w, "manifests")), again, stack="rke2-dev")
     assert not done.of_type(ACCESS_KEY) and done.outputs["rke2ManifestsRemoving"] == []
     # ... or the cluster shows it (through a fake API): not while the HelmChart is still there ...
-    monkeypatch.setattr(running, "TRANSPORT", lambda access: fake_api([], plans=[], charts=["aws-ebs-csi-driver"]))
+    monkeypatch.setattr(fake_cluster, "TRANSPORT", lambda access: fake_api([], plans=[], charts=["aws-ebs-csi-driver"]))
     still = run(readable(off, "rke2-dev"), again, stack="rke2-dev")
     assert still.of_type(ACCESS_KEY) and still.outputs["rke2ManifestsRemoving"] == ["ebs-csi", "ebs-csi-credentials"]
     # ... once it is gone.
-    monkeypatch.setattr(running, "TRANSPORT", lambda access: fake_api(
+    monkeypatch.setattr(fake_cluster, "TRANSPORT", lambda access: fake_api(
         [], plans=[{"metadata": {"name": "rke2-server"}}], charts=["aws-cloud-controller-manager"]))
     read = run(readable(off, "rke2-dev"), again, stack="rke2-dev")
     assert not read.of_type(ACCESS_KEY)
@@ -105,7 +105,7 @@ def test_ebs_csi_off_in_helm_mode_says_what_is_uninstalled_and_what_stays():
 
 
 def test_manifest_to_helm_removes_the_charts_first_then_installs_releases(dev, monkeypatch):
-    from rke_aws.plan import running
+    from tests.support import fake_cluster
     from tests.support.day2 import fake_api
 
     base = run(dev, stack="rke2-dev")
@@ -122,11 +122,11 @@ def test_manifest_to_helm_removes_the_charts_first_then_installs_releases(dev, m
     # Still there (the cluster cannot be read: the placeholder kubeconfig): no Release yet.
     assert not run(helm, phase1, stack="rke2-dev").of_type(RELEASE)
     # The cluster shows the upgrade Plans still there: not yet either.
-    monkeypatch.setattr(running, "TRANSPORT", lambda access: fake_api([], plans=[{"metadata": {"name": "rke2-agent"}}],
+    monkeypatch.setattr(fake_cluster, "TRANSPORT", lambda access: fake_api([], plans=[{"metadata": {"name": "rke2-agent"}}],
                                                                       charts=[]))
     assert not run(readable(helm, "rke2-dev"), phase1, stack="rke2-dev").of_type(RELEASE)
     # The cluster shows the HelmCharts and Plans gone: the Releases go in.
-    monkeypatch.setattr(running, "TRANSPORT", lambda access: fake_api([], plans=[], charts=[]))
+    monkeypatch.setattr(fake_cluster, "TRANSPORT", lambda access: fake_api([], plans=[], charts=[]))
     phase2 = run(readable(helm, "rke2-dev"), phase1, stack="rke2-dev")
     assert {r.inputs["name"] for r in phase2.of_type(RELEASE)} == {"aws-cloud-controller-manager", "aws-ebs-csi-driver"}
     assert path_grant(phase2) and set(params(phase2)) == set(p)

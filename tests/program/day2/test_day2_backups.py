@@ -159,7 +159,7 @@ def bucket_children(r: harness.ProgramRun) -> dict[str, dict]:
 def test_outputs_from_before_etcd_bucket_managed_keep_the_bucket_this_program_created():
     """Review finding 5. The release before etcdBucketManaged declared the bucket whenever
     etcdBackup.bucket was not set and its last snapshot location was in it (5e0c40f^
-    components/plan/spec.py _backup, `ours`), so the bucket and its settings are in the state: they stay
+    components/plan/backups.py backup, `ours`), so the bucket and its settings are in the state: they stay
     declared under the same URNs. Not declaring them would drop them from the state (retainOnDelete:
     unseen in AWS), and later expireDays / kmsKeyArn changes would never reach the bucket."""
     cfg = harness.stack_config("rke2-prod")

@@ -15,8 +15,8 @@ import re
 import pulumi
 import pytest
 
-from rke_aws.plan.history import UNKNOWN_PLACEHOLDER
 from rke_aws.settings import stackfile, versions
+from rke_aws.state.migrations import UNKNOWN_PLACEHOLDER
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from tests.support.configs import set_key
@@ -31,7 +31,7 @@ from tests.support.day2 import (
     run,
 )
 
-# v1.33.8 carries etcd 3.5.26, so 1.34 (etcd 3.6) follows it directly (guards.etcd_stepping_stone_problems).
+# v1.33.8 carries etcd 3.5.26, so 1.34 (etcd 3.6) follows it directly (plan/day2/versions.py etcd_stepping_stone_problems).
 V33, V34, V35 = "v1.33.8+rke2r1", "v1.34.1+rke2r1", "v1.35.0+rke2r1"
 
 
@@ -127,20 +127,6 @@ def test_legacy_outputs_do_not_vouch_for_the_etcd_stepping_stone(prod, cluster):
     assert f"every server runs {v339}" in refused(upgrade, kept)
 
 
-def test_legacy_outputs_hold_up_only_the_change_to_etcd_3_6():
-    """Already on etcd 3.6 (or staying on 3.5): the stepping stone does not depend on what runs, so
-    the assumption from legacy outputs holds nothing up."""
-    from rke_aws.plan import guards, history
-
-    for running_, wanted in (("v1.34.1+rke2r1", "v1.34.10+rke2r1"), ("v1.33.5+rke2r1", "v1.33.9+rke2r1")):
-        prev = history.Previous("rke2", running_, (), cluster_id="c", legacy_version=True)
-        state = history.version_state(prev, history.Observed(), "c")
-        assert state.assumed and guards.version_problems(prev, "rke2", wanted, state, history.Observed()) == []
-    prev = history.Previous("rke2", "v1.33.9+rke2r1", (), cluster_id="c", legacy_version=True)
-    state = history.version_state(prev, history.Observed(), "c")
-    assert guards.version_problems(prev, "rke2", "v1.34.10+rke2r1", state, history.Observed())
-
-
 def test_pending_codes_are_printed_as_one_value_that_keeps_the_others(prod):
     """Review finding 10: every refusal prints `pulumi config set ... <its code>`, which replaces
     the value; with a code already set (or several pending) the last line gives them all at once,
@@ -160,20 +146,6 @@ def test_pending_codes_are_printed_as_one_value_that_keeps_the_others(prod):
     assert combined and combined.group(1).split(",") == [earlier, code], message.splitlines()[-1]
     accepted = run(set_key(copy.deepcopy(upgrade), "confirmClusterState", combined.group(1)), legacy)
     assert accepted.outputs["kubernetesVersion"] == v3410
-
-
-def test_several_pending_codes_are_combined_in_their_order():
-    from rke_aws.plan.history import Observed
-    from rke_aws.plan.spec import with_combined_confirmation
-
-    a, b = "version-0123456789", "etcd-abcdef0123"
-    problems = [f"x: `pulumi config set confirmClusterState {a}`", f"y: confirmClusterState {b} (...)"]
-    out = with_combined_confirmation(problems, Observed())
-    assert out[:2] == problems and out[2].endswith(f"`pulumi config set confirmClusterState {a},{b}`, then "
-                                                   "`pulumi up` again")
-    assert with_combined_confirmation(problems[:1], Observed()) == problems[:1]
-    assert with_combined_confirmation(problems[:1], Observed(codes=frozenset({a}))) == problems[:1]
-    assert with_combined_confirmation(["no code here"], Observed(codes=frozenset({b}))) == ["no code here"]
 
 
 @pytest.mark.reads_stacks

@@ -1,0 +1,128 @@
+"""What nodes boot with and as: the manifests RKE2 servers mirror (manifest mode), the node roles, RKE2's
+boot configuration, and the instances."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+
+from ..aws.iam import ETCD_IAM_ROLE, NODE_IAM_ROLES, NodeIam, NodeIamArgs, ParameterAccess
+from ..aws.nodes import Nodes, NodesArgs
+from ..cluster import ebs_csi
+from ..cluster.manifests import ServerManifests, ServerManifestsArgs, with_emptied
+from ..node import rke2_config
+from ..plan import cluster_documents, rancher
+from ..plan.model import ClusterSpec
+from ..plan.names import kubeconfig_key_alias
+from .foundation import Foundation
+from .in_cluster import Prepared, etcd_only_servers
+from .secrets import Secrets
+
+
+@dataclass(frozen=True)
+class Manifests:
+    component: ServerManifests | None
+    names: list[str]  # rke2Manifests: what the servers mirror
+
+
+def manifests(name: str, spec: ClusterSpec, prepared: Prepared, child: pulumi.ResourceOptions) -> Manifests:
+    """RKE2's manifests the servers mirror from SSM (manifest mode, or emptied ones of an earlier one)."""
+    cfg, cluster = spec.config, spec.plan
+    if cfg.distribution != "rke2" or not cluster.manifests:
+        return Manifests(None, [])
+    manifest_install = cfg.ccm.install == "manifest"
+    files: dict[str, str] = {}
+    if manifest_install:
+        # The CCM runs before the cluster has a pod network or initialised nodes: bootstrap.
+        files = {"ccm.yaml": cluster_documents.ccm(cfg.ccm.chart_version).manifest(
+                    prepared.values.merged_for_manifest(), bootstrap=True),
+                 **rancher.upgrade_files(cfg, cluster_documents.upgrade_manifests(cfg.kubernetes_version,
+                                                                                  etcd_only_servers(spec))),
+                 **({"ebs-csi.yaml": cluster_documents.EBS_CSI.manifest(prepared.ebs_values)}
+                    if prepared.ebs_values else {})}
+    secret_files: dict[str, Any] = {}
+    credentials = prepared.ebs_credentials
+    if manifest_install and cluster.ebs_csi and credentials is not None:
+        secret_files = {"ebs-csi-credentials.yaml": pulumi.Output.all(credentials.key_id, credentials.secret).apply(
+            lambda k: ebs_csi.credentials_secret_manifest(*k))}
+    registration = prepared.registration
+    if manifest_install and registration is not None:
+        # The address carries the registration token: a SecureString (the servers download it).
+        secret_files[f"{rancher.REGISTRATION_MANIFEST}.url"] = registration.manifest_url
+        if cluster.rancher_registration is not None and cluster.rancher_registration.applied:
+            # Applied once: rke2-server must not apply it again at each start (plan/rancher.py).
+            files[rancher.REGISTRATION_SKIP] = rancher.SKIP_CONTENT
+    # What is no longer wanted is emptied, never just dropped (plan/addons.py ManifestPlan says why).
+    files = with_emptied(files, cluster.manifests.emptied)
+    component = ServerManifests(name, ServerManifestsArgs(
+        cluster_id=cfg.cluster_id, files=files, secret_files=secret_files, extra_tags=cfg.tags), child)
+    return Manifests(component, sorted([*files, *secret_files]))
+
+
+@dataclass(frozen=True)
+class Machines:
+    iam: NodeIam
+    nodes: Nodes
+
+
+def machines(name: str, spec: ClusterSpec, foundation: Foundation, secrets: Secrets | None, shipped: Manifests,
+             parameters: dict[str, ParameterAccess], extra_policies: dict[str, list[tuple[str, str]]],
+             boot_dependencies: list[pulumi.Resource], etcd_s3: Any, child: pulumi.ResourceOptions) -> Machines:
+    """The node roles (and what they may read and write), RKE2's boot configuration, and the instances."""
+    cfg, cluster = spec.config, spec.plan
+    iam = NodeIam(name, NodeIamArgs(cluster_id=cfg.cluster_id, ssm=cfg.access.ssm, extra_tags=cfg.tags,
+                                    partition=cfg.partition.name, ec2_principal=cfg.partition.ec2_principal,
+                                    parameters=parameters, extra_policies=extra_policies,
+                                    roles=NODE_IAM_ROLES + ((ETCD_IAM_ROLE,) if any(
+                                        n.iam_role == ETCD_IAM_ROLE for n in cluster.nodes) else ())), child)
+    endpoint = foundation.endpoint
+    rke2_boot = None
+    if secrets is not None:
+        join_token, marker, published = secrets.join_token, secrets.marker, secrets.published
+        rke2_boot = rke2_config.Rke2Boot(
+            region=cfg.region,
+            ssm_host=cfg.partition.endpoint("ssm", cfg.region),
+            install_version=cfg.kubernetes_version,
+            endpoint=endpoint.name,
+            # A cluster exists once an etcd member runs (a control-plane-only server cannot run
+            # without one); at most MAX_ETCD_MEMBERS addresses in the initialiser's user data.
+            server_ips=cluster.supervisor_ips,
+            token_parameter=join_token.parameter_name,
+            marker_parameter=marker.marker_name,
+            agent_token_parameter=join_token.agent_parameter_name,
+            manifest_path=shipped.component.path if shipped.component else None,
+            leader_migration=cfg.ccm.leader_migration,
+            etcd_s3=etcd_s3,
+            cis_profile=rke2_config.cis_profile(cfg.kubernetes_version) if cfg.hardening == "cis" else None,
+            kubeconfig_parameter=published.parameter_name if published else None,
+            kubeconfig_key=kubeconfig_key_alias(cfg.cluster_id) if published else None,
+            proxy=cluster.proxy,
+            ingress_controller=cluster.ingress.controller if cluster.ingress else None,
+            psa_rancher=cfg.rancher is not None,
+        )
+    nodes = Nodes(name, NodesArgs(
+        cluster_id=cfg.cluster_id,
+        distribution=cfg.distribution,
+        nodes=cluster.nodes,
+        default_amis=cluster.default_amis,
+        subnet_ids=foundation.network.subnet_ids,
+        node_dependencies=foundation.network.node_dependencies,
+        security_group_id=foundation.security.group_id,
+        instance_profiles=iam.profile_names,
+        ssh_user=cfg.access.ssh_user,
+        ssh_key_name=cfg.access.ssh_key_name,
+        rke2=rke2_boot,
+        boot_dependencies=tuple(iam.grants) + tuple(boot_dependencies),
+        leader_migration=cfg.ccm.leader_migration,
+        kubernetes_version=cfg.kubernetes_version,
+        ssh_key_path=cfg.access.ssh_key_path,
+        api_endpoint=endpoint.name,
+        etcd_s3=etcd_s3,
+        protect_servers=cfg.protect_servers,
+        extra_tags=cfg.tags,
+        proxy=cluster.proxy,
+        rke_ingress=cfg.ingress.controller if cfg.distribution == "rke" else None,
+    ), child)
+    return Machines(iam, nodes)

@@ -1,0 +1,116 @@
+"""What runs in the cluster: the CCM's values, the EBS CSI driver's IAM user, the cluster's registration in
+Rancher (`prepare`, before the nodes: manifest mode ships them in the servers' manifests), and what this
+update installs through a kubeconfig: the CCM, the upgrade controller and its Plans, the EBS CSI driver,
+Rancher's agent (`install`, after the nodes)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+
+from ..cluster import ebs_csi, upgrades
+from ..cluster.ccm import CloudControllerManager, CloudControllerManagerArgs
+from ..cluster.rancher import RancherAgent, RancherAgentArgs, RancherRegistration, RancherRegistrationArgs
+from ..plan import ccm_values, rancher
+from ..plan.model import ClusterSpec
+
+
+@dataclass(frozen=True)
+class Prepared:
+    values: Any  # ccm_values.HelmValues: the CCM's values (Helm release or manifest)
+    ebs_values: dict[str, Any] | None  # the EBS CSI chart's values (None: not installed)
+    ebs_credentials: ebs_csi.EbsCsiCredentials | None
+    registration: RancherRegistration | None
+
+
+def etcd_only_servers(spec: ClusterSpec) -> bool:
+    """Split roles: etcd-only servers need their own upgrade Plan (cluster_documents.plans)."""
+    cfg = spec.config
+    return cfg.distribution == "rke2" and any(
+        pool.is_etcd and not pool.is_controlplane and pool.count for pool in cfg.node_pools)
+
+
+def prepare(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions) -> Prepared:
+    cfg, cluster = spec.config, spec.plan
+    values = ccm_values.helm_values(cfg.distribution, cfg.node_pools, cfg.ccm.leader_migration,
+                                    cfg.ccm.extra_args, cluster.ccm_image, cluster.proxy)
+    ebs_values = None
+    credentials = None
+    if cluster.ebs_csi:
+        ebs_values = ebs_csi.values(cfg.distribution, cfg.node_pools, cfg.cluster_id, cfg.region, cluster.proxy)
+    if cluster.ebs_csi or cluster.keep_ebs_credentials:
+        # Its own IAM user: the node roles stay out of reach of pods (hop limit 1; ebs_csi.py). Kept while
+        # the servers may still run the driver with its key (an uninstall from manifests in progress).
+        credentials = ebs_csi.EbsCsiCredentials(name, ebs_csi.EbsCsiCredentialsArgs(
+            cluster_id=cfg.cluster_id, partition=cfg.partition.name, extra_tags=cfg.tags), child)
+    registration = None
+    if cfg.rancher is not None:
+        registration = RancherRegistration(name, RancherRegistrationArgs(
+            url=cfg.rancher.url, token=pulumi.Output.secret(cfg.rancher.token.reveal()),
+            cluster_name=cfg.rancher.cluster_name, cluster_id=cfg.cluster_id,
+            annotations=rancher.cluster_annotations(cfg), agent_env=rancher.agent_env(cluster.proxy)), child)
+    return Prepared(values, ebs_values, credentials, registration)
+
+
+@dataclass(frozen=True)
+class Installed:
+    ccm: CloudControllerManager | None  # None: nothing installed through a kubeconfig by this update
+    names: tuple[str, ...]  # installedInCluster
+    agent_kept: bool  # Rancher's agent applied with its objects kept on delete
+
+
+def install(name: str, spec: ClusterSpec, prepared: Prepared, kubeconfig: Any, child: pulumi.ResourceOptions,
+            published: bool) -> Installed:
+    cfg, cluster = spec.config, spec.plan
+    rke2 = cfg.distribution == "rke2"
+    if not cluster.in_cluster:
+        _say_not_installed(spec, prepared, published)
+        return Installed(None, (), False)
+    ccm = CloudControllerManager(name, CloudControllerManagerArgs(
+        kubeconfig=pulumi.Output.secret(kubeconfig), chart_version=cfg.ccm.chart_version, values=prepared.values,
+        cluster_id=cfg.cluster_id), child)
+    names = ["aws-cloud-controller-manager"]
+    if rke2:
+        # Rancher owning upgrades: only the Plan CRD stays (shared with Rancher's controller).
+        upgrades.SystemUpgrades(name, upgrades.SystemUpgradesArgs(
+            provider=ccm.provider, version=cfg.kubernetes_version, etcd_only=etcd_only_servers(spec),
+            crd_only=not rancher.program_upgrades(cfg)), child)
+        if rancher.program_upgrades(cfg):
+            names.append("system-upgrade-controller")
+    if prepared.ebs_values and prepared.ebs_credentials is not None:
+        ebs_csi.EbsCsiDriver(name, ebs_csi.EbsCsiDriverArgs(provider=ccm.provider, values=prepared.ebs_values,
+                                                             credentials=prepared.ebs_credentials), child)
+        names.append("aws-ebs-csi-driver")
+    agent_kept = False
+    if prepared.registration is not None:
+        RancherAgent(name, RancherAgentArgs(provider=ccm.provider, manifest_url=prepared.registration.manifest_url),
+                     child)
+        # Its objects are in the state with retainOnDelete: `rancher` may be removed (plan/rancher.py).
+        agent_kept = True
+    # The next update refuses to run without a kubeconfig while this is set (addons.in_cluster_problems).
+    return Installed(ccm, tuple(names), agent_kept)
+
+
+def _say_not_installed(spec: ClusterSpec, prepared: Prepared, published: bool) -> None:
+    """Only before anything was ever installed: an update that uninstalls (allowUninstall) or waits for the
+    servers' helm-controller says so in its warnings (addons.removal_warnings)."""
+    cfg, cluster = spec.config, spec.plan
+    rke2 = cfg.distribution == "rke2"
+    if (cfg.ccm.install == "manifest" or spec.had_cluster_releases
+            or (cluster.manifests and cluster.manifests.removing)):
+        return
+    pulumi.log.info(
+        "aws-cloud-controller-manager not installed yet: once the first server has published the admin "
+        "kubeconfig, `pulumi up` again installs it (or set one: `pulumi config set --secret kubeconfig < "
+        "kubeconfig.yaml`)." if published else
+        "aws-cloud-controller-manager not installed yet: set the cluster's kubeconfig (`pulumi config set "
+        "--secret kubeconfig < kubeconfig.yaml`) and `pulumi up` again." if rke2 else
+        "aws-cloud-controller-manager not installed yet: once `rke up` has written kube_config_cluster.yml, "
+        "run `make kubeconfig STACK=<stack>` (or `pulumi config set --secret kubeconfig < "
+        "kube_config_cluster.yml`) and `pulumi up` again."
+    )
+    if prepared.registration is not None and cfg.rancher is not None:
+        pulumi.log.info(f"Rancher: the imported cluster {cfg.rancher.cluster_name} stays pending in Rancher "
+                        "until its agent is applied, in the same `pulumi up` that installs the CCM")

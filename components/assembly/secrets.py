@@ -1,0 +1,75 @@
+"""RKE2's join tokens, the init marker and the admin kubeconfig the first server publishes (SSM parameters),
+and which node role may read or write which of them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+
+from ..aws.iam import ETCD_IAM_ROLE, ParameterAccess
+from ..aws.join_secrets import InitMarker, JoinTokenArgs, JoinTokens, PublishedKubeconfig
+from ..cluster.manifests import ServerManifests
+from ..plan.model import ClusterSpec
+from ..plan.names import manifest_path
+
+
+@dataclass(frozen=True)
+class Secrets:
+    join_token: JoinTokens
+    marker: InitMarker
+    published: PublishedKubeconfig | None
+
+    @property
+    def parameters(self) -> list[pulumi.Resource]:
+        """Everything a node reads at boot, in the order it must exist."""
+        return [self.join_token.parameters[0], *self.marker.parameters, *self.join_token.parameters[1:],
+                *(self.published.parameters if self.published else [])]
+
+
+def build(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions) -> Secrets | None:
+    """RKE2 only (None for RKE1)."""
+    cfg, cluster = spec.config, spec.plan
+    if cfg.distribution != "rke2":
+        return None
+    args = JoinTokenArgs(
+        cluster_id=cfg.cluster_id,
+        agent_token=spec.agent_token,
+        cluster_exists=spec.cluster_exists,
+        publish_kubeconfig=spec.publish_kubeconfig,
+        partition=cfg.partition.name,
+        account_id=cluster.account_id,
+        extra_tags=cfg.tags,
+    )
+    join_token = JoinTokens(name, args, child)
+    marker = InitMarker(name, args, child)
+    published = PublishedKubeconfig(name, args, child) if spec.publish_kubeconfig else None
+    return Secrets(join_token, marker, published)
+
+
+def parameter_access(spec: ClusterSpec, secrets: Secrets | None,
+                     manifests: ServerManifests | None) -> dict[str, ParameterAccess]:
+    """Node role -> the parameters it reads and writes (RKE1: none)."""
+    if secrets is None:
+        return {}
+    cfg = spec.config
+    join_token, marker, published = secrets.join_token, secrets.marker, secrets.published
+    agent_arn = join_token.agent_parameter_arn
+    # GetParametersByPath is authorised on the path's own ARN, built from a sibling parameter's. Kept
+    # as long as the servers sync from it (a server booted in manifest mode syncs for good).
+    path_arn = (marker.marker_arn.apply(
+        lambda arn: arn.split(":parameter/")[0] + ":parameter" + manifest_path(cfg.cluster_id))
+        if manifests else None)
+    server_access = ParameterAccess(
+        read=[join_token.parameter_arn, marker.marker_arn] + ([agent_arn] if agent_arn is not None else []),
+        # The init marker and the admin kubeconfig (written, never read back).
+        write=[marker.marker_arn] + ([published.parameter_arn] if published else []),
+        read_path=[path_arn] if path_arn is not None else [],
+        encrypt_keys=[published.key_arn] if published else [],
+    )
+    return {
+        # RKE2 etcd-only servers are servers too: the first may initialise, all sync the manifests.
+        "controlplane": server_access, ETCD_IAM_ROLE: server_access,
+        # Agents: the agent token only (the server token where the cluster has just one).
+        "worker": ParameterAccess(read=[agent_arn if agent_arn is not None else join_token.parameter_arn]),
+    }
