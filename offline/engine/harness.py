@@ -24,7 +24,8 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.sync_await import _sync_await
 
-from rke_aws_offline.engine.stacks import STACKS_DIR, environments, project_name, samples
+from rke_aws_offline.engine import stacks
+from rke_aws_offline.engine.stacks import PROJECT, STACKS_DIR, environments, project_name
 
 if TYPE_CHECKING:
     pass
@@ -34,10 +35,6 @@ MAIN = ROOT / "__main__.py"
 # Test-only stacks (a phase-two stack with encrypted values, other partitions): planned, snapshotted
 # and tested like stacks/, but not environments (no workflow deploys them).
 FIXTURE_STACKS_DIR = ROOT / "tests" / "stacks"
-# The project (and configuration namespace) of the test fixtures, of configs tests build and of the
-# template's samples in a project `pulumi new` made: this repository's name. A user's environment in
-# stacks/ runs as the project Pulumi.yaml names (project_of), as the CLI runs it.
-PROJECT = "rke-aws"
 
 
 @dataclass
@@ -303,10 +300,8 @@ def drain_leftover_tasks() -> None:
 
 
 def stack_names(include_fixtures: bool = True) -> list[str]:
-    """Environments (stacks/), and with `include_fixtures` the test-only stacks in tests/stacks/ (and the
-    template's samples in a project `pulumi new` made, offline/engine/stacks.py samples())."""
-    fixtures = [p.name[len("Pulumi."):-len(".yaml")] for p in FIXTURE_STACKS_DIR.glob("Pulumi.*.yaml")]
-    return sorted(environments() + (fixtures + samples() if include_fixtures else []))
+    """rke_aws_offline.engine.stacks.stack_names over this module's FIXTURE_STACKS_DIR."""
+    return stacks.stack_names(include_fixtures, FIXTURE_STACKS_DIR)
 
 
 def project_of(stack: str) -> str:

@@ -10,7 +10,7 @@ import pytest
 
 from rke_aws.settings import config, stackfile, versions
 from rke_aws.settings.config import ConfigError
-from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.stacks import PROJECT  # not the harness: it loads the Pulumi runtime
 
 
 def parse_config(cfg: dict[str, str], stack: str = "test", **kw):
@@ -19,7 +19,7 @@ def parse_config(cfg: dict[str, str], stack: str = "test", **kw):
     from rke_aws.settings import config
 
     kw.setdefault("secret_keys", stackfile.secret_keys_of(cfg))
-    return config.parse(cfg, project=harness.PROJECT, stack=stack, region=cfg.get("aws:region"), **kw)
+    return config.parse(cfg, project=PROJECT, stack=stack, region=cfg.get("aws:region"), **kw)
 
 
 def config_problems(cfg: dict[str, str], stack: str = "test", **kw) -> list[str]:
@@ -32,6 +32,8 @@ def config_problems(cfg: dict[str, str], stack: str = "test", **kw) -> list[str]
 
 def with_pools(stack: str, mutate) -> dict[str, str]:
     """`stack`'s flat config with `mutate(pools)` applied to its node pools."""
+    from rke_aws_offline.engine import harness
+
     cfg = harness.stack_config(stack)
     pools = json.loads(cfg["rke-aws:nodePools"])
     mutate(pools)
