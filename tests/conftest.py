@@ -95,11 +95,11 @@ def stack_run(request) -> harness.ProgramRun:
 
 @pytest.fixture
 def base_config() -> dict[str, str]:
-    """A copy of a valid flat config (rke2-dev) that tests mutate to plant one mistake. Without a
-    kubeconfig, whether or not the user has set one in stacks/ (README, phase two)."""
-    from rke_aws_offline.engine import harness
+    """A copy of a valid flat config (the shipped rke2-dev, tests/data/scenarios) that tests mutate to plant one
+    mistake; never the user's stacks/rke2-dev. Without a kubeconfig (README, phase two)."""
+    from tests.support.configs import scenario_config
 
-    config = copy.deepcopy(harness.stack_config("rke2-dev"))
+    config = copy.deepcopy(scenario_config("rke2-dev"))
     config.pop("rke-aws:kubeconfig", None)
     return config
 
