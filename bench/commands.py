@@ -69,7 +69,7 @@ def plan_cpu(runs: int, base: Path | None) -> str:
     """The plan's CPU against a bare `import pulumi_aws`, interleaved runs, as a RESULTS.md section."""
     plan = [sys.executable, "-m", "rke_aws_offline.cli", "plan", PLAN_STACK]
     series: dict[str, list[tuple[float, float]]] = {"import": [], "plan": []}
-    cases = [("import", IMPORT, ROOT, None), ("plan", plan, ROOT, None)]
+    cases: list[tuple[str, list[str], Path, dict[str, str] | None]] = [("import", IMPORT, ROOT, None), ("plan", plan, ROOT, None)]
     if base is not None:
         series["base"] = []
         cases.append(("base", plan, base, base_env(base)))
