@@ -135,6 +135,13 @@ class MotoMocks(ResourceHandlers, InvokeHandlers, pulumi.runtime.Mocks):
             if MotoMocks._active is self:
                 MotoMocks._active = None
 
+    def __deepcopy__(self, memo: dict) -> MotoMocks:
+        # An account is a live handle (moto's backends, a lock), not a value: a copied run shares it.
+        return self
+
+    def __copy__(self) -> MotoMocks:
+        return self
+
     def __enter__(self) -> MotoMocks:
         return self.start()
 
