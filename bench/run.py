@@ -588,8 +588,7 @@ def main(argv: list[str] | None = None) -> int:
         # The commands' timings (bench/commands.py) are measured apart and kept.
         from bench import commands
 
-        kept = commands.kept_section(RESULTS.read_text()) if RESULTS.exists() else None
-        RESULTS.write_text(commands.with_section(text, kept) if kept else text)
+        RESULTS.write_text(commands.keep_sections(RESULTS.read_text(), text) if RESULTS.exists() else text)
         log(f"bench: wrote {RESULTS}")
     return 0
 

@@ -24,6 +24,10 @@ PROGRAM_MAIN = harness.MAIN
 
 
 def run_main(main: Path, config: dict[str, str], stack: str, mocks: AwsLikeMocks | None = None) -> harness.ProgramRun:
+    """One evaluation of `main`. The program and its baselines run under the same light mocks (the baselines
+    replay the program's IDs, so both must come from one kind of account; the harness's default is the emulated
+    one, whose cost is the plan's, measured apart by bench/commands.py --cpu)."""
+    mocks = mocks or AwsLikeMocks(config.get("aws:region", "us-west-2"))
     run = harness.run_program(config, stack=stack, mocks=mocks, main=Path(main))
     _drop_logger(run)
     return run

@@ -1,10 +1,7 @@
 """Fixtures only (shared helpers live in tests/support, the only test code tests import): every stack in
-stacks/ evaluated once, offline, under AWS-like mocks; and each test's tier marker, from its directory.
-
-The mocks (offline/engine/fake_aws.py) behave like AWS where the program can observe it: IDs and ARNs per
-type, an instance's private DNS name derived from its private IP and the region, public IPs only
-when asked for, AZ and AMI look-ups, and AWS's refusals (address outside the subnet, reserved or
-taken addresses).
+stacks/ evaluated once, offline (in the emulated account unless a test passes other mocks); and each test's
+tier marker, from its directory. Nothing here imports the harness at module level: the unit tier
+(tests/unit/conftest.py) loads no program runtime.
 """
 
 from __future__ import annotations
@@ -19,8 +16,14 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from rke_aws_offline.engine import harness  # noqa: E402
-from tests.support.runs import STACKS, run_stack_cached  # noqa: E402
+from typing import TYPE_CHECKING  # noqa: E402
+
+from rke_aws_offline.engine import stacks  # noqa: E402 - not the harness: the unit tier loads no program runtime
+
+if TYPE_CHECKING:
+    from rke_aws_offline.engine import harness
+
+STACKS = stacks.stack_names()
 
 # ---- tiers -------------------------------------------------------------------------------------------
 # A test's tier is its directory: tests/unit (pure functions: no Pulumi runtime, no moto), tests/program (the
@@ -40,7 +43,7 @@ TIERS = {
 # tests go over stacks/: STACKS, stack_run), so a new one is covered without a list; a test that reads one
 # environment by name marks itself (`@pytest.mark.reads_stacks`).
 READS_STACKS = "reads_stacks"
-_ENVIRONMENTS = frozenset(harness.stack_names(include_fixtures=False))
+_ENVIRONMENTS = frozenset(stacks.stack_names(include_fixtures=False))
 
 
 def pytest_configure(config):
@@ -85,14 +88,18 @@ def emulated(tmp_path_factory):
 @pytest.fixture(params=STACKS)
 def stack_run(request) -> harness.ProgramRun:
     """The registered resources and outputs of one stack file (each stack evaluated once per session)."""
+    from tests.support.runs import run_stack_cached
+
     return run_stack_cached(request.param)
 
 
 @pytest.fixture
 def base_config() -> dict[str, str]:
-    """A copy of a valid flat config (rke2-dev) that tests mutate to plant one mistake. Without a
-    kubeconfig, whether or not the user has set one in stacks/ (README, phase two)."""
-    config = copy.deepcopy(harness.stack_config("rke2-dev"))
+    """A copy of a valid flat config (the shipped rke2-dev, tests/data/scenarios) that tests mutate to plant one
+    mistake; never the user's stacks/rke2-dev. Without a kubeconfig (README, phase two)."""
+    from tests.support.configs import scenario_config
+
+    config = copy.deepcopy(scenario_config("rke2-dev"))
     config.pop("rke-aws:kubeconfig", None)
     return config
 

@@ -1,6 +1,7 @@
-"""Run `__main__.py` offline under `AwsLikeMocks` and record everything it registered.
+"""Run `__main__.py` offline against an emulated AWS account and record everything it registered.
 
-Used by the tests, by `make plan` and by the benchmarks, so all three see the same program run.
+Used by the tests, by `rke-aws plan|diff` and by the benchmarks, so all see the same program run. The account is
+moto's (rke_aws_offline.engine.emulated_account.MotoMocks), imported on the first run.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import runpy
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 from pulumi.runtime import mocks as pulumi_mocks
@@ -23,18 +24,17 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.sync_await import _sync_await
 
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
-from rke_aws_offline.engine.stacks import STACKS_DIR, environments, project_name, samples
+from rke_aws_offline.engine import stacks
+from rke_aws_offline.engine.stacks import PROJECT, STACKS_DIR, environments, project_name
+
+if TYPE_CHECKING:
+    pass
 
 ROOT = Path(__file__).resolve().parents[2]
 MAIN = ROOT / "__main__.py"
 # Test-only stacks (a phase-two stack with encrypted values, other partitions): planned, snapshotted
 # and tested like stacks/, but not environments (no workflow deploys them).
 FIXTURE_STACKS_DIR = ROOT / "tests" / "stacks"
-# The project (and configuration namespace) of the test fixtures, of configs tests build and of the
-# template's samples in a project `pulumi new` made: this repository's name. A user's environment in
-# stacks/ runs as the project Pulumi.yaml names (project_of), as the CLI runs it.
-PROJECT = "rke-aws"
 
 
 @dataclass
@@ -78,7 +78,7 @@ class ProgramRun:
     outputs: dict[str, Any] = field(default_factory=dict)
     secret_outputs: set[str] = field(default_factory=set)
     logs: list[tuple[str, str]] = field(default_factory=list)
-    mocks: AwsLikeMocks | None = None
+    mocks: Any = None  # the account the run was made in (stopped unless the caller keeps it)
     previous_outputs: dict[str, Any] | None = None  # what the stack exported last time
     lookups: list[Lookup] = field(default_factory=list)
 
@@ -120,7 +120,7 @@ def unwrap_secrets(value: Any) -> Any:
 class _RecordingMonitor(pulumi_mocks.MockMonitor):
     """Records registrations; answers the engine's own invokes as a backend would."""
 
-    def __init__(self, mocks: AwsLikeMocks, run: ProgramRun):
+    def __init__(self, mocks: pulumi.runtime.Mocks, run: ProgramRun):
         super().__init__(mocks)
         self.run = run
 
@@ -300,10 +300,8 @@ def drain_leftover_tasks() -> None:
 
 
 def stack_names(include_fixtures: bool = True) -> list[str]:
-    """Environments (stacks/), and with `include_fixtures` the test-only stacks in tests/stacks/ (and the
-    template's samples in a project `pulumi new` made, offline/engine/stacks.py samples())."""
-    fixtures = [p.name[len("Pulumi."):-len(".yaml")] for p in FIXTURE_STACKS_DIR.glob("Pulumi.*.yaml")]
-    return sorted(environments() + (fixtures + samples() if include_fixtures else []))
+    """rke_aws_offline.engine.stacks.stack_names over this module's FIXTURE_STACKS_DIR."""
+    return stacks.stack_names(include_fixtures, FIXTURE_STACKS_DIR)
 
 
 def project_of(stack: str) -> str:
@@ -365,10 +363,13 @@ def import_checkout(root: Path) -> None:
 
 
 def run_program(config: dict[str, str], stack: str = "test", preview: bool = False,
-                mocks: AwsLikeMocks | None = None, secret_keys: list[str] | None = None,
+                mocks: pulumi.runtime.Mocks | None = None, secret_keys: list[str] | None = None,
                 previous_outputs: dict[str, Any] | None = None, main: Path = MAIN,
                 project: str | None = None) -> ProgramRun:
-    """Evaluate `__main__.py` with `config` under the mocks; raises what the program raises.
+    """Evaluate `__main__.py` with `config` against an emulated account; raises what the program raises.
+
+    `mocks`: the account (MotoMocks); default a fresh one in the config's region. An account not yet active is
+    started here and stopped after the run; one the caller started stays active (the caller inspects it).
 
     `secret_keys`: the keys the engine marks secret; default `secret_keys_of(config)`.
     `previous_outputs`: the stack's outputs after its last update (a run's `outputs`); None: a new stack.
@@ -377,8 +378,29 @@ def run_program(config: dict[str, str], stack: str = "test", preview: bool = Fal
     `project`: the Pulumi project (pulumi.get_project(), the configuration namespace); default project_of(stack).
     """
     run = ProgramRun(stack=stack, config=dict(config), previous_outputs=previous_outputs)
-    region = config.get("aws:region", "us-west-2")
-    run.mocks = mocks or AwsLikeMocks(region)
+    if mocks is None:
+        from rke_aws_offline.engine.emulated_account import MotoMocks
+
+        mocks = MotoMocks(config.get("aws:region", "us-west-2"))
+    run.mocks = mocks
+    account: Any = mocks
+    started = not getattr(account, "active", True)  # an emulated account not yet active (light mocks: always)
+    if started:
+        account.start()
+    try:
+        _evaluate(run, config, stack, preview, secret_keys, main, project)
+    except BaseException:
+        if started:  # no registration of this run may reach the next run's account
+            drain_leftover_tasks()
+            account.stop()
+        raise
+    if started:
+        account.stop()
+    return run
+
+
+def _evaluate(run: ProgramRun, config: dict[str, str], stack: str, preview: bool, secret_keys: list[str] | None,
+              main: Path, project: str | None) -> None:
     logger = logging.getLogger(f"rke-aws.offline.{id(run)}")
     logger.propagate = False
     logger.setLevel(logging.DEBUG)
@@ -425,7 +447,6 @@ def run_program(config: dict[str, str], stack: str = "test", preview: bool = Fal
         run.outputs[key] = _sync_await(out.future())
         if _sync_await(out.is_secret()):
             run.secret_outputs.add(key)
-    return run
 
 
 def run_stack(stack: str, preview: bool = False) -> ProgramRun:

@@ -5,7 +5,7 @@ ForceNew / RequiresReplace as bridged by pulumi-aws 7, pulumi-kubernetes' and te
 own, and the rules that depend on old and new values, each with the upstream file it was read from;
 offline/report/diff.py judges changes with them), the ID and attributes the AWS-like mocks give it (`fake`: an
 AwsLikeMocks method, `prefix:<id prefix>` or `elb:<ARN kind>`; offline/engine/fake_aws.py), the emulated account's
-handler (`emulate`: a MotoMocks method; offline/engine/emulated_account.py) and a typical create latency for the
+handler (`emulate`: a MotoMocks method; offline/engine/emulated/resources.py) and a typical create latency for the
 bench's `pulumi up` estimate (`create_seconds`; bench/latencies.py). A type missing here is refused by
 both mocks (they never fake what is not known) and judged "unknown: may replace" by the diff.
 """

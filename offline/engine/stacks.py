@@ -17,6 +17,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PULUMI_YAML = ROOT / "Pulumi.yaml"
+# The project (and configuration namespace) of the test fixtures, of configs tests build and of the
+# template's samples in a project `pulumi new` made: this repository's name. A user's environment in
+# stacks/ runs as the project Pulumi.yaml names (project_of), as the CLI runs it.
+PROJECT = "rke-aws"
 # RKE_AWS_STACKS_DIR: another directory of stack files in place of stacks/, for tests only
 # (tests/tooling/test_user_stacks.py runs the tests over stacks/ against a copy whose files all carry a
 # kubeconfig, as a user's own stacks may).
@@ -90,3 +94,14 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+FIXTURE_STACKS_DIR = ROOT / "tests" / "stacks"
+
+
+def stack_names(include_fixtures: bool = True, fixtures_dir: Path = FIXTURE_STACKS_DIR) -> list[str]:
+    """Environments (stacks/), and with `include_fixtures` the test-only stacks in tests/stacks/ (and the
+    template's samples in a project `pulumi new` made, samples()). Here, not in the harness, so that listing
+    stacks loads no Pulumi runtime (the unit tier's conftest lists them)."""
+    fixtures = [p.name[len("Pulumi."):-len(".yaml")] for p in fixtures_dir.glob("Pulumi.*.yaml")]
+    return sorted(environments() + (fixtures + samples() if include_fixtures else []))

@@ -233,3 +233,40 @@ def test_make_plan_prints_the_message_not_a_traceback(monkeypatch, capsys, tmp_p
     assert captured.out == ""
     assert "aws:region: 'mars-north-1' is not an AWS region" in captured.err, captured.err
     assert "Traceback" not in captured.err and "the plan failed" not in captured.err, captured.err
+
+
+def test_the_diff_runs_the_program_in_the_plans_account_so_every_real_instance_type_is_known():
+    """`rke-aws diff` runs both checkouts through harness.run_program with no mocks given
+    (rke_aws_offline.report.diff). That default was the light mocks, whose table of 15 instance types
+    refused m5.xlarge, a type EC2 has in every commercial region (the plan, in the emulated account,
+    accepted it). Now the default is the emulated account: one backend, one answer."""
+    from tests.support.configs import with_pools
+
+    def bigger(pools):
+        pools[2]["instanceType"] = "m5.xlarge"
+
+    cfg = with_pools("rke2-split", bigger)  # a test fixture (tests/stacks), not a user's stack
+    run = harness.run_program(cfg, stack="rke2-split")
+    assert isinstance(run.mocks, MotoMocks) and not run.mocks.active
+    types = {r.inputs.get("instanceType") for r in run.resources if r.type == INSTANCE}
+    assert "m5.xlarge" in types, types
+
+
+# The light mocks' instance types (offline/engine/fake_aws.py, still used by program tests that build their own
+# account) are EC2's: moto's data, an independent copy. Moved from tests/unit/test_names.py (it reads moto).
+
+def test_offline_instance_types_match_ec2s_own_data():
+    import gzip
+    import json
+    from pathlib import Path
+
+    import moto
+
+    from rke_aws_offline.engine.fake_aws import INSTANCE_TYPES
+
+    data = json.loads(gzip.open(Path(moto.__file__).parent / "ec2" / "resources" / "instance_types.json.gz").read())
+    for name, (vcpus, mib, archs, virts) in INSTANCE_TYPES.items():
+        ec2 = data[name]
+        assert (ec2["VCpuInfo"]["DefaultVCpus"], ec2["MemoryInfo"]["SizeInMiB"]) == (vcpus, mib), name
+        assert set(ec2["ProcessorInfo"]["SupportedArchitectures"]) == set(archs), name
+        assert set(ec2["SupportedVirtualizationTypes"]) == set(virts), name

@@ -143,7 +143,7 @@ def _pool_change(field: str, value):
 
 MUTATIONS = {
     "instance type": (_pool_change("instanceType", "m6i.4xlarge"), "m6i.4xlarge"),
-    "root volume": (_pool_change("rootVolumeGb", 321), "321"),
+    "root volume": (_pool_change("rootVolumeGb", 321), "\"volumeSize\": 321"),  # not a bare 321: IDs hold digits
     "ami": (_pool_change("ami", "ami-0123456789abcdef0"), "ami-0123456789abcdef0"),
     "imds": (lambda c: _pool_change("imdsHopLimitReason", "legacy sdk")(_pool_change("imdsHopLimit", 2)(c)), "legacy sdk"),
     "tag": (lambda c: _mutated(c, "rke-aws:tags", {"environment": "prod", "owner": "team-a"}), "team-a"),

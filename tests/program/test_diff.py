@@ -103,11 +103,27 @@ def pools_with(config: dict, **by_name) -> None:
 
 
 def test_adding_a_zone_replaces_nothing(repo):
-    d = run_diff(repo, NLB_STACK, lambda c: c["rke-aws:network"].update(availabilityZones=4))
+    # The diff runs in the emulated account, which has each region's real zones (us-gov-west-1: three, all in use
+    # by NLB_STACK; the light mocks had four anywhere). So the base commit gets a copy of NLB_STACK on two zones,
+    # and the change adds the third; the copy is removed again by a later commit (same tree as before).
+    stack = "rke2-twozones"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(repo)]
+    path = repo / "tests" / "stacks" / f"Pulumi.{stack}.yaml"
+    doc = yaml.safe_load((repo / "tests" / "stacks" / f"Pulumi.{NLB_STACK}.yaml").read_text())
+    doc["config"]["rke-aws:network"]["availabilityZones"] = 2
+    path.write_text(yaml.safe_dump(doc))
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-qm", "two zones"], check=True)
+    try:
+        d = run_diff(repo, stack, lambda c: c["rke-aws:network"].update(availabilityZones=3))
+    finally:
+        path.unlink()
+        subprocess.run(git + ["add", "-A"], check=True)
+        subprocess.run(git + ["commit", "-qm", "two zones gone"], check=True)
     assert d.refused is None, d.refused
     text = diff.render_text([d])
     assert not {c.name for c in d.changes if c.action in ("replace", "delete", "unknown")}, text
-    assert {f"{NLB_STACK}-private-3", f"{NLB_STACK}-public-3"} <= by_action(d, "add"), text
+    assert {f"{stack}-private-2", f"{stack}-public-2"} <= by_action(d, "add"), text
     assert not any(c.type == diff.INSTANCE for c in d.changes if c.action != "unchanged"), text
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from rke_aws.node import cloud_init
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import EC2_USER_DATA_LIMIT, UBUNTU_ARM64_IMAGE_ID
+from rke_aws_offline.engine.emulated.provider_checks import EC2_USER_DATA_LIMIT, ubuntu_image_id
 from tests.support.userdata import raw, user_data
 
 STACK = "rke2-everything"
@@ -24,7 +24,8 @@ def test_every_feature_is_in_the_plan(run):
     instances = {r.name: r for r in run.of_type(INSTANCE)}
     spot = [n for n, r in instances.items() if r.inputs.get("instanceMarketOptions")]
     assert sorted(spot) == [f"{CID}-spot-0", f"{CID}-spot-1"]
-    assert {instances[f"{CID}-graviton-{i}"].inputs["ami"] for i in (0, 1)} == {UBUNTU_ARM64_IMAGE_ID}
+    assert {instances[f"{CID}-graviton-{i}"].inputs["ami"] for i in (0, 1)} == {
+        ubuntu_image_id(run.config["aws:region"], "arm64")}  # Canonical's arm64 image in the emulated account
     texts = {n: user_data(r) for n, r in instances.items()}
     assert all("disable-etcd" in texts[f"{CID}-control-plane-{i}"] for i in (0, 1))
     assert all("disable-apiserver" in texts[f"{CID}-etcd-{i}"] for i in (0, 1, 2))

@@ -21,7 +21,8 @@ import pytest
 
 from rke_aws.settings import versions
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import UBUNTU_ARM64_IMAGE_ID, UBUNTU_IMAGE
+from rke_aws_offline.engine.emulated.provider_checks import ubuntu_image_id
+from rke_aws_offline.engine.fake_aws import UBUNTU_IMAGE
 from tests.support.configs import with_pools
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -41,11 +42,16 @@ def _amis(run) -> dict[str, str]:
     return {r.name: r.inputs["ami"] for r in run.resources if r.type == INSTANCE}
 
 
+def _ubuntu(run, arch: str) -> str:
+    """The ID of Canonical's image of `arch` in the run's emulated account."""
+    return ubuntu_image_id(run.config["aws:region"], arch)
+
+
 def test_pools_of_both_architectures_mix_each_with_its_own_image():
     run = harness.run_program(with_pools("rke2-dev", lambda p: p[1].update(instanceType="m7g.large")), stack="rke2-dev")
     amis = _amis(run)
-    assert amis["rke2-dev-server-0"] == UBUNTU_IMAGE["id"]
-    assert {amis["rke2-dev-agents-0"], amis["rke2-dev-agents-1"]} == {UBUNTU_ARM64_IMAGE_ID}
+    assert amis["rke2-dev-server-0"] == _ubuntu(run, "x86_64")
+    assert {amis["rke2-dev-agents-0"], amis["rke2-dev-agents-1"]} == {_ubuntu(run, "arm64")}
     asked = sorted(f["values"][0] for lk in run.lookups if lk.token.endswith("getAmi")
                    for f in lk.args.get("filters", []) if f["name"] == "name")
     assert asked == sorted(versions.UBUNTU_AMI_NAMES.values()), asked
@@ -57,7 +63,7 @@ def test_an_all_graviton_cluster_asks_for_the_arm64_image_only():
         pools[0]["instanceType"] = "m7g.large"
         pools[1]["instanceType"] = "c7g.medium"
     run = harness.run_program(with_pools("rke2-dev", graviton), stack="rke2-dev")
-    assert set(_amis(run).values()) == {UBUNTU_ARM64_IMAGE_ID}
+    assert set(_amis(run).values()) == {_ubuntu(run, "arm64")}
     assert sum(lk.token.endswith("getAmi") for lk in run.lookups) == 1
 
 
@@ -97,7 +103,7 @@ def test_running_agents_do_not_change_architecture():
                                        p.append({"name": "arm", "roles": ["worker"], "count": 1,
                                                  "instanceType": "m7g.large"})))
     run = harness.run_program(ok, stack="rke2-dev", previous_outputs=copy.deepcopy(first.outputs))
-    assert _amis(run)["rke2-dev-arm-0"] == UBUNTU_ARM64_IMAGE_ID
+    assert _amis(run)["rke2-dev-arm-0"] == _ubuntu(run, "arm64")
 
 
 def test_every_image_the_program_deploys_is_published_for_arm64():

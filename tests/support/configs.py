@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from rke_aws.settings import config, stackfile, versions
 from rke_aws.settings.config import ConfigError
-from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.stacks import PROJECT  # not the harness: it loads the Pulumi runtime
 
 
 def parse_config(cfg: dict[str, str], stack: str = "test", **kw):
@@ -19,7 +20,7 @@ def parse_config(cfg: dict[str, str], stack: str = "test", **kw):
     from rke_aws.settings import config
 
     kw.setdefault("secret_keys", stackfile.secret_keys_of(cfg))
-    return config.parse(cfg, project=harness.PROJECT, stack=stack, region=cfg.get("aws:region"), **kw)
+    return config.parse(cfg, project=PROJECT, stack=stack, region=cfg.get("aws:region"), **kw)
 
 
 def config_problems(cfg: dict[str, str], stack: str = "test", **kw) -> list[str]:
@@ -30,9 +31,30 @@ def config_problems(cfg: dict[str, str], stack: str = "test", **kw) -> list[str]
     return info.value.problems
 
 
+# Scenario tests build on configs the tests own, never on stacks/<name> (a user's stacks/ may hold anything, and
+# tests/tooling/test_user_stacks.py runs the suite against such a folder): tests/stacks (fixture stacks, planned
+# and snapshotted) or tests/data/scenarios (copies of the sample environments as they were shipped; not planned).
+SCENARIOS = Path(__file__).resolve().parents[1] / "data" / "scenarios"
+
+
+def scenario_config(stack: str) -> dict[str, str]:
+    """The flat config of a scenario `stack`: tests/data/scenarios/Pulumi.<stack>.yaml, or a fixture stack of
+    tests/stacks. A name only stacks/ holds is refused (use one of those, or add a copy to tests/data/scenarios)."""
+    from rke_aws_offline.engine import harness
+
+    path = SCENARIOS / f"Pulumi.{stack}.yaml"
+    if path.exists():
+        flat, _ = stackfile.load_stack_text(path.read_text(), path.name, project=PROJECT)
+        return flat
+    if (harness.FIXTURE_STACKS_DIR / f"Pulumi.{stack}.yaml").exists():
+        return harness.stack_config(stack)
+    raise ValueError(f"{stack}: not a scenario (tests/data/scenarios) or fixture (tests/stacks) stack; "
+                     "scenario tests do not read stacks/")
+
+
 def with_pools(stack: str, mutate) -> dict[str, str]:
-    """`stack`'s flat config with `mutate(pools)` applied to its node pools."""
-    cfg = harness.stack_config(stack)
+    """Scenario `stack`'s flat config (scenario_config) with `mutate(pools)` applied to its node pools."""
+    cfg = scenario_config(stack)
     pools = json.loads(cfg["rke-aws:nodePools"])
     mutate(pools)
     cfg["rke-aws:nodePools"] = json.dumps(pools)

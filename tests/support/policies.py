@@ -7,7 +7,6 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from pulumi.runtime.mocks import MockResourceArgs
 from pulumi_policy import (
     Policy,
     PolicyCustomTimeouts,
@@ -21,8 +20,6 @@ from pulumi_policy import (
 from pulumi_policy.proxy import unknown_checking_proxy
 
 from policies import rules
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
-from tests.support.runs import run_stack_cached
 
 POLICY = {p.name: p for p in rules.POLICIES}
 
@@ -44,20 +41,8 @@ def run_resource_policy(policy: Policy, typ: str, urn: str, props: dict, config:
 
 
 def _mock_id(run, reg) -> str | None:
-    """The id the mocks returned for `reg`: the harness records inputs and state, not the id (the first
-    element of `new_resource`'s answer). Ids are derived from type and name, so a fresh mocks object
-    gives the same answer; instances need the run's subnet bookkeeping and get none (nothing refers
-    to an instance by id here)."""
-    if reg.state.get("id"):
-        return reg.state["id"]
-    if not reg.custom or reg.type == rules.INSTANCE:
-        return None
-    try:
-        rid, _ = AwsLikeMocks(run.config.get("aws:region", "us-west-2")).new_resource(
-            MockResourceArgs(reg.type, reg.name, copy.deepcopy(reg.inputs), reg.provider or None, None, True))
-    except Exception:  # noqa: BLE001 - a type the fresh mocks cannot answer: no id, rules fall back to dependencies
-        return None
-    return rid
+    """The id the account answered for `reg` (the harness records it), or its state's `id`."""
+    return reg.state.get("id") or reg.id or None
 
 
 @dataclass
@@ -73,6 +58,8 @@ class Rec:
 
 def records(stack: str) -> list[Rec]:
     """A deep copy of the stack's custom resources as the stack analyzer would see them (outputs = state)."""
+    from tests.support.runs import run_stack_cached
+
     run = run_stack_cached(stack)
     out = []
     for reg in run.resources:
@@ -110,6 +97,8 @@ def of_type(recs: list[Rec], typ: str) -> list[Rec]:
 
 
 def registrations(stack: str, typ: str):
+    from tests.support.runs import run_stack_cached
+
     regs = run_stack_cached(stack).of_type(typ)
     assert regs, f"{stack}: no {typ} registered"
     return regs

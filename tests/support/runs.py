@@ -1,5 +1,5 @@
-"""Program runs shared across a session: a config (or a stack file) evaluated once under the AWS-like
-mocks."""
+"""Program runs shared across a session: a config (or a stack file) evaluated once in the emulated account
+(harness.run_program's default)."""
 
 from __future__ import annotations
 

@@ -256,22 +256,3 @@ def test_vpc_cidr_pattern_is_canonical_rfc1918_clear_of_the_cluster(address, pre
             and not any(net.overlaps(ipaddress.IPv4Network(c)) for c in config_model.CLUSTER_NETWORKS))
     assert _fullmatch(config_model.VPC_CIDR_PATTERN, str(net)) == want
     assert not _fullmatch(config_model.VPC_CIDR_PATTERN, f"{net.network_address}/{net.netmask}")
-
-
-# --- the offline account's instance types are EC2's (moto's data, an independent copy) ------------------------------
-
-def test_offline_instance_types_match_ec2s_own_data():
-    import gzip
-    import json
-    from pathlib import Path
-
-    import moto
-
-    from rke_aws_offline.engine.fake_aws import INSTANCE_TYPES
-
-    data = json.loads(gzip.open(Path(moto.__file__).parent / "ec2" / "resources" / "instance_types.json.gz").read())
-    for name, (vcpus, mib, archs, virts) in INSTANCE_TYPES.items():
-        ec2 = data[name]
-        assert (ec2["VCpuInfo"]["DefaultVCpus"], ec2["MemoryInfo"]["SizeInMiB"]) == (vcpus, mib), name
-        assert set(ec2["ProcessorInfo"]["SupportedArchitectures"]) == set(archs), name
-        assert set(ec2["SupportedVirtualizationTypes"]) == set(virts), name

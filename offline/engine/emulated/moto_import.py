@@ -1,0 +1,105 @@
+"""moto imported trimmed, once per process: what the plan pays for before its first AWS call.
+
+`import moto.ec2.models` costs about four bare `import pulumi_aws` (issue 33 design §6.2), most of it for data a
+plan never reads: three fresh boto3 sessions (each parsing botocore's endpoint data again) to list the regions of
+each partition, and every region's instance-type offerings (150,000 rows) for a plan that asks about one region.
+`load()` imports it with one shared session for the region lists and the offerings read per region on first use.
+moto reads the offerings table only through `table[location_type][region]` and `.get(region, default)` (moto
+5.2: ec2/models/instances.py run_instances, instance_types.py, spot_requests.py); tests/emulated/
+test_moto_import.py holds the patched names to the locked moto and the answers to an untrimmed import's.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any
+
+_LOCK = threading.Lock()
+_LOADED = False
+# Set before moto is imported: moto's ~5,000 built-in AMIs cost 0.1 s per region and hold no image a stack
+# asks for (the account publishes its own, rke_aws_offline.engine.emulated_account).
+MOTO_ENV = {"MOTO_EC2_LOAD_DEFAULT_AMIS": "false"}
+
+
+class _OfferingsByRegion(dict):
+    """One location type's offerings, each region's file read the first time moto asks for that region."""
+
+    def __init__(self, location_type: str, files: dict[str, str], load: Any):
+        super().__init__()
+        self._location_type, self._files, self._load_resource = location_type, files, load
+
+    def _read(self, region: str) -> list | None:
+        path = self._files.get(region)
+        if path is None:
+            return None
+        rows = self._load_resource(path)
+        for row in rows:
+            row["LocationType"] = self._location_type
+        dict.__setitem__(self, region, rows)
+        return rows
+
+    def __missing__(self, region: str) -> list:
+        rows = self._read(region)
+        if rows is None:
+            raise KeyError(region)
+        return rows
+
+    def get(self, region: str, default: Any = None) -> Any:  # type: ignore[override]
+        if dict.__contains__(self, region):
+            return dict.__getitem__(self, region)
+        rows = self._read(region)
+        return default if rows is None else rows
+
+    def __contains__(self, region: object) -> bool:
+        return dict.__contains__(self, region) or region in self._files
+
+    def regions(self) -> list[str]:
+        return sorted(self._files)
+
+
+def load() -> None:
+    """Import moto's EC2, IAM, SSM, S3, KMS, Route 53, ELBv2 and STS models, trimmed (once per process)."""
+    global _LOADED
+    if _LOADED:
+        return
+    with _LOCK:
+        if _LOADED:
+            return
+        for key, value in MOTO_ENV.items():
+            os.environ.setdefault(key, value)
+        import boto3
+        import moto.utilities.utils as moto_utils
+
+        real_load = moto_utils.load_resource
+        skipped: list[str] = []
+
+        def load_resource(path: str, *args: Any, **kwargs: Any) -> Any:
+            if "instance_type_offerings" in path:
+                skipped.append(path)
+                return []
+            return real_load(path, *args, **kwargs)
+
+        shared: list[boto3.Session] = []
+        real_session = boto3.Session
+
+        def one_session(*args: Any, **kwargs: Any) -> boto3.Session:
+            # moto's region table asks three fresh sessions for the regions of each partition.
+            if args or kwargs:
+                return real_session(*args, **kwargs)
+            if not shared:
+                shared.append(real_session())
+            return shared[0]
+
+        moto_utils.load_resource = load_resource
+        boto3.Session = one_session  # type: ignore[misc]
+        try:
+            import moto.ec2.models  # noqa: F401 - the import being trimmed
+            import moto.ec2.models.instance_types as instance_types
+        finally:
+            moto_utils.load_resource = real_load
+            boto3.Session = real_session  # type: ignore[misc]
+        for location_type in list(instance_types.INSTANCE_TYPE_OFFERINGS):
+            files = {os.path.basename(p).split(".")[0]: p for p in skipped if f"/{location_type}/" in p}
+            instance_types.INSTANCE_TYPE_OFFERINGS[location_type] = _OfferingsByRegion(location_type, files, real_load)
+        _LOADED = True
