@@ -27,11 +27,11 @@ from .cluster import ebs_csi, upgrades
 from .cluster.ccm import CloudControllerManager, CloudControllerManagerArgs
 from .cluster.manifests import ServerManifests, ServerManifestsArgs, with_emptied
 from .cluster.rancher import RancherAgent, RancherAgentArgs, RancherRegistration, RancherRegistrationArgs
+from .diagnostics import ConfigError
 from .node import rke2_config
 from .plan import ccm_values, cluster_documents, history, rancher
 from .plan.names import KUBE_API_PORT, RKE2_SUPERVISOR_PORT, kubeconfig_key_alias, manifest_path
 from .plan.spec import ClusterSpec, resolve
-from .settings.config import ConfigError
 
 TYPE = "rke-aws:index:RkeCluster"
 
@@ -125,7 +125,7 @@ class RkeCluster(pulumi.ComponentResource):
         registration = None
         if cfg.rancher is not None:
             registration = RancherRegistration(name, RancherRegistrationArgs(
-                url=cfg.rancher.url, token=pulumi.Output.secret(cfg.rancher.token.reveal()),
+                url=cfg.rancher.url, token=pulumi.Output.secret(cfg.rancher.token.get_secret_value()),
                 cluster_name=cfg.rancher.cluster_name, cluster_id=cfg.cluster_id,
                 annotations=rancher.cluster_annotations(cfg), agent_env=rancher.agent_env(cluster.proxy)), child)
             out["rancherCluster"] = {"name": cfg.rancher.cluster_name, "upgrades": cfg.rancher.upgrades,
@@ -276,7 +276,7 @@ class RkeCluster(pulumi.ComponentResource):
                 out["rke2ManifestsRemoving"] = list(cluster.manifests.removing)
 
         # An explicit kubeconfig wins over the one the first server published (RKE2).
-        kubeconfig = cfg.kubeconfig.reveal() if cfg.kubeconfig is not None else cluster.published_kubeconfig
+        kubeconfig = cfg.kubeconfig.get_secret_value() if cfg.kubeconfig is not None else cluster.published_kubeconfig
         if cluster.in_cluster:
             ccm = CloudControllerManager(name, CloudControllerManagerArgs(
                 kubeconfig=pulumi.Output.secret(kubeconfig), chart_version=cfg.ccm.chart_version, values=values,

@@ -119,8 +119,8 @@ def doctor(argv: list[str] | None = None) -> int:
 def kubeconfig(argv: list[str] | None = None, session: Any = None) -> int:
     from pathlib import Path
 
+    from rke_aws.diagnostics import ConfigError
     from rke_aws.ops import kubeconfig as kube
-    from rke_aws.settings import config as cfgmod
     from rke_aws_offline import schema
 
     ap = argparse.ArgumentParser(prog="rke-aws kubeconfig", description=kube.__doc__,
@@ -155,7 +155,7 @@ def kubeconfig(argv: list[str] | None = None, session: Any = None) -> int:
             if stack_file.exists():
                 schema.restore_schema_line(stack_file)
             print(f"stored {source} as the encrypted kubeconfig of stack {args.stack}; `pulumi up` installs the CCM")
-    except cfgmod.ConfigError as err:
+    except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except (kube.KubeconfigError, FileNotFoundError) as err:

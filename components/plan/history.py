@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..diagnostics import CONFIRM_CLI_KEY, Statement  # noqa: F401 - part of this module's interface
-from ..settings.model import number
+from ..settings.fields import number
 
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 # v1.X.Y, v1.X.Y+rke2rN (RKE2), v1.X.Y-rancherN-M (RKE1: RKE builds M of Rancher's build N; a later

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..settings import versions
-from ..settings.model import DEFAULT_INGRESS_CONTROLLER
+from ..settings.fields import DEFAULT_INGRESS_CONTROLLER
 from .history import Observed, Previous, Statement, parse_version
 
 CONTROLLERS = ("traefik", "ingress-nginx", "none")

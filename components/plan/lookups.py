@@ -9,7 +9,8 @@ from typing import Any, TypeVar
 
 import pulumi_aws as aws
 
-from ..settings.config import ConfigError, StackConfig
+from ..diagnostics import ConfigError
+from ..settings.resolve import ClusterConfig as StackConfig
 from .network import PlannedSubnet
 
 # What an admin kubeconfig from RKE2 holds (k3s writeKubeConfig: one cluster, one client

@@ -25,7 +25,9 @@ import ipaddress
 from collections import Counter
 from dataclasses import dataclass
 
-from ..settings.config import MAX_POOL_BLOCKS, NodePool, StackConfig
+from ..settings.fields import MAX_POOL_BLOCKS
+from ..settings.resolve import ClusterConfig as StackConfig
+from ..settings.resolve import PoolConfig as NodePool
 from .history import PlannedMember, Previous
 from .network import PlannedSubnet
 

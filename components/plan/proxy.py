@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..settings.config import ProxyConfig
-from ..settings.model import POD_CIDR, SERVICE_CIDR
+from ..settings.fields import POD_CIDR, SERVICE_CIDR
+from ..settings.resolve import ProxyConfig
 
 # Always bypassed: the node itself, instance metadata (IMDS answers only on the link), the cluster's
 # pod and service networks and names, and EC2's private DNS names (.internal is reserved for private

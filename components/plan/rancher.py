@@ -72,7 +72,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..settings.config import StackConfig
+from ..settings.resolve import ClusterConfig as StackConfig
 from .guards import _not_complete
 from .history import Observed, Previous, Statement, VersionState, parse_version, runs_version
 from .names import MANIFEST_PREFIX, PSA_CONFIG_PATH

@@ -17,9 +17,11 @@ from typing import Any
 
 import pulumi_aws as aws
 
+from ..diagnostics import ConfigError
 from ..settings import versions
-from ..settings.config import ConfigError, StackConfig, split_server_pools
 from ..settings.load import load_config
+from ..settings.resolve import ClusterConfig as StackConfig
+from ..settings.rules.pools import split_server_pools
 from . import ccm_values, cluster_documents, rancher, running
 from . import ingress as ingress_plan
 from .cluster_documents import AGENT_PLAN, ETCD_PLAN, SERVER_PLAN, upgrade_manifests
@@ -319,7 +321,7 @@ def build(cfg: StackConfig, previous: Previous | None = None) -> ClusterPlan:
     if problems:
         raise ConfigError(problems)
     kubeconfig, more = _published_kubeconfig(cfg, previous)
-    observed = observe(cfg, previous, cfg.kubeconfig.reveal() if cfg.kubeconfig is not None else kubeconfig)
+    observed = observe(cfg, previous, cfg.kubeconfig.get_secret_value() if cfg.kubeconfig is not None else kubeconfig)
     vstate = version_state(previous, observed, cfg.cluster_id)
     problems = version_problems(previous, cfg.distribution, cfg.kubernetes_version, vstate, observed)
     problems += role_problems(previous, cfg.node_pools)
@@ -1032,7 +1034,7 @@ def cluster_network_problems(cfg: StackConfig, subnets: Sequence[PlannedSubnet])
     as network.vpcCidr and the subnet CIDRs this program creates must (config.py)."""
     import ipaddress
 
-    from ..settings.model import CLUSTER_NETWORKS
+    from ..settings.fields import CLUSTER_NETWORKS
 
     problems = []
     for plan in subnets:

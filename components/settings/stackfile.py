@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from .errors import ConfigError
+from ..diagnostics import ConfigError
 
 # What an encrypted stack value becomes offline: present and secret, its text unknown.
 SECURE_PLACEHOLDER = "offline-placeholder: encrypted value, not decrypted offline"

@@ -342,10 +342,10 @@ def _cis_own(v: View) -> None:
 
 
 def _proxy_own(v: View) -> None:
-    from rke_aws.settings import model
+    from rke_aws.settings import fields
 
     entries = v.no_proxy()
-    for must in ("localhost", "127.0.0.1", IMDS, model.POD_CIDR, model.SERVICE_CIDR, ".svc", ".cluster.local",
+    for must in ("localhost", "127.0.0.1", IMDS, fields.POD_CIDR, fields.SERVICE_CIDR, ".svc", ".cluster.local",
                  PROXY_ENTRY):
         assert must in entries, f"NO_PROXY lacks {must}: {entries}"
     for inst in v.instances:
