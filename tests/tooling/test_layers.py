@@ -127,7 +127,7 @@ def readme_modules() -> set[str]:
     """The modules the README's architecture section lists: `  <layer>/` headings, then `    <name>.py`."""
     match = README_BLOCK.search((ROOT / "README.md").read_text())
     assert match, "README.md: the architecture section's layer listing (<!-- layers --> ... <!-- /layers -->) is missing"
-    listed, folder = set(), None
+    listed, folder, sub = set(), None, None
     for line in match.group(1).splitlines():
         m = re.match(r"^  (\w+)/\s", line + " ")
         if m:
@@ -142,6 +142,16 @@ def readme_modules() -> set[str]:
         if m and folder:
             name = m.group(1)
             listed.add(f"{NAME}.{folder}" if name == "__init__" else f"{NAME}.{folder}.{name}")
+            sub = None
+            continue
+        m = re.match(r"^    (\w+)/\s", line + " ")
+        if m and folder:
+            sub = m.group(1)
+            continue
+        m = re.match(r"^      (\w+)\.py\s", line + " ")
+        if m and folder and sub:
+            name = m.group(1)
+            listed.add(f"{NAME}.{folder}.{sub}" if name == "__init__" else f"{NAME}.{folder}.{sub}.{name}")
     return listed
 
 
