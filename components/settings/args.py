@@ -18,8 +18,8 @@ from typing import Any, Self
 
 from pydantic import Field, PrivateAttr
 
-from ..diagnostics import ConfigError, Diagnostic, Severity
-from . import stackconfig
+from ..diagnostics import ConfigError, Diagnostic, Severity, suggest
+from . import partitions, stackconfig
 from .sections import ClusterKeys
 from .stackconfig import NAMESPACE, REGION_RE
 
@@ -36,6 +36,15 @@ def region_problems(region: Any, required: bool) -> list[Diagnostic]:
 
         return [Diagnostic("aws:region", f"{shown(region)} is not an AWS region; write it like us-west-2",
                            "config.region", value=region)]
+    if region not in partitions.OTHER_PARTITION_REGIONS and region not in partitions.known_regions():
+        from .fields import shown  # noqa: PLC0415
+
+        close = suggest(region, partitions.known_regions(region))
+        fix = f"did you mean {close}?" if close else \
+            f"use a region of the {partitions.of_region(region).name} partition, like {partitions.EXAMPLE_REGION[partitions.of_region(region).name]}"
+        # The provider refuses it too (pulumi_aws.Provider skip_region_validation: "static validation of region name").
+        return [Diagnostic("aws:region", f"{shown(region)} is not a region the AWS provider knows", "config.region-unknown",
+                           value=region, fix=fix)]
     return []
 
 
