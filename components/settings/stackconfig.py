@@ -208,7 +208,13 @@ def check(config: Mapping[str, Any], *, secret_keys: Collection[str] | None = No
     found += problems
     parts: dict[str, Any] = {name: getattr(top, name) for name in top.model_fields_set}
     for key, section in SECTIONS.items():
-        if key in values:
+        if key in values and values[key] is not None and not isinstance(values[key], dict):
+            # Not a map: judged as the top level's field, whose message may keep the value out (rancher holds the
+            # token); the section keeps its defaults.
+            _, problems = validate_section(cls, {key: values[key]}, ())
+            found += problems
+            parts[_field(key)] = section()
+        elif key in values:
             obj, problems = validate_section(section, values[key], (key,))
             found += problems
             parts[_field(key)] = obj

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import ipaddress
 import json
 import re
@@ -381,7 +380,7 @@ def test_first_server_is_the_registration_node():
     subnets = plan_subnets("10.0.0.0/16", ["a", "b", "c"])
     plans = node_plan.plan_nodes(cfg, subnets)
     assert [p.is_first_server for p in plans] == [True] + [False] * 6
-    rke = dataclasses.replace(cfg, distribution="rke")
+    rke = cfg.model_copy(update={"distribution": "rke"})
     assert not any(p.is_first_server for p in node_plan.plan_nodes(rke, subnets))
 
 
