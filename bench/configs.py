@@ -11,7 +11,7 @@ import json
 from rke_aws.plan.network import default_subnet_cidr
 from rke_aws.plan.nodes import block_capacity
 from rke_aws.settings import stackfile
-from rke_aws.settings.config import MAX_POOL_BLOCKS
+from rke_aws.settings.fields import MAX_POOL_BLOCKS
 
 DISTRIBUTIONS = ("rke", "rke2")
 REGION = "us-west-2"

@@ -72,8 +72,13 @@ class Diagnostic:
         tail = f"{self.message}; {self.fix}" if self.fix else self.message
         if not self.key:
             return tail
-        key = self.key if ":" in self.key else f"{prefix}{self.key}"
-        return f"{key}: {tail}"
+        return f"{self.key if self.absolute else prefix + self.key}: {tail}"
+
+    @property
+    def absolute(self) -> bool:
+        """A key that names its own namespace (`aws:region`), not one of the project's (`tags.aws:owner` is)."""
+        head = self.key.split(".", 1)[0].split("[", 1)[0]
+        return ":" in head
 
 
 class ConfigError(Exception):

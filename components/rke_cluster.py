@@ -16,7 +16,7 @@ children's inherited aliases to the engine). tests/program/test_urns.py checks i
 from __future__ import annotations
 
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,10 @@ from .diagnostics import ConfigError, Diagnostic
 from .plan import planner
 from .plan.environment import Environment
 from .plan.model import ClusterSpec
-from .settings.config import StackConfig, parse
+from .settings.args import RkeClusterArgs
+from .settings.resolve import ClusterConfig as StackConfig
+from .settings.resolve import Running
+from .settings.resolve import resolve as resolve_config
 from .state import io
 from .state.migrations import HistoryError
 from .state.model import ClusterState
@@ -43,44 +46,14 @@ class RkeAwsError(pulumi.RunError):
         self.diagnostics = list(diagnostics)
 
 
-@dataclass(frozen=True)
-class RkeClusterArgs:
-    """A cluster's configuration as the stack file holds it: its keys without the namespace (`distribution`,
-    `nodePools`, ... as written there, structured values decoded or as JSON text), which of them are secret,
-    and the region. (Interim: stream A's typed model replaces this class with the same two constructors.)"""
-    config: Mapping[str, Any]
-    secret_keys: frozenset[str] = frozenset()
-    region: str | None = None
-    project: str = "rke-aws"
-    stack: str = "dev"
-
-    @classmethod
-    def from_stack_config(cls, config: Mapping[str, Any], *, secret_keys: Sequence[str] = (),
-                          region: str | None = None, project: str = "rke-aws", stack: str = "dev") -> RkeClusterArgs:
-        return cls(dict(config), frozenset(secret_keys), region, project, stack)
-
-    @classmethod
-    def from_pulumi_config(cls, namespace: str | None = None) -> RkeClusterArgs:
-        """This stack's configuration, as the Pulumi runtime hands it to the program."""
-        from pulumi.runtime import config as runtime_config
-
-        raw: dict[str, Any] = dict(runtime_config.get_config_env())
-        raw.update(runtime_config.CONFIG.get())
-        secret = set(runtime_config.get_config_secret_keys_env()) | {k for k in raw if runtime_config.is_config_secret(k)}
-        return cls(raw, frozenset(secret), raw.get("aws:region"), namespace or pulumi.get_project(), pulumi.get_stack())
-
-    @property
-    def cluster_id(self) -> str:
-        """clusterId as set, else the stack's name (as the configuration resolves it)."""
-        given = self.config.get(f"{self.project}:clusterId", self.config.get("clusterId"))
-        return str(given) if given else self.stack
-
-    def resolve(self, previous: ClusterState | None) -> StackConfig:
-        """The configuration checked against the cluster's last state (ConfigError: every problem)."""
-        return parse(self.config, project=self.project, stack=self.stack, region=self.region,
-                     secret_keys=self.secret_keys,
-                     running_version=previous.kubernetes_version if previous else None,
-                     running_etcd_members=len(previous.etcd_members) if previous else 0)
+def resolve(args: RkeClusterArgs, name: str, previous: ClusterState | None, *, flat_outputs: bool) -> StackConfig:
+    """The configuration checked against the cluster's last state (ConfigError: every problem). The cluster ID
+    defaults to the stack's name (flat outputs: a stack of its own) or else the component's name."""
+    running = Running(kubernetes_version=previous.kubernetes_version, etcd_members=len(previous.etcd_members),
+                      ccm_install=previous.running_ccm_install()) if previous else Running()  # type: ignore[arg-type]
+    project = args.prefix[:-1] if args.prefix else pulumi.get_project()
+    return resolve_config(args, project=project, stack=pulumi.get_stack(), name=None if flat_outputs else name,
+                          running=running)
 
 
 @dataclass
@@ -106,7 +79,7 @@ def plan(name: str, args: RkeClusterArgs, *, flat_outputs: bool = False, outputs
     (nothing registered) with every problem."""
     try:
         previous = io.read(None if flat_outputs else (outputs_key or name))
-        cfg = args.resolve(previous)
+        cfg = resolve(args, name, previous, flat_outputs=flat_outputs)
         env = environment or Environment.from_runtime()
         return ClusterSpec(cfg, planner.build(cfg, previous, env), previous)
     except ConfigError as err:
@@ -162,7 +135,7 @@ class RkeCluster(pulumi.ComponentResource):
         machines = boot.machines(name, spec, base, tokens, shipped, secrets.parameter_access(spec, tokens, shipped.component),
                                  kept.extra_policies, boot_dependencies, kept.etcd_s3, child)
         # An explicit kubeconfig wins over the one the first server published (RKE2).
-        kubeconfig = cfg.kubeconfig.reveal() if cfg.kubeconfig is not None else cluster.published_kubeconfig
+        kubeconfig = cfg.kubeconfig.get_secret_value() if cfg.kubeconfig is not None else cluster.published_kubeconfig
         installed = in_cluster.install(name, spec, prepared, kubeconfig, child,
                                        published=tokens is not None and tokens.published is not None)
 

@@ -125,8 +125,8 @@ def doctor(argv: list[str] | None = None, project: Project | None = None) -> int
 # ---- kubeconfig: reading and storing are rke_aws.ops.kubeconfig's; the stack file is found here ----------
 
 def kubeconfig(argv: list[str] | None = None, session: Any = None, project: Project | None = None) -> int:
+    from rke_aws.diagnostics import ConfigError
     from rke_aws.ops import kubeconfig as kube
-    from rke_aws.settings import config as cfgmod
     from rke_aws_offline import schema
 
     ap = argparse.ArgumentParser(prog="rke-aws kubeconfig", description=kube.__doc__,
@@ -162,7 +162,7 @@ def kubeconfig(argv: list[str] | None = None, session: Any = None, project: Proj
             if project.is_this_checkout and stack_file.exists():
                 schema.restore_schema_line(stack_file)
             print(f"stored {source} as the encrypted kubeconfig of stack {args.stack}; `pulumi up` installs the CCM")
-    except cfgmod.ConfigError as err:
+    except ConfigError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except (kube.KubeconfigError, FileNotFoundError) as err:

@@ -22,10 +22,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import BaseModel
 
-from rke_aws.settings import model
-from rke_aws.settings.config import EMPTY_MEANS_DEFAULT, KNOWN_NAMESPACES, REGION_RE, STRING_KEYS
+from rke_aws.settings.fields import BOOL_TEXTS, Msg
+from rke_aws.settings.messages import find_literal, meta, submodel
 from rke_aws.settings.patterns import int_set_regex, whole
+from rke_aws.settings.sections import ClusterKeys
+from rke_aws.settings.stackconfig import EMPTY_MEANS_DEFAULT, KNOWN_NAMESPACES, REGION_RE, STRING_KEYS
 from rke_aws_offline.engine.stacks import STACKS_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,14 +85,14 @@ def _as_written(node: Any) -> Any:
 
 
 def _text_forms(prop: dict[str, Any]) -> dict[str, Any]:
-    """A property with the text forms the program also takes (settings/model.py _numeric_string,
-    _boolean_string: ASCII digits without leading zeros, six spellings of a boolean)."""
+    """A property with the text forms the program also takes (settings/fields.py numeric_string,
+    boolean_string: ASCII digits without leading zeros, six spellings of a boolean)."""
     if prop.get("type") == "integer" and "enum" in prop:
         text = {"type": "string", "pattern": whole(int_set_regex(prop["enum"]))}
     elif prop.get("type") == "integer":
         text = {"type": "string", "pattern": whole(int_set_regex(range(prop["minimum"], prop["maximum"] + 1)))}
     elif prop.get("type") == "boolean":
-        text = {"type": "string", "enum": list(model.BOOL_TEXTS)}
+        text = {"type": "string", "enum": list(BOOL_TEXTS)}
     else:
         return prop
     return {"anyOf": [prop, text], **({"description": prop["description"]} if "description" in prop else {})}
@@ -106,7 +109,7 @@ def own_key_pattern(*keys: str) -> str:
 
 
 def json_schema() -> dict[str, Any]:
-    top = model.StackConfiguration.model_json_schema(ref_template="#/definitions/{model}")
+    top = ClusterKeys.model_json_schema(by_alias=True, ref_template="#/definitions/{model}")
     definitions = _as_written(_tidy(top.pop("$defs", {})))
     definitions["NodePool"]["required"] = list(REQUIRED_POOL_KEYS)
     definitions["secure"] = SECURE
@@ -176,10 +179,10 @@ def schema_text() -> str:
 
 # ---- README table -----------------------------------------------------------------------------
 
-def _type_text(info: Any, msg: model.Msg) -> str:
+def _type_text(info: Any, msg: Msg) -> str:
     if msg.type_name:
         return msg.type_name
-    literal = model._find_literal(info.annotation)
+    literal = find_literal(info.annotation)
     if literal is not None:
         return " \\| ".join(f"`{v}`" for v in typing.get_args(literal))
     ann = info.annotation
@@ -189,22 +192,24 @@ def _type_text(info: Any, msg: model.Msg) -> str:
     return "string"
 
 
-def _default_text(info: Any, msg: model.Msg) -> str:
+def _default_text(info: Any, msg: Msg) -> str:
     if msg.default:
         return msg.default
-    if info.default is None or info.default == []:
-        return "`[]`" if info.default == [] else "—"
+    if info.default is None or info.default in ([], ()):
+        return "`[]`" if info.default in ([], ()) else "—"
     return f"`{json.dumps(info.default) if isinstance(info.default, bool) else info.default}`"
 
 
-def _rows(section: type[model.BaseModel], prefix: str) -> list[str]:
+def _rows(section: type[BaseModel], prefix: str) -> list[str]:
     rows = []
-    for key, info in section.model_fields.items():
-        sub = model._submodel(info.annotation)
+    for name, info in section.model_fields.items():
+        key = info.alias or name
+        sub = submodel(info.annotation)
         if sub is not None:
-            rows += _rows(sub, f"{prefix}{key}[i]." if typing.get_origin(info.annotation) is list else f"{prefix}{key}.")
+            many = typing.get_origin(info.annotation) in (list, tuple)
+            rows += _rows(sub, f"{prefix}{key}[i]." if many else f"{prefix}{key}.")
             continue
-        msg = model._meta(info, model.Msg) or model.Msg()
+        msg = meta(info, Msg) or Msg()
         meaning = (info.description or "").rstrip(".")
         if msg.reason:
             meaning += f" (default: {msg.reason})"
@@ -215,7 +220,7 @@ def _rows(section: type[model.BaseModel], prefix: str) -> list[str]:
 def readme_table() -> str:
     lines = ["| key | type | default | meaning |", "|---|---|---|---|",
              "| `aws:region` | string | required | AWS region (any partition: aws, aws-us-gov, aws-cn) |"]
-    lines += _rows(model.StackConfiguration, "")
+    lines += _rows(ClusterKeys, "")
     return "\n".join(lines) + "\n"
 
 
@@ -224,8 +229,9 @@ def readme_table() -> str:
 def pulumi_yaml_keys() -> str:
     """The scalar keys Pulumi.yaml declares (the CLI checks their types)."""
     out = []
-    for key, info in model.StackConfiguration.model_fields.items():
-        msg = model._meta(info, model.Msg) or model.Msg()
+    for name, info in ClusterKeys.model_fields.items():
+        key = info.alias or name
+        msg = meta(info, Msg) or Msg()
         if not msg.declare:
             continue
         kind = "boolean" if info.annotation is bool else "string"

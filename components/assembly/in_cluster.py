@@ -48,7 +48,7 @@ def prepare(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions) -> Prep
     registration = None
     if cfg.rancher is not None:
         registration = RancherRegistration(name, RancherRegistrationArgs(
-            url=cfg.rancher.url, token=pulumi.Output.secret(cfg.rancher.token.reveal()),
+            url=cfg.rancher.url, token=pulumi.Output.secret(cfg.rancher.token.get_secret_value()),
             cluster_name=cfg.rancher.cluster_name, cluster_id=cfg.cluster_id,
             annotations=rancher.cluster_annotations(cfg), agent_env=rancher.agent_env(cluster.proxy)), child)
     return Prepared(values, ebs_values, credentials, registration)

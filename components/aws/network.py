@@ -17,7 +17,7 @@ import pulumi_aws as aws
 from ..plan.network import PlannedSubnet
 from ..plan.nodes import node_range
 from ..settings import tags
-from ..settings.config import NetworkConfig
+from ..settings.resolve import NetworkConfig
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from ..plan.ccm_values import control_plane_tolerations, node_selector
 from ..plan.cluster_documents import EBS_CSI, dump_yaml
 from ..plan.proxy import ProxyEnv
 from ..settings import tags
-from ..settings.config import NodePool
+from ..settings.resolve import PoolConfig as NodePool
 from . import charts
 
 NAMESPACE = EBS_CSI.namespace

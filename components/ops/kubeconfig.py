@@ -25,7 +25,7 @@ import yaml
 
 from ..plan.lookups import published_kubeconfig_problem
 from ..plan.names import KUBE_API_PORT, KUBECONFIG_PENDING, endpoint_name, kubeconfig_parameter_name
-from ..settings import config as cfgmod
+from ..settings.resolve import ClusterConfig, from_flat
 from ..settings.stackfile import secret_keys_of
 
 RKE_KUBECONFIG = "kube_config_cluster.yml"  # what `rke up` writes beside cluster.yml
@@ -35,12 +35,11 @@ class KubeconfigError(Exception):
     """Something the user can fix; the message says what."""
 
 
-def stack_settings(stack: str, raw: dict[str, str], project: str = "rke-aws") -> cfgmod.StackConfig:
+def stack_settings(stack: str, raw: dict[str, str], project: str = "rke-aws") -> ClusterConfig:
     """The stack's settings from its flat config (the stack file as the Pulumi CLI reads it), in the namespace of
     the project it belongs to: its name in Pulumi.yaml (this repository's is rke-aws; a user's project has its
     own)."""
-    return cfgmod.parse(raw, project=project, stack=stack, region=raw.get("aws:region"),
-                        secret_keys=secret_keys_of(raw))
+    return from_flat(raw, project=project, stack=stack, secret_keys=secret_keys_of(raw))
 
 
 def check_kubeconfig(text: str, source: str) -> None:

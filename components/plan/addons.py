@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..diagnostics import Diagnostic, Severity, Statement
-from ..settings.config import StackConfig
+from ..settings.resolve import ClusterConfig as StackConfig
 from ..state.model import ClusterState
 from . import ccm_values, cluster_documents, rancher
 from .cluster_documents import AGENT_PLAN, ETCD_PLAN, SERVER_PLAN, upgrade_manifests

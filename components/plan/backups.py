@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..diagnostics import ConfigError, Diagnostic, Severity, Statement
-from ..settings.config import StackConfig
-from ..settings.model import number
+from ..settings.fields import number
+from ..settings.resolve import ClusterConfig as StackConfig
 from ..state.model import ClusterState, SnapshotsState
 from .day2.confirmations import Observed
 from .environment import Environment

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..settings.config import NodePool
+from ..settings.resolve import PoolConfig as NodePool
 from .cluster_documents import dump_yaml
 from .proxy import ProxyEnv
 

@@ -4,7 +4,7 @@ compares; both refuse before anything else is judged."""
 from __future__ import annotations
 
 from ..diagnostics import Diagnostic
-from ..settings.config import StackConfig
+from ..settings.resolve import ClusterConfig as StackConfig
 from ..state.model import ClusterState
 
 

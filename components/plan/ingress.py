@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ..diagnostics import Diagnostic, Severity, Statement
 from ..settings import versions
-from ..settings.model import DEFAULT_INGRESS_CONTROLLER
+from ..settings.fields import DEFAULT_INGRESS_CONTROLLER
 from ..state.model import ClusterState
 from .day2.confirmations import Observed
 from .releases import parse_version

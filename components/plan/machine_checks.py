@@ -11,7 +11,7 @@ from typing import Any
 
 from ..diagnostics import ConfigError, Diagnostic, Severity
 from ..settings import versions
-from ..settings.config import StackConfig
+from ..settings.resolve import ClusterConfig as StackConfig
 from ..state.model import ClusterState
 from .environment import Environment
 from .lookups import LookupFailed, collect, explain, instance_type_suggestion, looked_up

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..diagnostics import Diagnostic
-from ..settings.config import StackConfig
+from ..settings.resolve import ClusterConfig as StackConfig
 from ..state.model import ClusterState, RemovedMember
 from . import ingress as ingress_plan
 from .addons import ManifestPlan

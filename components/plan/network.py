@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..diagnostics import ConfigError, Diagnostic, Severity
-from ..settings.config import StackConfig
-from ..settings.model import CLUSTER_NETWORKS
+from ..settings.fields import CLUSTER_NETWORKS
+from ..settings.resolve import ClusterConfig as StackConfig
 from ..state.model import ClusterState
 from .environment import Environment
 from .lookups import LookupFailed, looked_up

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..diagnostics import ConfigError, Diagnostic, Severity
-from ..settings.config import MAX_POOL_BLOCKS, NodePool, StackConfig
+from ..settings.fields import MAX_POOL_BLOCKS
+from ..settings.resolve import ClusterConfig as StackConfig
+from ..settings.resolve import PoolConfig as NodePool
 from ..state.model import ClusterState
 from .day2.etcd import PlannedMember
 from .network import PlannedSubnet, Topology

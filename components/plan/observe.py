@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..diagnostics import ConfigError, Diagnostic, Severity
-from ..settings.config import StackConfig
+from ..settings.resolve import ClusterConfig as StackConfig
 from ..state.model import ClusterState
 from . import running
 from .day2.confirmations import Observed, parse_codes
@@ -92,6 +92,6 @@ def observed_notes(observed: Observed, previous: ClusterState | None) -> tuple[D
 def cluster(cfg: StackConfig, previous: ClusterState | None, env: Environment) -> Seen:
     """The planner's step: the kubeconfig, the cluster read through it, and what to say about both."""
     published, notes = published_kubeconfig(cfg, previous, env)
-    kubeconfig = cfg.kubeconfig.reveal() if cfg.kubeconfig is not None else published
+    kubeconfig = cfg.kubeconfig.get_secret_value() if cfg.kubeconfig is not None else published
     observed = observe(cfg, previous, kubeconfig, env)
     return Seen(published, observed, observed_notes(observed, previous), notes)

@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..diagnostics import ConfigError, Diagnostic
-from ..settings.config import StackConfig, split_server_pools
+from ..settings.resolve import ClusterConfig as StackConfig
+from ..settings.rules.pools import split_server_pools
 from ..state.model import ClusterState
 from . import addons, backups, cluster_id, machine_checks, network, nodes, observe, rancher, security, spot
 from . import ingress as ingress_plan

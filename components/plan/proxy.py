@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..diagnostics import Diagnostic, Severity
-from ..settings.config import ProxyConfig
-from ..settings.model import POD_CIDR, SERVICE_CIDR
+from ..settings.fields import POD_CIDR, SERVICE_CIDR
+from ..settings.resolve import ProxyConfig
 from ..state.model import ClusterState
 
 # Always bypassed: the node itself, instance metadata (IMDS answers only on the link), the cluster's

@@ -74,7 +74,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..diagnostics import Diagnostic, Severity, Statement
-from ..settings.config import StackConfig
+from ..settings.resolve import ClusterConfig as StackConfig
 from ..state.model import ClusterState, RancherState
 from .day2.confirmations import Observed
 from .day2.versions import VersionState, not_complete

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..diagnostics import Diagnostic, Severity
-from ..settings.config import StackConfig
+from ..settings.resolve import ClusterConfig as StackConfig
 from ..state.model import ClusterState
 from .environment import Environment
 from .lookups import LookupFailed

@@ -1,22 +1,21 @@
-"""Reading this stack's configuration from the Pulumi runtime: the only place that does."""
+"""Reading this stack's configuration from the Pulumi runtime, resolved against its last outputs."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .config import StackConfig, parse
+from .resolve import ClusterConfig, Running, from_flat
 
 
-def load_config(previous: Any = None) -> StackConfig:
-    """Read this stack's configuration from the Pulumi runtime (the only place that does).
-    `previous`: the stack's last outputs (history.Previous), or None for a new stack."""
-    import pulumi
-    from pulumi.runtime import config as runtime_config
+def load_config(previous: Any = None) -> ClusterConfig:
+    """This stack's keys (the project's namespace) read, checked and resolved in one step: every problem at
+    once. `previous`: the stack's last outputs (history.Previous), or None for a new stack."""
+    import pulumi  # noqa: PLC0415 - the one reader of the Pulumi runtime
+    from pulumi.runtime import config as runtime_config  # noqa: PLC0415
 
     raw: dict[str, Any] = dict(runtime_config.get_config_env())
     raw.update(runtime_config.CONFIG.get())
     secret = set(runtime_config.get_config_secret_keys_env()) | {k for k in raw if runtime_config.is_config_secret(k)}
-    region = raw.get("aws:region")
-    return parse(raw, project=pulumi.get_project(), stack=pulumi.get_stack(), region=region, secret_keys=secret,
-                 running_version=previous.kubernetes_version if previous else None,
-                 running_etcd_members=len(previous.etcd_members) if previous else 0)
+    running = Running(kubernetes_version=previous.kubernetes_version, etcd_members=len(previous.etcd_members)) \
+        if previous else None
+    return from_flat(raw, project=pulumi.get_project(), stack=pulumi.get_stack(), secret_keys=secret, running=running)

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from .errors import ConfigError
+from ..diagnostics import ConfigError
 
 # What an encrypted stack value becomes offline: present and secret, its text unknown.
 SECURE_PLACEHOLDER = "offline-placeholder: encrypted value, not decrypted offline"
@@ -123,6 +123,28 @@ def _construct_number(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
 _CliLoader.add_constructor(_NUMBER_TAG, _construct_number)
 _CliLoader.add_constructor("tag:yaml.org,2002:binary",
                            lambda loader, node: yaml.SafeLoader.construct_yaml_binary(loader, node).decode("utf-8", "replace"))
+
+
+def yaml_problem(text: str, where: str, err: yaml.YAMLError) -> str:
+    """A YAML error as an editor shows one: `<file>:<line>:<column>: <problem>`, then the line and a caret under
+    the column (PyYAML's problem_mark; lines and columns from 1)."""
+    mark = getattr(err, "problem_mark", None)
+    if mark is None:
+        detail = " ".join(str(err).split())
+        return f"{where}: not valid YAML as the Pulumi CLI reads it ({detail[:300]})"
+    problem = " ".join(str(getattr(err, "problem", None) or err).split())[:200]
+    context = getattr(err, "context", None)
+    context_mark = getattr(err, "context_mark", None)
+    if context and context_mark is not None:
+        problem += f" ({' '.join(context.split())} started at line {context_mark.line + 1}, column {context_mark.column + 1})"
+    lines = text.splitlines()
+    line, column = mark.line, mark.column
+    if line >= len(lines) and lines:  # at the end of the text: point after the last line's end
+        line, column = len(lines) - 1, len(lines[-1])
+    shown_line = lines[line][:160].replace("\t", " ") if line < len(lines) else ""
+    caret = " " * min(column, 160) + "^"
+    return (f"{where}:{line + 1}:{column + 1}: not valid YAML as the Pulumi CLI reads it: {problem}\n"
+            f"      {shown_line}\n      {caret}")
 
 
 def _config_error(problems: list[str]) -> Exception:
@@ -265,8 +287,7 @@ def load_stack_text(text: str, where: str = "stack file", placeholder: Callable[
     except RecursionError:
         raise _config_error([f"{where}: nests deeper than the YAML reader follows"]) from None
     except yaml.YAMLError as err:
-        detail = " ".join(str(err).split())
-        raise _config_error([f"{where}: not valid YAML as the Pulumi CLI reads it ({detail[:300]})"]) from None
+        raise _config_error([yaml_problem(text, where, err)]) from None
     return flatten_stack(doc, where, placeholder, project)
 
 

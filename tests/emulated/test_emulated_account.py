@@ -185,12 +185,13 @@ def _refused(config: dict, stack: str = "lookup", **mocks_kwargs) -> str:
 
 
 def test_unknown_region_is_named_as_the_problem():
-    """Well-formed but not a region AWS has: the provider refuses every call; the first look-up says so."""
+    """Well-formed but not a region AWS has: the provider refuses every call ("invalid AWS Region"), so the
+    configuration is refused first, against the provider's own list (settings/partitions.py REGIONS), with the
+    nearest region of the partition."""
     config = harness.stack_config("rke2-dev")
     config["aws:region"] = "eu-north-9"
     message = _refused(config)
-    assert "aws:region: looking up the availability zones of 'eu-north-9' failed" in message, message
-    assert "invalid AWS Region: eu-north-9" in message and "check aws:region" in message, message
+    assert "aws:region: 'eu-north-9' is not a region the AWS provider knows; did you mean eu-north-1?" in message, message
 
 
 def test_malformed_region_is_a_config_error():

@@ -1,7 +1,7 @@
 """Configuration contract: every mistake is reported with its key, the bad value and what is allowed.
 
 Each invalid row plants one mistake in the valid rke2-dev stack config and states the exact set of
-problem lines `config.parse()` must report. Program-level tests check that a bad config stops the
+problem lines reading the stack (settings/resolve.py from_flat) must report. Program-level tests check that a bad config stops the
 program before anything is registered, and that warnings reach the Pulumi log.
 """
 
@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import pulumi
 import pytest
+from pydantic import SecretStr
 
-from rke_aws.settings import config, stackfile
-from rke_aws.settings.config import ConfigError
+from rke_aws.diagnostics import ConfigError
+from rke_aws.settings import stackfile
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from tests.support.configs import (
@@ -95,7 +96,7 @@ def test_all_problems_reported_at_once(base_config):
         f'rke-aws:clusterId: "Prod" is not a cluster ID; {CLUSTER_ID_RULE}',
         "rke-aws:network.vpcCidr: '8.8.0.0/16' is not a private (RFC 1918) range; "
         "use a block inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16",
-        f"rke-aws:nodePools[1].roles: 'master' is not a role; {ROLE_HINT}",
+        f"rke-aws:nodePools[agents].roles: 'master' is not a role; {ROLE_HINT}",
         f"rke-aws:tags.aws:owner: {RESERVED_TAG}",
         'rke-aws:protectServers: "maybe" is not a boolean; use true or false',
         "aws:region: missing; set it with `pulumi config set aws:region <region>`",
@@ -113,7 +114,7 @@ PROGRAM_CASES = [
     pytest.param(lambda cfg: cfg.__setitem__("rke-aws:nodepools", cfg.pop("rke-aws:nodePools")),
                  f"rke-aws:nodepools: unknown key; did you mean nodePools? allowed keys are {TOP_KEYS}", id="unknown-key-typo"),
     pytest.param(pool(1, roles=["worker", "master"]),
-                 f"rke-aws:nodePools[1].roles: 'master' is not a role; {ROLE_HINT}", id="role-master"),
+                 f"rke-aws:nodePools[agents].roles: 'master' is not a role; {ROLE_HINT}", id="role-master"),
     pytest.param(net(vpcCidr="8.8.0.0/16"),
                  "rke-aws:network.vpcCidr: '8.8.0.0/16' is not a private (RFC 1918) range", id="public-vpc"),
     pytest.param(put("ccm", {"install": "manifest", "leaderMigration": True}),
@@ -208,7 +209,7 @@ def test_empty_kubeconfig_means_unset(base_config):
 def test_kubeconfig_set_is_a_secret(base_config):
     put("kubeconfig", stackfile.secret("apiVersion: v1\nkind: Config\n"))(base_config)
     kc = parse(base_config).kubeconfig
-    assert isinstance(kc, config.Secret) and kc.reveal() == "apiVersion: v1\nkind: Config\n"
+    assert isinstance(kc, SecretStr) and kc.get_secret_value() == "apiVersion: v1\nkind: Config\n"
     assert "apiVersion" not in repr(kc)
 
 

@@ -9,7 +9,7 @@ through the whole program (harness.run_program) ends in one RunError listing the
 registered. Plan-time rows (look-ups) run through the program only.
 """
 
-# split: this module mixes levels (issue 33 §7.2); the rows judged by config.parse alone -> tests/unit/settings.
+# split: this module mixes levels (issue 33 §7.2); the rows judged by the settings alone -> tests/unit/settings.
 
 from __future__ import annotations
 
@@ -19,9 +19,11 @@ import json
 import pulumi
 import pytest
 
-from rke_aws.settings import config, stackfile
-from rke_aws.settings import model as config_model
-from rke_aws.settings.config import ConfigError
+from rke_aws.diagnostics import ConfigError
+from rke_aws.settings import fields as config_model
+from rke_aws.settings import stackfile
+from rke_aws.settings.rules import access as access_rules
+from rke_aws.settings.sections import Access
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from tests.support.configs import both, extra_pool, net, pool, put, set_key
@@ -154,7 +156,7 @@ def test_accepted_values_reach_the_configuration_unchanged(base_config):
            allowWorldAdmin=True)(base_config)
     tags(team="platform", Owner="a b")(base_config)
     cfg = parse(base_config)
-    assert cfg.access == config.AccessConfig(admin_cidrs=("203.0.113.0/24",), ssh_key_name="dev key", ssh_user="_svc",
+    assert cfg.access == Access(admin_cidrs=("203.0.113.0/24",), ssh_key_name="dev key", ssh_user="_svc",
                                              ssh_key_path="~/k.pem", ssm=False, allow_world_admin=True)
     assert dict(cfg.tags) == {"team": "platform", "Owner": "a b"}
 
@@ -188,7 +190,7 @@ def test_inbound_rule_count_is_what_the_program_registers(base_config, endpoint,
     (node_group,) = [g for g in groups.values() if any(k.startswith("kubernetes.io/cluster/") for k in g.inputs["tags"])]
     inbound = [r for r in run.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
                if r.inputs["securityGroupId"] == node_group.id]
-    assert len(inbound) == config.node_group_inbound_rules(len(cidrs), endpoint, distribution)
+    assert len(inbound) == access_rules.node_group_inbound_rules(len(cidrs), endpoint, distribution)
     for gid, group in groups.items():  # no group of this program holds more than the node group
         count = len([r for r in run.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
                      if r.inputs["securityGroupId"] == gid])
@@ -198,16 +200,16 @@ def test_inbound_rule_count_is_what_the_program_registers(base_config, endpoint,
 def test_quota_constants_leave_the_documented_headroom():
     assert config_model.MAX_ADMIN_CIDRS == 19
     for endpoint in ("dns", "nlb"):
-        rules = config.node_group_inbound_rules(config_model.MAX_ADMIN_CIDRS, endpoint, "rke")
+        rules = access_rules.node_group_inbound_rules(config_model.MAX_ADMIN_CIDRS, endpoint, "rke")
         assert rules + config_model.CCM_RULE_HEADROOM <= config_model.SG_INBOUND_RULE_QUOTA
 
 
 def test_public_address_count_is_exact():
     import ipaddress
 
-    count = config.public_addresses
+    count = access_rules.public_addresses
     net4 = ipaddress.IPv4Network
-    assert count([net4("0.0.0.0/0")]) == 2**32 - sum(n.num_addresses for n in ipaddress.collapse_addresses(config.NOT_PUBLIC))
+    assert count([net4("0.0.0.0/0")]) == 2**32 - sum(n.num_addresses for n in ipaddress.collapse_addresses(access_rules.NOT_PUBLIC))
     assert count([net4("10.0.0.0/8"), net4("192.168.0.0/16")]) == 0
     assert count([net4("10.1.0.0/16"), net4("8.0.0.0/7")]) == 2**25  # a private piece smaller than its block
     assert count([net4("11.0.0.0/8"), net4("11.0.0.0/9")]) == 2**24  # overlaps once

@@ -12,7 +12,7 @@ import pytest
 
 from policies import rules
 from rke_aws.aws import iam_policies as iam_policy
-from rke_aws.settings import config
+from rke_aws.settings import fields
 from rke_aws_offline.engine import harness
 
 REQUIRED_CONTROLPLANE = {
@@ -204,8 +204,8 @@ def test_policies_fit_iams_quotas_with_the_longest_cluster_id(stack):
     from tests.support.configs import set_key
 
     cfg = harness.stack_config(stack)
-    cid = "c" + "-x" * 21  # 43 characters: config.MAX_CLUSTER_ID
-    assert len(cid) == config.MAX_CLUSTER_ID
+    cid = "c" + "-x" * 21  # 43 characters: fields.MAX_CLUSTER_ID
+    assert len(cid) == fields.MAX_CLUSTER_ID
     set_key(cfg, "clusterId", cid)
     set_key(cfg, "ccm", {**json.loads(cfg.get("rke-aws:ccm", "{}")), "install": "manifest"}
             if cfg.get("rke-aws:distribution") == "rke2" else json.loads(cfg.get("rke-aws:ccm", "{}")))

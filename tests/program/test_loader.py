@@ -22,9 +22,14 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rke_aws.settings import config, stackfile
-from rke_aws.settings.config import ConfigError
+from rke_aws.diagnostics import ConfigError
+from rke_aws.settings import sections, stackfile
+from rke_aws.settings.fields import NULL_PROBLEM
+from rke_aws.settings.messages import stack_keys
+from rke_aws.settings.resolve import ClusterConfig
 from rke_aws_offline.engine import harness
+from tests.support.hostile import NAMESPACE_TYPOS, OTHER_NAMESPACES
+from tests.support.stackconfig import parse_flat
 
 BASE = yaml.safe_load(harness.stack_file("rke2-dev").read_text())
 
@@ -40,9 +45,9 @@ def load(text: str) -> tuple[dict, list]:
     return stackfile.load_stack_text(text, "Pulumi.test.yaml")
 
 
-def parse_text(text: str, stack: str = "test") -> config.StackConfig:
+def parse_text(text: str, stack: str = "test") -> ClusterConfig:
     flat, secret = load(text)
-    return config.parse(flat, project="rke-aws", stack=stack, region=flat.get("aws:region"), secret_keys=secret)
+    return parse_flat(flat, project="rke-aws", stack=stack, region=flat.get("aws:region"), secret_keys=secret)
 
 
 def problems(text: str, stack: str = "test") -> list[str]:
@@ -136,8 +141,8 @@ def test_null_cluster_id_is_the_stack_name_not_null():
     flat, secret_keys = load(doc_text(**{"rke-aws:clusterId": "~"}))
     flat["rke-aws:clusterId"] = "null"  # what a CLI treating nulls as null (announced) would pass
     with pytest.raises(ConfigError) as info:
-        config.parse(flat, project="rke-aws", stack="prod-eu", region="us-east-1", secret_keys=secret_keys)
-    assert info.value.problems == ["rke-aws:clusterId: " + config.model.NULL_PROBLEM]
+        parse_flat(flat, project="rke-aws", stack="prod-eu", region="us-east-1", secret_keys=secret_keys)
+    assert info.value.problems == ["rke-aws:clusterId: " + NULL_PROBLEM]
 
 
 @pytest.mark.parametrize("lines, expected", [
@@ -153,7 +158,6 @@ def test_null_cluster_id_is_the_stack_name_not_null():
     ({"rke-aws:distribution": "[rke2]"}, 'rke-aws:distribution: "[\\"rke2\\"]" is not a distribution'),
     ({"rke-aws:tags": "{team: {secure: v1:abc}}"}, "rke-aws:tags: is encrypted"),
     ({"rke-aws:kubeconfig": "'apiVersion: v1'"}, "rke-aws:kubeconfig: is stored as plain text"),
-    ({"rke_aws:protectServers": "true"}, "rke_aws:protectServers: unknown namespace"),
 ])
 def test_yaml_oddities_end_in_a_message_naming_the_key(lines, expected):
     found = problems(doc_text(**lines))
@@ -192,8 +196,8 @@ deep = st.integers(50, 300).map(lambda n: json.loads("[" * n + "]" * n))
 RAW = ["~", "!!binary aGk=", "&a [*a]", ".nan", "yes", "0x10", "2001-12-14", "!!str 3", "{secure: v1:x}", "[1, [2, [3]]]",
        "!!set {a, b}", "!!omap [a: 1]", "'\\u200b'", "\"\\t\"", "|\n    multi\n    line"]
 
-SECTION_KEYS = [(section, key) for section, model in config.model.SECTIONS.items() for key in model.model_fields]
-POOL_KEYS = list(config.POOL_KEYS)
+SECTION_KEYS = [(section, key) for section, model in sections.SECTIONS.items() for key in stack_keys(model)]
+POOL_KEYS = list(sections.POOL_KEYS)
 JUNK_KEYS = ["rke_aws:x", "random:length", "rke-aws:nope", "plain", "aws:region", "kubernetes:context", "pulumi:tags"]
 
 
@@ -210,7 +214,7 @@ def hostile_docs(draw):
             value = marker
         where = draw(st.sampled_from(["top", "section", "pool", "junk"]))
         if where == "top":
-            cfg[f"rke-aws:{draw(st.sampled_from(config.TOP_LEVEL_KEYS))}"] = value
+            cfg[f"rke-aws:{draw(st.sampled_from(sections.TOP_LEVEL_KEYS))}"] = value
         elif where == "section":
             section, key = draw(st.sampled_from(SECTION_KEYS))
             target = cfg.setdefault(f"rke-aws:{section}", {})
@@ -240,7 +244,7 @@ FUZZ = settings(derandomize=True, database=None, max_examples=150, deadline=None
 def test_fuzzed_stack_files_fail_only_with_config_errors(text):
     try:
         flat, secret = load(text)
-        config.parse(flat, project="rke-aws", stack="fuzz", region=flat.get("aws:region"), secret_keys=secret)
+        parse_flat(flat, project="rke-aws", stack="fuzz", region=flat.get("aws:region"), secret_keys=secret)
     except ConfigError as err:
         assert err.problems and all(isinstance(p, str) and p for p in err.problems)
         assert all(p.split(": ", 1)[0] and ": " in p for p in err.problems), err.problems
@@ -262,13 +266,13 @@ def test_fuzzed_stack_files_through_the_program(text):
 
 
 @FUZZ
-@given(st.dictionaries(st.sampled_from([f"rke-aws:{k}" for k in config.TOP_LEVEL_KEYS] + JUNK_KEYS),
+@given(st.dictionaries(st.sampled_from([f"rke-aws:{k}" for k in sections.TOP_LEVEL_KEYS] + JUNK_KEYS),
                        st.one_of(texts, values.map(lambda v: json.dumps(v, allow_nan=True)))))
 def test_any_flat_map_the_cli_can_hand_over_fails_only_with_config_errors(flat):
     """What a program can receive is a map of strings, whatever the file said (ESC, `config set`)."""
     secret = [k for k in flat if "secure" in k]
     try:
-        config.parse({"aws:region": "us-east-1", **flat}, project="rke-aws", stack="fuzz", region="us-east-1",
+        parse_flat({"aws:region": "us-east-1", **flat}, project="rke-aws", stack="fuzz", region="us-east-1",
                      secret_keys=secret)
     except ConfigError:
         pass
@@ -285,3 +289,21 @@ def test_offline_diff_refuses_a_plain_text_kubeconfig_like_the_cli(tmp_path):
     stack_file.write_text(doc_text(**{"rke-aws:kubeconfig": "{secure: v1:abc}"}))
     diff.dump(harness.ROOT, stack_file, None, out)
     assert "resources" in json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("key, value, suggestion", NAMESPACE_TYPOS)
+def test_a_near_miss_of_the_namespace_is_warned_about(key, value, suggestion):
+    """Other namespaces belong to other programs (pulumi/pulumi pkg/workspace/config.go: the CLI namespaces a
+    project's keys with its name), so a typo of this project's is a warning with the key it meant, not a refusal."""
+    flat, secret = load(doc_text())
+    cfg = parse_flat({**flat, key: value}, project="rke-aws", stack="test", region="us-east-1", secret_keys=secret)
+    found = [d for d in cfg.diagnostics if d.key == key]
+    assert [(d.code, d.severity) for d in found] == [("config.namespace-typo", "warning")]
+    assert suggestion in found[0].message
+
+
+@pytest.mark.parametrize("key", OTHER_NAMESPACES)
+def test_other_programs_namespaces_are_not_judged(key):
+    flat, secret = load(doc_text())
+    cfg = parse_flat({**flat, key: "x"}, project="rke-aws", stack="test", region="us-east-1", secret_keys=secret)
+    assert not [d for d in cfg.diagnostics if d.key == key]

@@ -22,7 +22,7 @@ import re
 
 import pytest
 
-from rke_aws.settings.config import ConfigError
+from rke_aws.diagnostics import ConfigError
 from rke_aws_offline.engine import harness
 from tests.support.configs import both, parse_config, pool, put, set_key
 from tests.support.hostile import ALLOWED, PROGRAM_ROWS

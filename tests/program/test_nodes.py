@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import ipaddress
 import json
 import re
@@ -16,11 +15,12 @@ from rke_aws.diagnostics import ConfigError
 from rke_aws.node import rke2_config, scripts
 from rke_aws.plan import nodes as node_plan
 from rke_aws.plan.network import plan_subnets
-from rke_aws.settings import config
+from rke_aws.settings import fields, resolve
 from rke_aws_offline.engine import harness
 from tests.support import rke1_keys
 from tests.support.configs import set_key
 from tests.support.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS
+from tests.support.stackconfig import parse_flat
 from tests.support.userdata import cloud_config, user_data, written_file
 
 # Kubernetes 1.26 has no entry in versions.CCM_IMAGE_TAGS: leader migration names its CCM image.
@@ -90,7 +90,7 @@ def test_instance_settings(stack_run):
         assert (inst.inputs["tags"].get("rke-aws/imds-hop-limit-reason") is not None) is (hop == 2), inst.urn
         root = inst.inputs["rootBlockDevice"]
         assert root["encrypted"] is True and root["volumeType"] == "gp3", inst.urn
-        assert root["volumeSize"] == pool.get("rootVolumeGb", config.DEFAULT_ROOT_VOLUME_GB), inst.urn
+        assert root["volumeSize"] == pool.get("rootVolumeGb", fields.DEFAULT_ROOT_VOLUME_GB), inst.urn
         assert inst.inputs.get("keyName") == access.get("sshKeyName"), inst.urn
         public = pool.get("subnet", "private") == "public"
         assert bool(inst.inputs.get("associatePublicIpAddress")) is public, inst.urn
@@ -336,13 +336,13 @@ def test_node_roles_read_only_their_own_parameters(stack):
 
 # ---- address plan -----------------------------------------------------------------------------
 
-def _cfg(pools) -> config.StackConfig:
+def _cfg(pools) -> resolve.ClusterConfig:
     raw = {
         "aws:region": "us-west-2",
         "rke-aws:distribution": "rke2",
         "rke-aws:nodePools": json.dumps(pools),
     }
-    return config.parse(raw, project="rke-aws", stack="plan", region="us-west-2")
+    return parse_flat(raw, project="rke-aws", stack="plan", region="us-west-2")
 
 
 POOLS = [
@@ -383,7 +383,7 @@ def test_first_server_is_the_registration_node():
     subnets = plan_subnets("10.0.0.0/16", ["a", "b", "c"])
     plans = node_plan.plan_nodes(cfg, subnets)
     assert [p.is_first_server for p in plans] == [True] + [False] * 6
-    rke = dataclasses.replace(cfg, distribution="rke")
+    rke = cfg.model_copy(update={"distribution": "rke"})
     assert not any(p.is_first_server for p in node_plan.plan_nodes(rke, subnets))
 
 

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import yaml
 
-from rke_aws.settings import config, versions
+from rke_aws.settings import fields, sections, versions
 from rke_aws_offline.engine import harness
+from tests.support.stackconfig import parse_flat
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPONENT_TYPES = {
@@ -128,10 +129,10 @@ def test_project_file_is_valid_for_pulumi():
 
 def test_project_file_declares_every_scalar_key_and_nothing_unknown():
     declared = set(yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"])
-    assert declared <= set(config.TOP_LEVEL_KEYS), declared - set(config.TOP_LEVEL_KEYS)
+    assert declared <= set(sections.TOP_LEVEL_KEYS), declared - set(sections.TOP_LEVEL_KEYS)
     structured = {"network", "access", "nodePools", "ccm", "controlPlane", "etcdBackup", "addons", "proxy", "tags", "rancher",
                   "ingress"}
-    assert declared == set(config.TOP_LEVEL_KEYS) - structured
+    assert declared == set(sections.TOP_LEVEL_KEYS) - structured
 
 
 def test_project_defaults_mean_program_defaults():
@@ -141,9 +142,9 @@ def test_project_defaults_mean_program_defaults():
     for key, decl in doc["config"].items():
         if "default" in decl:
             raw[f"rke-aws:{key}"] = json.dumps(decl["default"]) if not isinstance(decl["default"], str) else decl["default"]
-    cfg = config.parse(raw, project="rke-aws", stack="rke2-dev", region="us-east-1")
+    cfg = parse_flat(raw, project="rke-aws", stack="rke2-dev", region="us-east-1")
     assert cfg.cluster_id == "rke2-dev" and cfg.kubeconfig is None and cfg.protect_servers is False
-    assert cfg.kubernetes_version == config.DEFAULT_KUBERNETES_VERSION["rke2"]
+    assert cfg.kubernetes_version == fields.DEFAULT_KUBERNETES_VERSION["rke2"]
 
 
 def test_offline_plan_prints_nodes_and_masks_secrets(capsys):
@@ -161,11 +162,9 @@ def test_offline_plan_prints_nodes_and_masks_secrets(capsys):
 
 def test_readme_documents_every_config_key_and_output():
     table = (ROOT / "docs" / "reference" / "configuration.md").read_text()
-    nested = {"network": config.NETWORK_KEYS, "access": config.ACCESS_KEYS,
-              "nodePools[i]": config.POOL_KEYS, "ccm": config.CCM_KEYS, "controlPlane": config.CONTROL_PLANE_KEYS,
-              "etcdBackup": config.ETCD_BACKUP_KEYS, "addons": config.ADDONS_KEYS, "proxy": config.PROXY_KEYS,
-              "ingress": config.INGRESS_KEYS}
-    for key in config.TOP_LEVEL_KEYS:
+    nested = {key: sections.stack_keys(section) for key, section in sections.SECTIONS.items()}
+    nested["nodePools[i]"] = sections.POOL_KEYS
+    for key in sections.TOP_LEVEL_KEYS:
         if key not in nested and key != "nodePools":
             assert f"`{key}`" in table, f"README configuration reference lacks {key}"
     for parent, keys in nested.items():

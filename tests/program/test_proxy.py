@@ -33,8 +33,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rke_aws.plan import proxy as proxy_plan
-from rke_aws.settings import config, model, stackfile
-from rke_aws.settings.config import ProxyConfig
+from rke_aws.settings import fields, stackconfig, stackfile
+from rke_aws.settings.resolve import ProxyConfig
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from tests.support.boot import boot, instances, rke2_parameters
@@ -71,9 +71,9 @@ def env_file(text: str) -> dict[str, str]:
 
 def test_one_url_stands_for_both_and_the_users_entries_are_kept(base_config):
     cfg = parse(with_proxy(base_config, {"httpsProxy": PROXY, "noProxy": [".amazonaws.com", "10.9.0.0/16"]}))
-    assert cfg.proxy == ProxyConfig(PROXY, PROXY, (".amazonaws.com", "10.9.0.0/16"))
+    assert cfg.proxy == ProxyConfig(http_proxy=PROXY, https_proxy=PROXY, no_proxy=(".amazonaws.com", "10.9.0.0/16"))
     cfg = parse(with_proxy(base_config, {"httpProxy": "http://10.0.0.5:8080"}))
-    assert cfg.proxy == ProxyConfig("http://10.0.0.5:8080", "http://10.0.0.5:8080", ())
+    assert cfg.proxy == ProxyConfig(http_proxy="http://10.0.0.5:8080", https_proxy="http://10.0.0.5:8080")
     both = parse(with_proxy(base_config, {"httpProxy": "http://a.example:80", "httpsProxy": "https://b.example:443/"}))
     assert (both.proxy.http_proxy, both.proxy.https_proxy) == ("http://a.example:80", "https://b.example:443/")
     assert parse(base_config).proxy is None
@@ -149,7 +149,7 @@ def test_a_bad_proxy_is_refused_naming_the_key_the_value_and_what_is_allowed(bas
 def test_credentials_are_refused_without_being_shown(base_config, key):
     """User data is readable with ec2:DescribeInstanceAttribute: no password may go there, nor into a message."""
     found = problems(with_proxy(base_config, {key: "http://alice:s3cr3t@proxy.corp.example:3128"}))
-    assert found == [f"rke-aws:proxy.{key}: {config.PROXY_CREDENTIALS}"], found
+    assert found == [f"rke-aws:proxy.{key}: {fields.PROXY_CREDENTIALS}"], found
     assert "s3cr3t" not in " ".join(found) and "alice" not in " ".join(found)
 
 
@@ -157,7 +157,7 @@ def test_a_secret_proxy_is_refused_without_being_read(base_config):
     cfg = copy.deepcopy(base_config)
     cfg["rke-aws:proxy"] = stackfile.secret(json.dumps({"httpsProxy": "http://bob:pw@proxy:3128"}))
     found = problems(cfg)
-    assert found == [f"rke-aws:proxy: {config.PROXY_SECRET}"], found
+    assert found == [f"rke-aws:proxy: {stackconfig.PROXY_SECRET}"], found
     assert "pw@" not in found[0]
 
 
@@ -171,7 +171,7 @@ def test_the_refused_program_registers_nothing(base_config):
 
 
 # What curl and Go would make of an accepted URL, read by Python's own URL parser (not the program's rule).
-URL_RE = __import__("re").compile(model.PROXY_URL_PATTERN)
+URL_RE = __import__("re").compile(fields.PROXY_URL_PATTERN)
 
 
 def _sound(url: str) -> None:
@@ -198,7 +198,7 @@ def test_near_misses_the_pattern_accepts_are_sound_too(url):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.from_regex(__import__("re").compile(model.NO_PROXY_ITEM_PATTERN)))
+@given(st.from_regex(__import__("re").compile(fields.NO_PROXY_ITEM_PATTERN)))
 def test_no_proxy_entries_are_one_comma_free_ascii_word(entry):
     assert entry.isascii() and "," not in entry and not any(c.isspace() for c in entry)
     assert entry != "*" and not entry.startswith("*") and ":" not in entry
@@ -207,7 +207,7 @@ def test_no_proxy_entries_are_one_comma_free_ascii_word(entry):
 # ---- what bypasses the proxy ----------------------------------------------------------------------------
 
 def test_no_proxy_always_holds_the_cluster_and_then_the_users_entries():
-    env = proxy_plan.proxy_env(ProxyConfig(PROXY, PROXY, (".amazonaws.com", "LOCALHOST")), ("10.5.0.0/16",),
+    env = proxy_plan.proxy_env(ProxyConfig(http_proxy=PROXY, https_proxy=PROXY, no_proxy=(".amazonaws.com", "LOCALHOST")), ("10.5.0.0/16",),
                                "api.c.rke-aws.internal")
     assert ALWAYS | {"10.5.0.0/16", "api.c.rke-aws.internal", ".amazonaws.com"} <= set(env.no_proxy)
     assert env.no_proxy[-1] == ".amazonaws.com" and "LOCALHOST" not in env.no_proxy  # listed once
@@ -283,7 +283,7 @@ def test_helm_mode_releases_and_nodes_go_through_the_proxy(stack):
     set_key(cfg, "proxy", {"httpsProxy": PROXY})
     set_key(cfg, "addons", {"ebsCsi": True})
     run = harness.run_program(cfg, stack=stack, secret_keys=["rke-aws:kubeconfig"])
-    _check_node_env(run, json.loads(cfg["rke-aws:network"]).get("vpcCidr", model.DEFAULT_VPC_CIDR))
+    _check_node_env(run, json.loads(cfg["rke-aws:network"]).get("vpcCidr", fields.DEFAULT_VPC_CIDR))
     (ccm,) = [r for r in run.of_type(RELEASE) if r.inputs["chart"] == "aws-cloud-controller-manager"]
     env = {e["name"]: e["value"] for e in ccm.inputs["values"]["env"]}
     assert env["HTTPS_PROXY"] == env["HTTP_PROXY"] == PROXY and "169.254.169.254" in env["NO_PROXY"].split(",")

@@ -58,7 +58,7 @@ def test_url_and_token_are_required_and_the_url_is_https():
 def test_cluster_name_is_a_dns_label_and_defaults_to_the_cluster_id():
     cfg = parse({"rke-aws:rancher": json.dumps({"url": "https://r.example.com/", "token": TOKEN})})
     assert cfg.rancher is not None and cfg.rancher.cluster_name == cfg.cluster_id and cfg.rancher.url == "https://r.example.com"
-    assert cfg.rancher.upgrades == "rke-aws" and cfg.rancher.token.reveal() == TOKEN and TOKEN not in repr(cfg.rancher)
+    assert cfg.rancher.upgrades == "rke-aws" and cfg.rancher.token.get_secret_value() == TOKEN and TOKEN not in repr(cfg.rancher)
     for bad in ("Prod", "-a", "a-", "a" * 64, "a_b"):
         msg = problems({"rke-aws:rancher": json.dumps({"url": "https://r.example.com", "token": TOKEN, "clusterName": bad})})
         assert "rke-aws:rancher.clusterName:" in msg and "lowercase DNS label" in msg, bad

@@ -41,7 +41,8 @@ from hypothesis import strategies as st
 from rke_aws.cluster.rancher import REGISTRATION_TOKEN_OUTPUT
 from rke_aws.node import rke2_config
 from rke_aws.plan import rancher as rancher_plan
-from rke_aws.settings import config, model, stackfile, versions
+from rke_aws.settings import fields, stackfile, versions
+from rke_aws.settings.rules import rancher as rancher_rules
 from rke_aws_offline.engine import harness
 from tests.support.configs import set_key
 from tests.support.day2 import KUBECONFIG, code_in, readable, refused, run
@@ -233,7 +234,7 @@ def test_the_registration_token_is_stored_only_as_a_secret(stack, cfg):
 ])
 def test_urls_the_provider_would_change_or_go_would_refuse_are_refused(url, why):
     msg = problems({"rke-aws:rancher": json.dumps({"url": url, "token": TOKEN})})
-    assert f"rke-aws:rancher.url: {model.shown(url)} {why}" in msg, msg
+    assert f"rke-aws:rancher.url: {fields.shown(url)} {why}" in msg, msg
 
 
 @pytest.mark.parametrize("url", ["https://alice:s3cr3t-pw@r.example.com", "https://s3cr3t-pw@r.example.com:8443",
@@ -241,7 +242,7 @@ def test_urls_the_provider_would_change_or_go_would_refuse_are_refused(url, why)
                                  "http://alice:s3cr3t-pw@r.example.com/path"])
 def test_a_credential_in_the_url_is_never_echoed(url):
     msg = problems({"rke-aws:rancher": json.dumps({"url": url, "token": TOKEN})})
-    assert f"rke-aws:rancher.url: {config.RANCHER_URL_HIDDEN}" in msg
+    assert f"rke-aws:rancher.url: {fields.RANCHER_URL_HIDDEN}" in msg
     assert "s3cr3t-pw" not in msg and "alice" not in msg and TOKEN not in msg
 
 
@@ -262,7 +263,7 @@ def test_a_token_the_provider_would_send_broken_is_refused_unseen(token, why):
 def test_ranchers_own_cluster_name_is_refused():
     msg = problems({"rke-aws:rancher": json.dumps({"url": "https://r.example.com", "token": TOKEN, "clusterName": "local"})})
     assert "rke-aws:rancher.clusterName: 'local' is the name every Rancher gives the cluster it runs in" in msg
-    assert not re.fullmatch(model.RANCHER_CLUSTER_NAME_PATTERN, "local")  # the schema says it too
+    assert not re.fullmatch(fields.RANCHER_CLUSTER_NAME_PATTERN, "local")  # the schema says it too
     msg = problems({"rke-aws:clusterId": "local", "rke-aws:rancher": json.dumps({"url": "https://r.example.com", "token": TOKEN})})
     assert "rke-aws:rancher.clusterName: missing, and clusterId 'local' is the name every Rancher gives" in msg
     assert parse({"rke-aws:clusterId": "local", "rke-aws:rancher": json.dumps(
@@ -279,7 +280,7 @@ def test_all_problems_at_once_each_naming_its_key():
 
 # The provider's view of an accepted address, read by Python's URL parser: scheme, host and port only
 # (so NormalizeURL changes nothing), a port Go can dial, a host name Go's resolver takes.
-URL_RE = re.compile(model.RANCHER_URL_PATTERN)
+URL_RE = re.compile(fields.RANCHER_URL_PATTERN)
 
 
 def _provider_keeps(url: str) -> None:
@@ -297,19 +298,19 @@ def _provider_keeps(url: str) -> None:
 @given(st.from_regex(URL_RE))
 def test_every_accepted_url_reaches_the_provider_unchanged(url):
     _provider_keeps(url)
-    assert config.rancher_url_problem(url) is None
+    assert fields.rancher_url_problem(url) is None
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("htps:/@.-_ 0123456789abcXYZ%?#\n")), max_size=40).map(lambda s: "https://" + s))
 def test_near_miss_urls_are_accepted_only_when_sound_and_refused_with_a_reason(url):
-    why = config.rancher_url_problem(url)
+    why = fields.rancher_url_problem(url)
     if why is None:
         _provider_keeps(url)
     elif any(c in url for c in "@?#"):
-        assert why == config.RANCHER_URL_HIDDEN  # a fixed text: nothing of the value
+        assert why == fields.RANCHER_URL_HIDDEN  # a fixed text: nothing of the value
     else:
-        assert why.startswith(model.shown(url) + " ") and "expected" in why
+        assert why.startswith(fields.shown(url) + " ") and "expected" in why
 
 
 _SECRET = st.text(alphabet=st.characters(min_codepoint=0x21, max_codepoint=0x7e), min_size=8, max_size=60)
@@ -324,7 +325,7 @@ def test_any_printable_token_without_a_bearer_prefix_is_taken_as_given(head, inn
     token = head + inner + tail
     if re.match(r"(?i)bearer(?:\s|$)", token):
         return
-    assert config.rancher_token_problem(token) is None
+    assert rancher_rules.rancher_token_problem(token) is None
 
 
 @settings(max_examples=300, deadline=None)
@@ -332,7 +333,7 @@ def test_any_printable_token_without_a_bearer_prefix_is_taken_as_given(head, inn
 def test_a_token_with_whitespace_or_a_bearer_prefix_is_refused_and_never_shown(token, space, where):
     given_ = {"lead": space + token, "trail": token + space, "both": space + token + space,
               "bearer": "Bearer" + space + token}[where]
-    why = config.rancher_token_problem(given_)
+    why = rancher_rules.rancher_token_problem(given_)
     assert why is not None and token not in why
 
 

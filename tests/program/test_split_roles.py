@@ -23,7 +23,7 @@ import yaml
 
 from rke_aws.node import rke2_config as rc
 from rke_aws.plan import cluster_documents
-from rke_aws.settings import config
+from rke_aws.settings.rules import pools as pools_rules
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from tests.support.configs import config_problems as problems_of
@@ -89,7 +89,7 @@ def test_a_split_cluster_still_needs_etcd_and_a_control_plane():
 def test_rke1_etcd_only_pools_are_unchanged_by_the_rke2_rule():
     cfg = copy.deepcopy(harness.stack_config("rke-prod"))
     cfg.pop("rke-aws:kubeconfig", None)
-    assert config.split_server_pools("rke", parse(cfg).node_pools) == []
+    assert pools_rules.split_server_pools("rke", parse(cfg).node_pools) == []
 
 
 # ---- the fixture stack: nodes, configs, endpoint, IAM ------------------------------------------

@@ -26,16 +26,20 @@ Facts from their owners, not from the program:
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 
-from rke_aws.settings import config, stackfile
+from rke_aws import diagnostics
+from rke_aws.settings import stackfile
+from rke_aws.settings.messages import pool_labels
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from rke_aws_offline.report import diff
 from tests.support.configs import config_problems, with_pools
 from tests.support.diff import NLB_STACK, base_of, change_of, res
 from tests.support.runs import run_cached
+from tests.support.stackconfig import parse_flat
 
 # EC2's accepted combinations (User Guide): stop and hibernate only with persistent requests.
 EC2_ALLOWED = {("one-time", "terminate"), ("persistent", "terminate"), ("persistent", "stop"),
@@ -43,11 +47,17 @@ EC2_ALLOWED = {("one-time", "terminate"), ("persistent", "terminate"), ("persist
 INSTANCE = "aws:ec2/instance:Instance"
 
 
+def _pool_key(cfg: dict, index: int) -> str:
+    """How messages name pool `index` of `cfg` (by name when valid and unique: settings/messages.py)."""
+    raw = cfg["rke-aws:nodePools"]
+    return f"nodePools[{pool_labels(json.loads(raw) if isinstance(raw, str) else raw)[index]}]"
+
+
 def _problems(cfg: dict, stack: str) -> list[str]:
     try:
-        config.parse(cfg, project="rke-aws", stack=stack, region=cfg["aws:region"],
+        parse_flat(cfg, project="rke-aws", stack=stack, region=cfg["aws:region"],
                      secret_keys=stackfile.secret_keys_of(cfg))
-    except config.ConfigError as err:
+    except diagnostics.ConfigError as err:
         return err.problems
     return []
 
@@ -66,15 +76,16 @@ def test_spot_is_refused_for_pools_with_server_roles(stack, index, roles):
         pools[index]["market"] = "spot"
         if roles:
             pools[index]["roles"] = roles
-    problems = _problems(with_pools(stack, plant), stack)
-    mine = [p for p in problems if p.startswith(f"rke-aws:nodePools[{index}].market: 'spot' for a pool with")]
+    cfg = with_pools(stack, plant)
+    problems = _problems(cfg, stack)
+    mine = [p for p in problems if p.startswith(f"rke-aws:{_pool_key(cfg, index)}.market: 'spot' for a pool with")]
     assert mine, problems
     assert "worker-only pools" in mine[0]
 
 
 def test_an_unknown_market_is_refused_naming_the_key():
     problems = _problems(with_pools("rke2-dev", lambda p: p[1].update(market="reserved")), "rke2-dev")
-    assert any(p.startswith("rke-aws:nodePools[1].market: \"reserved\" is not a market") for p in problems), problems
+    assert any(p.startswith("rke-aws:nodePools[agents].market: \"reserved\" is not a market") for p in problems), problems
 
 
 def test_spot_workers_ask_ec2_for_a_persistent_request_that_stops():
@@ -292,12 +303,12 @@ def test_rke1_spot_workers_in_public_subnets_are_refused():
             pools[1].update(market="spot", subnet=subnet, count=count)
         return with_pools("rke-dev", mutate)
     problems = config_problems(plant("public"), "rke-dev")
-    (mine,) = [p for p in problems if p.startswith("rke-aws:nodePools[1].market: 'spot' for an RKE1 pool in public")]
+    (mine,) = [p for p in problems if p.startswith(f"rke-aws:{_pool_key(plant('public'), 1)}.market: 'spot' for an RKE1 pool in public")]
     assert "subnet: private" in mine and "new public IP" in mine, mine
     # Private nodes are addressed by their fixed private IP; a drained pool (count 0) launches nothing.
     for cfg in (plant("private"), plant("public", 0)):
         _problems_of = _problems(cfg, "rke-dev")
-        assert not [p for p in _problems_of if "nodePools[1].market" in p], _problems_of
+        assert not [p for p in _problems_of if ".market:" in p], _problems_of
     # RKE2 nodes are addressed by their private IP whatever the tier.
     rke2 = with_pools("rke2-dev", lambda p: p[1].update(market="spot", subnet="public"))
-    assert not [p for p in _problems(rke2, "rke2-dev") if "nodePools[1].market" in p]
+    assert not [p for p in _problems(rke2, "rke2-dev") if ".market:" in p]

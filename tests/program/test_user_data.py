@@ -26,14 +26,17 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rke_aws import diagnostics
 from rke_aws.aws import nodes
 from rke_aws.node import cloud_init
-from rke_aws.settings import config, stackfile
+from rke_aws.settings import fields, stackfile
+from rke_aws.settings.rules import pools as pools_rules
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.fake_aws import EC2_USER_DATA_LIMIT, AwsLikeMocks, user_data_refusal
 from rke_aws_offline.report.review import decode_user_data, review_inputs
 from tests.support.configs import set_key
 from tests.support.runs import run_stack_cached
+from tests.support.stackconfig import parse_flat
 from tests.support.userdata import cloud_config, raw, user_data
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -102,7 +105,7 @@ def test_review_shows_the_decoded_user_data_of_both_forms():
 
 # ---- the worst case the model allows ----------------------------------------------------------------
 
-LONGEST_CLUSTER_ID = "c" + "-x" * ((config.MAX_CLUSTER_ID - 1) // 2)
+LONGEST_CLUSTER_ID = "c" + "-x" * ((fields.MAX_CLUSTER_ID - 1) // 2)
 LONGEST_BUCKET = "b" * 63  # S3: 3-63 characters
 LONGEST_FOLDER = "/".join(["f" * 49] * 4)  # 199 of the model's 200
 # The longest region name of each partition (AWS's region lists, 2026): the region is in every node
@@ -134,7 +137,7 @@ WORST_PROXY = json.dumps({
 })
 
 
-def worst_rke2(region: str, servers: int = config.MAX_ETCD_MEMBERS, workers: int = 2) -> dict[str, str]:
+def worst_rke2(region: str, servers: int = pools_rules.MAX_ETCD_MEMBERS, workers: int = 2) -> dict[str, str]:
     return {
         "aws:region": region,
         "rke-aws:distribution": "rke2",
@@ -157,7 +160,7 @@ def worst_rke2_split(region: str) -> dict[str, str]:
     cfg = worst_rke2(region)
     cfg["rke-aws:nodePools"] = json.dumps([
         {"name": "c" * 31, "roles": ["controlplane"], "count": 5, "instanceType": "m6i.xlarge"},
-        {"name": "e" * 31, "roles": ["etcd"], "count": config.MAX_ETCD_MEMBERS, "instanceType": "m6i.xlarge"},
+        {"name": "e" * 31, "roles": ["etcd"], "count": pools_rules.MAX_ETCD_MEMBERS, "instanceType": "m6i.xlarge"},
         {"name": "w" * 31, "roles": ["worker"], "count": 2, "subnet": "public"}])
     return cfg
 
@@ -186,7 +189,7 @@ def worst_rke(region: str) -> dict[str, str]:
         "rke-aws:controlPlane": json.dumps({"endpoint": "nlb"}),
         "rke-aws:access": json.dumps({"sshUser": "u" * 32, "sshKeyPath": "/" + "k" * 200}),  # useradd: 32 characters
         "rke-aws:nodePools": json.dumps([
-            {"name": "s" * 31, "roles": ["controlplane", "etcd"], "count": config.MAX_ETCD_MEMBERS},
+            {"name": "s" * 31, "roles": ["controlplane", "etcd"], "count": pools_rules.MAX_ETCD_MEMBERS},
             {"name": "w" * 31, "roles": ["worker"], "count": 2}]),
         "rke-aws:etcdBackup": json.dumps({"bucket": LONGEST_BUCKET, "folder": LONGEST_FOLDER}),
         "rke-aws:proxy": WORST_PROXY,
@@ -194,10 +197,9 @@ def worst_rke(region: str) -> dict[str, str]:
 
 
 def test_the_worst_proxy_is_at_the_models_limits():
-    from rke_aws.settings import model
     proxy = json.loads(WORST_PROXY)
-    assert len(proxy["noProxy"]) == model.MAX_NO_PROXY_ITEMS
-    assert len(",".join(proxy["noProxy"])) == model.MAX_NO_PROXY_CHARS
+    assert len(proxy["noProxy"]) == fields.MAX_NO_PROXY_ITEMS
+    assert len(",".join(proxy["noProxy"])) == fields.MAX_NO_PROXY_CHARS
     assert all(len(u.split("//")[1].split(":")[0]) == 253 for u in (proxy["httpProxy"], proxy["httpsProxy"]))
 
 
@@ -229,7 +231,7 @@ def test_workers_do_not_change_any_servers_user_data():
 
 
 def test_more_etcd_members_than_etcd_recommends_are_refused_before_anything_is_registered():
-    cfg = worst_rke2("us-gov-west-1", servers=config.MAX_ETCD_MEMBERS + 1)
+    cfg = worst_rke2("us-gov-west-1", servers=pools_rules.MAX_ETCD_MEMBERS + 1)
     mocks = AwsLikeMocks("us-gov-west-1")
     with pytest.raises(pulumi.RunError) as info:
         harness.run_program(cfg, stack="worst", mocks=mocks)
@@ -246,20 +248,20 @@ def _pools(servers: int) -> str:
 
 
 def test_the_etcd_limit_counts_every_pool_and_lets_a_running_cluster_shrink(base_config):
-    parse = lambda cfg, running=0: config.parse(cfg, project="rke-aws", stack="rke2-dev",  # noqa: E731
+    parse = lambda cfg, running=0: parse_flat(cfg, project="rke-aws", stack="rke2-dev",  # noqa: E731
                                                 region=cfg["aws:region"], running_etcd_members=running)
-    base_config["rke-aws:nodePools"] = _pools(config.MAX_ETCD_MEMBERS)
+    base_config["rke-aws:nodePools"] = _pools(pools_rules.MAX_ETCD_MEMBERS)
     parse(base_config)
-    base_config["rke-aws:nodePools"] = _pools(config.MAX_ETCD_MEMBERS + 2)
-    with pytest.raises(config.ConfigError, match=r"rke-aws:nodePools: 9 etcd members \(pools with etcd: a: 8, b: 1\)"):
+    base_config["rke-aws:nodePools"] = _pools(pools_rules.MAX_ETCD_MEMBERS + 2)
+    with pytest.raises(diagnostics.ConfigError, match=r"rke-aws:nodePools: 9 etcd members \(pools with etcd: a: 8, b: 1\)"):
         parse(base_config)
     # A cluster that runs 9 members from before the limit keeps them (warned) and may go down ...
     assert any("lower the count one member per `pulumi up`" in w for w in parse(base_config, running=9).warnings)
-    base_config["rke-aws:nodePools"] = _pools(config.MAX_ETCD_MEMBERS + 1)
+    base_config["rke-aws:nodePools"] = _pools(pools_rules.MAX_ETCD_MEMBERS + 1)
     parse(base_config, running=9)
     # ... but not grow.
-    base_config["rke-aws:nodePools"] = _pools(config.MAX_ETCD_MEMBERS + 3)
-    with pytest.raises(config.ConfigError, match="10 etcd members"):
+    base_config["rke-aws:nodePools"] = _pools(pools_rules.MAX_ETCD_MEMBERS + 3)
+    with pytest.raises(diagnostics.ConfigError, match="10 etcd members"):
         parse(base_config, running=9)
 
 

@@ -16,9 +16,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rke_aws.settings import config, stackfile, versions
-from rke_aws.settings.config import ConfigError
+from rke_aws.diagnostics import ConfigError
+from rke_aws.settings import resolve, stackfile, versions
+from rke_aws.settings.rules import versions as versions_rules
 from rke_aws_offline.engine import harness
+from tests.support.stackconfig import parse_flat
 
 INSTANCE = "aws:ec2/instance:Instance"
 KUBECONFIG = "apiVersion: v1\nkind: Config\n"
@@ -36,11 +38,11 @@ def etcd(release: str) -> tuple[int, ...]:
     return tuple(int(n) for n in versions.RKE2_RELEASES[release].split("."))
 
 
-def parse(cfg: dict, **kw) -> config.StackConfig:
-    """config.parse as the program calls it: the keys the CLI decrypted are secret (a `secure:`
+def parse(cfg: dict, **kw) -> resolve.ClusterConfig:
+    """parse_flat as the program calls it: the keys the CLI decrypted are secret (a `secure:`
     kubeconfig in stacks/ is refused as plain text otherwise)."""
     kw.setdefault("secret_keys", stackfile.secret_keys_of(cfg))
-    return config.parse(cfg, project="rke-aws", stack="rke2-dev", region=cfg["aws:region"], **kw)
+    return parse_flat(cfg, project="rke-aws", stack="rke2-dev", region=cfg["aws:region"], **kw)
 
 
 def problems(cfg: dict, **kw) -> list[str]:
@@ -74,7 +76,7 @@ def test_rke2_1_32_and_1_33_have_releases_with_etcd_3_5_26():
 
 def test_rke2_table_holds_community_releases_in_canonical_form():
     for release, etcd_version in versions.RKE2_RELEASES.items():
-        assert config.kubernetes_minor("rke2", release) is not None, release
+        assert versions_rules.kubernetes_minor("rke2", release) is not None, release
         assert re.fullmatch(r"3\.[56]\.[0-9]+", etcd_version), (release, etcd_version)
     # Prime-only (their notes: "is a Prime-only release"): get.rke2.io cannot install them
     assert "v1.31.14+rke2r2" not in versions.RKE2_RELEASES and "v1.32.13+rke2r2" not in versions.RKE2_RELEASES
@@ -89,9 +91,9 @@ def test_defaults_are_known_current_releases():
     assert versions.RKE2_VERSION == newest_35
     assert versions.RKE_KUBERNETES_VERSION in versions.RKE_RELEASES
     for release in versions.RKE_RELEASES:
-        assert config.kubernetes_minor("rke", release) is not None, release
+        assert versions_rules.kubernetes_minor("rke", release) is not None, release
     # RKE1's way up from the leader-migration minor: every minor from 1.26 to 1.32 is known
-    assert {config.kubernetes_minor("rke", r) for r in versions.RKE_RELEASES} >= set(range(26, 33))
+    assert {versions_rules.kubernetes_minor("rke", r) for r in versions.RKE_RELEASES} >= set(range(26, 33))
 
 
 # ---- accepted forms ------------------------------------------------------------------------------
@@ -186,7 +188,7 @@ def test_the_known_releases_offered_plainly_are_the_ones_accepted_without_ccm_im
 
 @pytest.mark.reads_stacks
 def test_a_running_rke1_stack_stays_on_its_release(rke1_config):
-    parsed = config.parse(rke1_config, project="rke-aws", stack="rke-dev", region=rke1_config["aws:region"],
+    parsed = parse_flat(rke1_config, project="rke-aws", stack="rke-dev", region=rke1_config["aws:region"],
                           running_version="v1.31.9-rancher1-1", secret_keys=stackfile.secret_keys_of(rke1_config))
     assert parsed.kubernetes_version == "v1.31.9-rancher1-1"
 

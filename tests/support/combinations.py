@@ -342,10 +342,10 @@ def _cis_own(v: View) -> None:
 
 
 def _proxy_own(v: View) -> None:
-    from rke_aws.settings import model
+    from rke_aws.settings import fields
 
     entries = v.no_proxy()
-    for must in ("localhost", "127.0.0.1", IMDS, model.POD_CIDR, model.SERVICE_CIDR, ".svc", ".cluster.local",
+    for must in ("localhost", "127.0.0.1", IMDS, fields.POD_CIDR, fields.SERVICE_CIDR, ".svc", ".cluster.local",
                  PROXY_ENTRY):
         assert must in entries, f"NO_PROXY lacks {must}: {entries}"
     for inst in v.instances:
@@ -745,13 +745,15 @@ def _spot_only_agents(v: View) -> None:
         if v.rke2:
             assert "KIND='agent'" in v.boot_script(inst), inst.urn
     # And a spot server pool is refused (config.py): AWS takes spot capacity back at two minutes' notice.
+    from rke_aws.settings.messages import pool_labels
     from tests.support.configs import config_problems
 
     spec = copy.deepcopy(v.spec)
     etcd = next(i for i, p in enumerate(spec["nodePools"]) if "etcd" in p["roles"])
     spec["nodePools"][etcd]["market"] = "spot"
     problems = config_problems(flat(spec), STACK)
-    assert any(p.startswith(f"rke-aws:nodePools[{etcd}].market:") for p in problems), problems
+    key = f"nodePools[{pool_labels(spec['nodePools'])[etcd]}].market"  # pools by name (settings/messages.py)
+    assert any(p.startswith(f"rke-aws:{key}:") for p in problems), problems
 
 
 def _spot_not_targets(v: View) -> None:

@@ -9,22 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from rke_aws.settings import config, stackfile, versions
-from rke_aws.settings.config import ConfigError
+from rke_aws.diagnostics import ConfigError
+from rke_aws.settings import stackfile, versions
+from rke_aws.settings.rules import tags as tags_rules
 from rke_aws_offline.engine.stacks import PROJECT  # not the harness: it loads the Pulumi runtime
+from tests.support.stackconfig import parse_flat
 
 
 def parse_config(cfg: dict[str, str], stack: str = "test", **kw):
-    """config.parse as the program calls it: the keys the CLI decrypted are secret (a `secure:`
+    """parse_flat as the program calls it: the keys the CLI decrypted are secret (a `secure:`
     kubeconfig is refused as plain text otherwise)."""
-    from rke_aws.settings import config
-
     kw.setdefault("secret_keys", stackfile.secret_keys_of(cfg))
-    return config.parse(cfg, project=PROJECT, stack=stack, region=cfg.get("aws:region"), **kw)
+    return parse_flat(cfg, project=PROJECT, stack=stack, region=cfg.get("aws:region"), **kw)
 
 
 def config_problems(cfg: dict[str, str], stack: str = "test", **kw) -> list[str]:
-    """The problems config.parse reports for `cfg` (it must refuse it)."""
+    """The problems parse_flat reports for `cfg` (it must refuse it)."""
 
     with pytest.raises(ConfigError) as info:
         parse_config(cfg, stack, **kw)
@@ -98,7 +98,7 @@ CLUSTER_ID_RULE = "use 1-43 chars of a-z, 0-9 and -, starting with a letter, not
 OLD_CCM_IMAGE = "registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.9"
 
 
-RESERVED_TAG = config.RESERVED_TAG
+RESERVED_TAG = tags_rules.RESERVED_TAG
 
 
 TAG_CHARS = ("has characters AWS does not take in tag values of every service (IAM, SSM); use ASCII letters, digits, "
@@ -211,9 +211,9 @@ def row(id: str, mutation: Mutation, *expected: str, stack: str = "test", marks=
 INVALID = [
     # --- types -------------------------------------------------------------------------------
     row("count-string", extra_pool(count="two"),
-        'rke-aws:nodePools[2].count: "two" is not a whole number; use an integer from 0 to 500'),
+        'rke-aws:nodePools[extra].count: "two" is not a whole number; use an integer from 0 to 500'),
     row("count-bool", extra_pool(count=True),
-        "rke-aws:nodePools[2].count: true is not a whole number; use an integer from 0 to 500"),
+        "rke-aws:nodePools[extra].count: true is not a whole number; use an integer from 0 to 500"),
     row("protectServers-garbage", put("protectServers", "maybe"),
         'rke-aws:protectServers: "maybe" is not a boolean; use true or false'),
     row("ssm-garbage", put("access", {"ssm": "yes"}),
@@ -227,13 +227,13 @@ INVALID = [
         'rke-aws:network: ["10.0.0.0/16"] is not an object; expected a map of network settings'),
     # --- ranges ------------------------------------------------------------------------------
     row("count-negative", extra_pool(count=-1),
-        "rke-aws:nodePools[2].count: -1 is out of range; use an integer from 0 to 500"),
+        "rke-aws:nodePools[extra].count: -1 is out of range; use an integer from 0 to 500"),
     row("count-fraction", extra_pool(count=1.5),
-        "rke-aws:nodePools[2].count: 1.5 is not a whole number; use an integer from 0 to 500"),
+        "rke-aws:nodePools[extra].count: 1.5 is not a whole number; use an integer from 0 to 500"),
     row("count-too-many", extra_pool(count=501),
-        "rke-aws:nodePools[2].count: 501 is out of range; use an integer from 0 to 500"),
+        "rke-aws:nodePools[extra].count: 501 is out of range; use an integer from 0 to 500"),
     row("rootVolumeGb-too-small", extra_pool(rootVolumeGb=4),
-        "rke-aws:nodePools[2].rootVolumeGb: 4 is out of range; use an integer from 8 to 16384"),
+        "rke-aws:nodePools[extra].rootVolumeGb: 4 is out of range; use an integer from 8 to 16384"),
     row("az-count-0", net(availabilityZones=0),
         "rke-aws:network.availabilityZones: 0 is out of range; use an integer from 1 to 6"),
     row("az-count-7", net(availabilityZones=7),
@@ -241,7 +241,7 @@ INVALID = [
     row("az-list-malformed", net(availabilityZones=["us-east-1a", "useast1b"]),
         "rke-aws:network.availabilityZones: 'useast1b' is not an availability zone name; write it like us-west-2a"),
     row("ipBlock-out-of-range", extra_pool(ipBlock=8),
-        "rke-aws:nodePools[2].ipBlock: 8 is out of range; use an integer from 0 to 7"),
+        "rke-aws:nodePools[extra].ipBlock: 8 is out of range; use an integer from 0 to 7"),
     # --- CIDRs -------------------------------------------------------------------------------
     row("vpcCidr-unparseable", net(vpcCidr="10.0.0.0/33"),
         "rke-aws:network.vpcCidr: '10.0.0.0/33' is not an IPv4 CIDR ('33' is not a valid netmask); write it like 10.0.0.0/16"),
@@ -266,14 +266,14 @@ INVALID = [
     row("subnet-smaller-than-28", net(publicSubnetCidrs=["10.30.128.0/20", "10.30.144.0/20"], privateSubnetCidrs=["10.30.0.0/29", "10.30.16.0/20"]),
         "rke-aws:network.privateSubnetCidrs[0]: '10.30.0.0/29' has prefix /29; AWS subnets are /16 to /28"),
     row("natGateways-unknown", net(natGateways="perAZ"),
-        'rke-aws:network.natGateways: "perAZ" is not a NAT layout; use none, single, perAz'),
+        'rke-aws:network.natGateways: "perAZ" is not a NAT layout; did you mean perAz? use none, single, perAz'),
     # --- roles -------------------------------------------------------------------------------
     row("role-master", pool(1, roles=["master"]),
-        f"rke-aws:nodePools[1].roles: 'master' is not a role; {ROLE_HINT}"),
+        f"rke-aws:nodePools[agents].roles: 'master' is not a role; {ROLE_HINT}"),
     row("role-master-beside-worker", pool(1, roles=["worker", "master"]),
-        f"rke-aws:nodePools[1].roles: 'master' is not a role; {ROLE_HINT}"),
+        f"rke-aws:nodePools[agents].roles: 'master' is not a role; {ROLE_HINT}"),
     row("role-duplicate", pool(1, roles=["worker", "worker"]),
-        "rke-aws:nodePools[1].roles: 'worker' is listed twice; list each role once"),
+        "rke-aws:nodePools[agents].roles: 'worker' is listed twice; list each role once"),
     row("no-controlplane", both(rke(), pool(0, roles=["etcd"])), NO_CP),
     row("no-etcd", both(rke(), pool(0, roles=["controlplane"])), NO_ETCD),
     row("no-worker-capable-pool", pool(1, count=0), NO_WORKER),
@@ -348,7 +348,7 @@ INVALID = [
     row("unknown-access-key", put("access", {"sshKey": "dev"}),
         "rke-aws:access.sshKey: unknown key; did you mean sshKeyPath? allowed keys are adminCidrs, sshKeyName, sshUser, sshKeyPath, ssm, allowWorldAdmin"),
     row("unknown-pool-key", pool(0, instancetype="m6i.large"),
-        "rke-aws:nodePools[0].instancetype: unknown key; did you mean instanceType? allowed keys are name, roles, count, instanceType, "
+        "rke-aws:nodePools[server].instancetype: unknown key; did you mean instanceType? allowed keys are name, roles, count, instanceType, "
         "subnet, rootVolumeGb, ami, ipBlock, imdsHopLimit, imdsHopLimitReason, market"),
     row("unknown-ccm-key", put("ccm", {"install": "manifest", "version": "0.0.11"}),
         "rke-aws:ccm.version: unknown key; did you mean chartVersion? allowed keys are chartVersion, leaderMigration, extraArgs, install, image"),
@@ -394,11 +394,11 @@ INVALID = [
     row("admin-cidr-ipv6-world", put("access", {"adminCidrs": ["::/0"]}),
         "rke-aws:access.adminCidrs[0]: '::/0' is not an IPv4 CIDR (Expected 4 octets in '::'); write it like 203.0.113.0/24"),
     row("imds-hop-2-without-reason", pool(1, imdsHopLimit=2),
-        "rke-aws:nodePools[1].imdsHopLimitReason: missing; imdsHopLimit 2 lets every pod on the pool's nodes take "
+        "rke-aws:nodePools[agents].imdsHopLimitReason: missing; imdsHopLimit 2 lets every pod on the pool's nodes take "
         "the node role's credentials: state why in imdsHopLimitReason, or keep 1"),
-    row("imds-hop-3", pool(1, imdsHopLimit=3), "rke-aws:nodePools[1].imdsHopLimit: 3 is out of range; use an integer from 1 to 2"),
+    row("imds-hop-3", pool(1, imdsHopLimit=3), "rke-aws:nodePools[agents].imdsHopLimit: 3 is out of range; use an integer from 1 to 2"),
     row("imds-reason-without-hop-2", pool(1, imdsHopLimitReason="x"),
-        "rke-aws:nodePools[1].imdsHopLimitReason: is set but imdsHopLimit is not 2; remove it"),
+        "rke-aws:nodePools[agents].imdsHopLimitReason: is set but imdsHopLimit is not 2; remove it"),
     row("kubernetes-minor-without-ccm", put("kubernetesVersion", "v1.29.15+rke2r1"),
         "rke-aws:kubernetesVersion: v1.29.15+rke2r1: no aws-cloud-controller-manager release is known for Kubernetes "
         "1.29 (a CCM must not be newer than the cluster); use a minor with one (1.30, 1.31, 1.32, 1.33, 1.34, 1.35, "
@@ -408,14 +408,14 @@ INVALID = [
         "reference pinned by a tag other than latest and/or an @sha256: digest, like "
         "registry.k8s.io/provider-aws/cloud-controller-manager:v1.33.4"),
     row("endpoint-unknown", put("controlPlane", {"endpoint": "alb"}),
-        'rke-aws:controlPlane.endpoint: "alb" is not an endpoint kind; use dns or nlb'),
+        'rke-aws:controlPlane.endpoint: "alb" is not an endpoint kind; did you mean nlb? use dns or nlb'),
     row("tag-value-not-string", put("tags", {"replicas": 3}),
         "rke-aws:tags.replicas: 3 is not a string; tag values are strings"),
     row("pool-name-duplicate", pool(1, name="server"),
         "rke-aws:nodePools[1].name: 'server' is already used by nodePools[0]; pool names are unique"),
     row("ipBlock-duplicate", both(pool(0, ipBlock=0), pool(1, ipBlock=0)),
-        "rke-aws:nodePools[1].ipBlock: 0 is already used by pool 'server'; give each pool its own ipBlock (0 to 7)"),
-    row("private-pools-without-nat", net(natGateways="none"), NAT_NONE.format(i=0), NAT_NONE.format(i=1)),
+        "rke-aws:nodePools[agents].ipBlock: 0 is already used by pool 'server'; give each pool its own ipBlock (0 to 7)"),
+    row("private-pools-without-nat", net(natGateways="none"), NAT_NONE.format(i="server"), NAT_NONE.format(i="agents")),
     row("aws-region-missing", drop("aws:region"),
         "aws:region: missing; set it with `pulumi config set aws:region <region>`"),
     row("aws-region-malformed", put("aws:region", "useast1"),
@@ -453,7 +453,7 @@ INVALID = [
         'rke-aws:hardening: "stig" is not a hardening profile; use none or cis'),
     # --- a pool rejected for one field must not make its roles look missing --------------------
     row("rootVolumeGb-on-only-server-pool", pool(0, rootVolumeGb=4),
-        "rke-aws:nodePools[0].rootVolumeGb: 4 is out of range; use an integer from 8 to 16384"),
+        "rke-aws:nodePools[server].rootVolumeGb: 4 is out of range; use an integer from 8 to 16384"),
 ]
 
 

@@ -251,11 +251,11 @@ UNICODE = [
     row("extra-arg-tab", ccm(extraArgs=["--v=4\t--x"]), ("ccm.extraArgs[0]", FLAG)),
     row("extra-arg-newline", ccm(extraArgs=["--v=4\n"]), ("ccm.extraArgs[0]", FLAG)),
     row("extra-arg-unicode-dash", ccm(extraArgs=["\u2014v=4"]), ("ccm.extraArgs[0]", FLAG)),
-    row("instance-type-arabic", pool(1, instanceType=f"m{ARABIC_3}i.large"), ("nodePools[1].instanceType", "is not valid")),
+    row("instance-type-arabic", pool(1, instanceType=f"m{ARABIC_3}i.large"), ("nodePools[agents].instanceType", "is not valid")),
     row("zone-arabic", net(availabilityZones=[f"us-east-{ARABIC_3}a", "us-east-1b"]),
         ("network.availabilityZones", "is not an availability zone name")),
-    row("pool-count-arabic", pool(1, count=ARABIC_3), ("nodePools[1].count", "is not a whole number")),
-    row("pool-count-padded", pool(1, count=" 3 "), ("nodePools[1].count", "is not a whole number")),
+    row("pool-count-arabic", pool(1, count=ARABIC_3), ("nodePools[agents].count", "is not a whole number")),
+    row("pool-count-padded", pool(1, count=" 3 "), ("nodePools[agents].count", "is not a whole number")),
     row("region-arabic", put("aws:region", f"us-east-{ARABIC_3}"), ("aws:region", "is not an AWS region")),
 ]
 
@@ -288,7 +288,7 @@ KMS_ROWS = [
 
 
 REASONS = [
-    row("reason-" + name, pool(1, imdsHopLimit=2, imdsHopLimitReason=reason), ("nodePools[1].imdsHopLimitReason", fragment))
+    row("reason-" + name, pool(1, imdsHopLimit=2, imdsHopLimitReason=reason), ("nodePools[agents].imdsHopLimitReason", fragment))
     for name, reason, fragment in [
         ("spaces", "   ", "is blank; state why pods on the pool's nodes need the node role's credentials"),
         ("empty", "", "is blank"),
@@ -333,20 +333,18 @@ TAG_ROWS = [
 ]
 
 
+# A near miss of the project's namespace (edit distance 2 of `rke-aws`) is warned about, not refused: other
+# namespaces belong to other programs (a consumer's own keys), so nothing else is judged (design 33/34 §1.4).
+# (key, suggestion in the warning)
+NAMESPACE_TYPOS = [
+    pytest.param("rke_aws:protectServers", "true", "did you mean rke-aws:protectServers?", id="underscore-namespace"),
+    pytest.param("rke-aws2:tags", '{"team":"a"}', "did you mean rke-aws:tags?", id="numbered-namespace"),
+    pytest.param("RKE-AWS:hardening", "cis", "did you mean rke-aws:hardening?", id="uppercase-namespace"),
+]
+# Other programs' namespaces: read by nothing here, refused by nothing.
+OTHER_NAMESPACES = ["random:length", "aws2:region", "awz:profile", "myapp:replicas"]
+
 NAMESPACES = [
-    row("underscore-namespace", lambda cfg: cfg.__setitem__("rke_aws:protectServers", "true"),
-        ("rke_aws:protectServers", "unknown namespace 'rke_aws', which nothing reads; did you mean rke-aws:protectServers?")),
-    row("numbered-namespace", lambda cfg: cfg.__setitem__("rke-aws2:tags", '{"team":"a"}'),
-        ("rke-aws2:tags", "did you mean rke-aws:tags?")),
-    row("uppercase-namespace", lambda cfg: cfg.__setitem__("RKE-AWS:hardening", "cis"),
-        ("RKE-AWS:hardening", "did you mean rke-aws:hardening?")),
-    row("random-namespace", lambda cfg: cfg.__setitem__("random:length", "32"),
-        ("random:length", "unknown namespace 'random', which nothing reads; this project's keys are rke-aws:<key> (its "
-                          "name in Pulumi.yaml), and the providers and engine read aws:, kubernetes:, pulumi:")),
-    row("aws-namespace-typo", lambda cfg: cfg.__setitem__("aws2:region", "us-east-1"), ("aws2:region", "did you mean aws:region?")),
-    row("aws-profile-typo", lambda cfg: cfg.__setitem__("awz:profile", "dev"), ("awz:profile", "did you mean aws:profile?")),
-    row("namespace-typo-with-newline", lambda cfg: cfg.__setitem__("rke_aws:tags\n", "{}"),
-        ('"rke_aws:tags\\n"', "unknown namespace")),
     row("rke-aws-key-with-zero-width", lambda cfg: cfg.__setitem__(f"rke-aws:tags{ZWSP}", "{}"),
         ('"tags\\u200b"', "unknown key; did you mean tags?")),
     row("rke-aws-key-typo", lambda cfg: cfg.__setitem__("rke-aws:protectServer", "true"),
@@ -363,7 +361,7 @@ NULLS = [
         ("network.vpcCidr", "is null")),
     row("null-pool-field", lambda cfg: set_key(cfg, "nodePools", [
         {"name": "server", "roles": ["controlplane", "etcd"], "count": 1, "ami": None},
-        {"name": "agents", "roles": ["worker"], "count": 2}]), ("nodePools[0].ami", "is null")),
+        {"name": "agents", "roles": ["worker"], "count": 2}]), ("nodePools[server].ami", "is null")),
     row("null-pool-name", lambda cfg: set_key(cfg, "nodePools", [
         {"name": None, "roles": ["controlplane", "etcd"], "count": 1}, {"name": "agents", "roles": ["worker"], "count": 2}]),
         ("nodePools[0].name", "is null")),
@@ -372,7 +370,7 @@ NULLS = [
     row("deep-network", lambda cfg: cfg.__setitem__("rke-aws:network", "[" * 3000 + "]" * 3000),
         ("network", "nests deeper than the program reads")),
     row("deep-pool", lambda cfg: cfg.__setitem__("rke-aws:nodePools", json.dumps([{"name": "a", "roles": [[[[[["x"]]]]]], "count": 1}])),
-        ("nodePools[0].roles", "is not a role")),
+        ("nodePools[a].roles", "is not a role")),
 ]
 
 

@@ -7,10 +7,12 @@ import json
 
 import pytest
 
-from rke_aws.settings import config, stackfile
+from rke_aws import diagnostics
+from rke_aws.settings import resolve, stackfile
 from rke_aws_offline.engine import harness
 from tests.support.configs import set_key
 from tests.support.day2 import KUBECONFIG
+from tests.support.stackconfig import parse_flat
 
 CLUSTER = "rancher2:index/cluster:Cluster"
 
@@ -35,13 +37,13 @@ def warned(r: harness.ProgramRun, text: str) -> str:
     return found[0]
 
 
-def parse(extra: dict, secret=("rke-aws:rancher",), distribution="rke2") -> config.StackConfig:
+def parse(extra: dict, secret=("rke-aws:rancher",), distribution="rke2") -> resolve.ClusterConfig:
     raw = {k: v for k, v in harness.stack_config(f"{distribution}-dev").items()}
     raw.update(extra)
-    return config.parse(raw, project="rke-aws", stack="dev", region=raw["aws:region"], secret_keys=secret)
+    return parse_flat(raw, project="rke-aws", stack="dev", region=raw["aws:region"], secret_keys=secret)
 
 
 def problems(extra: dict, **kw) -> str:
-    with pytest.raises(config.ConfigError) as info:
+    with pytest.raises(diagnostics.ConfigError) as info:
         parse(extra, **kw)
     return str(info.value)

@@ -128,7 +128,7 @@ def readme_modules() -> set[str]:
     """The modules the README's architecture section lists: `  <layer>/` headings, then `    <name>.py`."""
     match = README_BLOCK.search((ROOT / "docs" / "architecture.md").read_text())
     assert match, "docs/architecture.md: the layer listing (<!-- layers --> ... <!-- /layers -->) is missing"
-    listed, folder = set(), None
+    listed, folder, sub = set(), None, None
     for line in match.group(1).splitlines():
         m = re.match(r"^  (\w+)/\s", line + " ")
         if m:
@@ -143,6 +143,16 @@ def readme_modules() -> set[str]:
         if m and folder:
             parts = [folder, *m.group(1).split("/")]
             listed.add(".".join([NAME, *(parts[:-1] if parts[-1] == "__init__" else parts)]))
+            sub = None
+            continue
+        m = re.match(r"^    (\w+)/\s", line + " ")  # a subfolder, its modules listed below it
+        if m and folder:
+            sub = m.group(1)
+            continue
+        m = re.match(r"^      (\w+)\.py\s", line + " ")
+        if m and folder and sub:
+            name = m.group(1)
+            listed.add(f"{NAME}.{folder}.{sub}" if name == "__init__" else f"{NAME}.{folder}.{sub}.{name}")
     return listed
 
 

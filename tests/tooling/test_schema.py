@@ -15,11 +15,14 @@ import jsonschema
 import pytest
 import yaml
 
-from rke_aws.settings import config, stackfile
-from rke_aws.settings import model as config_model
+from rke_aws.diagnostics import ConfigError
+from rke_aws.settings import sections as config_model
+from rke_aws.settings import stackconfig, stackfile
+from rke_aws.settings.messages import stack_keys
 from rke_aws_offline import schema
 from rke_aws_offline.engine import harness
 from tests.support.configs import INVALID, VPC_ID, put
+from tests.support.stackconfig import parse_flat
 
 
 @pytest.fixture(scope="module")
@@ -35,12 +38,12 @@ def test_generated_files_are_current():
 
 def test_the_reference_covers_every_key():
     table = schema.readme_table()
-    for key in config.TOP_LEVEL_KEYS:
+    for key in config_model.TOP_LEVEL_KEYS:
         section = config_model.SECTIONS.get(key)
         if section is not None:
-            assert all(f"`{key}.{sub}`" in table for sub in section.model_fields), key
+            assert all(f"`{key}.{sub}`" in table for sub in stack_keys(section)), key
         elif key == "nodePools":
-            assert all(f"`nodePools[i].{sub}`" in table for sub in config.POOL_KEYS)
+            assert all(f"`nodePools[i].{sub}`" in table for sub in config_model.POOL_KEYS)
         else:
             assert f"`{key}`" in table, key
     declared = yaml.safe_load(schema.PULUMI_YAML.read_text())["config"]
@@ -137,7 +140,7 @@ def _planted(mutate) -> dict:
      "a secret inside an object (`config set --secret --path`): the program refuses it"),
     (lambda c: c.__setitem__("rke-aws:tags", {"secure": "v1:xyz"}), "encrypted tags"),
     # A namespace typo (rke_aws:) is a project name to the schema, which cannot know the project's (`pulumi new`
-    # renames it): the program refuses it (config._own_key); a key typo in any namespace is the schema's.
+    # renames it): the program refuses it (settings/stackconfig.py read_flat); a key typo in any namespace is the schema's.
     (lambda c: c.__setitem__("platform-eu:protectServer", True), "a key typo in a renamed project's namespace"),
     (lambda c: c.__setitem__("protectServer", True), "a bare key typo"),
     (lambda c: c.__setitem__("platform-eu:clusterId", "Prod"), "a renamed project's bad value"),
@@ -209,7 +212,7 @@ def test_single_key_mistakes_of_the_bad_input_table_fail_the_schema(row_id, muta
     cfg = {}
     for key, value in flat.items():
         try:
-            cfg[key] = json.loads(value) if key.split(":", 1)[1] not in config.STRING_KEYS else value
+            cfg[key] = json.loads(value) if key.split(":", 1)[1] not in stackconfig.STRING_KEYS else value
         except (ValueError, IndexError):
             cfg[key] = value
     errors = list(validator.iter_errors({"config": cfg}))
@@ -405,9 +408,9 @@ def test_schema_and_program_agree_at_the_edges(key, validator):
         schema_refuses = bool(list(validator.iter_errors(doc)))
         try:
             flat, secret = stackfile.flatten_stack(doc)
-            config.parse(flat, project="rke-aws", stack="test", region=flat.get("aws:region"), secret_keys=secret)
+            parse_flat(flat, project="rke-aws", stack="test", region=flat.get("aws:region"), secret_keys=secret)
             own = []
-        except config.ConfigError as err:
+        except ConfigError as err:
             own = [p for p in err.problems if not any(m in p for m in cross)]
         if schema_refuses != bool(own):
             disagreements.append(f"{value!r}: schema {'refuses' if schema_refuses else 'accepts'}, program "
@@ -424,15 +427,15 @@ def test_the_text_null_is_no_cluster_id_to_either(validator):
     doc = _stack()
     _place(doc, _in("rke-aws:clusterId"), "null")
     assert list(validator.iter_errors(doc))
-    with pytest.raises(config.ConfigError, match="clusterId: is null"):
+    with pytest.raises(ConfigError, match="clusterId: is null"):
         flat, secret = stackfile.flatten_stack(doc)
-        config.parse(flat, project="rke-aws", stack="test", region=flat.get("aws:region"), secret_keys=secret)
+        parse_flat(flat, project="rke-aws", stack="test", region=flat.get("aws:region"), secret_keys=secret)
 
 
 def test_agreement_covers_every_key_with_a_rule():
     covered = {path[-1] if isinstance(path[-1], str) else path[-2] for path, *_ in AGREEMENT.values()}
     for section in (*config_model.SECTIONS.values(), config_model.NodePool):
-        for key in section.model_fields:
+        for key in stack_keys(section):
             if key in ("enabled", "leaderMigration", "install", "ebsCsi", "natGateways", "subnet", "roles", "market",
                        "allowWorldAdmin", "publicSubnetIds", "privateSubnetIds", "publicSubnetCidrs", "privateSubnetCidrs",
                        "adminCidrs", "extraArgs", "upgrades", "controller"):

@@ -20,12 +20,12 @@ from hypothesis import strategies as st
 
 from rke_aws.aws import backups
 from rke_aws.aws.endpoint import short_name
-from rke_aws.settings import config
-from rke_aws.settings import model as config_model
+from rke_aws.settings import fields
+from rke_aws.settings.rules import tags as tags_rules
 
 PROPERTY = settings(derandomize=True, database=None, max_examples=300, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
-cluster_ids = st.from_regex(config_model.CLUSTER_ID_PATTERN)
+cluster_ids = st.from_regex(fields.CLUSTER_ID_PATTERN)
 LOADER = botocore.loaders.Loader()
 
 
@@ -62,7 +62,7 @@ def s3_refuses(name: str) -> list[str]:
 def test_created_bucket_names_are_names_s3_accepts(cluster_id, account, region):
     name = backups.bucket_name(cluster_id, account, region)
     assert not s3_refuses(name), (name, s3_refuses(name))
-    assert _fullmatch(config_model.BUCKET_PATTERN, name)
+    assert _fullmatch(fields.BUCKET_PATTERN, name)
 
 
 @pytest.mark.parametrize("cluster_id", ["xn--prod", "sthree-prod", "amzn-s3-demo-prod", "xn", "sthree"])
@@ -82,7 +82,7 @@ def test_bucket_pattern_is_s3s_rules(name):
     """etcdBackup.bucket: refused exactly when S3 refuses the name (plus labels that start or end
     with a hyphen, which virtual-hosted-style DNS names cannot have)."""
     dns_label_rule = ".-" in name or "-." in name
-    assert _fullmatch(config_model.BUCKET_PATTERN, name) == (not s3_refuses(name) and not dns_label_rule)
+    assert _fullmatch(fields.BUCKET_PATTERN, name) == (not s3_refuses(name) and not dns_label_rule)
 
 
 # --- security groups: pulumi-aws names them "<resource name>-<suffix>"; AWS refuses "sg-..." --------------------
@@ -98,8 +98,8 @@ def test_security_group_names_never_start_with_sg(cluster_id):
 
 
 def test_a_cluster_id_starting_with_sg_is_refused():
-    assert not _fullmatch(config_model.CLUSTER_ID_PATTERN, "sg-prod")
-    assert _fullmatch(config_model.CLUSTER_ID_PATTERN, "sgprod") and _fullmatch(config_model.CLUSTER_ID_PATTERN, "s")
+    assert not _fullmatch(fields.CLUSTER_ID_PATTERN, "sg-prod")
+    assert _fullmatch(fields.CLUSTER_ID_PATTERN, "sgprod") and _fullmatch(fields.CLUSTER_ID_PATTERN, "s")
 
 
 # --- ELBv2: load balancer and target group names ---------------------------------------------------------
@@ -184,9 +184,9 @@ tag_texts = st.one_of(st.text(alphabet=st.characters(max_codepoint=0x7f), max_si
 @PROPERTY
 @given(tag_texts)
 def test_tag_keys_the_program_accepts_iam_and_ssm_accept(key):
-    reserved = key.strip(" ").lower().startswith(config_model.RESERVED_TAG_PREFIXES) or \
-        key.strip(" ").lower() in {k.lower() for k in config_model.RESERVED_TAG_KEYS}
-    accepted = config._tag_key_problem(key) is None
+    reserved = key.strip(" ").lower().startswith(fields.RESERVED_TAG_PREFIXES) or \
+        key.strip(" ").lower() in {k.lower() for k in fields.RESERVED_TAG_KEYS}
+    accepted = tags_rules.tag_key_problem(key) is None
     if accepted:
         assert not aws_refuses_tag("key", key), key
     elif not aws_refuses_tag("key", key) and key.isascii():
@@ -197,7 +197,7 @@ def test_tag_keys_the_program_accepts_iam_and_ssm_accept(key):
 @PROPERTY
 @given(tag_texts)
 def test_tag_values_the_program_accepts_iam_and_ssm_accept(value):
-    accepted = config._tag_value_problem(value) is None
+    accepted = tags_rules.tag_value_problem(value) is None
     assert accepted == (not aws_refuses_tag("value", value) and value.isascii()), value
 
 
@@ -206,7 +206,7 @@ def test_user_tags_cannot_carry_a_second_cluster_tag(key):
     """kubernetes/cloud-provider-aws pkg/providers/v1/tags.go: an instance with two cluster tags
     (kubernetes.io/cluster/<id> or the legacy KubernetesCluster) stops the CCM ("ClusterID tags did
     not match"); every user tag lands on every instance."""
-    assert config._tag_key_problem(key) == config.RESERVED_TAG
+    assert tags_rules.tag_key_problem(key) == tags_rules.RESERVED_TAG
 
 
 # --- the snapshot folder: k3s joins it with path.Join (Go's path.Clean) --------------------------------------------
@@ -216,7 +216,7 @@ def test_user_tags_cannot_carry_a_second_cluster_tag(key):
 def test_accepted_folders_survive_path_clean_unchanged(folder):
     """The node role's grant names `<bucket>/<folder>/*`; k3s writes to path.Join(folder, name), which
     cleans the path: a folder Go's path.Clean changes would put every snapshot outside the grant."""
-    if _fullmatch(config_model.FOLDER_PATTERN, folder):
+    if _fullmatch(fields.FOLDER_PATTERN, folder):
         assert posixpath.normpath(folder) == folder and not folder.startswith("/")
         assert all(seg not in ("", ".", "..") for seg in folder.split("/"))
 
@@ -231,7 +231,7 @@ def test_kms_key_arns_name_their_regions_partition(partition, region):
     partitions = LOADER.load_data("endpoints")["partitions"]
     (owner,) = [p["partition"] for p in partitions if re.match(p["regionRegex"], region)]
     arn = f"arn:{partition}:kms:{region}:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
-    assert _fullmatch(config_model.KMS_KEY_ARN_PATTERN, arn) == (partition == owner)
+    assert _fullmatch(fields.KMS_KEY_ARN_PATTERN, arn) == (partition == owner)
 
 
 # --- the pod and service networks --------------------------------------------------------------------------------
@@ -240,10 +240,10 @@ def test_cluster_networks_are_rke2_and_rke1_defaults():
     """RKE2: docs.rke2.io reference/server_config, cluster-cidr "10.42.0.0/16" and service-cidr
     "10.43.0.0/16"; RKE1: rancher/rke cluster/defaults.go DefaultClusterCIDR / DefaultServiceClusterIPRange.
     Neither distribution is configured otherwise by this program (no cluster-cidr in its configs)."""
-    assert config_model.CLUSTER_NETWORKS == ("10.42.0.0/16", "10.43.0.0/16")
+    assert fields.CLUSTER_NETWORKS == ("10.42.0.0/16", "10.43.0.0/16")
     from pathlib import Path
 
-    source = "\n".join(p.read_text() for p in Path(config_model.__file__).parent.glob("*.py"))
+    source = "\n".join(p.read_text() for p in Path(fields.__file__).parent.glob("*.py"))
     for option in ("cluster-cidr", "service-cidr", "cluster_cidr", "service_cluster_ip_range"):
         assert f'"{option}"' not in source, f"{option} is configured somewhere: CLUSTER_NETWORKS must follow it"
 
@@ -252,7 +252,7 @@ def test_cluster_networks_are_rke2_and_rke1_defaults():
 @given(st.integers(0, 2**32 - 1), st.integers(16, 24))
 def test_vpc_cidr_pattern_is_canonical_rfc1918_clear_of_the_cluster(address, prefix):
     net = ipaddress.IPv4Network((address >> (32 - prefix) << (32 - prefix), prefix))
-    want = (any(net.subnet_of(ipaddress.IPv4Network(r)) for r in config_model.RFC1918_CIDRS)
-            and not any(net.overlaps(ipaddress.IPv4Network(c)) for c in config_model.CLUSTER_NETWORKS))
-    assert _fullmatch(config_model.VPC_CIDR_PATTERN, str(net)) == want
-    assert not _fullmatch(config_model.VPC_CIDR_PATTERN, f"{net.network_address}/{net.netmask}")
+    want = (any(net.subnet_of(ipaddress.IPv4Network(r)) for r in fields.RFC1918_CIDRS)
+            and not any(net.overlaps(ipaddress.IPv4Network(c)) for c in fields.CLUSTER_NETWORKS))
+    assert _fullmatch(fields.VPC_CIDR_PATTERN, str(net)) == want
+    assert not _fullmatch(fields.VPC_CIDR_PATTERN, f"{net.network_address}/{net.netmask}")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from ...diagnostics import Diagnostic, Severity, Statement
 from ...settings import versions
-from ...settings.config import StackConfig
+from ...settings.resolve import ClusterConfig as StackConfig
 from ...state.model import ClusterState
 from ..releases import image_minor, parse_version, runs_version
 from .confirmations import Observed

@@ -38,22 +38,22 @@ def snap(bucket: str, folder: str, interval: int | None = None, retention: int |
 
 
 def pool(name: str, roles: tuple[str, ...], count: int, block: int | None = None):
-    from rke_aws.settings.config import NodePool
+    from rke_aws.settings.resolve import PoolConfig
 
-    return NodePool(name, roles, count, "m6i.large", "private", 50, None, block)
+    return PoolConfig(name=name, roles=roles, count=count, instance_type="m6i.large", ip_block=block)
 
 
 def stack_config(servers: int, agents: int, server_pool: str = "servers", server_block: int | None = None):
     import json
 
-    from rke_aws.settings import config
+    from tests.support.stackconfig import parse_flat
 
     pools = [{"name": server_pool, "roles": ["controlplane", "etcd"], "count": servers},
              {"name": "agents", "roles": ["worker"], "count": agents}]
     if server_block is not None:
         pools[0]["ipBlock"] = server_block
-    return config.parse({"rke-aws:distribution": "rke2", "rke-aws:clusterId": CID, "rke-aws:nodePools": json.dumps(pools)},
-                        project="rke-aws", stack=CID, region="us-west-2")
+    return parse_flat({"rke-aws:distribution": "rke2", "rke-aws:clusterId": CID, "rke-aws:nodePools": json.dumps(pools)},
+                      project="rke-aws", stack=CID, region="us-west-2")
 
 
 # ---- quorum -----------------------------------------------------------------------------------
@@ -97,13 +97,11 @@ def test_replaced_members_count_and_the_message_names_the_cause_and_a_real_way(c
 
 
 def test_even_counts_warn_with_their_real_tolerance():
-    from rke_aws.settings.config import NodePool, _check_topology, _Problems
+    from rke_aws.settings.rules.pools import topology
 
     for count, tolerates, like in ((2, 0, 1), (4, 1, 3), (6, 2, 5)):
-        warnings: list[str] = []
-        _check_topology(_Problems(), (NodePool("s", ("controlplane", "etcd", "worker"), count, "m", "private", 50, None, None),),
-                        warnings)
-        (w,) = [w for w in warnings if "etcd members" in w]
+        found = topology((pool("s", ("controlplane", "etcd", "worker"), count),), 0)
+        (w,) = [d.message for d in found if "etcd members" in d.message]
         assert f"{count} etcd members tolerate {tolerates} failure(s), like {like}" in w, w
 
 

@@ -11,14 +11,16 @@ import pytest
 
 from rke_aws.plan import machine_checks, network, nodes
 from rke_aws.plan.lookups import LookupFailed, explain, instance_type_suggestion
-from rke_aws.settings import config, versions
+from rke_aws.settings import versions
+from rke_aws.settings.resolve import ClusterConfig
 from tests.support.fake_lookups import FakeLookups, environment
+from tests.support.stackconfig import parse_flat
 
 
-def stack(pools: list[dict], **keys: str) -> config.StackConfig:
+def stack(pools: list[dict], **keys: str) -> ClusterConfig:
     raw = {"rke-aws:distribution": "rke2", "rke-aws:clusterId": "c", "rke-aws:nodePools": json.dumps(pools),
            **{f"rke-aws:{k}": v for k, v in keys.items()}}
-    return config.parse(raw, project="rke-aws", stack="c", region="us-west-2")
+    return parse_flat(raw, project="rke-aws", stack="c", region="us-west-2")
 
 
 POOLS = [{"name": "servers", "roles": ["controlplane", "etcd"], "count": 1, "instanceType": "m6i.large"},
