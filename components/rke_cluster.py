@@ -256,6 +256,7 @@ class RkeCluster(pulumi.ComponentResource):
             extra_tags=cfg.tags,
             proxy=cluster.proxy,
             rke_ingress=cfg.ingress.controller if cfg.distribution == "rke" else None,
+            running={n.key: n.running for n in spec.previous.nodes} if spec.previous else {},
         ), child)
 
         if join_token is None:

@@ -175,6 +175,7 @@ class StackDiff:
     refused: str | None = None
     etcd: list[str] = field(default_factory=list)  # etcd members deleted, replaced, maybe replaced or stopped
     note: str | None = None
+    stale: list[str] = field(default_factory=list)  # running nodes that keep what they booted (plan/stale.py)
 
     def count(self, action: str) -> int:
         return sum(c.action == action for c in self.changes)
@@ -368,7 +369,26 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
     result.etcd = sorted(f"{c.node.split(' -> ')[0]} ({what[c.action]})" for c in result.changes
                          if c.node and c.node.split(" -> ")[0] in etcd_nodes
                          and (c.action in ("delete", "replace", "unknown") or c.stops))
+    result.stale = stale_lines(old, new, match, decided)
     return result
+
+
+def stale_lines(old: dict, new: dict, match: dict, decided: dict) -> list[str]:
+    """Instances that stay (not replaced) but whose inputs ask for another image, type, boot configuration
+    or a smaller root volume: they keep running as they booted (ignore_changes) until rotated."""
+    from components.plan import stale
+
+    out = []
+    for urn, n in new.items():
+        if n.type != INSTANCE or urn not in match or getattr(decided.get(urn), "action", None) == "replace":
+            continue
+        o = old[match[urn]]
+        name = _node_name(o) or n.name
+        found = stale.stale_node({**stale.values_from_inputs(o.inputs), "name": name, "pool": n.name, "index": 0},
+                                 stale.values_from_inputs(n.inputs))
+        if found is not None:
+            out.append(f"{name} ({n.name}): {found.what}")
+    return sorted(out)
 
 
 def _mentions(value: Any, ids: set[str]) -> bool:
@@ -434,6 +454,7 @@ def render_text(diffs: list[StackDiff]) -> str:
         if d.etcd:
             lines.append(f"  etcd members deleted, replaced or stopped: {', '.join(d.etcd)}")
         lines += [f"  {_line(c)}" for c in d.changes]
+        lines += [f"  stale (kept until `rotate`): {s}" for s in d.stale]
         lines.append("")
     return "\n".join(lines)
 
@@ -459,6 +480,9 @@ def render_markdown(diffs: list[StackDiff], base: str, preview_url: str | None =
             out += [f"> {d.note}", ""]
         if d.etcd:
             out += [f"**etcd members deleted, replaced or stopped:** {', '.join(d.etcd)}", ""]
+        if d.stale:
+            out += ["**Stale nodes** (keep running as they booted until `rotate` replaces them):", ""]
+            out += [f"- {s}" for s in d.stale] + [""]
         if not d.changes:
             out += ["No changes.", ""]
             continue

@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 from pulumi import RunError
 
+from components.plan import stale
 from components.settings import tags as tagsets
 from components.settings import versions
 
@@ -207,6 +208,11 @@ def summary(run: harness.ProgramRun) -> dict:
          "lookups": lookups, "ccm": ccm_section(run), "addons": addons_section(run),
          "configs": generated_configs(run), "outputs": outputs,
          "messages": [f"{lvl}: {m}" for lvl, m in run.logs]}
+    # Running nodes that keep what they booted (a run with the stack's previous outputs): plan/stale.py.
+    stale_nodes = stale.lines(stale.from_outputs(stale.with_running(run.outputs.get("nodes"),
+                                                                    (run.previous_outputs or {}).get("nodes"))))
+    if stale_nodes:
+        s["stale"] = stale_nodes
     return _scrub(s, _secret_values(run))
 
 
@@ -241,6 +247,9 @@ def render(s: dict) -> str:
         lines += ["", "Generated configuration (secrets masked):"]
         for entry in s["configs"]:
             lines += _block(config_title(entry), _yaml(entry["content"]))
+    if s.get("stale"):
+        lines += ["", "Stale nodes (they keep running as they booted; `rotate` replaces them one at a time):"]
+        lines += [f"  {line}" for line in s["stale"]]
     lines += ["", "Outputs:"]
     for k, v in s["outputs"].items():
         if k in OWN_SECTION_OUTPUTS:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..settings.model import number
+from . import stale
 
 READ_STACK_OUTPUTS = "pulumi:pulumi:readStackOutputs"
 # v1.X.Y, v1.X.Y+rke2rN (RKE2), v1.X.Y-rancherN-M (RKE1: RKE builds M of Rancher's build N; a later
@@ -79,6 +80,9 @@ class PreviousNode:
     # Spot nodes: their persistent request and the end date EC2 reports for it (None: none or unknown).
     spot_request_id: str | None = None
     spot_valid_until: str | None = None
+    # What runs, by attribute (image, instance type, boot digest, root volume: plan/stale.py); None
+    # where these outputs do not record it.
+    running: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def key(self) -> tuple[str, int]:
@@ -242,6 +246,7 @@ class Previous:
                 market=str(raw.get("market") or "on-demand"),
                 instance_id=_known(raw.get("instanceId")), spot_request_id=_known(raw.get("spotRequestId")),
                 spot_valid_until=_known(raw.get("spotValidUntil")),
+                running={k: _known(v) for k, v in stale.running_values(raw).items()},
             ))
         for key in ("distribution", "kubernetesVersion"):
             if _unknown(outputs.get(key)):

@@ -537,9 +537,9 @@ def proxy_warnings(previous: Previous | None, proxy: ProxyEnv | None) -> tuple[s
 
 
 def instance_type_warnings(cfg: StackConfig, previous: Previous | None, nodes: Sequence[PlannedNode]) -> tuple[str, ...]:
-    """Running servers and spot workers keep their instance type (nodes.IGNORED_ON_SERVERS,
-    nodes.IGNORED_ON_SPOT): say which ones differ from their pool, and how to roll them, on every update
-    until they are replaced."""
+    """Running nodes keep their instance type (nodes.IGNORED_ON_UPDATE): say which servers and spot workers
+    differ from their pool, why a type never changes in place there, and how to roll them, on every update
+    until they are replaced (every stale node, agents included, also gets a `stale:` note: plan/stale.py)."""
     if previous is None:
         return ()
     before = {n.key: n for n in previous.nodes}
@@ -557,8 +557,9 @@ def instance_type_warnings(cfg: StackConfig, previous: Previous | None, nodes: S
                    "EC2 cannot change a spot instance's type (a stopped spot instance keeps it), so the new type "
                    "would replace the node, and one update would replace every spot node of the pool at once")
             out.append(f"rke-aws:nodePools[{i}].instanceType: {pool.instance_type}, but the running {names} keep "
-                       f"their type: {why}. Replace them one at a time (`pulumi up --replace <urn>`, README "
-                       f"'Replacing nodes deliberately'); nodes created from now on are {pool.instance_type}")
+                       f"their type: {why}. Replace them one at a time: `python3 -m offline.tasks rotate <stack>` "
+                       f"(README 'Patching nodes by rotation'; by hand `pulumi up --replace <urn>`, 'Replacing nodes "
+                       f"deliberately'); nodes created from now on are {pool.instance_type}")
     return tuple(out)
 
 
@@ -1083,13 +1084,14 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: P
     refused: the documented figures are minimum recommendations, and a running cluster's servers
     keep their type, so a refusal would stop every later update of a small test cluster.
 
-    Refused only where this update asks EC2 for it: pools with `booting` (new or replaced) instances,
-    and agent pools whose running instances change type (within one CPU architecture EC2 stops the
-    instance, changes its type and starts it; across architectures it is replaced:
-    terraform-provider-aws internal/service/ec2/ec2_instance.go CustomizeDiff ForceNewIf on
-    instance_type; servers and spot workers ignore the type, nodes.IGNORED_ON_SERVERS and
-    IGNORED_ON_SPOT). The image is read by RunInstances only (nodes ignore ami changes), so
-    a deregistered image or a type since withdrawn on a pool that launches nothing is a warning."""
+    Refused only where EC2 is asked for it: pools with `booting` (new or replaced) instances, and agent
+    pools whose running instances run another type than the pool's: running nodes keep their type
+    (nodes.IGNORED_ON_UPDATE), and rotation launches each of them with the pool's type and image
+    (components/ops/rotate.py; a targeted replacement creates from the program's inputs), so the type
+    must be offered in their zones and run the pool's image before the first of them is replaced.
+    Servers and spot workers that run another type are warned about (instance_type_warnings). The
+    image is read by RunInstances only, so a deregistered image or a type since withdrawn on a pool that
+    launches nothing is a warning."""
     problems: list[str] = []
     warnings: list[str] = []
     if booting is None:
@@ -1134,28 +1136,6 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: P
             else:
                 warnings.extend(f"{m}; running nodes ignore their image and this update launches none of the pool's, "
                                 "so it goes ahead, but the pool's next new node would be refused" for m in found)
-    # A running agent whose new type runs another CPU architecture is replaced (ForceNewIf on
-    # instance_type), and the replacement is created from its inputs after ignore_changes reset `ami`
-    # to the image it booted (pulumi/pulumi pkg/resource/deploy/step_generator.go: processIgnoreChanges
-    # runs before the diff, and a replacement creates from those inputs): the old architecture's image
-    # on the new architecture's type, which RunInstances refuses.
-    for n in retyped_nodes:
-        old_type = running[(n.pool.name, n.index)].instance_type
-        assert old_type is not None  # retyped_nodes holds only nodes whose running type is known
-        if old_type not in types:
-            types[old_type] = _collect([], "", "", "", partial(aws.ec2.get_instance_type, instance_type=old_type))
-        old_info, new_info = types.get(old_type), types.get(n.pool.instance_type)
-        if old_info is None or new_info is None:
-            continue
-        if not set(old_info.supported_architectures or ()) & set(new_info.supported_architectures or ()):
-            i = next(j for j, p in enumerate(cfg.node_pools) if p.name == n.pool.name)
-            message = (f"rke-aws:nodePools[{i}].instanceType: '{n.pool.instance_type}' runs "
-                       f"{'/'.join(new_info.supported_architectures)}, but the pool's running nodes are "
-                       f"'{old_type}' ({'/'.join(old_info.supported_architectures)}); they would be replaced with "
-                       "the image they booted, which the new type cannot run: keep the type, and add a new pool "
-                       "for the other architecture (then lower this one's count)")
-            if message not in problems:
-                problems.append(message)
     new_zones: dict[str, set[str]] = {}
     for n in list(booting) + retyped_nodes:
         new_zones.setdefault(n.pool.name, set()).add(n.az)
