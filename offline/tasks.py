@@ -8,6 +8,7 @@
     python3 -m offline.tasks bench [...]            # offline performance bench
     python3 -m offline.tasks diff [--base REF] [...] # offline per-resource diff against a git ref
     python3 -m offline.tasks kubeconfig <stack>     # the cluster's admin kubeconfig (README "The kubeconfig")
+    python3 -m offline.tasks rotate <stack> [...]   # replace stale nodes one at a time (README "Patching nodes by rotation")
     python3 -m offline.tasks schema [--write]       # check / regenerate what comes from the config model
 
 Everything but the bootstrap runs inside the uv-managed virtualenv `.venv`. uv itself is taken from
@@ -43,6 +44,8 @@ IN_VENV = {
     "bench": ["python", "-m", "bench"],
     "diff": ["python", "-m", "offline.diff"],
     "kubeconfig": ["python", "-m", "tools.kubeconfig"],
+    # Real backend and AWS (Automation API) and the cluster's API server: components/ops/rotate.py.
+    "rotate": ["python", "-m", "components.ops.rotate"],
     "schema": ["python", "-m", "offline.schema"],
 }
 TASKS = ("setup", *IN_VENV)

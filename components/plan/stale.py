@@ -21,10 +21,13 @@ from __future__ import annotations
 import base64
 import gzip
 import hashlib
+import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import yaml
 
 WANTED = "wanted"  # the node output key holding what the configuration asks
 
@@ -50,7 +53,9 @@ class Attribute:
 
 
 def _gib(value: Any) -> str:
-    return f"{value} GiB"
+    # Outputs come back as JSON numbers (80.0): shown as the user wrote them (80).
+    shown = int(value) if isinstance(value, float) and value.is_integer() else value
+    return f"{shown} GiB"
 
 
 def _bigger(running: Any, wanted: Any) -> bool:
@@ -74,17 +79,33 @@ BY_KEY = {a.key: a for a in ATTRIBUTES}
 
 # ---- the boot configuration's digest ------------------------------------------------------------
 
-# Lines of the boot script that differ between nodes of one configuration without changing what a new
+# Settings of the boot script that differ between nodes of one configuration without changing what a new
 # node becomes: the RKE2 release reaches running nodes through the upgrade Plans (system-upgrade-
 # controller), and the peers an initialising server probes matter only at a cluster's first boot.
-# (components/node/scripts.py writes each setting as NAME='value' on a line of its own.)
+# (components/node/scripts.py writes each setting as NAME='value' on a line of its own; the cloud-config
+# carries the script as one YAML string, so the digest is taken over the parsed document.)
 _VOLATILE = re.compile(r"^(?:INSTALL_VERSION|PEER_IPS)='[^\n]*'$", re.MULTILINE)
 DIGEST_CHARS = 12
 
 
+def _steady(doc: Any) -> Any:
+    if isinstance(doc, str):
+        return _VOLATILE.sub("", doc)
+    if isinstance(doc, Mapping):
+        return {str(k): _steady(v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_steady(v) for v in doc]
+    return doc
+
+
 def boot_digest(user_data: str) -> str:
     """A short digest of a node's cloud-config (as text), without what reaches running nodes anyway."""
-    return hashlib.sha256(_VOLATILE.sub("", user_data).encode()).hexdigest()[:DIGEST_CHARS]
+    try:
+        doc = yaml.safe_load(user_data)
+    except yaml.YAMLError:
+        doc = user_data
+    canonical = json.dumps(_steady(doc), sort_keys=True, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:DIGEST_CHARS]
 
 
 def boot_digest_of_base64(encoded: str | None) -> str | None:
