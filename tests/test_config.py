@@ -29,7 +29,7 @@ NO_ETCD = "rke-aws:nodePools: no node has the etcd role; add a pool with etcd an
 NO_WORKER = "rke-aws:nodePools: no node can run workloads; add a pool with the worker role and count >= 1"
 BYO_KEYS = "vpcId, publicSubnetIds, privateSubnetIds"
 TOP_KEYS = ("distribution, clusterId, network, access, nodePools, kubernetesVersion, ccm, controlPlane, etcdBackup, addons, proxy, "
-            "rancher, ingress, hardening, kubeconfig, tags, allowUninstall, protectServers, confirmClusterState")
+            "rancher, ingress, rotation, hardening, kubeconfig, tags, allowUninstall, protectServers, confirmClusterState")
 NAT_NONE = (
     "rke-aws:nodePools[{i}].subnet: 'private' needs a way out for the bootstrap downloads, but "
     "network.natGateways is none; use single or perAz, or subnet public"

@@ -231,7 +231,7 @@ class Nodes(pulumi.ComponentResource):
             "rootVolumeGb": inst.root_block_device.apply(_volume_size),
             stale.WANTED: self.wanted[node.name],
             # The initialising server (RKE2): rotated last, and only while another server answers.
-            **({"firstServer": True} if node.is_first_server else {}),
+            "firstServer": node.is_first_server,
             # Spot only (history.py reads them back): the node's persistent request, so a duplicate it
             # launched can be found and the request cancelled (README "Spot worker pools"), and the end
             # date EC2 reports for it (empty: it lasts until cancelled).

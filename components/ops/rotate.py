@@ -322,6 +322,7 @@ class Rotation:
                 self.wait_healthy(outputs, batch)
                 if any(v.is_etcd for v in batch):
                     self.check_quorum(outputs, batch[0])
+                self.check_api(outputs, batch)
                 self.rotate(batch, outputs)
                 took = self.clock.now() - self.step.started
                 summary.rotated += [(v.label, took) for v in batch]
@@ -485,6 +486,20 @@ class Rotation:
                        "Nothing was changed in this step. A cluster with fewer than three servers cannot lose one "
                        "without losing etcd quorum: add servers first, or replace it by hand accepting the outage "
                        "(README 'Replacing nodes deliberately')")
+
+    def check_api(self, outputs: Mapping[str, Any], batch: Sequence[NodeView]) -> None:
+        """A control-plane server goes only while another one serves the API (and answers joins)."""
+        if not any("controlplane" in (v.out.get("roles") or ()) for v in batch):
+            return
+        names = {v.name for v in batch}
+        others = [v for v in self.views(outputs) if v.name not in names and "controlplane" in (v.out.get("roles") or ())
+                  and is_ready(v.live)]
+        if not others:
+            label = ", ".join(v.label for v in batch)
+            raise Stop(f"before {label}", "no other control-plane server is Ready: the API server and the joins of "
+                       "the new node would have no one to answer them",
+                       "Nothing was changed in this step. Add a control-plane server first (or replace this one by hand "
+                       "accepting the outage: README 'Replacing nodes deliberately')")
 
     # ---- one step ----
     def rotate(self, batch: list[NodeView], outputs: Mapping[str, Any]) -> None:
