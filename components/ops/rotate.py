@@ -56,7 +56,10 @@ ROOT = Path(__file__).resolve().parents[2]  # the Pulumi project (Pulumi.yaml)
 # On a Node this rotation cordoned: "<holder> <unix time>" (resume finds it; a new Node never has it).
 ROTATION_ANNOTATION = "rke-aws/rotation"
 LEASE_NAME = "rke-aws-rotation"
-LEASE_SECONDS = 120  # a holder that stops renewing loses the lease after this
+# A holder that stops renewing loses the lease after this; longer than one node's `pulumi up` (the lease is
+# renewed between waits, not during the update), so a live rotation never loses it mid-step.
+LEASE_SECONDS = 600
+LEASE_RENEW_SECONDS = 60
 # kops' defaults (cmd/kops/rolling-update_cluster.go; pkg/instancegroups): drain timeout 15 min, eviction
 # retry 5 s, validation timeout 15 min; RKE2 removes an etcd member within its 1 min member-removal timeout
 # (k3s pkg/etcd/etcd.go memberRemovalTimeout), retried by the controller.
@@ -292,7 +295,7 @@ class Rotation:
 
     def sleep(self, seconds: float) -> None:
         self.clock.sleep(seconds)
-        if self.clock.now() - self._lease_renewed >= LEASE_SECONDS / 3:
+        if self.clock.now() - self._lease_renewed >= LEASE_RENEW_SECONDS:
             self._take_lease()
 
     # ---- the whole run ----
@@ -422,8 +425,8 @@ class Rotation:
         skip = {v.name for v in batch}
         problems = []
         for v in views:
-            if v.name in skip:
-                continue
+            if v.name in skip or self.in_progress(v):
+                continue  # this step's, or one an earlier rotation started (finished in a later step)
             if v.live is None:
                 problems.append(f"{v.label} has no Node (not registered, or deleted)")
             elif terminating(v.live):
@@ -916,6 +919,9 @@ def main(argv: list[str] | None = None) -> int:
     except (EngineBusy, EngineFailed) as err:
         print(f"error: {_last_lines(str(err))}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("interrupted before the rotation started: nothing was changed", file=sys.stderr)
+        return 130
     return 0
 
 
