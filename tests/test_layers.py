@@ -13,7 +13,8 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "components"
 # Lowest first. The package root (components/__init__.py) exports the top.
-LAYERS = ("settings", "plan", "node", "aws", "cluster", "rke_cluster")
+# ops: what drives a running stack from a workstation (rotation), over the plan layer's pure functions.
+LAYERS = ("settings", "plan", "node", "aws", "cluster", "ops", "rke_cluster")
 
 
 def modules() -> dict[str, pathlib.Path]:

@@ -82,7 +82,7 @@ class PreviousNode:
     spot_valid_until: str | None = None
     # What runs, by attribute (image, instance type, boot digest, root volume: plan/stale.py); None
     # where these outputs do not record it.
-    running: Mapping[str, Any] = field(default_factory=dict)
+    running: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def key(self) -> tuple[str, int]:
