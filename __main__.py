@@ -6,7 +6,7 @@ The stack's configuration and last outputs, resolved into one spec before anythi
 
 import pulumi
 
-from components import RkeCluster, load_spec
+from rke_aws import RkeCluster, load_spec
 
 spec = load_spec()
 cluster = RkeCluster(spec.config.cluster_id, spec)

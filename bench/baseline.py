@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from offline.harness import ProgramRun
+from rke_aws_offline.engine.harness import ProgramRun
 
 PROVIDER_PREFIX = "pulumi:providers:"
 

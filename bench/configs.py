@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 
-from components.plan.network import default_subnet_cidr
-from components.plan.nodes import block_capacity
-from components.settings.config import MAX_POOL_BLOCKS
-from offline import harness
+from rke_aws.plan.network import default_subnet_cidr
+from rke_aws.plan.nodes import block_capacity
+from rke_aws.settings import stackfile
+from rke_aws.settings.config import MAX_POOL_BLOCKS
 
 DISTRIBUTIONS = ("rke", "rke2")
 REGION = "us-west-2"
@@ -50,7 +50,7 @@ def node_pools(n: int) -> list[dict]:
 
 
 def stack_config(distribution: str, n: int, kubeconfig: bool = True) -> dict[str, str]:
-    """The flat config map the engine would hand the program (as offline.harness.flatten_config makes it)."""
+    """The flat config map the engine would hand the program (as offline.stackfile.flatten_config makes it)."""
     cfg = {
         "aws:region": REGION,
         "rke-aws:distribution": distribution,
@@ -62,7 +62,7 @@ def stack_config(distribution: str, n: int, kubeconfig: bool = True) -> dict[str
     }
     if kubeconfig:
         # Secret, as `pulumi config set --secret` stores it: the program refuses a plain-text kubeconfig.
-        cfg["rke-aws:kubeconfig"] = harness.secret(KUBECONFIG)
+        cfg["rke-aws:kubeconfig"] = stackfile.secret(KUBECONFIG)
     return cfg
 
 

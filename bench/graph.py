@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from offline.harness import ProgramRun, Registration
+from rke_aws_offline.engine.harness import ProgramRun, Registration
 
 from .baseline import provider_urn
 

@@ -7,8 +7,8 @@ Mid-range values; each line says where the number comes from. Component resource
 
 from __future__ import annotations
 
-# type -> (seconds, source / justification): declared with each type in offline/resource_types.py.
-from offline.resource_types import CREATE_SECONDS  # noqa: E402
+# type -> (seconds, source / justification): declared with each type in offline/engine/resource_types.py.
+from rke_aws_offline.engine.resource_types import CREATE_SECONDS  # noqa: E402
 
 # Unlisted custom types: a single API call plus a read-back.
 DEFAULT_SECONDS = 3.0

@@ -1,7 +1,7 @@
 """rke-aws offline bench (issue 8): `make bench`, or `python -m bench [--write] [--quick]`.
 
 For N in SIZES nodes and both distributions it
-1. times the offline evaluation of `__main__.py` (offline.harness.run_program under AwsLikeMocks)
+1. times the offline evaluation of `__main__.py` (rke_aws_offline.engine.harness.run_program under AwsLikeMocks)
    against two baselines that register the same resources through the same harness and mocks:
    `baseline` with the provider SDKs' classes (pulumi_aws.ec2.Instance, ...) and `floor` with plain
    `pulumi.CustomResource`s, neither with components, validation, planning or outputs;
@@ -365,7 +365,7 @@ def report(cases: list[Case], what_if_rows: list[str], prof: list[str], elapsed:
     w("")
     w("## 1. Offline evaluation: program vs baselines")
     w("")
-    w("Median wall seconds of one `offline.harness.run_program` evaluation (min–max). Same harness, mocks and "
+    w("Median wall seconds of one `rke_aws_offline.engine.harness.run_program` evaluation (min–max). Same harness, mocks and "
       "process for all three, runs interleaved, previous run's garbage collected before each timed run. "
       "**baseline**: the program's resources (same types, names, inputs, secrets, options, dependency edges; "
       "checked below) registered with the provider SDK classes (`pulumi_aws.ec2.Instance`, ...) by "

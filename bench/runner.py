@@ -1,6 +1,6 @@
 """Run a main program (the real `__main__.py` or the bench's baseline) through the offline harness.
 
-`offline.harness.run_program(main=...)` evaluates the given module, so the baseline goes through
+`rke_aws_offline.engine.harness.run_program(main=...)` evaluates the given module, so the baseline goes through
 exactly the same machinery as the program: the same `_RecordingMonitor`, `AwsLikeMocks`, config
 handling, runpy execution and output resolution.
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 
 from pulumi.runtime import settings
 
-from offline import harness
-from offline.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 
 PROGRAM_MAIN = harness.MAIN
 

@@ -1,12 +1,14 @@
-"""rke-aws as a library: `from components import RkeCluster, load_spec` (README, "Using RkeCluster from
-another program"). Imported lazily, so the pure layers (components.settings, components.plan.names, ...)
+"""rke-aws as a library: `from rke_aws import RkeCluster, load_spec` (README, "Using RkeCluster from
+another program"). Imported lazily, so the pure layers (rke_aws.settings, rke_aws.plan.names, ...)
 stay importable without loading the Pulumi providers."""
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["ClusterSpec", "RkeCluster", "load_spec", "resolve"]
+from ._version import __version__
+
+__all__ = ["ClusterSpec", "RkeCluster", "__version__", "load_spec", "resolve"]
 
 
 def __getattr__(name: str) -> Any:
@@ -18,4 +20,4 @@ def __getattr__(name: str) -> Any:
         from .plan import spec
 
         return getattr(spec, name)
-    raise AttributeError(f"module 'components' has no attribute {name!r}")
+    raise AttributeError(f"module 'rke_aws' has no attribute {name!r}")

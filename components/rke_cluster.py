@@ -6,7 +6,7 @@ Existing stacks keep their resources: the components were children of the stack 
 of this one, and each carries an alias to that parent (the engine then finds every child of theirs too:
 pulumi/pulumi pkg/resource/deploy/step_generator.go generateAliases / inheritedChildAlias; the Python
 SDK sends alias specs, sdk/python/lib/pulumi/runtime/resource.py prepare_aliases, and leaves the
-children's inherited aliases to the engine). tests/test_urns.py checks it for every stack.
+children's inherited aliases to the engine). tests/program/test_urns.py checks it for every stack.
 """
 
 from __future__ import annotations

@@ -5,10 +5,10 @@
   README.md                         the configuration reference table (between its markers)
   Pulumi.yaml                       the declared scalar keys (between its markers)
 
-    python -m offline.schema           # check: exit 1 and name what is out of date
-    python -m offline.schema --write   # rewrite all of it (and add a missing $schema line to stack files)
+    python -m rke_aws_offline.schema           # check: exit 1 and name what is out of date
+    python -m rke_aws_offline.schema --write   # rewrite all of it (and add a missing $schema line to stack files)
 
-tests/test_schema.py fails when any of them drifts from the model.
+tests/tooling/test_schema.py fails when any of them drifts from the model.
 """
 
 from __future__ import annotations
@@ -23,11 +23,10 @@ from typing import Any
 
 import yaml
 
-from components.settings import model
-from components.settings.config import EMPTY_MEANS_DEFAULT, KNOWN_NAMESPACES, REGION_RE, STRING_KEYS
-from components.settings.patterns import int_set_regex, whole
-
-from .stacks import STACKS_DIR
+from rke_aws.settings import model
+from rke_aws.settings.config import EMPTY_MEANS_DEFAULT, KNOWN_NAMESPACES, REGION_RE, STRING_KEYS
+from rke_aws.settings.patterns import int_set_regex, whole
+from rke_aws_offline.engine.stacks import STACKS_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_PATH = ROOT / "schema" / "stack-config.schema.json"
@@ -83,7 +82,7 @@ def _as_written(node: Any) -> Any:
 
 
 def _text_forms(prop: dict[str, Any]) -> dict[str, Any]:
-    """A property with the text forms the program also takes (config_model._numeric_string,
+    """A property with the text forms the program also takes (settings/model.py _numeric_string,
     _boolean_string: ASCII digits without leading zeros, six spellings of a boolean)."""
     if prop.get("type") == "integer" and "enum" in prop:
         text = {"type": "string", "pattern": whole(int_set_regex(prop["enum"]))}

@@ -1,7 +1,7 @@
 """Golden plans: tests/snapshots/<stack>.json is `make plan-json` of each stack, against the emulated account.
 
-`make snapshots` (python -m offline.snapshots) rewrites them; `--check` only compares and prints a
-unified diff per stack that changed (tests/test_snapshots.py does the same). The files hold no
+`make snapshots` (python -m rke_aws_offline.snapshots) rewrites them; `--check` only compares and prints a
+unified diff per stack that changed (tests/emulated/test_snapshots.py does the same). The files hold no
 timestamps; keys are sorted and IDs come from the seeded emulator, so a diff is a real change.
 """
 
@@ -12,7 +12,8 @@ import difflib
 import sys
 from pathlib import Path
 
-from . import harness, plan_report
+from rke_aws_offline.engine import harness
+from rke_aws_offline.report import plan_report
 
 SNAPSHOT_DIR = harness.ROOT / "tests" / "snapshots"
 

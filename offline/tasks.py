@@ -1,7 +1,8 @@
 """The project's commands, runnable with nothing but `python3` (and its venv module) installed.
 
     python3 -m offline.tasks setup                  # the pinned dependency set (uv.lock) into .venv
-    python3 -m offline.tasks test [pytest args]     # ruff, mypy (pure layers), then the whole test suite, offline
+    python3 -m offline.tasks test [pytest args]     # ruff, import-linter, mypy, then the whole test suite, offline
+    python3 -m offline.tasks test --fast [args]     # ruff, then the unit tier (tests/unit) in one process
     python3 -m offline.tasks plan <stack> [--json]  # what a stack would create, against an emulated account
     python3 -m offline.tasks snapshots              # rewrite tests/snapshots/*.json
     python3 -m offline.tasks doctor <stack> [...]   # check an AWS account for what the CCM needs
@@ -11,7 +12,8 @@
     python3 -m offline.tasks rotate <stack> [...]   # replace stale nodes one at a time (README "Patching nodes by rotation")
     python3 -m offline.tasks schema [--write]       # check / regenerate what comes from the config model
 
-Everything but the bootstrap runs inside the uv-managed virtualenv `.venv`. uv itself is taken from
+Everything but the bootstrap runs inside the uv-managed virtualenv `.venv`, where the repository is installed
+as the package rke-aws (editable): its `rke-aws` command, `rke_aws` and `rke_aws_offline`. uv itself is taken from
 PATH when present; otherwise it is installed once into `.tools/` (a private venv) from PyPI, because
 Debian 12 and Ubuntu 24.04 refuse `pip install` into the system Python (PEP 668). This file uses the
 standard library only: it is what runs before any dependency exists. `make <task>` calls it too.
@@ -38,19 +40,23 @@ SUPPORTED_PYTHON = ((3, 11), (3, 13))
 IN_VENV = {
     # Every core (pytest-xdist): the suite is CPU-bound and its tests share no process state.
     "test": ["python", "-m", "pytest", "-n", "auto"],
-    "plan": ["python", "-m", "offline.plan_report"],
-    "snapshots": ["python", "-m", "offline.snapshots"],
-    "doctor": ["python", "-m", "tools.doctor"],
+    "plan": ["rke-aws", "plan"],
+    "snapshots": ["rke-aws", "snapshots"],
+    "doctor": ["rke-aws", "doctor"],
     "bench": ["python", "-m", "bench"],
-    "diff": ["python", "-m", "offline.diff"],
-    "kubeconfig": ["python", "-m", "tools.kubeconfig"],
-    # Real backend and AWS (Automation API) and the cluster's API server: components/ops/rotate.py.
-    "rotate": ["python", "-m", "components.ops.rotate"],
-    "schema": ["python", "-m", "offline.schema"],
+    "diff": ["rke-aws", "diff"],
+    "kubeconfig": ["rke-aws", "kubeconfig"],
+    # Real backend and AWS (Automation API) and the cluster's API server: rke_aws.ops.rotate.
+    "rotate": ["rke-aws", "rotate"],
+    "schema": ["rke-aws", "schema"],
 }
 TASKS = ("setup", *IN_VENV)
-# Run by `test` before pytest.
-LINTERS = (["ruff", "check", "--quiet", "."], ["mypy"])
+# Run by `test` before pytest: lint (pyproject [tool.ruff]), the import contracts ([tool.importlinter]) and
+# the types ([tool.mypy]). `test --fast` runs ruff alone, then the unit tier.
+LINTERS = (["ruff", "check", "--quiet", "."], ["lint-imports", "--no-cache"], ["mypy"])
+FAST_LINTERS = LINTERS[:1]
+# The inner loop: the unit tier (tests/conftest.py marks each test by its directory), in this process.
+FAST_TEST = ["python", "-m", "pytest", "-m", "unit", "-n", "0"]
 
 
 def _say(msg: str) -> None:
@@ -132,13 +138,18 @@ def run(task: str, args: list[str]) -> int:
         install_node_tools()
     if task == "setup":
         return 0
+    command = IN_VENV[task]
     if task == "test":
-        # Lint (pyproject.toml [tool.ruff]) and the pure layers' types ([tool.mypy]) first: both in seconds.
-        for check in LINTERS:
+        fast = "--fast" in args
+        if fast:
+            args = [a for a in args if a != "--fast"]
+            command = FAST_TEST
+        # Lint, the import contracts and the types first: each in seconds.
+        for check in FAST_LINTERS if fast else LINTERS:
             code = subprocess.run([*uv, "run", "--frozen", "--no-sync", *check], cwd=ROOT, env=env).returncode
             if code != 0:
                 return code
-    return subprocess.run([*uv, "run", "--frozen", "--no-sync", *IN_VENV[task], *args], cwd=ROOT, env=env).returncode
+    return subprocess.run([*uv, "run", "--frozen", "--no-sync", *command, *args], cwd=ROOT, env=env).returncode
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -268,7 +268,7 @@ def validate_instance_profile(args: ResourceValidationArgs, report: ReportViolat
 # "The internet" is more than any one organisation holds. IPv4: more public addresses than a /8
 # (the largest block a registry ever assigned to one holder; the same threshold as the program's
 # access.adminCidrs, components/settings/model.py WORLD_ADMIN_PUBLIC_ADDRESSES, held equal by
-# tests/test_hostile.py). IPv6: more of the global unicast space (2000::/3) than a /19, the
+# tests/program/test_hostile.py). IPv6: more of the global unicast space (2000::/3) than a /19, the
 # largest allocations registries make. 0.0.0.0/1 + 128.0.0.0/1 is the internet in pieces.
 WORLD_IPV4_ADDRESSES = 1 << 24
 WORLD_IPV6_ADDRESSES = 1 << (128 - 19)

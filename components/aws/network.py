@@ -36,7 +36,7 @@ class Network(pulumi.ComponentResource):
     subnet_ids: dict[str, pulumi.Output[str]]
     # Per subnet key, what a node there must wait for: the reservation of its address and its
     # subnet's route table. Not the NAT gateway (the slowest resource, ~105 s): a private node's
-    # boot script retries its downloads for 15 minutes instead (bootstrap.RETRY_SECONDS).
+    # boot script retries its downloads for 15 minutes instead (node/scripts.py RETRY_SECONDS).
     node_dependencies: dict[str, list[pulumi.Resource]]
 
     def __init__(self, name: str, args: NetworkArgs, opts: pulumi.ResourceOptions | None = None):
@@ -87,7 +87,7 @@ class Network(pulumi.ComponentResource):
             )
             self.subnet_ids[plan.key] = subnets[plan.key].id
             # Explicit reservation: AWS never auto-assigns these addresses (NAT gateways, load
-            # balancer interfaces), so the node addresses planned in node_plan.py stay free.
+            # balancer interfaces), so the node addresses planned in plan/nodes.py stay free.
             reservations[plan.key] = aws.ec2.SubnetCidrReservation(
                 f"{sname}-nodes",
                 subnet_id=subnets[plan.key].id,

@@ -1,7 +1,7 @@
 """Cluster nodes: one EC2 instance per planned node, booted into RKE1 or RKE2.
 
 Instances are individual resources, not an autoscaling group: RKE1 needs a static node list
-and every node's name must be known before apply (see node_plan.py).
+and every node's name must be known before apply (see plan/nodes.py).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Manifest mode (RKE2, `ccm.install: manifest`): the cluster's manifests as SSM parameters.
 
 Every server mirrors the parameters under `manifest_path(cluster_id)` into RKE2's manifests
-directory at boot and every few minutes after (bootstrap.manifest_sync_script), so a changed
+directory at boot and every few minutes after (node/scripts.py manifest_sync_script), so a changed
 manifest (CCM values, the CCM image on an upgrade, upgrade Plans) reaches servers that are already
 running, whose user data is never read again, and all servers hold the same files: RKE2 applies
 the manifests directory of every server, and differing copies would undo each other.

@@ -129,7 +129,7 @@ def gzip_user_data(text: str) -> bytes:
 
 def encode_user_data(text: str) -> str:
     """What the instance's `user_data_base64` input carries: the gzip payload, base64-encoded (the
-    provider sends it to RunInstances as given). offline/review.py decodes it for reviewers."""
+    provider sends it to RunInstances as given). offline/report/review.py decodes it for reviewers."""
     return base64.b64encode(gzip_user_data(text)).decode()
 
 

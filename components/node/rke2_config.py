@@ -1,7 +1,7 @@
 """RKE2's /etc/rancher/rke2/config.yaml for each node, and what hardening adds to it. Pure.
 
 RKE2 ignores configuration keys it does not know (with a warning), so the tests check every key
-written here against RKE2's own lists (tests/rke2_keys.py, from rancher/rke2's sources)."""
+written here against RKE2's own lists (tests/support/rke2_keys.py, from rancher/rke2's sources)."""
 
 from __future__ import annotations
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -12,6 +13,7 @@ from ..plan.names import KUBE_API_PORT, MANIFEST_PREFIX, RKE2_SUPERVISOR_PORT
 from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
 from ..settings import versions
+from . import airgap_artifacts, os_images, registries
 from .rke1_cluster import RKE_KERNEL_MODULES
 from .rke2_config import (
     CIS_SYSCTL_SOURCES,
@@ -84,6 +86,26 @@ _RKE_SH = fragment("rke")
 _PROXY_SH = fragment("proxy")
 
 
+_IDENTITY_SH = fragment("identity")
+
+
+def identity_step(key_parameter: str | None, trusted_parameter: str | None, key_dir: str, key_file: str,
+                  trusted_file: str) -> tuple[dict[str, str], tuple[str, ...]]:
+    """A server boot script's settings and body for the service-account issuer's keys
+    (components/plan/identity_apiserver.py names the files): the signing key (SecureString) and the trusted
+    public keys, fetched before RKE2 starts; None skips a file. Not used while the issuer is off."""
+    if key_parameter is None and trusted_parameter is None:
+        return {}, ()
+    settings = {
+        "IDENTITY_DIR": key_dir,
+        "IDENTITY_KEY_REQUEST": _get_request(key_parameter, True) if key_parameter else "",
+        "IDENTITY_KEY_FILE": key_file,
+        "IDENTITY_TRUSTED_REQUEST": _get_request(trusted_parameter, True) if trusted_parameter else "",
+        "IDENTITY_TRUSTED_FILE": trusted_file,
+    }
+    return settings, (_IDENTITY_SH,)
+
+
 # The SSM agent's unit on Ubuntu (installed as a snap); its proxy drop-in is cloud_init.SSM_AGENT_PROXY_DROP_IN.
 SSM_AGENT_UNIT = "snap.amazon-ssm-agent.amazon-ssm-agent.service"
 
@@ -129,7 +151,8 @@ def _get_request(name: str, decrypt: bool) -> str:
     return json.dumps({"Name": name, "WithDecryption": decrypt})
 
 
-def rke2_boot_script(node: PlannedNode, boot: Rke2Boot) -> str:
+def rke2_boot_script(node: PlannedNode, boot: Rke2Boot, steps: NodeSteps | None = None) -> str:
+    """`steps`: the node's OS, air-gap and registry steps (node_steps); None: an Ubuntu node online, as before."""
     server = node.pool.is_server
     agent_token = boot.agent_token_parameter
     token = boot.token_parameter if (server or agent_token is None) else agent_token
@@ -162,9 +185,23 @@ def rke2_boot_script(node: PlannedNode, boot: Rke2Boot) -> str:
         "SYNC": SYNC_PATH,
         "WORK": "/var/lib/rke-aws",
     }
-    proxy_settings, proxy_step = _proxy_step(boot.proxy)
-    return _script("RKE2 node bootstrap: tokens, init-or-join, install, start", {**settings, **proxy_settings},
-                   _RETRY_SH, *proxy_step, _SSM_SH, 'mkdir -p "$ROOT$WORK"\n', _RKE2_SH, proxy=boot.proxy)
+    return rke2_script(settings, boot.proxy, steps)
+
+
+def rke2_script(settings: Mapping[str, Any], proxy: ProxyEnv | None = None, steps: NodeSteps | None = None) -> str:
+    """An RKE2 node's boot script from rke2.sh's settings. Without `steps` the bytes are what every node ran
+    before node_steps existed (its user data, and so its instance, unchanged)."""
+    proxy_settings, proxy_step = _proxy_step(proxy)
+    extra: dict[str, Any] = {}
+    helpers: tuple[str, ...] = ()
+    before: tuple[str, ...] = ()
+    if steps is not None:
+        extra, helpers, before = dict(steps.settings), steps.helpers, steps.before_rke2
+        if steps.install_script_url is not None:
+            extra["INSTALL_SCRIPT_URL"] = steps.install_script_url
+    return _script("RKE2 node bootstrap: tokens, init-or-join, install, start", {**settings, **proxy_settings, **extra},
+                   _RETRY_SH, *proxy_step, _SSM_SH, *helpers, 'mkdir -p "$ROOT$WORK"\n', *before, _RKE2_SH,
+                   proxy=proxy)
 
 
 def manifest_sync_script(boot: Rke2Boot) -> str:
@@ -198,3 +235,127 @@ def rke_boot_script(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = N
     return _script("RKE1 node bootstrap: kernel settings and the Docker engine RKE supports",
                    {**settings, **proxy_settings}, _RETRY_SH, *proxy_step, 'mkdir -p "$ROOT$WORK"\n', _RKE_SH,
                    proxy=proxy)
+
+
+# ---- other operating systems, air-gapped installs, a private registry (issue 35) ---------------------
+# The OS table is components/node/os_images.py; what the bucket holds, components/node/airgap_artifacts.py;
+# registries.yaml, components/node/registries.py.
+
+# SigV4-signed S3 GETs by python3 (RHEL 9's curl 7.76.1 cannot sign S3 requests).
+_S3_SH = fragment("s3")
+
+
+_OS_PREP_SH = fragment("os_prep")
+
+
+_AIRGAP_SH = fragment("airgap")
+
+
+_PREINSTALLED_SH = fragment("preinstalled")
+
+
+_REGISTRIES_SH = fragment("registries")
+
+
+# rke2-selinux for SLE Micro when online: Rancher's repository (rancher/rke2 install.sh do_install_rpm:
+# https://rpm.rancher.io/rke2/<channel>/common/<slemicro>/noarch, channel stable).
+WORK_DIR = "/var/lib/rke-aws"  # rke2.sh's WORK
+
+
+RKE2_SELINUX_REPO = "https://rpm.rancher.io/rke2/stable/common/{infix}/noarch"
+
+
+def ssm_agent_rpm_url(region: str, dns_suffix: str, arch: str) -> str:
+    """The SSM agent's rpm in AWS's bucket of the node's own region (AWS Systems Manager User Guide,
+    agent-install-rhel.md: https://s3.<region>.amazonaws.com/amazon-ssm-<region>/latest/linux_<arch>/...),
+    reachable through the S3 gateway endpoint (same region only). China's suffix: not verified."""
+    return (f"https://s3.{region}.{dns_suffix}/amazon-ssm-{region}/latest/"
+            f"linux_{'arm64' if arch == 'arm64' else 'amd64'}/amazon-ssm-agent.rpm")
+
+
+@dataclass(frozen=True)
+class Airgap:
+    """`airgap`: the artifacts bucket and prefix, or an image that already holds RKE2."""
+    bucket: str
+    prefix: str = ""
+    preinstalled: bool = False
+
+
+@dataclass(frozen=True)
+class NodeSteps:
+    """What an RKE2 node's boot script adds for its OS, an air-gapped install and a registry password:
+    header settings, helper functions (after ssm.sh), steps before rke2.sh, and what rke2.sh downloads
+    as RKE2's install script."""
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    helpers: tuple[str, ...] = ()
+    before_rke2: tuple[str, ...] = ()
+    install_script_url: str | None = None
+
+
+def node_steps(os: str, *, region: str, dns_suffix: str, arch: str, release: str, fips: bool = False,
+               airgap: Airgap | None = None, registry_password_parameter: str | None = None) -> NodeSteps | None:
+    """The steps of a node running `os` (os_images.OS_IMAGES) on `arch` with RKE2 `release`; None when
+    there are none (Ubuntu online without FIPS or registry password: the boot script of before).
+    `registry_password_parameter`: the SecureString holding the registry's password (registries.yaml
+    is then a template, completed at boot)."""
+    image = os_images.OS_IMAGES[os]
+    settings: dict[str, Any] = {}
+    helpers: list[str] = []
+    before: list[str] = []
+    install_url: str | None = None
+    offline = airgap is not None and not airgap.preinstalled
+    if airgap is not None:
+        settings.update({"S3_HOST": f"s3.{region}.{dns_suffix}", "ARTIFACTS_BUCKET": airgap.bucket})
+        helpers.append(_S3_SH)
+    fips_mode = "no"
+    if fips:
+        fips_mode = "switch" if image.fips == "switch" else "check"
+    if os != os_images.DEFAULT_OS or airgap is not None or fips:
+        rpms = airgap_artifacts.rpm_prefix(airgap.prefix, os) if offline and airgap else None
+        settings.update({
+            "OS_NAME": image.title,
+            "BOOTSTRAP": BOOTSTRAP_PATH,
+            "PKG": image.package_manager,
+            "ARTIFACTS_BUCKET": airgap.bucket if airgap else "",
+            "RPM_PREFIX": rpms or "",
+            # where the rpms wait: a transaction does not see /var, but sees /opt (os_prep.sh)
+            "RPM_DIR": "/opt/rke-aws/rpms" if image.transactional else f"{WORK_DIR}/rpms",
+            "DNF_REPOS": "none" if (rpms and image.offline_container_selinux) else "os",
+            "SELINUX_REPO": (RKE2_SELINUX_REPO.format(infix=image.selinux_rpm_infix)
+                             if image.selinux and image.transactional and airgap is None else ""),
+            "SSM_AGENT_RPM_URL": "" if image.ssm_agent_preinstalled else ssm_agent_rpm_url(region, dns_suffix, arch),
+            "SSM_AGENT_UNIT": image.ssm_agent_unit,
+            "NM_KEYFILE": "yes" if image.network_manager else "no",
+            "NM_CLOUD_SETUP": "yes" if image.nm_cloud_setup else "no",
+            "FIREWALLD": "yes" if image.firewalld else "no",
+            "FORWARDING": "yes" if image.wicked else "no",
+            "FIPS": fips_mode,
+            "FIPS_PACKAGE": image.fips_package or "",
+            "DEFAULT_ROUTE": "yes" if airgap is not None else "no",
+            "MAY_REBOOT": "yes" if os_images.may_reboot_at_first_boot(os, fips) else "no",
+        })
+        before.append(_OS_PREP_SH)
+    if airgap is not None and airgap.preinstalled:
+        settings.update({"SELINUX_POLICY": "yes" if image.selinux else "no"})
+        before.append(_PREINSTALLED_SH)
+        install_url = f"file://{WORK_DIR}/preinstalled.sh"  # written by preinstalled.sh: installs nothing
+    elif airgap is not None:
+        settings.update({
+            "RELEASE_PREFIX": airgap_artifacts.release_prefix(airgap.prefix, release),
+            "ARCH": airgap_artifacts.RKE2_ARCH[arch],
+            "ARTIFACT_FILES": " ".join((airgap_artifacts.INSTALL_SCRIPT, *airgap_artifacts.release_files(arch))),
+        })
+        before.append(_AIRGAP_SH)
+        # fetched by airgap.sh with the release's files; curl copies a file:// URL like any other
+        install_url = f"file://{WORK_DIR}/artifacts/{airgap_artifacts.INSTALL_SCRIPT}"
+    if registry_password_parameter is not None:
+        settings.update({
+            "REGISTRIES_TEMPLATE": registries.REGISTRIES_TEMPLATE_PATH,
+            "REGISTRIES": registries.REGISTRIES_PATH,
+            "REGISTRY_PASSWORD_REQUEST": _get_request(registry_password_parameter, True),
+            "REGISTRY_PASSWORD_PLACEHOLDER": registries.PASSWORD_PLACEHOLDER_YAML,
+        })
+        before.append(_REGISTRIES_SH)
+    if not (settings or before):
+        return None
+    return NodeSteps(settings, tuple(helpers), tuple(before), install_url)

@@ -1,1 +1,1 @@
-"""Operations on a running cluster, run from a workstation against the real backend and AWS (rotation)."""
+"""Layer beside the stack: tools for a real account (doctor, kubeconfig, rotation). They read the package, never the offline tooling."""

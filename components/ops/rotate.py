@@ -1,4 +1,4 @@
-"""`python3 -m offline.tasks rotate <stack>`: replace every stale node (components/plan/stale.py), one etcd
+"""`rke-aws rotate <stack>` (`python3 -m offline.tasks rotate <stack>`): replace every stale node (components/plan/stale.py), one etcd
 member at a time, driven to the end through Pulumi's Automation API and the Kubernetes API.
 
 Per step, like kops' rolling update (kubernetes/kops pkg/instancegroups/rollingupdate.go, instancegroups.go):
@@ -38,7 +38,6 @@ Importable without the offline tooling: the engine (Engine) is the Automation AP
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import socket
@@ -893,26 +892,20 @@ def plan_text(outputs: Mapping[str, Any], max_agents: int) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python3 -m offline.tasks rotate", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("stack")
-    ap.add_argument("--kubeconfig", help="admin kubeconfig (default: the stack's `kubeconfig`, else "
-                                         "kubeconfig-<stack>.yaml from `make kubeconfig`)")
-    ap.add_argument("--dry-run", action="store_true", help="show the stale nodes and the order; change nothing")
-    args = ap.parse_args(argv)
+def command(stack: str, kubeconfig: str | None, dry_run: bool, work_dir: Path = ROOT) -> int:
+    """`rke-aws rotate <stack>` (its command line: rke_aws_offline/cli.py): 0 when done, 1 where it stopped."""
     try:
-        engine = AutomationEngine(args.stack)
+        engine = AutomationEngine(stack, work_dir=work_dir)
         config = engine.config()
         max_agents = rotation_settings(config)
-        if args.dry_run:
+        if dry_run:
             print(plan_text(engine.outputs(), max_agents))
             return 0
         try:
-            kube = kubeapi.Kube.from_kubeconfig(kubeconfig_text(args.stack, args.kubeconfig, config))
+            kube = kubeapi.Kube.from_kubeconfig(kubeconfig_text(stack, kubeconfig, config))
         except kubeapi.Unreachable as err:
             raise Stop("before anything changed", str(err), "Nothing was changed; pass a usable --kubeconfig") from None
-        Rotation(engine, kube, max_unavailable_agents=max_agents, stack=args.stack).run()
+        Rotation(engine, kube, max_unavailable_agents=max_agents, stack=stack).run()
     except Stop as stop:
         print(f"error: {stop}", file=sys.stderr)
         return 1
@@ -923,7 +916,3 @@ def main(argv: list[str] | None = None) -> int:
         print("interrupted before the rotation started: nothing was changed", file=sys.stderr)
         return 130
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

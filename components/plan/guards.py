@@ -144,7 +144,7 @@ def etcd_stepping_stone_problems(running: str, version: str) -> list[str]:
     old, new = _etcd(running), _etcd(version)
     if new is None or new[:2] < (3, 6) or (old is not None and old >= versions.ETCD_SAFE_BEFORE_3_6):
         return []
-    # Every known release parses and names its etcd (tests/test_versions.py); `version` is one (`new` is set).
+    # Every known release parses and names its etcd (tests/unit/test_versions.py); `version` is one (`new` is set).
     known = {r: (at, etcd) for r in versions.RKE2_RELEASES
              if (at := parse_version(r)) is not None and (etcd := _etcd(r)) is not None}
     start, target = parse_version(running) or (0, 0, 0, 0), known[version][0]

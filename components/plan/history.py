@@ -19,13 +19,13 @@ Everything but `read()` is pure: tests build `Previous` from a dict of outputs.
 
 from __future__ import annotations
 
-import hashlib
 import ipaddress
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..diagnostics import CONFIRM_CLI_KEY, Statement  # noqa: F401 - part of this module's interface
 from ..settings.model import number
 from . import stale
 
@@ -41,9 +41,6 @@ _VERSION_RE = re.compile(r"^v1\.(\d+)\.(\d+)(?:-rancher(\d+)(?:-(\d+))?|\+rke2r(
 UNKNOWN_PLACEHOLDER = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 _NODE_NAME_RE = re.compile(r"^ip-(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,3})\.")
 CONFIRM_KEY = "rke-aws:confirmClusterState"
-# In commands the key goes bare: the CLI gives a key without a namespace the project's (pulumi/pulumi
-# pkg/cmd/pulumi/config/io.go parseConfigKey), which `pulumi new` may have renamed (config.NAMESPACE).
-CONFIRM_CLI_KEY = "confirmClusterState"
 ENDPOINT_RE = re.compile(r"^api\.([a-z][a-z0-9-]*)\.rke-aws\.internal$")
 
 
@@ -225,7 +222,7 @@ class Previous:
             name, ip = str(raw.get("name")), raw.get("privateIp")
             if ip is None or _unknown(ip):
                 # The instance failed (or its update did): its address is the one its name encodes,
-                # which the program chose itself (node_plan.py).
+                # which the program chose itself (plan/nodes.py).
                 ip = address_in_name(name)
                 if ip is None:
                     unknown.append(f"nodes[{i}].privateIp")
@@ -375,21 +372,6 @@ def read() -> Previous | None:
 
 
 # ---- confirmations ----------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Statement:
-    """Something only the user can vouch for when the cluster cannot be read, and its code."""
-    topic: str
-    text: str
-
-    @property
-    def code(self) -> str:
-        return f"{self.topic}-{hashlib.sha256(self.text.encode()).hexdigest()[:10]}"
-
-    def how(self) -> str:
-        return (f"confirm it: `pulumi config set {CONFIRM_CLI_KEY} {self.code}` (this code confirms exactly: "
-                f"\"{self.text}\") and `pulumi up` again")
-
 
 def parse_codes(value: str | None) -> frozenset[str]:
     return frozenset(c for c in re.split(r"[\s,]+", value or "") if c)

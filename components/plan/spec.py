@@ -192,7 +192,7 @@ class BackupPlan:
     bucket: str
     folder: str
     created: bool  # this program creates (and tags) the bucket
-    etcd_s3: Any = None  # bootstrap.EtcdS3: what the snapshotting nodes are configured with
+    etcd_s3: Any = None  # plan/snapshots.EtcdS3: what the snapshotting nodes are configured with
     notes: tuple[str, ...] = ()
 
 
@@ -299,7 +299,7 @@ def with_combined_confirmation(problems: list[str], observed: Observed) -> list[
     """Each refusal prints `pulumi config set confirmClusterState <its code>`, and each such
     command replaces the value: with more than one code pending (or one pending and others already
     set), running them in turn keeps only the last (review finding 10). One more line gives the
-    value holding all of them, comma-separated (CONFIRM_CODES_PATTERN in config_model.py)."""
+    value holding all of them, comma-separated (CONFIRM_CODES_PATTERN in settings/model.py)."""
     pending = list(dict.fromkeys(c for p in problems for c in _CODE_RE.findall(p)))
     if not pending:
         return problems

@@ -81,7 +81,7 @@ STRING_KEYS = tuple(k for k in SCALAR_KEYS if k not in BOOL_KEYS)
 # etcd: "an etcd cluster probably should have no more than seven nodes" (etcd FAQ, "What is maximum
 # cluster size?"; k3s's maintainers say the same for RKE2/k3s servers, k3s-io/k3s discussions #8082,
 # #9552): every member slows every write. It also bounds user data: each RKE2 server's boot script
-# lists the other servers (PEER_IPS), and EC2 takes 16 KiB of user data (bootstrap.USER_DATA_LIMIT).
+# lists the other servers (PEER_IPS), and EC2 takes 16 KiB of user data (node/cloud_init.py USER_DATA_LIMIT).
 MAX_ETCD_MEMBERS = 7
 MIN_VPC_PREFIX, MAX_VPC_PREFIX = model.MIN_VPC_PREFIX, model.MAX_VPC_PREFIX
 # The in-tree AWS provider was removed in Kubernetes 1.27.
@@ -148,7 +148,7 @@ class _FromModel:
     The dataclass fields below are the typed, derived or cross-checked views components use; any
     other key of `MODEL` reads through from `source`, the model object `parse()` validated (its
     default when the object was built by hand), under its snake_case name, lists as tuples. So a
-    new plain key is one field in model.py (tests/test_config_model_single.py proves it).
+    new plain key is one field in model.py (tests/unit/test_config_model_single.py proves it).
     """
 
     MODEL: ClassVar[type[model.BaseModel]]
@@ -194,7 +194,7 @@ class NodePool(_FromModel):
     subnet: str
     root_volume_gb: int
     ami: str | None
-    ip_block: int | None  # None: assigned at plan time (node_plan.py)
+    ip_block: int | None  # None: assigned at plan time (plan/nodes.py)
     imds_hop_limit: int = DEFAULT_IMDS_HOP_LIMIT
     imds_hop_limit_reason: str | None = None
     market: str = DEFAULT_MARKET  # or "spot" (worker-only pools)
@@ -721,7 +721,7 @@ def node_group_inbound_rules(admin_cidrs: int, endpoint: str, distribution: str 
     """Inbound rules this program puts on the node security group: one for the nodes, two per admin
     CIDR (22 and 6443; security.rule_plans) and, with the NLB endpoint, one per endpoint port
     (9345 and 6443 for RKE2, 6443 for RKE1; endpoint.py). The NLB's own group holds fewer (one per
-    port and one per admin CIDR). tests/test_hostile.py counts the registered rules against it."""
+    port and one per admin CIDR). tests/program/test_hostile.py counts the registered rules against it."""
     ports = (2 if distribution == "rke2" else 1) if endpoint == "nlb" else 0
     return 1 + 2 * admin_cidrs + ports
 
@@ -938,7 +938,7 @@ def _kubernetes_version(p: _Problems, given: str | None, distribution: str | Non
     known = known_releases(distribution)
     if kver not in known and kver != running:
         same = sorted((r for r in known if kubernetes_minor(distribution, r) == minor), key=_release_key)
-        # Every known release parses (tests/test_versions.py); the filter only tells the type checker.
+        # Every known release parses (tests/unit/test_versions.py); the filter only tells the type checker.
         minors = sorted({m for m in (kubernetes_minor(distribution, r) for r in known) if m is not None})
         # A known release of a minor without a CCM image tag is refused unless ccm.image is set
         # (_parse_ccm): the list says so rather than offer it plainly (review finding 9).

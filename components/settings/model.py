@@ -13,7 +13,6 @@ Messages keep the program's style, `rke-aws:<key path>: <value> <what is wrong>;
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 import typing
@@ -27,6 +26,7 @@ from pydantic.fields import FieldInfo
 from pydantic.json_schema import WithJsonSchema
 from pydantic_core import ErrorDetails, PydanticCustomError
 
+from ..diagnostics import suggest
 from . import versions
 from .patterns import ci, cidr_regex, int_set_regex, literal, whole
 
@@ -36,7 +36,7 @@ from .patterns import ci, cidr_regex, int_set_regex, literal, whole
 DEFAULT_AZ_COUNT = 3
 # AWS regions have at most six AZs that are not local zones.
 MAX_AZ_COUNT = 6
-# 65k addresses: room for the 16 subnet slots the layout in network_plan.py carves.
+# 65k addresses: room for the 16 subnet slots the layout in plan/network.py carves.
 DEFAULT_VPC_CIDR = "10.0.0.0/16"
 # One NAT gateway is the cheapest layout that still gives private nodes a way out.
 DEFAULT_NAT: Final = "single"
@@ -63,7 +63,7 @@ DEFAULT_CCM_INSTALL: Final = "helm"
 DEFAULT_KUBERNETES_VERSION = {"rke": versions.RKE_KUBERNETES_VERSION, "rke2": versions.RKE2_VERSION}
 # AWS's EBS gp3 limits.
 MIN_ROOT_GB, MAX_ROOT_GB = 8, 16384
-# Pools are laid out in fixed address blocks per subnet (see node_plan.py).
+# Pools are laid out in fixed address blocks per subnet (see plan/nodes.py).
 MAX_POOL_BLOCKS = 8
 # IMDS hop limit: 1 keeps instance credentials away from pods on the pod network (the CCM runs on
 # the host network); 2 hands the node role to every pod on the node, so it needs a stated reason.
@@ -115,8 +115,9 @@ MIN_SUBNET_PREFIX, MAX_SUBNET_PREFIX = 16, 28
 
 # Security group names may not begin with "sg-" (terraform-provider-aws internal/service/ec2/
 # vpc_security_group.go, name / name_prefix validators); pulumi-aws auto-names every group from its
-# resource name, "<clusterId>-nodes-<suffix>", so such a cluster ID breaks every group.
-CLUSTER_ID_PATTERN = whole(rf"(?!sg-)[a-z][a-z0-9-]{{0,{MAX_CLUSTER_ID - 1}}}")
+# resource name, "<clusterId>-nodes-<suffix>", so such a cluster ID breaks every group. The text `null` is
+# what the CLI hands a program for `clusterId: ~` (config.py refuses it as null): the schema refuses it too.
+CLUSTER_ID_PATTERN = whole(rf"(?!sg-|null$)[a-z][a-z0-9-]{{0,{MAX_CLUSTER_ID - 1}}}")
 POOL_NAME_PATTERN = whole(r"[a-z][a-z0-9-]{0,30}")
 # Release names as Rancher writes them, canonical only (no leading zeros: v1.033.5 and v1.33.05 name
 # no release) and ASCII digits; group 1 is the minor. config.py further accepts only the releases
@@ -320,7 +321,7 @@ class NonEmpty(annotated_types.GroupedMetadata):
 @dataclass(frozen=True)
 class SchemaPattern(annotated_types.GroupedMetadata):
     """A string checked by config.py (its message depends on other keys, or needs more words than
-    a pattern's); the schema still says the form, and tests/test_schema.py holds both to one verdict."""
+    a pattern's); the schema still says the form, and tests/tooling/test_schema.py holds both to one verdict."""
 
     pattern: str
 
@@ -357,7 +358,7 @@ def json_text(value: Any) -> str:
 
 
 NULL_PROBLEM = "is null (YAML `~`, `null` or nothing after the colon); give a value, or remove the key for its default"
-# What the Pulumi CLI hands a program today for a top-level `key: ~` (offline/harness.py says why).
+# What the Pulumi CLI hands a program today for a top-level `key: ~` (offline/engine/harness.py says why).
 EMPTY_PROBLEM = ("is empty (what the Pulumi CLI passes for `key: ~` or nothing after the colon); give a value, or remove "
                  "the key for its default")
 
@@ -930,13 +931,8 @@ def _int_range(info: FieldInfo | None) -> str:
     return f"use an integer from {rng.lo} to {rng.hi}"
 
 
-def closest(key: Any, candidates: Iterable[str]) -> str | None:
-    """The candidate `key` is most likely a typo of (letter case ignored), or None."""
-    if not isinstance(key, str):
-        return None
-    folded = {c.lower(): c for c in candidates}
-    match = difflib.get_close_matches(key.lower(), list(folded), n=1, cutoff=0.6)
-    return folded[match[0]] if match else None
+# The candidate a key is most likely a typo of (letter case ignored), or None.
+closest = suggest
 
 
 def unknown_key_message(key: str, allowed: Iterable[str]) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 # aws-cloud-controller-manager chart (app v1.35.0; kubernetes/cloud-provider-aws charts/
 # aws-cloud-controller-manager/Chart.yaml at 63ec440c, 2026-07-07, still 0.0.11); values in
 # components/plan/ccm_values.py are written against this chart's defaults
-# (../shared/reference/aws-cloud-controller-manager-0.0.11).
+# (tests/data/upstream/aws-cloud-controller-manager-0.0.11).
 CCM_CHART_REPO = "https://kubernetes.github.io/cloud-provider-aws"
 CCM_CHART_NAME = "aws-cloud-controller-manager"
 CCM_CHART_VERSION = "0.0.11"
@@ -201,3 +201,21 @@ def rke2_patch_at_least(version: str, first: Mapping[int, int], from_minor: int)
         return False
     minor, patch = int(m.group(1)), int(m.group(2))
     return minor >= from_minor or (minor in first and patch >= first[minor])
+
+# Workload identity (issue 36, components/plan/identity_*.py). amazon-eks-pod-identity-webhook through the
+# jkroepke chart: jkroepke/helm-charts charts/amazon-eks-pod-identity-webhook/Chart.yaml at 39808e02
+# (2026-08-14): version 2.6.5, appVersion v0.6.17 (aws/amazon-eks-pod-identity-webhook tag v0.6.17,
+# c1be3015). The chart's webhook speaks admission v1beta1; the webhook's HEAD moved to v1 after
+# v0.6.17, so chart and image are pinned together. Values in components/plan/identity_webhook.py.
+POD_IDENTITY_WEBHOOK_CHART_REPO = "https://jkroepke.github.io/helm-charts"
+POD_IDENTITY_WEBHOOK_CHART_NAME = "amazon-eks-pod-identity-webhook"
+POD_IDENTITY_WEBHOOK_CHART_VERSION = "2.6.5"
+POD_IDENTITY_WEBHOOK_IMAGE = "public.ecr.aws/eks/amazon-eks-pod-identity-webhook:v0.6.17"
+
+# AWS Load Balancer Controller: aws/eks-charts stable/aws-load-balancer-controller/Chart.yaml at
+# 52396092 (2026-08-03): version 3.5.0, appVersion v3.5.0; its IAM policy is vendored from
+# kubernetes-sigs/aws-load-balancer-controller tag v3.5.0 (components/plan/upstream/).
+LOAD_BALANCER_CONTROLLER_CHART_REPO = "https://aws.github.io/eks-charts"
+LOAD_BALANCER_CONTROLLER_CHART_NAME = "aws-load-balancer-controller"
+LOAD_BALANCER_CONTROLLER_CHART_VERSION = "3.5.0"
+LOAD_BALANCER_CONTROLLER_IMAGE = "public.ecr.aws/eks/aws-load-balancer-controller:v3.5.0"

@@ -9,10 +9,11 @@ import json
 
 import pytest
 
-from components.aws import nodes
-from components.plan import stale
-from components.settings import versions
-from offline import harness, plan_report
+from rke_aws.aws import nodes
+from rke_aws.plan import stale
+from rke_aws.settings import versions
+from rke_aws_offline.engine import harness
+from rke_aws_offline.report import plan_report
 from tests.support import rotation as rot
 from tests.support.offline_engine import INSTANCE, HarnessEngine
 
@@ -85,7 +86,7 @@ def test_a_targeted_replacement_takes_what_is_wanted(base):
 
 
 def test_an_edited_boot_script_makes_every_node_stale(base, monkeypatch):
-    from components.node import scripts
+    from rke_aws.node import scripts
 
     monkeypatch.setattr(scripts, "_RKE2_SH", scripts._RKE2_SH + "\n# a new step\n")
     engine = _engine(base)

@@ -1,4 +1,4 @@
-"""The stack for rotation tests: the offline harness (offline/harness.run_program) stands in for the Pulumi
+"""The stack for rotation tests: the offline harness (offline/engine/harness.py run_program) stands in for the Pulumi
 engine behind components/ops/rotate.py's Engine interface, and drives a FakeCluster's machines.
 
 Each update evaluates the program with the stack's last outputs, as the engine hands them to it, and
@@ -18,9 +18,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from components.ops import rotate
-from offline import harness
-from offline.fake_aws import AwsLikeMocks, _hex
+from rke_aws.ops import rotate
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import AwsLikeMocks, _hex
 
 from .fake_kube import FakeCluster
 

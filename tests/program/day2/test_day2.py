@@ -1,0 +1,273 @@
+"""Day 2: what the next `pulumi up` does to running nodes. Each test evaluates a stack, then the
+changed config with the first run's outputs as the stack's last outputs (what the engine's
+readStackOutputs answers), and compares the registrations before and after.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+import yaml
+
+from rke_aws.settings import versions
+from rke_aws_offline.engine import harness
+from tests.support.configs import set_key
+from tests.support.day2 import INSTANCE, KUBECONFIG, by_name, changed_instances, pools, refused, run
+
+SUBNET = "aws:ec2/subnet:Subnet"
+
+
+def network(config: dict) -> dict:
+    return json.loads(config["rke-aws:network"])
+
+
+@pytest.fixture
+def prod() -> dict:
+    """rke2-prod without a kubeconfig, whatever the user set (the scenarios add one where they need it)."""
+    config = harness.stack_config("rke2-prod")
+    config.pop("rke-aws:kubeconfig", None)
+    return config
+
+
+# ---- stable placement ---------------------------------------------------------------------------
+
+def test_adding_a_zone_moves_nothing_and_new_nodes_fill_it(prod):
+    before = run(prod)
+    cfg = set_key(copy.deepcopy(prod), "network", {**network(prod), "availabilityZones": 4})
+    p = pools(cfg)
+    p[1]["count"] += 1
+    set_key(cfg, "nodePools", p)
+    after = run(cfg, before)
+    assert changed_instances(before, after) == {}
+    old_subnets, new_subnets = by_name(before, SUBNET), by_name(after, SUBNET)
+    assert all(new_subnets[n].inputs == s.inputs for n, s in old_subnets.items()), "an existing subnet changed"
+    added = set(by_name(after, INSTANCE)) - set(by_name(before, INSTANCE))
+    assert added == {"rke2-prod-agents-3"}, added
+    node = next(n for n in after.outputs["nodes"] if n["pool"] == "agents" and n["index"] == 3)
+    assert node["availabilityZone"] == "us-west-2d", "the new node did not go to the empty zone"
+
+
+@pytest.mark.parametrize("where", [0, 1, 2])
+def test_inserting_a_pool_anywhere_moves_nothing(prod, where):
+    before = run(prod)
+    p = pools(prod)
+    p.insert(where, {"name": "gpu", "roles": ["worker"], "count": 2, "instanceType": "g5.xlarge"})
+    after = run(set_key(copy.deepcopy(prod), "nodePools", p), before)
+    assert changed_instances(before, after) == {}
+    assert set(by_name(after, INSTANCE)) - set(by_name(before, INSTANCE)) == {"rke2-prod-gpu-0", "rke2-prod-gpu-1"}
+    used = {n["ipBlock"] for n in before.outputs["nodes"]}
+    gpu_blocks = {n["ipBlock"] for n in after.outputs["nodes"] if n["pool"] == "gpu"}
+    assert gpu_blocks and not gpu_blocks & used, f"the new pool took a running pool's block: {gpu_blocks} vs {used}"
+
+
+def test_reordering_pools_and_zones_moves_nothing(prod):
+    cfg = set_key(copy.deepcopy(prod), "network", {**network(prod), "availabilityZones": ["us-west-2a", "us-west-2b", "us-west-2c"]})
+    before = run(cfg)
+    later = set_key(copy.deepcopy(cfg), "nodePools", list(reversed(pools(cfg))))
+    set_key(later, "network", {**network(cfg), "availabilityZones": ["us-west-2c", "us-west-2a", "us-west-2b"]})
+    after = run(later, before)
+    assert changed_instances(before, after) == {}
+    assert {n: s.inputs for n, s in by_name(after, SUBNET).items()} == {n: s.inputs for n, s in by_name(before, SUBNET).items()}
+
+
+def test_new_stack_layout_is_round_robin_over_zones(prod):
+    """Without history, placement is what it always was: node j in zone j mod #zones."""
+    r = run(prod)
+    for pool in pools(prod):
+        zones = [n["availabilityZone"] for n in r.outputs["nodes"] if n["pool"] == pool["name"]]
+        assert zones == ["us-west-2a", "us-west-2b", "us-west-2c"][:len(zones)], zones
+
+
+def test_running_pool_keeps_its_block_against_ipblock(prod):
+    before = run(prod)
+    p = pools(prod)
+    block = next(n["ipBlock"] for n in before.outputs["nodes"] if n["pool"] == p[1]["name"])
+    p[1]["ipBlock"] = block + 3
+    message = refused(set_key(copy.deepcopy(prod), "nodePools", p), before)
+    assert f"rke-aws:nodePools[1].ipBlock: {block + 3}, but pool 'agents' runs in block {block}" in message
+
+
+def test_changing_a_running_pools_tier_is_refused(prod):
+    before = run(prod)
+    p = pools(prod)
+    p[1]["subnet"] = "public"
+    message = refused(set_key(copy.deepcopy(prod), "nodePools", p), before)
+    assert "rke-aws:nodePools[1].subnet: 'public', but pool 'agents' runs in private subnets" in message
+
+
+# ---- the quorum guard ----------------------------------------------------------------------------
+
+def test_three_to_one_servers_is_refused_with_the_procedure(prod):
+    before = run(prod)
+    p = pools(prod)
+    p[0]["count"] = 1
+    message = refused(set_key(copy.deepcopy(prod), "nodePools", p), before)
+    assert "this update would take 2 of the 3 etcd members away at once" in message, message
+    # It names the members that go, as their node names, and not the one that stays.
+    servers = [n for n in before.outputs["nodes"] if "etcd" in n["roles"]]
+    stays, go = servers[0]["name"], [n["name"] for n in servers[1:]]
+    assert all(f"{name} (deleted)" in message for name in go) and stays not in message, message
+    assert "one member per `pulumi up`" in message and "etcd snapshot" in message, message
+
+
+def test_three_to_two_servers_is_allowed(prod):
+    before = run(prod)
+    p = pools(prod)
+    p[0]["count"] = 2
+    after = run(set_key(copy.deepcopy(prod), "nodePools", p), before)
+    assert set(by_name(before, INSTANCE)) - set(by_name(after, INSTANCE)) == {"rke2-prod-servers-2"}
+    assert changed_instances(before, after) == {}
+
+
+def test_a_change_that_replaces_every_etcd_member_is_refused():
+    cfg = harness.stack_config("rke-prod")
+    before = run(cfg)
+    later = set_key(copy.deepcopy(cfg), "access", {**json.loads(cfg["rke-aws:access"]), "sshKeyName": "rotated"})
+    message = refused(later, before)
+    assert "3 of the 3 etcd members" in message and "(replaced)" in message, message
+
+
+def test_a_new_server_type_stops_no_running_server_and_says_how_to_roll(prod):
+    """EC2 changes an instance type by stopping the instance, and Pulumi would update every server at
+    once: running servers must not take the new type in an update, only when replaced one by one."""
+    before = run(prod)
+    p = pools(prod)
+    old_type, p[0]["instanceType"] = p[0]["instanceType"], "m6i.2xlarge"
+    after = run(set_key(copy.deepcopy(prod), "nodePools", p), before)
+    servers = [n["name"] for n in before.outputs["nodes"] if "etcd" in n["roles"]]
+    assert len(servers) == 3 and {n["instanceType"] for n in before.outputs["nodes"]} >= {old_type}
+    for inst in after.of_type(INSTANCE):
+        # What the engine compares: inputs minus the registration's own ignore_changes. Every running node
+        # keeps its type (agents too: one update would stop every agent of a pool at once, undrained);
+        # rotation rolls it (components/plan/stale.py, components/ops/rotate.py).
+        assert "instanceType" in inst.ignore_changes, f"{inst.urn}: ignore_changes {inst.ignore_changes}"
+    (warning,) = [m for lvl, m in after.logs if lvl == "warning" and m.startswith("rke-aws:nodePools[0].instanceType")]
+    for name in servers:
+        assert f"{name} ({old_type})" in warning, warning
+    assert "--replace" in warning and "one at a time" in warning, warning
+    # Agents keep their type too; no warning (no etcd on them), a `stale:` note per node instead.
+    agent_type, p[1]["instanceType"] = p[1]["instanceType"], "m6i.4xlarge"
+    again = run(set_key(copy.deepcopy(prod), "nodePools", p), before)
+    assert not [m for lvl, m in again.logs if lvl == "warning" and m.startswith("rke-aws:nodePools[1]")]
+    agents = [n["name"] for n in before.outputs["nodes"] if n["pool"] == p[1]["name"]]
+    notes = [m for lvl, m in again.logs if lvl == "info" and m.startswith("stale: ")]
+    for name in agents:
+        assert any(m.startswith(f"stale: {name} ") and f"instance type {agent_type} → m6i.4xlarge" in m for m in notes), notes
+
+
+def test_removing_the_server_pool_is_refused(prod):
+    before = run(prod)
+    p = [x for x in pools(prod) if x["name"] != "servers"] + [{"name": "cp", "roles": ["controlplane", "etcd"], "count": 3}]
+    message = refused(set_key(copy.deepcopy(prod), "nodePools", p), before)
+    assert "3 of the 3 etcd members" in message, message
+    for node in (n["name"] for n in before.outputs["nodes"] if "etcd" in n["roles"]):
+        assert f"{node} (deleted)" in message, message
+
+
+# ---- versions and upgrades -----------------------------------------------------------------------
+
+def with_kubeconfig(cfg: dict) -> dict:
+    return set_key(copy.deepcopy(cfg), "kubeconfig", KUBECONFIG)
+
+
+def release(minor: int) -> str:
+    """The newest RKE2 release of a minor that components/settings/versions.py knows."""
+    known = [r for r in versions.RKE2_RELEASES if r.startswith(f"v1.{minor}.")]
+    assert known, f"no known 1.{minor} release"
+    return max(known, key=lambda r: tuple(int(n) for n in r[1:].replace("+rke2r", ".").split(".")))
+
+
+def upgradable(cfg: dict) -> dict:
+    """`cfg` on a release with a next minor this program knows (whatever the default is)."""
+    return set_key(copy.deepcopy(cfg), "kubernetesVersion", release(35))
+
+
+def test_minor_upgrade_registers_plans_and_replaces_nothing(prod):
+    prod = upgradable(prod)
+    before = run(with_kubeconfig(prod))
+    old = before.outputs["kubernetesVersion"]
+    minor = int(old.split(".")[1])
+    new = release(minor + 1)
+    after = run(set_key(with_kubeconfig(prod), "kubernetesVersion", new), before)
+    assert changed_instances(before, after) == {}
+    assert set(by_name(after, INSTANCE)) == set(by_name(before, INSTANCE))
+    for inst in after.of_type(INSTANCE):
+        assert "userData" in inst.ignore_changes, inst.urn
+    plans = {r.inputs["metadata"]["name"]: r for r in after.of_type("kubernetes:upgrade.cattle.io/v1:Plan")}
+    assert set(plans) == {"rke2-server", "rke2-agent"}, set(plans)
+    for plan in plans.values():
+        spec = plan.inputs["spec"]
+        assert spec["version"] == new and spec["concurrency"] == 1 and spec["cordon"] is True, plan.urn
+    assert plans["rke2-agent"].inputs["spec"]["prepare"]["args"] == ["prepare", "rke2-server"]
+    suc = [r for r in after.resources if r.type == "kubernetes:yaml/v2:ConfigFile"]
+    assert sorted(r.inputs["file"] for r in suc) == sorted(versions.SUC_MANIFEST_URLS)
+    # The CCM stays on the running minor until every server is known to run the new one ...
+    assert after.outputs["ccmImage"].endswith(versions.CCM_IMAGE_TAGS[minor])
+    assert any("the CCM stays on" in m for _, m in after.logs), after.logs
+    # ... which the next `pulumi up` does not know without a way to the cluster (tests/program/day2/test_day2_running.py
+    # covers the cluster read and the confirmation that move it on).
+    settled = run(set_key(with_kubeconfig(prod), "kubernetesVersion", new), after)
+    assert settled.outputs["ccmImage"].endswith(versions.CCM_IMAGE_TAGS[minor])
+    assert changed_instances(after, settled) == {}
+
+
+def test_skipping_a_minor_and_downgrading_are_refused(prod):
+    prod = set_key(prod, "kubernetesVersion", release(34))
+    before = run(with_kubeconfig(prod))
+    old = before.outputs["kubernetesVersion"]
+    minor = int(old.split(".")[1])
+    message = refused(set_key(with_kubeconfig(prod), "kubernetesVersion", release(minor + 2)), before)
+    assert "skips a minor" in message and f"set v1.{minor + 1}.x first" in message, message
+    message = refused(set_key(with_kubeconfig(prod), "kubernetesVersion", release(minor - 1)), before)
+    assert "is a downgrade" in message and old in message, message
+
+
+def test_version_change_needs_a_way_to_the_cluster_and_comes_alone(prod):
+    prod = upgradable(prod)
+    before = run(prod)
+    minor = int(before.outputs["kubernetesVersion"].split(".")[1])
+    later = set_key(copy.deepcopy(prod), "kubernetesVersion", release(minor + 1))
+    assert "reach the cluster through its kubeconfig" in refused(later, before)
+    p = pools(prod)
+    p[1]["count"] += 1
+    message = refused(set_key(with_kubeconfig(later), "nodePools", p), before)
+    assert "together with new or replaced nodes (ip-" in message, message
+
+
+def test_manifest_mode_upgrades_without_kubeconfig():
+    cfg = upgradable(harness.stack_config("rke2-dev"))  # ccm.install: manifest
+    before = run(cfg)
+    minor = int(before.outputs["kubernetesVersion"].split(".")[1])
+    new = release(minor + 1)
+    after = run(set_key(copy.deepcopy(cfg), "kubernetesVersion", new), before)
+    assert changed_instances(before, after) == {}
+    params = {p.inputs["name"]: p.inputs.get("insecureValue") for p in after.of_type("aws:ssm/parameter:Parameter")}
+    plans = list(yaml.safe_load_all(params[f"{after.outputs['rke2ManifestPath']}/upgrade-plans.yaml"]))
+    assert [p["spec"]["version"] for p in plans] == [new, new]
+    helm_chart = yaml.safe_load(params[f"{after.outputs['rke2ManifestPath']}/ccm.yaml"])
+    image = yaml.safe_load(helm_chart["spec"]["valuesContent"])["image"]
+    assert image["tag"] == versions.CCM_IMAGE_TAGS[minor], "the CCM moved before the servers"
+
+
+def test_distribution_change_is_refused(prod):
+    before = run(prod)
+    cfg = set_key(copy.deepcopy(prod), "distribution", "rke")
+    set_key(cfg, "kubernetesVersion", versions.RKE_KUBERNETES_VERSION)
+    assert "a running cluster cannot change distribution" in refused(cfg, before)
+
+
+def test_previous_outputs_of_the_first_release_still_keep_nodes_in_place(prod):
+    """Outputs written before `index`, `subnet`, `ipBlock` and `subnets` existed."""
+    before = run(prod)
+    old = copy.deepcopy(before.outputs)
+    for node in old["nodes"]:
+        for key in ("index", "subnet", "ipBlock", "keyName"):
+            node.pop(key)
+    old.pop("subnets")
+    p = pools(prod)
+    p.insert(0, {"name": "extra", "roles": ["worker"], "count": 1})
+    cfg = set_key(copy.deepcopy(prod), "nodePools", p)
+    after = harness.run_program(cfg, stack="day2", previous_outputs=old)
+    assert changed_instances(before, after) == {}

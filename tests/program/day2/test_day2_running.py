@@ -1,0 +1,361 @@
+"""Day 2, judged against what runs: each case is base -> change (and sequences of two changes), the
+previous run's outputs fed back as the stack's last outputs, with the cluster readable through a fake
+API (components/plan/running.py's transport), unreadable, or vouched for with confirmClusterState.
+Refusals come before any registration (tests.support.day2.refused asserts nothing was registered).
+"""
+
+# split: this module mixes levels (issue 33 §7.2); the pure tests -> tests/unit/plan.
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+
+import pulumi
+import pytest
+
+from rke_aws.plan.history import UNKNOWN_PLACEHOLDER
+from rke_aws.settings import stackfile, versions
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from tests.support.configs import set_key
+from tests.support.day2 import (
+    INSTANCE,
+    by_name,
+    changed_instances,
+    code_in,
+    pools,
+    readable,
+    refused,
+    run,
+)
+
+# v1.33.8 carries etcd 3.5.26, so 1.34 (etcd 3.6) follows it directly (guards.etcd_stepping_stone_problems).
+V33, V34, V35 = "v1.33.8+rke2r1", "v1.34.1+rke2r1", "v1.35.0+rke2r1"
+
+
+@pytest.fixture
+def prod() -> dict:
+    cfg = set_key(harness.stack_config("rke2-prod"), "kubernetesVersion", V33)
+    cfg.pop("rke-aws:kubeconfig", None)  # no way to the cluster unless a test sets one (whatever stacks/ holds)
+    return cfg
+
+
+# ---- the cluster ID ---------------------------------------------------------------------------
+
+def test_a_new_cluster_id_is_refused_before_anything_is_registered(prod):
+    before = run(prod, stack="rke2-prod")
+    message = refused(set_key(copy.deepcopy(prod), "clusterId", "rke2-prod-2"), before, stack="rke2-prod")
+    assert "rke-aws:clusterId: 'rke2-prod-2', but this stack runs cluster 'rke2-prod'" in message
+    assert "pulumi config set clusterId rke2-prod" in message and "new stack" in message
+
+
+def test_a_renamed_stack_whose_cluster_id_defaults_to_its_name_is_refused():
+    cfg = harness.stack_config("rke2-dev")  # no clusterId: the stack name
+    before = run(cfg, stack="rke2-dev")
+    message = refused(cfg, before, stack="rke2-development")
+    assert "runs cluster 'rke2-dev'" in message and "defaults to the stack name" in message
+    assert "set it to 'rke2-dev'" in message
+    # Setting it back is the way: the same cluster, nothing moves.
+    after = run(set_key(copy.deepcopy(cfg), "clusterId", "rke2-dev"), before, stack="rke2-development")
+    assert changed_instances(before, after) == {} and set(by_name(after, INSTANCE)) == set(by_name(before, INSTANCE))
+
+
+def test_a_region_change_is_refused(prod):
+    before = run(prod, stack="rke2-prod")
+    message = refused(set_key(copy.deepcopy(prod), "aws:region", "us-east-2"), before, stack="rke2-prod")
+    assert "aws:region: 'us-east-2', but this stack runs its cluster in us-west-2" in message
+
+
+# ---- versions ---------------------------------------------------------------------------------
+
+def test_two_minor_upgrades_in_consecutive_updates_wait_for_the_first_to_complete(prod, cluster):
+    """deploy.yml runs `pulumi up` on every merge: 1.33 -> 1.34, then 1.34 -> 1.35 at once."""
+    base = run(readable(prod))
+    assert base.outputs["kubernetesVersionConfirmed"] == V33  # a new cluster boots it everywhere
+    first = run(set_key(readable(prod), "kubernetesVersion", V34), base)
+    assert first.outputs["kubernetesVersionConfirmed"] == V33, "nothing knows the rollout is done"
+    assert first.outputs["ccmImage"].endswith(versions.CCM_IMAGE_TAGS[33])
+    # The second merge, while the upgrade Plans still roll (the cluster shows an agent on 1.33):
+    agent = next(n["name"] for n in first.outputs["nodes"] if "etcd" not in n["roles"])
+    cluster(first, V34, versions_by_node={agent: V33})
+    second = set_key(readable(prod), "kubernetesVersion", V35)
+    message = refused(second, first)
+    assert f"the last change from {V33} to {V34} is not known complete" in message
+    assert f"{agent} ({V33})" in message
+    # Every server on 1.34 already: the CCM may move, the next minor may not.
+    moved = run(set_key(readable(prod), "kubernetesVersion", V34), first)
+    assert moved.outputs["ccmImage"].endswith(versions.CCM_IMAGE_TAGS[34])
+    assert moved.outputs["kubernetesVersionConfirmed"] == V33
+    # Once every node runs 1.34 the cluster says so, and 1.35 goes through.
+    cluster(moved, V34)
+    third = run(second, moved)
+    assert third.outputs["kubernetesVersionConfirmed"] == V34
+    assert {p.inputs["spec"]["version"] for p in third.of_type("kubernetes:upgrade.cattle.io/v1:Plan")} == {V35}
+    assert changed_instances(first, third) == {}
+
+
+def test_legacy_outputs_do_not_vouch_for_the_etcd_stepping_stone(prod, cluster):
+    """Review finding 7. Outputs from before kubernetesVersionConfirmed say v1.33.9 (etcd 3.5.26),
+    but the release that wrote them did not hold anything on a patch change, so the servers may
+    still run v1.33.5 (etcd 3.5.21). v1.34.10 (etcd 3.6.14) follows only 3.5.26 (rancher/rke2-docs
+    docs/release-notes/v1.33.X.md, "RKE2 v1.34 Upgrade Warning"): refused without a read or a
+    confirmation, accepted with either; an update without that change is not held up."""
+    v339, v3410 = "v1.33.9+rke2r1", "v1.34.10+rke2r1"
+    assert versions.RKE2_RELEASES[v339] == "3.5.26" and versions.RKE2_RELEASES[v3410].startswith("3.6.")
+    prod = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})  # no kubeconfig needed to upgrade
+    base = run(set_key(copy.deepcopy(prod), "kubernetesVersion", v339))
+    legacy = copy.copy(base)
+    legacy.outputs = {k: v for k, v in base.outputs.items() if k != "kubernetesVersionConfirmed"}
+    assert run(set_key(copy.deepcopy(prod), "kubernetesVersion", v339), legacy).resources  # nothing to judge
+    upgrade = set_key(copy.deepcopy(prod), "kubernetesVersion", v3410)
+    message = refused(upgrade, legacy)
+    assert f"rke-aws:kubernetesVersion: {v3410} runs etcd" in message and f"every server runs {v339}" in message
+    code = code_in(message, "version")
+    confirmed = run(set_key(copy.deepcopy(upgrade), "confirmClusterState", code), legacy)
+    assert confirmed.resources and confirmed.outputs["kubernetesVersion"] == v3410
+    # Read from the cluster instead: a server still on v1.33.5 refuses, all on v1.33.9 accepts.
+    server = next(n["name"] for n in base.outputs["nodes"] if "etcd" in n["roles"])
+    cluster(base, v339, versions_by_node={server: "v1.33.5+rke2r1"})
+    assert "rke-aws:kubernetesVersion" in refused(readable(upgrade), legacy)
+    cluster(base, v339)
+    assert run(readable(upgrade), legacy).resources
+    # An update that keeps the assumption says so in its outputs, so the next one still asks.
+    kept = run(set_key(copy.deepcopy(prod), "kubernetesVersion", v339), legacy)
+    assert kept.outputs.get("kubernetesVersionAssumed") is True
+    assert f"every server runs {v339}" in refused(upgrade, kept)
+
+
+def test_legacy_outputs_hold_up_only_the_change_to_etcd_3_6():
+    """Already on etcd 3.6 (or staying on 3.5): the stepping stone does not depend on what runs, so
+    the assumption from legacy outputs holds nothing up."""
+    from rke_aws.plan import guards, history
+
+    for running_, wanted in (("v1.34.1+rke2r1", "v1.34.10+rke2r1"), ("v1.33.5+rke2r1", "v1.33.9+rke2r1")):
+        prev = history.Previous("rke2", running_, (), cluster_id="c", legacy_version=True)
+        state = history.version_state(prev, history.Observed(), "c")
+        assert state.assumed and guards.version_problems(prev, "rke2", wanted, state, history.Observed()) == []
+    prev = history.Previous("rke2", "v1.33.9+rke2r1", (), cluster_id="c", legacy_version=True)
+    state = history.version_state(prev, history.Observed(), "c")
+    assert guards.version_problems(prev, "rke2", "v1.34.10+rke2r1", state, history.Observed())
+
+
+def test_pending_codes_are_printed_as_one_value_that_keeps_the_others(prod):
+    """Review finding 10: every refusal prints `pulumi config set ... <its code>`, which replaces
+    the value; with a code already set (or several pending) the last line gives them all at once,
+    and the program accepts that comma-separated value (config_model.CONFIRM_CODES_PATTERN)."""
+    v339, v3410 = "v1.33.9+rke2r1", "v1.34.10+rke2r1"
+    prod = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})
+    base = run(set_key(copy.deepcopy(prod), "kubernetesVersion", v339))
+    legacy = copy.copy(base)
+    legacy.outputs = {k: v for k, v in base.outputs.items() if k != "kubernetesVersionConfirmed"}
+    upgrade = set_key(copy.deepcopy(prod), "kubernetesVersion", v3410)
+    alone = refused(upgrade, legacy)
+    assert "confirm these together" not in alone and "confirm this together" not in alone  # one code, nothing set
+    earlier = "etcd-0123456789"  # a code the user set for an earlier refusal
+    message = refused(set_key(copy.deepcopy(upgrade), "confirmClusterState", earlier), legacy)
+    code = code_in(message, "version")
+    combined = re.search(r"`pulumi config set confirmClusterState ([a-z0-9,-]+)`", message.splitlines()[-1])
+    assert combined and combined.group(1).split(",") == [earlier, code], message.splitlines()[-1]
+    accepted = run(set_key(copy.deepcopy(upgrade), "confirmClusterState", combined.group(1)), legacy)
+    assert accepted.outputs["kubernetesVersion"] == v3410
+
+
+def test_several_pending_codes_are_combined_in_their_order():
+    from rke_aws.plan.history import Observed
+    from rke_aws.plan.spec import with_combined_confirmation
+
+    a, b = "version-0123456789", "etcd-abcdef0123"
+    problems = [f"x: `pulumi config set confirmClusterState {a}`", f"y: confirmClusterState {b} (...)"]
+    out = with_combined_confirmation(problems, Observed())
+    assert out[:2] == problems and out[2].endswith(f"`pulumi config set confirmClusterState {a},{b}`, then "
+                                                   "`pulumi up` again")
+    assert with_combined_confirmation(problems[:1], Observed()) == problems[:1]
+    assert with_combined_confirmation(problems[:1], Observed(codes=frozenset({a}))) == problems[:1]
+    assert with_combined_confirmation(["no code here"], Observed(codes=frozenset({b}))) == ["no code here"]
+
+
+@pytest.mark.reads_stacks
+def test_without_a_way_to_the_cluster_the_user_confirms_the_rollout(prod):
+    cfg = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})
+    base = run(cfg)
+    first = run(set_key(copy.deepcopy(cfg), "kubernetesVersion", V34), base)
+    second = set_key(copy.deepcopy(cfg), "kubernetesVersion", V35)
+    message = refused(second, first)
+    assert "no kubeconfig reaches the cluster" in message and "kubectl -n system-upgrade get plans" in message
+    code = code_in(message, "version")
+    assert "every node of cluster rke2-prod runs Kubernetes v1.34.1+rke2r1" in message
+    third = run(set_key(second, "confirmClusterState", code), first)
+    assert third.outputs["kubernetesVersionConfirmed"] == V34
+    # The code stays in the stack file, and confirms nothing about the next rollout.
+    fourth = set_key(copy.deepcopy(second), "kubernetesVersion", "v1.36.1+rke2r1")
+    message = refused(set_key(fourth, "confirmClusterState", code), third)
+    assert "is not known complete" in message and code_in(message, "version") != code
+    warned = run(set_key(copy.deepcopy(second), "confirmClusterState", code), third)
+    assert any(code in m and "confirms nothing" in m for lvl, m in warned.logs if lvl == "warning")
+
+
+def test_a_node_added_right_after_a_version_change_waits_for_it(prod):
+    cfg = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})
+    base = run(cfg)
+    upgraded = set_key(copy.deepcopy(cfg), "kubernetesVersion", V34)
+    first = run(upgraded, base)
+    p = pools(upgraded)
+    p[1]["count"] += 1
+    grown = set_key(copy.deepcopy(upgraded), "nodePools", p)
+    message = refused(grown, first)
+    assert "rke-aws:nodePools: new or replaced nodes (ip-" in message and "would boot v1.34.1+rke2r1" in message
+    code = code_in(message, "version")
+    after = run(set_key(grown, "confirmClusterState", code), first)
+    assert len(by_name(after, INSTANCE)) == len(by_name(first, INSTANCE)) + 1
+
+
+def test_a_patch_of_the_minor_being_rolled_out_is_not_held_back(prod):
+    cfg = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})
+    first = run(set_key(copy.deepcopy(cfg), "kubernetesVersion", V34), run(cfg))
+    patched = run(set_key(copy.deepcopy(cfg), "kubernetesVersion", "v1.34.2+rke2r1"), first)
+    assert patched.outputs["kubernetesVersionConfirmed"] == V33
+
+
+# ---- etcd membership --------------------------------------------------------------------------
+
+def five_servers(prod: dict) -> dict:
+    p = pools(prod)
+    p[0]["count"] = 5
+    return set_key(copy.deepcopy(prod), "nodePools", p)
+
+
+def servers(cfg: dict, count: int) -> dict:
+    p = pools(cfg)
+    p[0]["count"] = count
+    return set_key(copy.deepcopy(cfg), "nodePools", p)
+
+
+def test_five_to_three_then_three_to_two_without_a_view_of_the_cluster(prod):
+    base = run(five_servers(prod))
+    message = refused(servers(prod, 3), base)
+    assert "takes" not in message and "at most one per update" in message
+    code = code_in(message, "etcd")
+    three = run(set_key(servers(prod, 3), "confirmClusterState", code), base)
+    removed = {n["name"] for n in base.outputs["nodes"]} - {n["name"] for n in three.outputs["nodes"]}
+    assert {m["name"] for m in three.outputs["etcdMembersRemoved"]} == removed and len(removed) == 2
+    # 3 -> 2 in the next update: etcd may still list 5, and 2 of 5 is no quorum.
+    message = refused(set_key(servers(prod, 2), "confirmClusterState", code), three)
+    assert "1 of the 5 etcd members" in message and "at most 0 may go now" in message
+    assert "kubectl delete node " + " ".join(sorted(removed)) in message
+    code2 = code_in(message, "etcd")
+    two = run(set_key(servers(prod, 2), "confirmClusterState", code2), three)
+    assert [m["name"] for m in two.outputs["etcdMembersRemoved"]] == \
+        sorted({n["name"] for n in three.outputs["nodes"]} - {n["name"] for n in two.outputs["nodes"]})
+
+
+def test_five_to_three_then_three_to_two_with_the_cluster_read(prod, cluster):
+    base = run(readable(five_servers(prod)))
+    cluster(base)
+    three = run(readable(servers(prod, 3)), base)  # two at once: the cluster shows all five healthy
+    removed = sorted({n["name"] for n in base.outputs["nodes"]} - {n["name"] for n in three.outputs["nodes"]})
+    # Their Nodes are still registered (NotReady): etcd still lists them.
+    cluster(three, etcd=[n["name"] for n in three.outputs["nodes"] if "etcd" in n["roles"]] + removed)
+    message = refused(readable(servers(prod, 2)), three)
+    assert "1 of the 5 etcd members" in message and all(n in message for n in removed)
+    # `kubectl delete node` them: the cluster shows three members; one may go.
+    cluster(three)
+    two = run(readable(servers(prod, 2)), three)
+    assert len([n for n in two.outputs["nodes"] if "etcd" in n["roles"]]) == 2
+
+
+def test_a_removed_members_address_is_not_reused_while_etcd_may_list_it(prod):
+    base = run(prod)
+    smaller = run(servers(prod, 2), base)
+    (gone,) = smaller.outputs["etcdMembersRemoved"]
+    p = pools(prod)
+    p[0]["count"] = 2
+    p.append({"name": "more-servers", "roles": ["controlplane", "etcd"], "count": 1,
+              "ipBlock": next(n["ipBlock"] for n in base.outputs["nodes"] if n["pool"] == "servers")})
+    refusal = refused(set_key(copy.deepcopy(prod), "nodePools", p), smaller)
+    block = p[-1]["ipBlock"]  # a running pool's block is never handed to another
+    assert f"rke-aws:nodePools[2].ipBlock: {block} holds pool 'servers' (running)" in refusal, refusal
+    del p[-1]["ipBlock"]
+    grown = run(set_key(copy.deepcopy(prod), "nodePools", p), smaller)
+    assert gone["privateIp"] not in {n["privateIp"] for n in grown.outputs["nodes"]}
+
+
+# ---- roles ------------------------------------------------------------------------------------
+
+def test_a_running_pool_cannot_change_roles(prod):
+    before = run(prod)
+    p = pools(prod)
+    p[1]["roles"] = ["controlplane", "etcd", "worker"]
+    message = refused(set_key(copy.deepcopy(prod), "nodePools", p), before)
+    assert "rke-aws:nodePools[1].roles: ['controlplane', 'etcd', 'worker'], but pool 'agents' runs 3 node(s) as ['worker']" in message
+    # Running servers turned control-plane-only (split roles, otherwise a valid configuration: an etcd pool
+    # beside them, the NLB): still refused, they keep the etcd members they booted with.
+    p = pools(prod)
+    p[0]["roles"] = ["controlplane"]
+    p.append({"name": "etcd", "roles": ["etcd"], "count": 1, "instanceType": "m6i.large"})
+    split = set_key(set_key(copy.deepcopy(prod), "nodePools", p), "controlPlane", {"endpoint": "nlb"})
+    message = refused(split, before)
+    assert f"rke-aws:nodePools[0].roles: ['controlplane'], but pool '{p[0]['name']}' runs" in message
+
+
+# ---- the init marker --------------------------------------------------------------------------
+
+def test_a_running_clusters_init_marker_is_never_written_as_pending(prod):
+    from rke_aws.aws.join_secrets import MARKER_EXISTING, MARKER_PENDING
+
+    def marker(r):
+        (m,) = [p for p in r.of_type("aws:ssm/parameter:Parameter") if p.inputs["name"].endswith("rke2-initialized")]
+        return m
+
+    base = run(prod)
+    assert marker(base).inputs["insecureValue"] == MARKER_PENDING
+    later = run(prod, base)
+    assert marker(later).inputs["insecureValue"] == MARKER_EXISTING and "insecureValue" in marker(later).ignore_changes
+    # Even after outputs of a failed update that listed no node yet, a cluster with members is not new.
+    again = run(prod, later)
+    assert marker(again).inputs["insecureValue"] == MARKER_EXISTING
+
+
+# ---- outputs saved unknown --------------------------------------------------------------------
+
+def test_outputs_of_a_continue_on_error_update_plan_on_or_refuse_clearly(prod):
+    base = run(prod)
+    failed = copy.deepcopy(base.outputs)
+    failed["nodes"][-1].update(privateIp=UNKNOWN_PLACEHOLDER, instanceId=UNKNOWN_PLACEHOLDER,
+                               privateDns=UNKNOWN_PLACEHOLDER, instanceType=UNKNOWN_PLACEHOLDER)
+    after = harness.run_program(prod, stack="day2", previous_outputs=failed)
+    assert changed_instances(base, after) == {}
+    failed["nodes"][0]["pool"] = UNKNOWN_PLACEHOLDER
+    mocks = AwsLikeMocks("us-west-2")
+    with pytest.raises(pulumi.RunError) as info:
+        harness.run_program(prod, stack="day2", mocks=mocks, previous_outputs=failed)
+    assert "saved as unknown (nodes[0].pool)" in str(info.value) and "AddressValueError" not in str(info.value)
+    assert mocks.resources == []
+
+
+def test_what_the_update_read_is_said(prod, cluster):
+    base = run(readable(prod))
+    cluster(base)
+    later = run(readable(prod), base)
+    assert any("read the running cluster (https://api.rke2-prod.rke-aws.internal:6443, read-only)" in m
+               for _, m in later.logs), later.logs
+    unread = run(set_key(copy.deepcopy(prod), "kubeconfig", stackfile.secret("apiVersion: v1\nkind: Config\n")), base)
+    assert any("could not be read (the kubeconfig names no cluster server)" in m for _, m in unread.logs)
+
+
+def test_nodes_may_join_during_a_patch_rollout_and_replaced_nodes_count_as_booting(prod):
+    """A kubelet one patch newer than its kube-apiserver is within the skew policy; a replaced node
+    boots the configured version exactly like a new one."""
+    cfg = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})
+    patched = set_key(copy.deepcopy(cfg), "kubernetesVersion", "v1.33.9+rke2r1")
+    first = run(patched, run(cfg))
+    assert first.outputs["kubernetesVersionConfirmed"] == V33
+    p = pools(patched)
+    p[1]["count"] += 1
+    grown = run(set_key(copy.deepcopy(patched), "nodePools", p), first)
+    assert len(by_name(grown, INSTANCE)) == len(by_name(first, INSTANCE)) + 1
+    rekeyed = set_key(set_key(copy.deepcopy(cfg), "kubernetesVersion", V34), "access",
+                      {**json.loads(cfg["rke-aws:access"]), "sshKeyName": "rotated"})
+    message = refused(rekeyed, run(cfg))
+    assert "together with new or replaced nodes" in message

@@ -1,0 +1,648 @@
+"""The aws-cloud-controller-manager Helm values really schedule on each distribution's control plane.
+
+Nothing here is taken from components/plan/ccm_values.py: the chart defaults, the node labels and the
+taints are written out below from domain.md sections 3 and 4, and the values Helm renders with are
+recomputed from what the program registered (Release inputs, or the HelmChart manifest in RKE2
+user data) the way the pulumi-kubernetes provider and Helm combine them.
+"""
+
+# split: this module mixes levels (issue 33 §7.2); the values tests without a program run -> tests/unit/plan.
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+import yaml
+
+from rke_aws.settings import stackfile, versions
+from rke_aws_offline.engine import harness
+from tests.support import upstream
+from tests.support.runs import run_cached
+from tests.support.userdata import user_data
+
+RELEASE_TYPE = "kubernetes:helm.sh/v3:Release"
+INSTANCE_TYPE = "aws:ec2/instance:Instance"
+KUBECONFIG = stackfile.secret("apiVersion: v1\nkind: Config\n")  # as `pulumi config set --secret` stores it
+STACKS = harness.stack_names()
+
+CHART_NAME = "aws-cloud-controller-manager"
+CHART_REPO = "https://kubernetes.github.io/cloud-provider-aws"
+CHART_VERSION = "0.0.11"
+MANIFEST_PATH = "/var/lib/rancher/rke2/server/manifests/aws-cloud-controller-manager.yaml"
+REFERENCE_VALUES = upstream.CCM_CHART / "values.yaml"  # the published chart's values.yaml, stored in the repository
+
+# aws-cloud-controller-manager chart 0.0.11 defaults, as listed in domain.md section 4 and in the
+# chart's charts/aws-cloud-controller-manager/values.yaml (kubernetes/cloud-provider-aws). Only the
+# keys these tests reason about; `hostNetworking` is deliberately absent (unset in the chart).
+CHART_DEFAULTS: dict[str, Any] = {
+    "args": ["--v=2", "--cloud-provider=aws"],
+    "nodeSelector": {"node-role.kubernetes.io/control-plane": ""},
+    "tolerations": [
+        {"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"},
+        {"key": "node-role.kubernetes.io/master", "effect": "NoSchedule"},
+        {"key": "node-role.kubernetes.io/control-plane", "effect": "NoSchedule"},
+    ],
+    "dnsPolicy": "Default",
+    "clusterRoleRules": [
+        {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch", "update"]},
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["*"]},
+        {"apiGroups": [""], "resources": ["nodes/status"], "verbs": ["patch"]},
+        {"apiGroups": [""], "resources": ["services"], "verbs": ["list", "patch", "update", "watch"]},
+        {"apiGroups": [""], "resources": ["services/status"], "verbs": ["list", "patch", "update", "watch"]},
+        {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["create"]},
+        {"apiGroups": [""], "resources": ["persistentvolumes"], "verbs": ["get", "list", "update", "watch"]},
+        {"apiGroups": [""], "resources": ["endpoints"], "verbs": ["create", "get", "list", "watch", "update"]},
+        {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create", "get", "list", "watch", "update"]},
+        {"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"]},
+        {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+        {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
+    ],
+}
+
+REQUIRED_ARGS = (
+    "--v=2",
+    "--cloud-provider=aws",
+    "--configure-cloud-routes=false",
+    "--use-service-account-credentials=true",
+)
+LEADER_MIGRATION_ARG = "--enable-leader-migration=true"
+
+# ---------------------------------------------------------------------------------------------
+# Node labels and taints per distribution (domain.md section 3), written out literally.
+# ---------------------------------------------------------------------------------------------
+UNINITIALIZED_TAINT = {"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"}
+RKE_LABELS = {
+    "controlplane": {"node-role.kubernetes.io/controlplane": "true"},
+    "etcd": {"node-role.kubernetes.io/etcd": "true"},
+    "worker": {"node-role.kubernetes.io/worker": "true"},
+}
+RKE_CONTROLPLANE_TAINT = {"key": "node-role.kubernetes.io/controlplane", "value": "true", "effect": "NoSchedule"}
+RKE_ETCD_TAINT = {"key": "node-role.kubernetes.io/etcd", "value": "true", "effect": "NoExecute"}
+RKE2_SERVER_LABELS = {"node-role.kubernetes.io/control-plane": "true", "node-role.kubernetes.io/etcd": "true"}
+RKE2_CONTROL_PLANE_LABELS = {"node-role.kubernetes.io/control-plane": "true"}
+RKE2_ETCD_LABEL = {"node-role.kubernetes.io/etcd": "true"}
+
+
+def node_model(distribution: str, roles) -> tuple[dict[str, str], list[dict[str, str]]]:
+    """(labels, taints) a fresh node of a pool with `roles` carries before the CCM initialises it."""
+    roles = set(roles)
+    labels: dict[str, str] = {}
+    taints = [dict(UNINITIALIZED_TAINT)]
+    if distribution == "rke":
+        for role in sorted(roles):
+            labels.update(RKE_LABELS[role])
+        if "worker" not in roles:
+            if "controlplane" in roles:
+                taints.append(dict(RKE_CONTROLPLANE_TAINT))
+            if "etcd" in roles:
+                taints.append(dict(RKE_ETCD_TAINT))
+    else:
+        # RKE2 (k3s pkg/server/server.go): control-plane (and master) only where the apiserver runs, etcd
+        # where etcd runs; no role taints (rke2-docs install/ha.md); agents get no role label.
+        if "controlplane" in roles:
+            labels.update(RKE2_CONTROL_PLANE_LABELS)
+        if "etcd" in roles:
+            labels.update(RKE2_ETCD_LABEL)
+    return labels, taints
+
+
+def is_control_plane_pool(distribution: str, roles) -> bool:
+    """Where the CCM must run: nodes with the control plane (RKE2 etcd-only servers have none)."""
+    return "controlplane" in roles
+
+
+# ---------------------------------------------------------------------------------------------
+# Kubernetes scheduling semantics.
+# ---------------------------------------------------------------------------------------------
+def selector_matches(selector: dict, labels: dict) -> bool:
+    """nodeSelector: every key present on the node with exactly that value."""
+    return all(k in labels and labels[k] == v for k, v in (selector or {}).items())
+
+
+def tolerates(tol: dict, taint: dict) -> bool:
+    """One toleration against one taint (k8s.io/api/core/v1 Toleration.ToleratesTaint)."""
+    effect = tol.get("effect") or ""
+    if effect and effect != taint["effect"]:
+        return False
+    key = tol.get("key") or ""
+    op = tol.get("operator") or "Equal"
+    if not key:
+        return op == "Exists"  # empty key + Exists tolerates everything
+    if key != taint["key"]:
+        return False
+    if op == "Exists":
+        ok = True
+    elif op == "Equal":
+        ok = (tol.get("value") or "") == (taint.get("value") or "")
+    else:
+        return False
+    # A NoExecute toleration with tolerationSeconds evicts the pod after that time.
+    if ok and taint["effect"] == "NoExecute" and tol.get("tolerationSeconds") is not None:
+        return False
+    return ok
+
+
+def untolerated(tolerations: list, taints: list) -> list:
+    return [t for t in taints if not any(tolerates(tol, t) for tol in tolerations or [])]
+
+
+# ---------------------------------------------------------------------------------------------
+# Effective values: pulumi-kubernetes Release provider, then Helm's coalescing with chart defaults.
+# ---------------------------------------------------------------------------------------------
+def deep_merge(base: Any, over: Any) -> Any:
+    """Helm's mergeMaps (pkg/cli/values), which the Release provider uses since 4.30: maps merge
+    recursively; anything else in `over` (lists, scalars, null) replaces."""
+    if isinstance(base, dict) and isinstance(over, dict):
+        out = copy.deepcopy(base)
+        for k, v in over.items():
+            out[k] = deep_merge(out[k], v) if k in out else copy.deepcopy(v)
+        return out
+    return copy.deepcopy(over)
+
+
+def helm_coalesce(user: Any, defaults: Any) -> Any:
+    """Helm's CoalesceValues: user maps merge over default maps, lists/scalars replace, and a user
+    null deletes the default key."""
+    if not isinstance(user, dict) or not isinstance(defaults, dict):
+        return copy.deepcopy(user)
+    out = copy.deepcopy(user)
+    for k, dv in defaults.items():
+        if k not in out:
+            out[k] = copy.deepcopy(dv)
+        elif out[k] is None:
+            del out[k]
+        elif isinstance(out[k], dict) and isinstance(dv, dict):
+            out[k] = helm_coalesce(out[k], dv)
+    return out
+
+
+def asset_text(asset: Any) -> str:
+    """Text of a StringAsset as recorded by the mocks (observed: a pulumi.StringAsset with `.text`)."""
+    if isinstance(asset, str):
+        return asset
+    text = getattr(asset, "text", None)
+    if text is None and isinstance(asset, dict):
+        text = asset.get("text")
+    if not isinstance(text, str):
+        raise TypeError(f"valueYamlFiles entry is not a text asset: {asset!r}")
+    return text
+
+
+def effective_values(release_inputs: dict, chart_defaults: dict) -> dict:
+    """The values Helm renders the chart with, from a recorded `kubernetes:helm.sh/v3:Release`.
+
+    The provider as of pulumi-kubernetes >= 4.30 (PR #4293, pyproject.toml's floor): each
+    valueYamlFiles document merged in order, `values` merged on top, nulls kept (no stripping;
+    `allowNullValues` has no effect), then Helm coalesces the result over the chart defaults.
+    """
+    files: dict[str, Any] = {}
+    for asset in release_inputs.get("valueYamlFiles") or []:
+        files = deep_merge(files, yaml.safe_load(asset_text(asset)) or {})
+    merged = deep_merge(files, release_inputs.get("values") or {})
+    return helm_coalesce(merged, chart_defaults)
+
+
+# Program runs: shared (tests/support/runs.py run_cached), several tests read one.
+run = run_cached
+
+
+def release_config(stack: str) -> dict[str, str]:
+    """The stack's config with a kubeconfig set and the CCM installed through a Helm release."""
+    config = harness.stack_config(stack)
+    config["rke-aws:kubeconfig"] = KUBECONFIG
+    if "rke-aws:ccm" in config:
+        ccm = json.loads(config["rke-aws:ccm"])
+        if ccm.get("install") == "manifest":
+            ccm["install"] = "helm"
+            config["rke-aws:ccm"] = json.dumps(ccm)
+    return config
+
+
+def manifest_config(stack: str) -> dict[str, str]:
+    config = harness.stack_config(stack)
+    ccm = json.loads(config.get("rke-aws:ccm", "{}"))
+    ccm["install"] = "manifest"
+    config["rke-aws:ccm"] = json.dumps(ccm)
+    return config
+
+
+def the_release(r: harness.ProgramRun) -> harness.Registration:
+    """The CCM's Release (addons such as the EBS CSI driver have their own)."""
+    releases = [x for x in r.of_type(RELEASE_TYPE) if x.inputs.get("chart") == CHART_NAME]
+    assert len(releases) == 1, f"{r.stack}: expected one {RELEASE_TYPE}, got {[x.urn for x in releases]}"
+    return releases[0]
+
+
+def pools_of(config: dict[str, str]) -> list[dict]:
+    return json.loads(config["rke-aws:nodePools"])
+
+
+def distribution_of(config: dict[str, str]) -> str:
+    return config["rke-aws:distribution"]
+
+
+def instance_roles(r: harness.ProgramRun, inst: harness.Registration) -> list[str]:
+    pool = inst.inputs["tags"]["rke-aws/pool"]
+    return next(p["roles"] for p in pools_of(r.config) if p["name"] == pool)
+
+
+def assert_schedules_on_control_plane(r: harness.ProgramRun, values: dict, where: str) -> None:
+    """Every control-plane node of the run is selected and all its taints tolerated; workers are not selected."""
+    dist = distribution_of(r.config)
+    selector = values.get("nodeSelector") or {}
+    tolerations = values.get("tolerations") or []
+    cp_pools = [p for p in pools_of(r.config) if is_control_plane_pool(dist, p["roles"])]
+    assert cp_pools, f"{r.stack}: no control-plane pool in {pools_of(r.config)}"
+    for pool in cp_pools:
+        labels, taints = node_model(dist, pool["roles"])
+        assert selector_matches(selector, labels), (
+            f"{r.stack} {where}: nodeSelector {selector} does not match pool {pool['name']!r} labels {labels}")
+        missing = untolerated(tolerations, taints)
+        assert not missing, (
+            f"{r.stack} {where}: pool {pool['name']!r} taints {missing} not tolerated by {tolerations}")
+    # The registered instances themselves: every control-plane instance is schedulable.
+    instances = [i for i in r.of_type(INSTANCE_TYPE) if is_control_plane_pool(dist, instance_roles(r, i))]
+    assert instances, f"{r.stack}: no control-plane instance registered"
+    for inst in instances:
+        labels, taints = node_model(dist, instance_roles(r, inst))
+        assert selector_matches(selector, labels) and not untolerated(tolerations, taints), (
+            f"{r.stack} {where}: CCM cannot run on {inst.urn} (selector {selector}, tolerations {tolerations})")
+    # A node without any control-plane role must not be selected: workers, and etcd-only nodes (RKE2 split
+    # roles: the CCM and the EBS CSI controller run only where the control plane runs).
+    for roles in (["worker"], ["etcd"], ["etcd", "worker"]):
+        labels, _ = node_model(dist, roles)
+        assert not selector_matches(selector, labels), (
+            f"{r.stack} {where}: nodeSelector {selector} also selects {roles} nodes {labels}")
+
+
+def rbac_covers(rules: list, api_group: str, resource: str, verb: str) -> bool:
+    return any(
+        (api_group in r.get("apiGroups", []) or "*" in r.get("apiGroups", []))
+        and (resource in r.get("resources", []) or "*" in r.get("resources", []))
+        and (verb in r.get("verbs", []) or "*" in r.get("verbs", []))
+        for r in rules or []
+    )
+
+
+def missing_rbac(rules: list) -> list[str]:
+    missing = []
+    for d in CHART_DEFAULTS["clusterRoleRules"]:
+        for g in d["apiGroups"]:
+            for res in d["resources"]:
+                for v in d["verbs"]:
+                    if not rbac_covers(rules, g, res, v):
+                        missing.append(f"{g or 'core'}/{res}:{v}")
+    if not rbac_covers(rules, "", "serviceaccounts", "get"):
+        missing.append("core/serviceaccounts:get")
+    return missing
+
+
+# ---------------------------------------------------------------------------------------------
+# The helpers themselves.
+# ---------------------------------------------------------------------------------------------
+def test_null_in_value_file_deletes_chart_default_key():
+    inputs = {
+        "valueYamlFiles": [type("Asset", (), {"text": "nodeSelector:\n  node-role.kubernetes.io/control-plane: null\n"})()],
+        "values": {"nodeSelector": {"node-role.kubernetes.io/controlplane": "true"}},
+    }
+    eff = effective_values(inputs, CHART_DEFAULTS)
+    assert eff["nodeSelector"] == {"node-role.kubernetes.io/controlplane": "true"}
+
+
+def test_without_the_null_the_default_key_survives_and_strands_rke():
+    inputs = {"values": {"nodeSelector": {"node-role.kubernetes.io/controlplane": "true"}}}
+    eff = effective_values(inputs, CHART_DEFAULTS)
+    assert eff["nodeSelector"] == {"node-role.kubernetes.io/control-plane": "",
+                                   "node-role.kubernetes.io/controlplane": "true"}
+    # ... and such a selector places the CCM on no RKE1 control-plane node.
+    assert not selector_matches(eff["nodeSelector"], node_model("rke", ["controlplane", "etcd"])[0])
+
+
+def test_chart_defaults_oracle_is_the_published_chart():
+    """CHART_DEFAULTS above is typed from domain.md; the chart's own values.yaml must agree."""
+    published = upstream.chart_values()
+    for key, value in CHART_DEFAULTS.items():
+        assert published[key] == value, f"chart 0.0.11 values.yaml {key}: {published[key]!r} != {value!r}"
+    assert "hostNetworking" not in published
+
+
+def test_the_stored_chart_defaults_belong_to_the_pinned_chart():
+    """The values are written against the chart in tests/data/upstream: bumping the pin in
+    components/settings/versions.py without storing that release's Chart.yaml and values.yaml fails here."""
+    chart = upstream.chart()
+    assert (chart["name"], chart["version"]) == (versions.CCM_CHART_NAME, versions.CCM_CHART_VERSION), \
+        f"pinned {versions.CCM_CHART_NAME} {versions.CCM_CHART_VERSION}, stored defaults are {chart['name']} {chart['version']}"
+    assert (CHART_NAME, CHART_VERSION) == (chart["name"], chart["version"])
+    assert upstream.CCM_CHART.name == f"{chart['name']}-{chart['version']}"
+    # values.yaml and Chart.yaml of one release: its default image is its appVersion
+    assert upstream.chart_values()["image"]["tag"] == chart["appVersion"], (upstream.chart_values()["image"], chart)
+
+
+def test_user_maps_merge_with_defaults_and_lists_replace():
+    eff = effective_values({"values": {"args": ["--x=1"], "nodeSelector": {"a": "b"},
+                                       "tolerations": []}}, CHART_DEFAULTS)
+    assert eff["args"] == ["--x=1"]
+    assert eff["tolerations"] == []
+    assert eff["nodeSelector"] == {"node-role.kubernetes.io/control-plane": "", "a": "b"}
+    assert eff["dnsPolicy"] == "Default" and "hostNetworking" not in eff
+
+
+def test_values_override_value_files():
+    inputs = {"valueYamlFiles": ["dnsPolicy: ClusterFirst\nargs: [--a]\n"], "values": {"args": ["--b"]}}
+    eff = effective_values(inputs, CHART_DEFAULTS)
+    assert eff["args"] == ["--b"] and eff["dnsPolicy"] == "ClusterFirst"
+
+
+def test_helm_default_selector_matches_neither_distribution():
+    """Why the chart defaults alone strand the CCM (domain.md section 4)."""
+    eff = effective_values({}, CHART_DEFAULTS)
+    for dist in ("rke", "rke2"):
+        assert not selector_matches(eff["nodeSelector"], node_model(dist, ["controlplane", "etcd"])[0]), dist
+
+
+def test_toleration_semantics():
+    etcd = RKE_ETCD_TAINT
+    assert tolerates({"operator": "Exists"}, etcd)
+    assert not tolerates({"key": "", "operator": "Equal"}, etcd)
+    assert tolerates({"key": etcd["key"], "operator": "Exists"}, etcd)
+    assert tolerates({"key": etcd["key"], "value": "true"}, etcd)
+    assert not tolerates({"key": etcd["key"], "value": "false"}, etcd)
+    assert not tolerates({"key": etcd["key"], "operator": "Exists", "effect": "NoSchedule"}, etcd)
+    assert not tolerates({"key": etcd["key"], "operator": "Exists", "tolerationSeconds": 60}, etcd)
+    assert not tolerates({"key": "other", "operator": "Exists"}, etcd)
+    assert not selector_matches({"a": None}, {})
+    assert selector_matches({}, {})
+
+
+def test_node_model_matches_domain_rules():
+    assert node_model("rke", ["controlplane", "etcd"])[1] == [UNINITIALIZED_TAINT, RKE_CONTROLPLANE_TAINT, RKE_ETCD_TAINT]
+    assert node_model("rke", ["controlplane", "etcd", "worker"])[1] == [UNINITIALIZED_TAINT]
+    assert node_model("rke2", ["controlplane", "etcd"]) == (RKE2_SERVER_LABELS, [UNINITIALIZED_TAINT])
+    assert node_model("rke2", ["worker"]) == ({}, [UNINITIALIZED_TAINT])
+    assert node_model("rke2", ["etcd"]) == ({"node-role.kubernetes.io/etcd": "true"}, [UNINITIALIZED_TAINT])
+    assert node_model("rke2", ["controlplane"]) == (
+        {"node-role.kubernetes.io/control-plane": "true"}, [UNINITIALIZED_TAINT])
+
+
+# ---------------------------------------------------------------------------------------------
+# Every stack: the Helm release path.
+# ---------------------------------------------------------------------------------------------
+def test_stack_without_kubeconfig_registers_no_release(stack_run):
+    if stack_run.config.get("rke-aws:kubeconfig"):
+        pytest.skip(f"{stack_run.stack} sets a kubeconfig")
+    assert stack_run.of_type(RELEASE_TYPE) == [], f"{stack_run.stack}: Release registered without kubeconfig"
+
+
+def test_release_schedules_on_every_control_plane_node(stack_run):
+    r = run(release_config(stack_run.stack), stack=stack_run.stack)
+    rel = the_release(r)
+    assert_schedules_on_control_plane(r, effective_values(rel.inputs, CHART_DEFAULTS), rel.urn)
+
+
+def test_release_chart_and_settings(stack_run):
+    r = run(release_config(stack_run.stack), stack=stack_run.stack)
+    rel = the_release(r)
+    i = rel.inputs
+    where = f"{r.stack} {rel.urn}"
+    assert i.get("chart") == CHART_NAME, where
+    assert (i.get("repositoryOpts") or {}).get("repo") == CHART_REPO, where
+    assert i.get("version") == CHART_VERSION, where
+    assert i.get("namespace") == "kube-system", where
+    # A deprecated no-op since pulumi-kubernetes 4.30 that warns on every preview.
+    assert "allowNullValues" not in i, where
+
+
+def test_release_values_args_rbac_network(stack_run):
+    r = run(release_config(stack_run.stack), stack=stack_run.stack)
+    rel = the_release(r)
+    where = f"{r.stack} {rel.urn}"
+    eff = effective_values(rel.inputs, CHART_DEFAULTS)
+    args = eff.get("args") or []
+    for a in REQUIRED_ARGS:
+        assert a in args, f"{where}: {a} missing from args {args}"
+    assert LEADER_MIGRATION_ARG not in args, f"{where}: leader migration on without ccm.leaderMigration"
+    assert eff.get("hostNetworking") is True, f"{where}: hostNetworking is {eff.get('hostNetworking')!r}"
+    assert eff.get("dnsPolicy") == "Default", where
+    missing = missing_rbac(eff.get("clusterRoleRules"))
+    assert not missing, f"{where}: clusterRoleRules lack {missing}"
+    if distribution_of(r.config) == "rke":
+        assert "node-role.kubernetes.io/control-plane" not in eff["nodeSelector"], (
+            f"{where}: chart default selector key survives: {eff['nodeSelector']}")
+
+
+# ---------------------------------------------------------------------------------------------
+# RKE2 `ccm.install: manifest`: a bootstrap HelmChart in each server's user data.
+# ---------------------------------------------------------------------------------------------
+def manifest_parameters(r: harness.ProgramRun) -> dict[str, str]:
+    """Manifest mode: file name -> content of the manifests the servers mirror from SSM."""
+    path = r.outputs.get("rke2ManifestPath")
+    return {p.inputs["name"].rsplit("/", 1)[1]: p.inputs.get("insecureValue", p.inputs.get("value"))
+            for p in r.of_type("aws:ssm/parameter:Parameter") if path and p.inputs["name"].startswith(path + "/")}
+
+
+def manifest_runs() -> list[harness.ProgramRun]:
+    out = []
+    for stack in STACKS:
+        config = harness.stack_config(stack)
+        if distribution_of(config) != "rke2":
+            continue
+        ccm = json.loads(config.get("rke-aws:ccm", "{}"))
+        if ccm.get("install") != "manifest":
+            config = manifest_config(stack)
+        out.append(run(config, stack=stack))
+        # A kubeconfig must not bring the Release back in manifest mode.
+        out.append(run({**config, "rke-aws:kubeconfig": KUBECONFIG}, stack=stack))
+    return out
+
+
+def test_manifest_stack_as_committed(stack_run):
+    if distribution_of(stack_run.config) != "rke2" or json.loads(stack_run.config.get("rke-aws:ccm", "{}")).get("install") != "manifest":
+        pytest.skip("helm install")
+    assert not [x for x in stack_run.of_type(RELEASE_TYPE) if x.inputs.get("chart") == CHART_NAME], \
+        f"{stack_run.stack}: CCM Release registered in manifest mode"
+    assert "ccm.yaml" in manifest_parameters(stack_run), f"{stack_run.stack}: no CCM manifest for the servers"
+
+
+def test_manifest_install_schedules_on_every_server():
+    runs = manifest_runs()
+    assert runs, "no RKE2 stack to check"
+    for r in runs:
+        assert r.of_type(RELEASE_TYPE) == [], f"{r.stack}: a Release registered in manifest mode"
+        for inst in r.of_type(INSTANCE_TYPE):
+            assert "HelmChart" not in user_data(inst), f"{r.stack} {inst.urn}: manifests belong in SSM"
+        (param,) = [p for p in r.of_type("aws:ssm/parameter:Parameter") if p.inputs["name"].endswith("/ccm.yaml")]
+        where = f"{r.stack} {param.urn}"
+        assert param.inputs["type"] == "String", where
+        # insecureValue: shown in previews (a manifest holds no secret; `value` is always masked)
+        assert "value" not in param.inputs, where
+        doc = yaml.safe_load(param.inputs["insecureValue"])
+        assert doc["apiVersion"] == "helm.cattle.io/v1" and doc["kind"] == "HelmChart", where
+        spec = doc["spec"]
+        assert spec.get("bootstrap") is True, f"{where}: HelmChart not bootstrap"
+        assert spec.get("chart") == CHART_NAME, where
+        assert spec.get("repo") == CHART_REPO, where
+        assert spec.get("version") == CHART_VERSION, where
+        assert spec.get("targetNamespace") == "kube-system", where
+        assert isinstance(spec.get("valuesContent"), str), f"{where}: no valuesContent"
+        eff = helm_coalesce(yaml.safe_load(spec["valuesContent"]) or {}, CHART_DEFAULTS)
+        assert_schedules_on_control_plane(r, eff, param.urn)
+        for a in REQUIRED_ARGS:
+            assert a in eff["args"], f"{where}: {a} missing from {eff['args']}"
+        assert eff.get("hostNetworking") is True, where
+        assert not missing_rbac(eff.get("clusterRoleRules")), f"{where}: {missing_rbac(eff.get('clusterRoleRules'))}"
+        assert_image_matches_cluster(r, eff, where)
+
+
+# ---------------------------------------------------------------------------------------------
+# The CCM image: one minor per Kubernetes minor, never the chart's default.
+# ---------------------------------------------------------------------------------------------
+# Newest cloud-provider-aws tag per minor (domain.md section 6), written out independently of
+# components/settings/versions.py.
+CCM_TAGS = {30: "v1.30.10", 31: "v1.31.9", 32: "v1.32.8", 33: "v1.33.4", 34: "v1.34.3", 35: "v1.35.2", 36: "v1.36.1"}
+CHART_DEFAULT_IMAGE_TAG = upstream.chart_values()["image"]["tag"]  # the chart's own default image
+
+
+def cluster_minor(r: harness.ProgramRun) -> int:
+    return int(r.outputs["kubernetesVersion"].split(".")[1])
+
+
+def assert_image_matches_cluster(r: harness.ProgramRun, eff: dict, where: str) -> None:
+    image = eff.get("image") or {}
+    assert image.get("repository") == "registry.k8s.io/provider-aws/cloud-controller-manager", f"{where}: {image}"
+    tag = image.get("tag")
+    assert tag == CCM_TAGS[cluster_minor(r)], f"{where}: CCM {tag} on a 1.{cluster_minor(r)} cluster"
+    assert int(tag.split(".")[1]) == cluster_minor(r), where
+
+
+def test_release_image_matches_the_cluster_minor(stack_run):
+    r = run(release_config(stack_run.stack), stack=stack_run.stack)
+    rel = the_release(r)
+    assert_image_matches_cluster(r, effective_values(rel.inputs, {**CHART_DEFAULTS, "image": {
+        "repository": "registry.k8s.io/provider-aws/cloud-controller-manager", "tag": CHART_DEFAULT_IMAGE_TAG}}), rel.urn)
+
+
+@pytest.mark.parametrize("version", ["v1.32.8+rke2r1", "v1.34.10+rke2r1"])
+def test_image_follows_a_changed_kubernetes_version(version):
+    config = {**release_config("rke2-prod"), "rke-aws:kubernetesVersion": version}
+    r = run(config, stack="image-follows")
+    eff = effective_values(the_release(r).inputs, CHART_DEFAULTS)
+    assert_image_matches_cluster(r, eff, version)
+
+
+def test_the_chart_default_image_would_be_caught():
+    r = run({**release_config("rke2-prod"), "rke-aws:kubernetesVersion": "v1.33.13+rke2r2"}, stack="rke2-prod")
+    with pytest.raises(AssertionError, match="CCM v1.35.0 on a 1.33 cluster"):
+        assert_image_matches_cluster(r, {"image": {"repository": "registry.k8s.io/provider-aws/cloud-controller-manager",
+                                                   "tag": CHART_DEFAULT_IMAGE_TAG}}, "default")
+
+
+def test_explicit_ccm_image_wins():
+    image = "registry.example.com:5000/mirror/cloud-controller-manager:v1.33.4-patched"
+    config = {**release_config("rke2-prod"), "rke-aws:ccm": json.dumps({"image": image})}
+    r = run(config, stack="image-explicit")
+    eff = effective_values(the_release(r).inputs, CHART_DEFAULTS)
+    assert eff["image"] == {"repository": "registry.example.com:5000/mirror/cloud-controller-manager",
+                            "tag": "v1.33.4-patched"}
+
+
+def test_a_minor_without_a_ccm_release_is_refused():
+    config = {**release_config("rke2-prod"), "rke-aws:kubernetesVersion": "v1.29.15+rke2r1"}
+    with pytest.raises(Exception, match=r"rke-aws:kubernetesVersion: v1.29.15\+rke2r1: no aws-cloud-controller-manager "
+                                        r"release is known for Kubernetes 1.29 .*1.30, 1.31"):
+        harness.run_program(config, stack="no-ccm")
+
+
+# ---------------------------------------------------------------------------------------------
+# RKE pool layouts beyond the stack files.
+# ---------------------------------------------------------------------------------------------
+def rke_config(pools: list[dict], **extra) -> dict[str, str]:
+    config = {
+        "aws:region": "us-west-2",
+        "rke-aws:distribution": "rke",
+        "rke-aws:nodePools": json.dumps(pools),
+        "rke-aws:kubeconfig": KUBECONFIG,
+    }
+    for key, value in extra.items():
+        config[f"rke-aws:{key}"] = value if isinstance(value, str) else json.dumps(value)
+    return config
+
+
+def pool(name: str, roles: list[str], count: int = 1) -> dict:
+    return {"name": name, "roles": roles, "count": count}
+
+
+RKE_LAYOUTS = {
+    "cp-etcd-shared": [pool("control", ["controlplane", "etcd"], 3), pool("workers", ["worker"], 2)],
+    "cp-worker": [pool("cpw", ["controlplane", "worker"], 2), pool("etcd", ["etcd"], 3), pool("workers", ["worker"])],
+    "all-in-one": [pool("all", ["controlplane", "etcd", "worker"], 3)],
+    "separate-roles": [pool("cp", ["controlplane"], 2), pool("etcd", ["etcd"], 3), pool("workers", ["worker"])],
+    "mixed-cp": [pool("cp", ["controlplane"], 1), pool("cpe", ["controlplane", "etcd"], 3), pool("workers", ["worker"])],
+}
+
+
+@pytest.mark.parametrize("layout", sorted(RKE_LAYOUTS))
+def test_rke_layout_schedules_on_control_plane(layout):
+    r = run(rke_config(RKE_LAYOUTS[layout]), stack=f"layout-{layout}")
+    rel = the_release(r)
+    eff = effective_values(rel.inputs, CHART_DEFAULTS)
+    assert_schedules_on_control_plane(r, eff, f"[{layout}] {rel.urn}")
+    assert "node-role.kubernetes.io/control-plane" not in eff["nodeSelector"], f"[{layout}] {rel.urn}"
+
+
+def test_rke_shared_controlplane_etcd_tolerates_etcd_noexecute():
+    r = run(rke_config(RKE_LAYOUTS["cp-etcd-shared"]), stack="layout-cp-etcd-shared")
+    rel = the_release(r)
+    tols = effective_values(rel.inputs, CHART_DEFAULTS)["tolerations"]
+    assert any(tolerates(t, RKE_ETCD_TAINT) for t in tols), f"{rel.urn}: etcd NoExecute taint not tolerated: {tols}"
+
+
+def test_rke_controlplane_with_worker_is_still_selected():
+    r = run(rke_config(RKE_LAYOUTS["cp-worker"]), stack="layout-cp-worker")
+    rel = the_release(r)
+    eff = effective_values(rel.inputs, CHART_DEFAULTS)
+    labels, taints = node_model("rke", ["controlplane", "worker"])
+    assert taints == [UNINITIALIZED_TAINT]
+    assert selector_matches(eff["nodeSelector"], labels), f"{rel.urn}: {eff['nodeSelector']} vs {labels}"
+    assert not untolerated(eff["tolerations"], taints), rel.urn
+
+
+# ---------------------------------------------------------------------------------------------
+# Arguments: leader migration and extra args.
+# ---------------------------------------------------------------------------------------------
+EXTRA_ARGS = ["--concurrent-service-syncs=2", "--cluster-name=example"]
+OLD_VERSIONS = {"rke": "v1.26.15-rancher1-1", "rke2": "v1.26.15+rke2r1"}
+# 1.26 has no entry in the CCM image table: leader migration names its image.
+OLD_CCM_IMAGE = "registry.k8s.io/provider-aws/cloud-controller-manager:v1.26.9"
+
+
+def base_for(dist: str) -> dict[str, str]:
+    if dist == "rke":
+        return rke_config([pool("control", ["controlplane", "etcd"]), pool("workers", ["worker"], 2)])
+    return {**release_config("rke2-prod")}
+
+
+@pytest.mark.parametrize("dist", ["rke", "rke2"])
+@pytest.mark.parametrize("migration", [True, False])
+def test_args_leader_migration_and_extra_args(dist, migration):
+    config = base_for(dist)
+    config["rke-aws:kubernetesVersion"] = OLD_VERSIONS[dist]
+    config["rke-aws:ccm"] = json.dumps({"leaderMigration": migration, "extraArgs": EXTRA_ARGS, "image": OLD_CCM_IMAGE})
+    r = run(config, stack=f"args-{dist}-{str(migration).lower()}")
+    rel = the_release(r)
+    args = effective_values(rel.inputs, CHART_DEFAULTS)["args"]
+    where = f"{r.stack} {rel.urn}: args {args}"
+    for a in REQUIRED_ARGS:
+        assert args.count(a) == 1, where
+    assert args.count(LEADER_MIGRATION_ARG) == (1 if migration else 0), where
+    assert args[-len(EXTRA_ARGS):] == EXTRA_ARGS, f"{where}: extraArgs not appended"
+    assert_schedules_on_control_plane(r, effective_values(rel.inputs, CHART_DEFAULTS), rel.urn)
+
+
+def test_leader_migration_refused_on_current_kubernetes():
+    config = base_for("rke")
+    config["rke-aws:ccm"] = json.dumps({"leaderMigration": True})
+    with pytest.raises(Exception, match="leaderMigration"):
+        harness.run_program(config, stack="args-refused")

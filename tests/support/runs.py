@@ -1,0 +1,27 @@
+"""Program runs shared across a session: a config (or a stack file) evaluated once under the AWS-like
+mocks."""
+
+from __future__ import annotations
+
+from rke_aws_offline.engine import harness
+
+STACKS = harness.stack_names()
+
+
+_RUNS: dict[tuple, harness.ProgramRun] = {}
+
+
+def run_cached(config: dict[str, str], stack: str = "test", project: str | None = None) -> harness.ProgramRun:
+    """The program's first run (no previous outputs) of `config` as stack `stack`, made once per session
+    and shared: tests read runs, never change them. A value's type is part of the key (a secret and a
+    plain value of the same text are different configs). `project`: default harness.project_of(stack)."""
+    project = project or harness.project_of(stack)
+    key = (stack, project, tuple(sorted((k, type(v).__name__, v) for k, v in config.items())))
+    if key not in _RUNS:
+        _RUNS[key] = harness.run_program(config, stack=stack, project=project)
+    return _RUNS[key]
+
+
+def run_stack_cached(stack: str) -> harness.ProgramRun:
+    """The run of a stack file (stacks/, tests/stacks/), once per session."""
+    return run_cached(harness.stack_config(stack), stack)

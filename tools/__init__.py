@@ -1,1 +1,0 @@
-"""Tools that talk to a real AWS account (or the emulated one): doctor, kubeconfig."""
