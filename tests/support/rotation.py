@@ -17,16 +17,24 @@ from .offline_engine import HarnessEngine
 NEW_IMAGE = "ami-0123456789abcdef0"
 
 
-def config(servers: int = 3, agents: int = 2) -> dict:
+def config(servers: int = 3, agents: int = 2, control_plane: int = 0) -> dict:
+    """rke2-dev with `servers` (pool `server`) and `agents`; `control_plane` > 0 splits the roles (rke2-docs
+    install/server_roles.md): the `server` pool keeps etcd only, a `control-plane` pool of that many
+    controlplane-only servers follows it (the initialising server stays an etcd node)."""
     cfg = harness.stack_config("rke2-dev")
     cfg.pop("rke-aws:kubeconfig", None)
     pools = json.loads(cfg["rke-aws:nodePools"])
     pools[0]["count"], pools[1]["count"] = servers, agents
+    if control_plane:
+        pools[0]["roles"] = ["etcd"]
+        pools.insert(1, dict(pools[0], name="control-plane", roles=["controlplane"], count=control_plane))
+        # One DNS name cannot send 6443 to controlplane nodes and 9345 to etcd nodes (plan/guards.py).
+        cfg["rke-aws:controlPlane"] = json.dumps({"endpoint": "nlb"})
     cfg["rke-aws:nodePools"] = json.dumps(pools)
     return cfg
 
 
-def with_image(cfg: dict, pools: tuple[str, ...] = ("server", "agents"), image: str = NEW_IMAGE) -> dict:
+def with_image(cfg: dict, pools: tuple[str, ...] = ("server", "control-plane", "agents"), image: str = NEW_IMAGE) -> dict:
     out = dict(cfg)
     p = json.loads(cfg["rke-aws:nodePools"])
     for pool in p:
@@ -88,11 +96,12 @@ class Scenario:
 _RUNS: dict[tuple, tuple] = {}  # (servers, agents, stale pools) -> the base run and the run after the change
 
 
-def scenario(servers: int = 3, agents: int = 2, stale_pools: tuple[str, ...] = ("server", "agents"),
-             replicas: int = 2, min_available: int | None = 1, pdbs: int = 1, max_agents: int = 1) -> Scenario:
-    cfg = config(servers, agents)
+def scenario(servers: int = 3, agents: int = 2, stale_pools: tuple[str, ...] = ("server", "control-plane", "agents"),
+             replicas: int = 2, min_available: int | None = 1, pdbs: int = 1, max_agents: int = 1,
+             control_plane: int = 0) -> Scenario:
+    cfg = config(servers, agents, control_plane)
     clock = FakeClock()
-    key = (servers, agents, stale_pools)
+    key = (servers, agents, stale_pools, control_plane)
     base, changed = _RUNS.get(key, (None, None))
     engine = HarnessEngine(cfg, "rotation", run=base)
     base = engine._run
