@@ -67,7 +67,7 @@ def test_a_new_image_makes_the_pool_stale_and_changes_no_running_instance(base):
     for r in after.of_type(INSTANCE):  # what the engine compares: inputs minus ignore_changes
         kept = {k: v for k, v in r.inputs.items() if k not in r.ignore_changes}
         assert kept == {k: v for k, v in old[r.urn].inputs.items() if k not in r.ignore_changes}, r.urn
-    # The offline plan says so too (offline/plan_report.py summary).
+    # The offline plan says so too (offline/report/plan_report.py summary).
     summary = plan_report.summary(after)
     assert sorted(summary["stale"]) == sorted(s.line() for s in found)
     assert "Stale nodes (they keep running as they booted" in plan_report.render(summary)
