@@ -60,6 +60,7 @@ CCM_KEYS = model.keys(model.Ccm)
 CONTROL_PLANE_KEYS = model.keys(model.ControlPlane)
 ETCD_BACKUP_KEYS = model.keys(model.EtcdBackup)
 ADDONS_KEYS = model.keys(model.Addons)
+ROTATION_KEYS = model.keys(model.Rotation)
 PROXY_KEYS = model.keys(model.Proxy)
 INGRESS_KEYS = model.keys(model.Ingress)
 BYO_KEYS = ("vpcId", "publicSubnetIds", "privateSubnetIds")
@@ -326,6 +327,13 @@ class ControlPlaneConfig(_FromModel):
 
 
 @dataclass(frozen=True)
+class RotationConfig(_FromModel):
+    """rotation: read through (max_unavailable_agents); used by components/ops/rotate.py."""
+    MODEL = model.Rotation
+    source: Any = _source()
+
+
+@dataclass(frozen=True)
 class StackConfig(_FromModel):
     """The top-level scalar keys not listed here read through from the model's StackConfiguration."""
     MODEL = model.StackConfiguration
@@ -354,6 +362,7 @@ class StackConfig(_FromModel):
     rancher: RancherConfig | None = None  # None: not registered in Rancher
     control_plane: ControlPlaneConfig = field(default_factory=ControlPlaneConfig)
     ingress: IngressConfig = field(default_factory=IngressConfig)
+    rotation: RotationConfig = field(default_factory=RotationConfig)
     source: Any = _source()
 
     @property
@@ -1231,6 +1240,7 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
                             "Secret of the cluster); put etcd with controlplane to keep snapshots off worker nodes")
 
     ingress = p.check(model.Ingress, values.get("ingress"), ("ingress",))
+    rotation = p.check(model.Rotation, values.get("rotation"), ("rotation",))
     _check_ingress(p, ingress.controller, distribution, kver)
 
     rancher = _parse_rancher(p, values.get("rancher"), "rancher" in given, f"{ns}:rancher" in secret_keys,
@@ -1257,6 +1267,7 @@ def parse(raw: Mapping[str, Any], *, project: str, stack: str, region: str | Non
         warnings=tuple(warnings), endpoint=endpoint, etcd_backup=backup,
         addons=_plain(AddonsConfig, addons), hardening=top.hardening, allow_uninstall=top.allowUninstall,
         confirm_cluster_state=top.confirmClusterState, proxy=proxy, rancher=rancher,
-        control_plane=_plain(ControlPlaneConfig, control_plane), ingress=_plain(IngressConfig, ingress), source=top,
+        control_plane=_plain(ControlPlaneConfig, control_plane), ingress=_plain(IngressConfig, ingress),
+        rotation=_plain(RotationConfig, rotation), source=top,
     )
 

@@ -736,6 +736,18 @@ class Rancher(_Section):
         DEFAULT_RANCHER_UPGRADES, description="Who upgrades RKE2: rke-aws (its own Plans; Rancher's version management off, Rancher >= 2.11) or rancher (Rancher's own SUC and Plans; this program writes none).")
 
 
+# Agents rotation may have down at once (components/ops/rotate.py): kops' default for a rolling update
+# without surge (docs/operations/rolling-update.md, maxUnavailable 1); servers always go one at a time.
+DEFAULT_MAX_UNAVAILABLE_AGENTS: Final = 1
+
+
+class Rotation(_Section):
+    """rotation: how `python3 -m offline.tasks rotate <stack>` replaces stale nodes (docs/operations/rotate.md)."""
+
+    maxUnavailableAgents: Annotated[int, Whole(1, 100), Msg(reason="one drained node at a time keeps the most capacity")] = Field(
+        DEFAULT_MAX_UNAVAILABLE_AGENTS, description="Agents drained and replaced together; servers always go one at a time.")
+
+
 class StackConfiguration(_Section):
     """Keys in the project's namespace (Pulumi.yaml `name`; `pulumi config set <key>`)."""
 
@@ -763,6 +775,7 @@ class StackConfiguration(_Section):
     proxy: OrUnset[Annotated[Proxy, Msg()]] = Field(None, description=Proxy.__doc__)
     rancher: OrUnset[Annotated[Rancher, Msg(default="unset (not registered)")]] = Field(None, description=Rancher.__doc__)
     ingress: OrUnset[Annotated[Ingress, Msg()]] = Field(None, description=Ingress.__doc__)
+    rotation: OrUnset[Annotated[Rotation, Msg()]] = Field(None, description=Rotation.__doc__)
     hardening: Annotated[Literal["none", "cis"], Msg(kind="a hardening profile", declare=True, reason="the CIS profile enforces Pod Security restricted, which many workloads fail")] = Field(
         "none", description="RKE2's CIS profile with its host preparation, audit policy and Pod Security restricted (RKE2 only).")
     kubeconfig: OrUnset[Annotated[Annotated[str, Strict()], Msg(default="unset", declare=True, type_name="encrypted string")]] = Field(
@@ -793,6 +806,7 @@ class StackConfiguration(_Section):
 SECTIONS: dict[str, type[_Section]] = {
     "network": Network, "access": Access, "ccm": Ccm, "controlPlane": ControlPlane,
     "etcdBackup": EtcdBackup, "addons": Addons, "proxy": Proxy, "rancher": Rancher, "ingress": Ingress,
+    "rotation": Rotation,
 }
 
 

@@ -31,7 +31,9 @@ EXPECTED_OUTPUTS = {
     "kubernetesApiUrl",
 }
 NODE_OUTPUT_KEYS = {"name", "pool", "index", "roles", "instanceId", "privateIp", "privateDns", "publicIp",
-                    "availabilityZone", "subnet", "ipBlock", "keyName", "instanceType", "market"}
+                    "availabilityZone", "subnet", "ipBlock", "keyName", "instanceType", "market",
+                    # rotation (components/plan/stale.py, components/ops/rotate.py): what runs, what is wanted
+                    "urn", "image", "bootDigest", "rootVolumeGb", "wanted", "firstServer"}
 # Spot nodes also name their persistent request and its end date (README "Spot worker pools").
 SPOT_NODE_OUTPUT_KEYS = NODE_OUTPUT_KEYS | {"spotRequestId", "spotValidUntil"}
 
@@ -130,7 +132,7 @@ def test_project_file_declares_every_scalar_key_and_nothing_unknown():
     declared = set(yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"])
     assert declared <= set(config.TOP_LEVEL_KEYS), declared - set(config.TOP_LEVEL_KEYS)
     structured = {"network", "access", "nodePools", "ccm", "controlPlane", "etcdBackup", "addons", "proxy", "tags", "rancher",
-                  "ingress"}
+                  "ingress", "rotation"}
     assert declared == set(config.TOP_LEVEL_KEYS) - structured
 
 
@@ -164,7 +166,7 @@ def test_readme_documents_every_config_key_and_output():
     nested = {"network": config.NETWORK_KEYS, "access": config.ACCESS_KEYS,
               "nodePools[i]": config.POOL_KEYS, "ccm": config.CCM_KEYS, "controlPlane": config.CONTROL_PLANE_KEYS,
               "etcdBackup": config.ETCD_BACKUP_KEYS, "addons": config.ADDONS_KEYS, "proxy": config.PROXY_KEYS,
-              "ingress": config.INGRESS_KEYS}
+              "ingress": config.INGRESS_KEYS, "rotation": config.ROTATION_KEYS}
     for key in config.TOP_LEVEL_KEYS:
         if key not in nested and key != "nodePools":
             assert f"`{key}`" in table, f"README configuration reference lacks {key}"

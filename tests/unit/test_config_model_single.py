@@ -42,6 +42,7 @@ def sections_of(parsed: config.StackConfig) -> dict[str, tuple[type[model.BaseMo
         "proxy": (model.Proxy, [parsed.proxy]),
         "rancher": (model.Rancher, [parsed.rancher]),
         "ingress": (model.Ingress, [parsed.ingress]),
+        "rotation": (model.Rotation, [parsed.rotation]),
     }
 
 
