@@ -354,6 +354,11 @@ def _instance_type_meaning(reg: Any) -> str:
     if (reg.inputs.get("instanceMarketOptions") or {}).get("marketType") == "spot":
         # EC2 User Guide, "Stop interrupted Spot Instances": a stopped spot instance keeps its type.
         return f"not applied to running spot nodes: EC2 cannot change a spot instance's type; {REPLACE_NODE}"
+    roles = set(str((reg.inputs.get("tags") or {}).get("rke-aws/roles") or "").split(",")) - {""}
+    if roles and not roles & {"etcd", "controlplane"}:
+        # Issue 37: agents keep their type too (components/aws/nodes.py IGNORED_ON_UPDATE).
+        return ("not applied to running agents: EC2 changes a type by stopping the instance, and an update would "
+                f"stop every node of the pool at once, undrained; {REPLACE_NODE}, drained first")
     return ("not applied to running servers: EC2 changes a type by stopping the instance, and an update would stop "
             f"every server (etcd member) at once; {REPLACE_NODE}, one server at a time")
 
