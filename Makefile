@@ -4,13 +4,15 @@
 STACK ?= rke2-dev
 PYTHON ?= python3
 TASKS = $(PYTHON) -m offline.tasks
-# doctor / bench / diff: extra arguments, e.g. DOCTOR_ARGS=--emulated, BENCH_ARGS=--quick, BASE=origin/main
+# doctor / bench / diff / rotate: extra arguments, e.g. DOCTOR_ARGS=--emulated, BENCH_ARGS=--quick, BASE=origin/main,
+# ROTATE_ARGS=--dry-run
 DOCTOR_ARGS ?=
 BENCH_ARGS ?=
 BASE ?= origin/main
 DIFF_ARGS ?=
+ROTATE_ARGS ?=
 
-.PHONY: setup test plan plan-json snapshots doctor bench diff kubeconfig schema
+.PHONY: setup test plan plan-json snapshots doctor bench diff kubeconfig schema rotate
 
 setup:  ## install the pinned dependency set (uv.lock) into .venv
 	@$(TASKS) setup
@@ -38,6 +40,9 @@ diff:  ## offline per-resource diff of every stack between BASE (a git ref) and 
 
 kubeconfig:  ## write the cluster's admin kubeconfig to kubeconfig-$(STACK).yaml (mode 0600)
 	@$(TASKS) kubeconfig $(STACK)
+
+rotate:  ## replace stale nodes (new image, type, boot configuration) one at a time, etcd kept in quorum (real backend, AWS and cluster)
+	@$(TASKS) rotate $(STACK) $(ROTATE_ARGS)
 
 schema:  ## regenerate the stack-file JSON Schema, README's configuration reference and Pulumi.yaml's keys from the config model
 	@$(TASKS) schema --write

@@ -4,13 +4,14 @@
     rke-aws diff [--base REF] [--format markdown]    what the working tree changes against a git ref, per stack
     rke-aws doctor <stack> [--emulated] [...]        check an AWS account for what the cloud provider needs
     rke-aws kubeconfig <stack> [...]                 the cluster's admin kubeconfig (mode 0600)
+    rke-aws rotate <stack> [--dry-run] [...]         replace stale nodes one at a time (docs/operations/rotate.md)
     rke-aws snapshots [--check] [stack ...]          (this repository) rewrite or compare tests/snapshots/<stack>.json
     rke-aws schema [--write]                         (this repository) regenerate what comes from the config model
 
 Run in a Pulumi project's directory, or give it: `rke-aws -C <dir> plan dev`. The project is the nearest
 Pulumi.yaml at or above it: its `name` is the configuration namespace, `stackConfigDir` holds the stack files
-(Pulumi.<stack>.yaml), `main` the program. `plan` and `diff` need no credentials and no network; `doctor` and
-`kubeconfig` read the real account (AWS_PROFILE / --profile). `rke-aws <command> --help` for each command's options.
+(Pulumi.<stack>.yaml), `main` the program. `plan` and `diff` need no credentials and no network; `doctor`,
+`kubeconfig` and `rotate` read the real account (AWS_PROFILE / --profile). `rke-aws <command> --help` for each command's options.
 In this repository `python3 -m offline.tasks <command>` runs the same inside the project's virtualenv.
 """
 
@@ -171,9 +172,25 @@ def kubeconfig(argv: list[str] | None = None, session: Any = None, project: Proj
     return 0
 
 
+# ---- rotate: the rotation is rke_aws.ops.rotate's; the project directory is the stack's ----------------
+
+def rotate(argv: list[str] | None = None, project: Project | None = None) -> int:
+    from rke_aws.ops import rotate as rotation
+
+    ap = argparse.ArgumentParser(prog="rke-aws rotate", description=rotation.__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("stack")
+    ap.add_argument("--kubeconfig", help="admin kubeconfig (default: the stack's `kubeconfig`, else "
+                                         "kubeconfig-<stack>.yaml from `rke-aws kubeconfig`)")
+    ap.add_argument("--dry-run", action="store_true", help="show the stale nodes and the order; change nothing")
+    args = ap.parse_args(argv)
+    project = project or Project.find()
+    return rotation.command(args.stack, args.kubeconfig, args.dry_run, work_dir=project.root)
+
+
 COMMANDS: dict[str, Callable[..., int]] = {
-    "plan": _plan, "diff": _diff, "doctor": doctor, "kubeconfig": kubeconfig, "snapshots": _snapshots,
-    "schema": _schema,
+    "plan": _plan, "diff": _diff, "doctor": doctor, "kubeconfig": kubeconfig, "rotate": rotate,
+    "snapshots": _snapshots, "schema": _schema,
 }
 
 

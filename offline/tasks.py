@@ -9,6 +9,7 @@
     python3 -m offline.tasks bench [...]            # offline performance bench
     python3 -m offline.tasks diff [--base REF] [...] # offline per-resource diff against a git ref
     python3 -m offline.tasks kubeconfig <stack>     # the cluster's admin kubeconfig (README "The kubeconfig")
+    python3 -m offline.tasks rotate <stack> [...]   # replace stale nodes one at a time (docs/operations/rotate.md)
     python3 -m offline.tasks schema [--write]       # check / regenerate what comes from the config model
     python3 -m offline.tasks -v <task> [...]        # the same, showing uv's and npm's own output
 
@@ -50,6 +51,8 @@ IN_VENV = {
     "bench": ["python", "-m", "bench"],
     "diff": ["rke-aws", "diff"],
     "kubeconfig": ["rke-aws", "kubeconfig"],
+    # Real backend and AWS (Automation API) and the cluster's API server: rke_aws.ops.rotate.
+    "rotate": ["rke-aws", "rotate"],
     "schema": ["rke-aws", "schema"],
 }
 TASKS = ("setup", *IN_VENV)

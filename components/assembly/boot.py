@@ -124,5 +124,7 @@ def machines(name: str, spec: ClusterSpec, foundation: Foundation, secrets: Secr
         extra_tags=cfg.tags,
         proxy=cluster.proxy,
         rke_ingress=cfg.ingress.controller if cfg.distribution == "rke" else None,
+        # What each running node runs (its last outputs): the stale notes, root volumes kept (issue 37).
+        running={n.key: n.running for n in spec.previous.nodes} if spec.previous else {},
     ), child)
     return Machines(iam, nodes)

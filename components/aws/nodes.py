@@ -8,16 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
 from ..node import cloud_init, rke1_cluster, rke2_config
-from ..plan import snapshots
+from ..plan import snapshots, stale
 from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
 from ..settings import tags
-from ..state.model import NodeState
+from ..state.model import NodeBuild, NodeState
 
 ROOT_VOLUME_TYPE = "gp3"
 # Instance tag saying why a pool lets pods reach IMDS (imdsHopLimit 2); the policy pack and doctor
@@ -32,11 +33,21 @@ IMDS_REASON_TAG = "rke-aws/imds-hop-limit-reason"
 # exactly the `userData` it has: no diff, and never both inputs at once (they conflict in
 # terraform-provider-aws internal/service/ec2/ec2_instance.go, ConflictsWith; a changed one would
 # stop and start the instance there, modifyInstanceAttributeWithStopStart).
-IGNORED_ON_UPDATE = ["ami", "userData", "userDataBase64"]
-# EC2 changes an instance type in place by stopping the instance, and Pulumi updates every instance
-# of a pool at once: on controlplane/etcd nodes that stops every etcd member together. Servers take
-# a new type when they are replaced, one at a time (plan.py warns while any runs the old one).
-IGNORED_ON_SERVERS = ["instanceType"]
+IGNORED_ON_UPDATE = ["ami", "userData", "userDataBase64", "instanceType"]
+# instanceType too, on every node: EC2 changes a type in place by stopping the instance
+# (terraform-provider-aws ec2_instance.go, modifyInstanceAttributeWithStopStart), and Pulumi updates
+# every instance of a pool at once: on servers that stops every etcd member together, on agents every
+# node of the pool without a drain (PodDisruptionBudgets ignored); across CPU architectures the type
+# forces a new instance (CustomizeDiff ForceNewIf) with the image the node booted. So a new type, like a
+# new image or boot configuration, is reported stale (components/plan/stale.py) and reaches running
+# nodes by rotation, one node (or `rotation.maxUnavailableAgents` agents) at a time, drained first
+# (`rke-aws rotate <stack>`, components/ops/rotate.py); new nodes and
+# `pulumi up --replace` take it (a targeted replacement creates from the program's inputs, not the
+# ignore_changes ones: pulumi/pulumi pkg/resource/deploy/step_generator.go, isTargetedReplace).
+# A root volume is grown in place (ModifyVolume), but EBS cannot shrink one (EC2 API Reference,
+# ModifyVolume: the new size must be at least the existing one): a running node whose volume is larger
+# than its pool's keeps it (ROOT_VOLUME_SIZE ignored) and is stale until rotated.
+ROOT_VOLUME_SIZE = "rootBlockDevice.volumeSize"
 # Spot workers: a persistent request whose instance EC2 stops on interruption and starts again when
 # capacity returns, so the node keeps its instance, address and private DNS name (its Kubernetes
 # node name). `stop` needs `persistent` (EC2 User Guide, "Behavior of Spot Instance interruptions");
@@ -53,13 +64,6 @@ SPOT_OPTIONS = {"spot_instance_type": "persistent", "instance_interruption_behav
 # (ec2_instance.go: valid_until Optional+Computed+ForceNew), so it must never appear in a running
 # node's inputs either; the provider reads it back, and the plan warns when a request has one.
 SPOT_VALID_UNTIL = None
-# EC2 cannot change a spot instance's type in place (a stopped spot instance keeps its type: EC2 User
-# Guide, "Stop interrupted Spot Instances"), so a changed type would replace the node, and one update
-# would replace every node of the pool at once. Running spot nodes keep their type like servers do
-# (plan/nodes.py instance_type_warnings names them); new nodes and `pulumi up --replace` take the new one
-# (a targeted replacement checks the program's inputs, not the ignore_changes ones: pulumi/pulumi
-# pkg/resource/deploy/step_generator.go, isTargetedReplace).
-IGNORED_ON_SPOT = ["instanceType"]
 
 @dataclass(frozen=True)
 class NodesArgs:
@@ -85,6 +89,9 @@ class NodesArgs:
     proxy: ProxyEnv | None = None  # RKE1: Docker's environment (RKE2's is in `rke2`)
     rke_ingress: str | None = None  # RKE1: ingress.controller as set (None: RKE's default, nginx)
     extra_tags: Mapping[str, str] = field(default_factory=dict)
+    # What runs, per (pool, index), from the stack's last outputs (state.model.NodeState.running, by output
+    # key): the stale notes and which root volumes are kept.
+    running: Mapping[tuple[str, int], Mapping[str, Any]] = field(default_factory=dict)
 
 
 def user_data_base64(node: str, text: str) -> str:
@@ -103,6 +110,14 @@ def _valid_until(options: object) -> str:
     return (getattr(spot, "valid_until", None) if spot is not None else None) or ""
 
 
+def _volume_size(device: object) -> int | None:
+    """rootBlockDevice.volumeSize of an instance's state (the SDK's output type, or a plain map)."""
+    size = getattr(device, "volume_size", None)
+    if size is None and isinstance(device, Mapping):
+        size = device.get("volumeSize", device.get("volume_size"))
+    return size
+
+
 def node_tags(cluster_id: str, node: PlannedNode, extra: Mapping[str, str]) -> dict[str, str]:
     # Exactly one cluster tag: the CCM refuses to start on an instance with two.
     out = {
@@ -119,12 +134,28 @@ class Nodes(pulumi.ComponentResource):
     def __init__(self, name: str, args: NodesArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:nodes:Nodes", name, None, opts)
         self.instances: dict[str, aws.ec2.Instance] = {}
+        self.wanted: dict[str, dict[str, Any]] = {}
         for node in args.nodes:
-            user_data = user_data_base64(node.name, self._user_data(node, args))
+            text = self._user_data(node, args)
+            user_data = user_data_base64(node.name, text)
+            ami = node.pool.ami or args.default_amis[node.pool.name]
+            # What a node booted now would be (components/plan/stale.py compares it with what runs).
+            wanted = self.wanted[node.name] = NodeBuild.wire(
+                image=ami, instance_type=node.pool.instance_type, boot_digest=stale.boot_digest(text),
+                root_volume_gb=node.pool.root_volume_gb)
+            running = args.running.get((node.pool.name, node.index))
+            keep_volume = running is not None and stale.BY_KEY[stale.ROOT_VOLUME].stale(
+                running.get(stale.ROOT_VOLUME), node.pool.root_volume_gb)
+            old = stale.stale_node({**(running or {}), **NodeState.wire(
+                name=node.name, pool=node.pool.name, index=node.index, roles=list(node.roles))}, wanted) if running else None
+            if old is not None:
+                pulumi.log.info(f"{old.line()}; the running node keeps it until it is replaced: `rke-aws rotate <stack>` "
+                                "(`python3 -m offline.tasks rotate <stack>` in rke-aws' repository; docs/operations/"
+                                "rotate.md, 'Patching nodes by rotation')")
             protect = args.protect_servers and (node.pool.is_controlplane or node.pool.is_etcd)
             self.instances[node.name] = aws.ec2.Instance(
                 f"{name}-{node.resource_name}",
-                ami=node.pool.ami or args.default_amis[node.pool.name],
+                ami=ami,
                 instance_type=node.pool.instance_type,
                 subnet_id=args.subnet_ids[node.subnet.key],
                 private_ip=node.private_ip,
@@ -157,8 +188,7 @@ class Nodes(pulumi.ComponentResource):
                     parent=self,
                     # A fixed private IP cannot be held by the old and the new instance at once.
                     delete_before_replace=True,
-                    ignore_changes=IGNORED_ON_UPDATE + (IGNORED_ON_SERVERS if node.pool.is_server else [])
-                    + (IGNORED_ON_SPOT if node.pool.is_spot else []),
+                    ignore_changes=IGNORED_ON_UPDATE + ([ROOT_VOLUME_SIZE] if keep_volume else []),
                     depends_on=list(args.node_dependencies.get(node.subnet.key, [])) + list(args.boot_dependencies),
                     protect=protect,
                 ),
@@ -183,10 +213,19 @@ class Nodes(pulumi.ComponentResource):
         # quorum guard see what would replace it.
         return NodeState.wire(
             name=node.name, pool=node.pool.name, index=node.index, roles=list(node.roles), instance_id=inst.id,
+            urn=inst.urn,  # what `rke-aws rotate` replaces (pulumi up --target --replace)
             private_ip=inst.private_ip, private_dns=inst.private_dns.apply(checked), public_ip=inst.public_ip,
             availability_zone=node.az, subnet=node.subnet.key, ip_block=node.ip_block, key_name=args.ssh_key_name,
-            instance_type=inst.instance_type,  # what runs (servers ignore a changed pool type)
+            instance_type=inst.instance_type,  # what runs (nodes ignore a changed pool type)
             market=node.pool.market,
+            # What runs (the instance's state: ignored inputs keep their old value) and what a node booted now
+            # would be: components/plan/stale.py compares them (the program's notes, the plan, the diff, rotate).
+            image=inst.ami,
+            boot_digest=inst.user_data_base64.apply(stale.boot_digest_of_base64),
+            root_volume_gb=inst.root_block_device.apply(_volume_size),
+            wanted=self.wanted[node.name],
+            # The initialising server (RKE2): rotated last, and only while another server answers.
+            first_server=node.is_first_server,
             # Spot only: the node's persistent request, so a duplicate it launched can be found and the request
             # cancelled (README "Spot worker pools"), and the end date EC2 reports for it (empty: it lasts until
             # cancelled).

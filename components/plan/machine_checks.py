@@ -154,12 +154,13 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: C
     refused: the documented figures are minimum recommendations, and a running cluster's servers
     keep their type, so a refusal would stop every later update of a small test cluster.
 
-    Refused only where this update asks EC2 for it: pools with `booting` (new or replaced) instances,
-    and agent pools whose running instances change type (within one CPU architecture EC2 stops the
-    instance, changes its type and starts it; across architectures it is replaced:
-    terraform-provider-aws internal/service/ec2/ec2_instance.go CustomizeDiff ForceNewIf on
-    instance_type; servers and spot workers ignore the type, nodes.IGNORED_ON_SERVERS and
-    IGNORED_ON_SPOT). The image is read by RunInstances only (nodes ignore ami changes), so
+    Refused only where EC2 is asked for it: pools with `booting` (new or replaced) instances, and agent
+    pools whose running instances run another type than the pool's: running nodes keep their type
+    (nodes.IGNORED_ON_UPDATE), and rotation launches each of them with the pool's type and image
+    (components/ops/rotate.py; a targeted replacement creates from the program's inputs, so a type of
+    another CPU architecture is no problem), so the type must be offered in their zones and run the
+    pool's image before the first of them is replaced. Servers and spot workers that run another type
+    are warned about (plan/nodes.py instance_type_warnings). The image is read by RunInstances only, so
     a deregistered image or a type since withdrawn on a pool that launches nothing is a warning."""
     problems: list[Diagnostic] = []
     warnings: list[Diagnostic] = []
@@ -203,32 +204,6 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: C
                 warnings.extend(_softened(d, "running nodes ignore their image and this update launches none of the "
                                              "pool's, so it goes ahead, but the pool's next new node would be refused")
                                 for d in found)
-    # A running agent whose new type runs another CPU architecture is replaced (ForceNewIf on
-    # instance_type), and the replacement is created from its inputs after ignore_changes reset `ami`
-    # to the image it booted (pulumi/pulumi pkg/resource/deploy/step_generator.go: processIgnoreChanges
-    # runs before the diff, and a replacement creates from those inputs): the old architecture's image
-    # on the new architecture's type, which RunInstances refuses.
-    for n in retyped_nodes:
-        old_type = running[(n.pool.name, n.index)].instance_type
-        assert old_type is not None  # retyped_nodes holds only nodes whose running type is known
-        if old_type not in types:
-            try:
-                types[old_type] = env.lookups.instance_type(old_type)
-            except LookupFailed:
-                types[old_type] = None
-        old_info, new_info = types.get(old_type), types.get(n.pool.instance_type)
-        if old_info is None or new_info is None:
-            continue
-        if not set(old_info.supported_architectures or ()) & set(new_info.supported_architectures or ()):
-            i = next(j for j, p in enumerate(cfg.node_pools) if p.name == n.pool.name)
-            problem = Diagnostic(
-                f"nodePools[{i}].instanceType", f"'{n.pool.instance_type}' runs "
-                f"{'/'.join(new_info.supported_architectures)}, but the pool's running nodes are '{old_type}' "
-                f"({'/'.join(old_info.supported_architectures)}); they would be replaced with the image they booted, "
-                "which the new type cannot run: keep the type, and add a new pool for the other architecture (then "
-                "lower this one's count)", "pool.architecture-changed", value=n.pool.instance_type)
-            if problem not in problems:
-                problems.append(problem)
     new_zones: dict[str, set[str]] = {}
     for n in list(booting) + retyped_nodes:
         new_zones.setdefault(n.pool.name, set()).add(n.az)

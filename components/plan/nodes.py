@@ -316,9 +316,9 @@ def market_problems(previous: ClusterState | None, pools: Sequence[Any]) -> list
 
 def instance_type_warnings(cfg: StackConfig, previous: ClusterState | None,
                            nodes: Sequence[PlannedNode]) -> tuple[Diagnostic, ...]:
-    """Running servers and spot workers keep their instance type (nodes.IGNORED_ON_SERVERS,
-    nodes.IGNORED_ON_SPOT): say which ones differ from their pool, and how to roll them, on every update
-    until they are replaced."""
+    """Running nodes keep their instance type (nodes.IGNORED_ON_UPDATE): say which servers and spot workers
+    differ from their pool, why a type never changes in place there, and how to roll them, on every update
+    until they are replaced (every stale node, agents included, also gets a `stale:` note: plan/stale.py)."""
     if previous is None:
         return ()
     before = {n.key: n for n in previous.nodes}
@@ -337,8 +337,9 @@ def instance_type_warnings(cfg: StackConfig, previous: ClusterState | None,
                    "would replace the node, and one update would replace every spot node of the pool at once")
             out.append(Diagnostic(
                 f"nodePools[{i}].instanceType", f"{pool.instance_type}, but the running {names} keep their type: {why}. "
-                f"Replace them one at a time (`pulumi up --replace <urn>`, README 'Replacing nodes deliberately'); "
-                f"nodes created from now on are {pool.instance_type}", "pool.type-kept", Severity.WARNING,
+                f"Replace them one at a time: `rke-aws rotate <stack>` (`python3 -m offline.tasks rotate <stack>` in "
+                f"rke-aws' repository; docs/operations/rotate.md, 'Patching nodes by rotation'; by hand `pulumi up "
+                f"--replace <urn>`, 'Replacing nodes deliberately'); nodes created from now on are {pool.instance_type}", "pool.type-kept", Severity.WARNING,
                 value=pool.instance_type))
     return tuple(out)
 

@@ -52,6 +52,7 @@ from .fields import (
     DEFAULT_INGRESS_CONTROLLER,
     DEFAULT_INSTANCE_TYPE,
     DEFAULT_MARKET,
+    DEFAULT_MAX_UNAVAILABLE_AGENTS,
     DEFAULT_NAT,
     DEFAULT_RANCHER_UPGRADES,
     DEFAULT_ROOT_VOLUME_GB,
@@ -336,6 +337,13 @@ class Ingress(_Section):
                           "hand (README).")
 
 
+class Rotation(_Section):
+    """rotation: how `rke-aws rotate <stack>` replaces stale nodes (docs/operations/rotate.md)."""
+
+    max_unavailable_agents: Annotated[int, Whole(1, 100), Msg(reason="one drained node at a time keeps the most capacity")] = Field(
+        DEFAULT_MAX_UNAVAILABLE_AGENTS, description="Agents drained and replaced together; servers always go one at a time.")
+
+
 class Proxy(_Section):
     """proxy: the HTTP(S) proxy nodes, RKE2 or Docker, the CCM and the EBS CSI controller go out through."""
 
@@ -412,6 +420,7 @@ class ClusterKeys(_Section):
         "is not a map; expected {{url, token, clusterName, upgrades}} (set each with "
         "`pulumi config set [--secret] --path rancher.<key> <value>`)"))]] = Field(None, description=Rancher.__doc__)
     ingress: Annotated[Ingress, Msg()] = Field(default_factory=Ingress, description=Ingress.__doc__)
+    rotation: Annotated[Rotation, Msg()] = Field(default_factory=Rotation, description=Rotation.__doc__)
     hardening: Annotated[Literal["none", "cis"], Msg(kind="a hardening profile", declare=True, reason="the CIS profile enforces Pod Security restricted, which many workloads fail")] = Field(
         "none", description="RKE2's CIS profile with its host preparation, audit policy and Pod Security restricted (RKE2 only).")
     kubeconfig: OrUnset[Annotated[SecretStr, Strict(), Msg(default="unset", declare=True, type_name="encrypted string")]] = Field(
@@ -443,6 +452,7 @@ class ClusterKeys(_Section):
 SECTIONS: dict[str, type[_Section]] = {
     "network": Network, "access": Access, "ccm": Ccm, "controlPlane": ControlPlane,
     "etcdBackup": EtcdBackup, "addons": Addons, "proxy": Proxy, "rancher": Rancher, "ingress": Ingress,
+    "rotation": Rotation,
 }
 
 

@@ -54,6 +54,17 @@ class _State(BaseModel):
         return out
 
 
+class NodeBuild(_State):
+    """What a node boots with (issue 37's rotation: components/plan/stale.py compares two of them): under a
+    node's `wanted`, what the configuration asks a node booted now to be; on the node itself (NodeState's
+    fields of the same names), what runs. None: not recorded (outputs of releases before rotation)."""
+
+    image: str | None = None
+    instance_type: str | None = None
+    boot_digest: str | None = None  # of the user data, without what reaches running nodes anyway
+    root_volume_gb: int | None = None
+
+
 class NodeState(_State):
     """One node as the last update placed and launched it (`nodes[]`)."""
 
@@ -75,6 +86,22 @@ class NodeState(_State):
     # Spot nodes: their persistent request and the end date EC2 reports for it (None: none or unknown).
     spot_request_id: str | None = None
     spot_valid_until: str | None = None
+    # Rotation (issue 37; None / False in outputs of releases before it): the instance's URN (what `rke-aws
+    # rotate` replaces), what runs besides instance_type (the instance's image, a digest of its user data,
+    # its root volume: an update keeps the ignored inputs' old values), what a node booted now would be
+    # (`wanted`), and whether it is the initialising RKE2 server (rotated last).
+    urn: str | None = None
+    image: str | None = None
+    boot_digest: str | None = None
+    root_volume_gb: int | None = None
+    wanted: NodeBuild | None = None
+    first_server: bool = False
+
+    @property
+    def running(self) -> dict[str, Any]:
+        """What runs, by output key (the keys of `wanted`): components/plan/stale.py compares the two."""
+        return NodeBuild.wire(image=self.image, instance_type=self.instance_type, boot_digest=self.boot_digest,
+                              root_volume_gb=self.root_volume_gb)
 
     @property
     def tier(self) -> str:

@@ -63,6 +63,7 @@ class StackDiff:
     etcd: list[str] = field(default_factory=list)  # etcd members deleted, replaced, maybe replaced or stopped
     note: str | None = None
     diagnostics: list[str] = field(default_factory=list)  # the head program's warnings and notes ("warning: ...")
+    stale: list[str] = field(default_factory=list)  # running nodes that keep what they booted (rke_aws.plan.stale)
 
     def count(self, action: str) -> int:
         return sum(c.action == action for c in self.changes)
@@ -262,7 +263,26 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
     result.etcd = sorted(f"{c.node.split(' -> ')[0]} ({what[c.action]})" for c in result.changes
                          if c.node and c.node.split(" -> ")[0] in etcd_nodes
                          and (c.action in ("delete", "replace", "unknown") or c.stops))
+    result.stale = stale_lines(old, new, match, decided)
     return result
+
+
+def stale_lines(old: dict, new: dict, match: dict, decided: dict) -> list[str]:
+    """Instances that stay (not replaced) but whose inputs ask for another image, type, boot configuration
+    or a smaller root volume: they keep running as they booted (ignore_changes) until rotated."""
+    from rke_aws.plan import stale
+
+    out = []
+    for urn, n in new.items():
+        if n.type != INSTANCE or urn not in match or getattr(decided.get(urn), "action", None) == "replace":
+            continue
+        o = old[match[urn]]
+        name = _node_name(o) or n.name
+        found = stale.stale_node({**stale.values_from_inputs(o.inputs), "name": name, "pool": n.name, "index": 0},
+                                 stale.values_from_inputs(n.inputs))
+        if found is not None:
+            out.append(f"{name} ({n.name}): {found.what}")
+    return sorted(out)
 
 
 def _mentions(value: Any, ids: set[str]) -> bool:
@@ -334,6 +354,11 @@ def _instance_type_meaning(reg: Any) -> str:
     if (reg.inputs.get("instanceMarketOptions") or {}).get("marketType") == "spot":
         # EC2 User Guide, "Stop interrupted Spot Instances": a stopped spot instance keeps its type.
         return f"not applied to running spot nodes: EC2 cannot change a spot instance's type; {REPLACE_NODE}"
+    roles = set(str((reg.inputs.get("tags") or {}).get("rke-aws/roles") or "").split(",")) - {""}
+    if roles and not roles & {"etcd", "controlplane"}:
+        # Issue 37: agents keep their type too (components/aws/nodes.py IGNORED_ON_UPDATE).
+        return ("not applied to running agents: EC2 changes a type by stopping the instance, and an update would "
+                f"stop every node of the pool at once, undrained; {REPLACE_NODE}, drained first")
     return ("not applied to running servers: EC2 changes a type by stopping the instance, and an update would stop "
             f"every server (etcd member) at once; {REPLACE_NODE}, one server at a time")
 

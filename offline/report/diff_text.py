@@ -108,6 +108,7 @@ def render_text(diffs: list[StackDiff]) -> str:
             lines.append(f"  etcd members deleted, replaced or stopped: {', '.join(d.etcd)}")
         for c in d.changes:
             lines += change_lines(c)
+        lines += [f"  stale (kept until `rke-aws rotate <stack>`): {s}" for s in d.stale]
         lines.append("")
     return "\n".join(lines)
 
@@ -139,6 +140,9 @@ def render_markdown(diffs: list[StackDiff], base: str, preview_url: str | None =
             out += [f"> {d.note}", ""]
         if d.etcd:
             out += [f"**etcd members deleted, replaced or stopped:** {', '.join(d.etcd)}", ""]
+        if d.stale:
+            out += ["**Stale nodes** (keep running as they booted until `rke-aws rotate <stack>` replaces them):", ""]
+            out += [f"- {_cell(s)}" for s in d.stale] + [""]
         if not d.changes:
             out += ["No changes.", ""]
             continue

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 from pulumi import RunError
 
+from rke_aws.plan import stale
 from rke_aws.settings import tags as tagsets
 from rke_aws.settings import versions
 from rke_aws_offline.engine import harness
@@ -207,6 +208,11 @@ def summary(run: harness.ProgramRun) -> dict:
          "lookups": lookups, "ccm": ccm_section(run), "addons": addons_section(run),
          "configs": generated_configs(run), "outputs": outputs,
          "messages": [f"{lvl}: {m}" for lvl, m in run.logs]}
+    # Running nodes that keep what they booted (a run with the stack's previous outputs): plan/stale.py.
+    stale_nodes = stale.lines(stale.from_outputs(stale.with_running(run.outputs.get("nodes"),
+                                                                    (run.previous_outputs or {}).get("nodes"))))
+    if stale_nodes:
+        s["stale"] = stale_nodes
     return _scrub(s, _secret_values(run))
 
 

@@ -233,8 +233,18 @@ def _bullet(text: str) -> list[str]:
                          break_long_words=False) or ["  -"]
 
 
+def stale_section(s: dict) -> list[str]:
+    """Running nodes that keep what they booted (plan_report.summary's `stale`: rke_aws.plan.stale), each as
+    `stale: <node> (<pool>-<n>): image ami-… → ami-…`; `rke-aws rotate <stack>` replaces them."""
+    found = s.get("stale") or []
+    if not found:
+        return []
+    return ["", f"Stale nodes (they keep running as they booted; `rke-aws rotate <stack>` replaces them one at a "
+                f"time): {len(found)}"] + [f"  {line}" for line in found]
+
+
 def first_screen(s: dict) -> list[str]:
-    lines = headline(s) + ["", f"Nodes: {len(s.get('nodes') or [])}"] + node_table(s)
+    lines = headline(s) + ["", f"Nodes: {len(s.get('nodes') or [])}"] + node_table(s) + stale_section(s)
     found = diagnostics(s.get("messages") or [])
     if not any(found.values()):
         lines += ["", "No warnings, notes or second steps."]

@@ -156,21 +156,19 @@ def test_a_refused_change_is_the_result(repo):
     assert "would stop" in diff.render_markdown([d], "HEAD")
 
 
-def test_an_agent_type_change_updates_within_an_architecture_and_replaces_across(repo):
+def test_an_agent_type_change_updates_nothing_and_shows_the_agents_stale(repo):
+    """Running nodes keep their type (nodes.IGNORED_ON_UPDATE: EC2 would stop every agent of the pool at
+    once, undrained; across architectures replace them all): the diff shows no update, names each agent
+    stale with the type it keeps and the one rotation gives it (components/plan/stale.py)."""
     same = run_diff(repo, NLB_STACK, lambda c: pools_with(c, agents={"instanceType": "m6i.xlarge"}))
     agents = {f"{NLB_STACK}-agents-0", f"{NLB_STACK}-agents-1"}
-    assert agents <= by_action(same, "update"), diff.render_text([same])
-    assert all(c.stops for c in same.changes if c.name in agents), "EC2 stops an instance to change its type"
+    assert not agents & (by_action(same, "update") | by_action(same, "replace")), diff.render_text([same])
+    assert all(any(s.startswith("ip-") and f"({name})" in s and "instance type m6i.large → m6i.xlarge" in s
+                   for s in same.stale) for name in agents), same.stale
     md = diff.render_markdown([same], "origin/main")
     assert md.startswith("### Offline estimate: plan diff against `origin/main`") and "**This is an estimate**" in md
-    assert "changed instanceType" in md and "stops the instance" in md
-    for name in agents:
-        assert f"`Instance {name}`" in md
-    # Across architectures (Graviton with the default amd64 image) the program refuses at plan time
-    # (components/plan/machine_checks.py's image/type look-ups); the provider's ForceNewIf across architectures is
-    # judged on planted registrations below (test_instance_type_replaces_only_across_cpu_architectures).
-    arm = run_diff(repo, NLB_STACK, lambda c: pools_with(c, agents={"instanceType": "m6g.large"}))
-    assert arm.refused and "rke-aws:nodePools[1].instanceType" in arm.refused, diff.render_text([arm])
+    assert "**Stale nodes**" in md and "stale (kept until `rke-aws rotate <stack>`)" in diff.render_text([same])
+    # Across architectures the same (tests/program/test_graviton.py, tests/program/test_hostile.py).
 
 
 def test_a_re_encrypted_kubeconfig_is_a_secret_change(repo):
@@ -216,8 +214,12 @@ def agent(result: dict) -> dict:
 ])
 def test_instance_type_replaces_only_across_cpu_architectures(new_type, action):
     """terraform-provider-aws internal/service/ec2/ec2_instance.go: CustomizeDiff
-    ForceNewIf(instance_type) unless hasCommonElement(SupportedArchitectures)."""
-    d, _ = planted(NLB_STACK, lambda h: agent(h)["inputs"].update(instanceType=new_type))
+    ForceNewIf(instance_type) unless hasCommonElement(SupportedArchitectures). Judged on an instance
+    registered without the program's ignore_changes (running nodes ignore their type: nodes.py)."""
+    def plant(h):
+        agent(h)["ignore_changes"] = []
+        agent(h)["inputs"].update(instanceType=new_type)
+    d, _ = planted(NLB_STACK, plant)
     c = change_of(d, f"{NLB_STACK}-agents-0")
     assert c.action == action, diff.render_text([d])
     assert c.stops == (action == "update"), c

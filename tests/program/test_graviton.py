@@ -91,14 +91,24 @@ def test_rke1_on_graviton_is_refused_with_the_reason():
     assert "is an arm64 (Graviton) type; RKE1 on arm64 is experimental" in str(refused.value)
 
 
-def test_running_agents_do_not_change_architecture():
+def test_running_agents_change_architecture_only_by_rotation():
+    """Running agents keep their type (nodes.IGNORED_ON_UPDATE): an arm64 type for an x86_64 pool
+    launches nothing and replaces nothing in the update; each agent is stale, and rotation launches it
+    with the pool's new type and the arm64 default image (a targeted replacement creates from the
+    program's inputs: pulumi/pulumi pkg/resource/deploy/step_generator.go isTargetedReplace)."""
+    from rke_aws.plan import stale
+
     first = harness.run_stack("rke2-dev")
     cfg = with_pools("rke2-dev", lambda p: p[1].update(instanceType="m7g.large"))
-    with pytest.raises(Exception) as refused:
-        harness.run_program(cfg, stack="rke2-dev", previous_outputs=copy.deepcopy(first.outputs))
-    assert "rke-aws:nodePools[1].instanceType: 'm7g.large' runs arm64, but the pool's running nodes are 'm6i.large'" \
-        in str(refused.value)
-    # Within one architecture the type changes in place (stop, modify, start), and a new arm64 pool is fine.
+    run = harness.run_program(cfg, stack="rke2-dev", previous_outputs=copy.deepcopy(first.outputs))
+    agents = [n for n in run.outputs["nodes"] if n["pool"] == "agents"]
+    assert agents and all(n["wanted"] == {**n["wanted"], "instanceType": "m7g.large", "image": _ubuntu(run, "arm64")}
+                          for n in agents)
+    old = {n["name"]: n for n in first.outputs["nodes"]}
+    for n in agents:  # what runs is what the engine keeps: the old type and image
+        found = stale.stale_node({**n, **stale.running_values(old[n["name"]])})
+        assert found is not None and {d.attribute.key for d in found.differences} == {"image", "instanceType"}, found
+    # A new arm64 pool next to it is fine.
     ok = with_pools("rke2-dev", lambda p: (p[1].update(instanceType="m6i.xlarge"),
                                        p.append({"name": "arm", "roles": ["worker"], "count": 1,
                                                  "instanceType": "m7g.large"})))

@@ -507,13 +507,19 @@ def test_an_agent_type_changed_in_place_must_be_offered_in_its_zone(base_config)
     assert "rke-aws:nodePools[1].instanceType: 'm6i.xlarge' is not offered in us-east-1b" in message
 
 
-def test_an_agent_type_for_another_architecture_is_refused_although_no_node_is_new(base_config):
-    """Across architectures the running agents are replaced (ec2_instance.go CustomizeDiff
-    ForceNewIf instance_type) and launched from the pool's image: an arm64 type with the default
-    amd64 image is refused on day 2 as on day 1."""
-    first, _ = _day2(base_config)
+def test_an_agent_type_for_another_architecture_waits_for_rotation(base_config):
+    """Running agents keep their type (nodes.IGNORED_ON_UPDATE), so an arm64 type no longer replaces them
+    all at once with the image they booted (ec2_instance.go CustomizeDiff ForceNewIf instance_type): the
+    update goes ahead, and rotation launches each with the pool's type and its arm64 default image. A
+    pinned amd64 image would be refused: rotation launches these nodes (machine_problems judges the pool)."""
+    first, later = _day2(base_config)
     pool(1, instanceType="m7g.large")(base_config)
-    assert "rke-aws:nodePools[1].instanceType: 'm7g.large' runs arm64" in run_refused_day2(base_config, first)
+    run = later(base_config)
+    assert not [r for r in run.of_type("aws:ec2/instance:Instance") if r.inputs["instanceType"] == "m7g.large"
+                and "instanceType" not in r.ignore_changes]
+    pool(1, ami="ami-0aaaaaaaaaaaaaaa1")(base_config)
+    assert "rke-aws:nodePools[1].instanceType: 'm7g.large' runs arm64" in run_refused_day2(
+        base_config, first, images={"ami-0aaaaaaaaaaaaaaa1": {"architecture": "x86_64", "virtualizationType": "hvm"}})
 
 
 def run_refused_day2(cfg, first, **mock_kwargs) -> str:

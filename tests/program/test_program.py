@@ -32,7 +32,9 @@ EXPECTED_OUTPUTS = {
     "kubernetesApiUrl",
 }
 NODE_OUTPUT_KEYS = {"name", "pool", "index", "roles", "instanceId", "privateIp", "privateDns", "publicIp",
-                    "availabilityZone", "subnet", "ipBlock", "keyName", "instanceType", "market"}
+                    "availabilityZone", "subnet", "ipBlock", "keyName", "instanceType", "market",
+                    # rotation (components/plan/stale.py, components/ops/rotate.py): what runs, what is wanted
+                    "urn", "image", "bootDigest", "rootVolumeGb", "wanted", "firstServer"}
 # Spot nodes also name their persistent request and its end date (README "Spot worker pools").
 SPOT_NODE_OUTPUT_KEYS = NODE_OUTPUT_KEYS | {"spotRequestId", "spotValidUntil"}
 
@@ -131,7 +133,7 @@ def test_project_file_declares_every_scalar_key_and_nothing_unknown():
     declared = set(yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"])
     assert declared <= set(sections.TOP_LEVEL_KEYS), declared - set(sections.TOP_LEVEL_KEYS)
     structured = {"network", "access", "nodePools", "ccm", "controlPlane", "etcdBackup", "addons", "proxy", "tags", "rancher",
-                  "ingress"}
+                  "ingress", "rotation"}
     assert declared == set(sections.TOP_LEVEL_KEYS) - structured
 
 

@@ -218,8 +218,8 @@ def test_a_spot_pool_type_change_replaces_no_running_node_over_two_updates(new_t
 
 
 def test_a_spot_worker_type_change_in_the_review_is_ignored():
-    """The offline review (make diff) shows the spot node's new type as ignored, the on-demand one as
-    an update by stop/start (test_diff)."""
+    """The offline review (make diff) shows a new type as ignored on spot and on-demand nodes alike
+    (running nodes keep their type: nodes.IGNORED_ON_UPDATE), and both nodes stale until rotated."""
     base = base_of(NLB_STACK)
     head = copy.deepcopy(base)
     res(head, diff.INSTANCE, f"{NLB_STACK}-spot-0")["inputs"]["instanceType"] = "m6i.2xlarge"
@@ -227,7 +227,8 @@ def test_a_spot_worker_type_change_in_the_review_is_ignored():
     d = diff.compare(NLB_STACK, base, head)
     assert change_of(d, f"{NLB_STACK}-spot-0").action == "unchanged", diff.render_text([d])
     assert "instanceType" in change_of(d, f"{NLB_STACK}-spot-0").ignored
-    assert change_of(d, f"{NLB_STACK}-agents-0").action == "update", diff.render_text([d])
+    assert change_of(d, f"{NLB_STACK}-agents-0").action == "unchanged", diff.render_text([d])
+    assert sorted(x.split(" (")[1].split(")")[0] for x in d.stale) == [f"{NLB_STACK}-agents-0", f"{NLB_STACK}-spot-0"]
 
 
 # ---- the persistent request's life outside Pulumi ------------------------------------------------

@@ -166,11 +166,14 @@ def test_every_page_is_in_the_index_and_the_readme_links_the_index_pages():
     assert not unlinked, f"README.md links none of {unlinked}"
 
 
-def test_the_rotation_page_waits_for_issue_37():
-    """docs/operations/rotate.md is a stub until the rotation helper (issue 37) is merged: the lead fills it at
-    that merge. This test goes with the TODO."""
+def test_the_rotation_page_describes_the_rotation():
+    """docs/operations/rotate.md holds issue 37's rotation (its README section before the README became a
+    quickstart): the command, the order, the setting, and how to resume."""
     text = (docs.DOCS / "operations" / "rotate.md").read_text()
-    assert "TODO(lead, at merge)" in text and "# Patching nodes by rotation" in text
+    assert "TODO" not in text and text.startswith("# Patching nodes by rotation")
+    for needle in ("rke-aws rotate", "python3 -m offline.tasks rotate", "rotation.maxUnavailableAgents",
+                   "## Stop and resume", "kube-system/rke-aws-rotation"):
+        assert needle in text, needle
 
 
 # ---- messages point at pages that exist -----------------------------------------------------------------

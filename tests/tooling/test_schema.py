@@ -345,6 +345,7 @@ AGREEMENT = {
     "intervalHours": (_in("rke-aws:etcdBackup", "intervalHours"), ints_around(1, 24, 5, 7, 12, "06", 48), {}, ()),
     "retention": (_in("rke-aws:etcdBackup", "retention"), ints_around(1, 1000), {}, ()),
     "expireDays": (_in("rke-aws:etcdBackup", "expireDays"), ints_around(1, 3650), {}, ()),
+    "maxUnavailableAgents": (_in("rke-aws:rotation", "maxUnavailableAgents"), ints_around(1, 100), {}, ()),
     "kmsKeyArn": (_in("rke-aws:etcdBackup", "kmsKeyArn"), texts_like(
         r"arn:aws(-cn|-us-gov)?:kms:(us|cn|eu)-(east|north|gov-west)-1:[0-9]{12}:(key|alias)/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32})"),
         {}, ("is a key in",)),

@@ -139,17 +139,22 @@ def test_a_new_server_type_stops_no_running_server_and_says_how_to_roll(prod):
     servers = [n["name"] for n in before.outputs["nodes"] if "etcd" in n["roles"]]
     assert len(servers) == 3 and {n["instanceType"] for n in before.outputs["nodes"]} >= {old_type}
     for inst in after.of_type(INSTANCE):
-        server = inst.inputs["tags"]["Name"] in servers
-        # What the engine compares: inputs minus the registration's own ignore_changes.
-        assert ("instanceType" in inst.ignore_changes) is server, f"{inst.urn}: ignore_changes {inst.ignore_changes}"
+        # What the engine compares: inputs minus the registration's own ignore_changes. Every running node
+        # keeps its type (agents too: one update would stop every agent of a pool at once, undrained);
+        # rotation rolls it (components/plan/stale.py, components/ops/rotate.py).
+        assert "instanceType" in inst.ignore_changes, f"{inst.urn}: ignore_changes {inst.ignore_changes}"
     (warning,) = [m for lvl, m in after.logs if lvl == "warning" and m.startswith("rke-aws:nodePools[0].instanceType")]
     for name in servers:
         assert f"{name} ({old_type})" in warning, warning
     assert "--replace" in warning and "one at a time" in warning, warning
-    # Agents may change type in place (no etcd on them): no warning names them.
-    p[1]["instanceType"] = "m6i.4xlarge"
+    # Agents keep their type too; no warning (no etcd on them), a `stale:` note per node instead.
+    agent_type, p[1]["instanceType"] = p[1]["instanceType"], "m6i.4xlarge"
     again = run(set_key(copy.deepcopy(prod), "nodePools", p), before)
     assert not [m for lvl, m in again.logs if lvl == "warning" and m.startswith("rke-aws:nodePools[1]")]
+    agents = [n["name"] for n in before.outputs["nodes"] if n["pool"] == p[1]["name"]]
+    notes = [m for lvl, m in again.logs if lvl == "info" and m.startswith("stale: ")]
+    for name in agents:
+        assert any(m.startswith(f"stale: {name} ") and f"instance type {agent_type} → m6i.4xlarge" in m for m in notes), notes
 
 
 def test_removing_the_server_pool_is_refused(prod):

@@ -106,8 +106,8 @@ def test_a_secret_value_is_masked_where_it_reaches_an_input_that_is_not_secret()
     ("instanceType", "m6i.2xlarge", "not applied to running servers"),
 ])
 def test_an_ignored_change_says_it_does_not_reach_the_running_node(key, value, says):
-    """components/aws/nodes.py: ami and user data ignored on every node, instanceType on servers (EC2 stops an
-    instance to change its type: every etcd member at once). Issue 34: "unchanged … ignored (ignore_changes)"
+    """components/aws/nodes.py: ami, user data and instanceType ignored on every node (EC2 stops an instance to
+    change its type: on servers every etcd member at once). Issue 34: "unchanged … ignored (ignore_changes)"
     without saying the change never reaches the node."""
     d = pair([reg(INSTANCE, "servers-0", node("servers-0"), ignore=SERVER_IGNORES)],
              lambda h: h["servers-0"]["inputs"].update({key: value}))
@@ -119,11 +119,20 @@ def test_an_ignored_change_says_it_does_not_reach_the_running_node(key, value, s
 
 
 def test_a_spot_nodes_ignored_type_names_why():
-    """components/aws/nodes.py IGNORED_ON_SPOT: a stopped spot instance keeps its type (EC2 User Guide)."""
+    """components/aws/nodes.py IGNORED_ON_UPDATE: a stopped spot instance keeps its type (EC2 User Guide)."""
     spot = node("spot-0", instanceMarketOptions={"marketType": "spot"})
     d = pair([reg(INSTANCE, "spot-0", spot, ignore=["instanceType"])],
              lambda h: h["spot-0"]["inputs"].update(instanceType="m6i.2xlarge"))
     assert "not applied to running spot nodes" in only(d).notes[0]
+
+
+def test_an_agents_ignored_type_says_it_is_drained_by_rotation():
+    """Issue 37: agents keep their type too (components/aws/nodes.py IGNORED_ON_UPDATE)."""
+    agent = node("agents-0", tags={"Name": "ip-agents-0", "rke-aws/roles": "worker"})
+    d = pair([reg(INSTANCE, "agents-0", agent, ignore=SERVER_IGNORES)],
+             lambda h: h["agents-0"]["inputs"].update(instanceType="m6i.2xlarge"))
+    (note,) = only(d).notes
+    assert "not applied to running agents" in note and "python3 -m offline.tasks rotate" in note, note
 
 
 def test_a_replaced_resource_lists_its_values_too():
