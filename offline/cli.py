@@ -194,6 +194,13 @@ COMMANDS: dict[str, Callable[..., int]] = {
 }
 
 
+class _NoProject:
+    """Outside a project, for a command's --help: it names no stacks."""
+
+    def stack_names(self) -> list[str]:
+        return []
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     where: Path | None = None
@@ -216,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         project = Project.find(where) if where is not None or argv[0] not in ("snapshots", "schema") else None
     except ProjectError as err:
+        if {"-h", "--help"} & set(argv[1:]):  # a command's help needs no project: argparse answers before it is read
+            return COMMANDS[argv[0]](argv[1:], project=_NoProject())  # type: ignore[arg-type]
         print(f"rke-aws: {err}", file=sys.stderr)
         return 2
     return COMMANDS[argv[0]](argv[1:], project=project)

@@ -100,8 +100,15 @@ class RkeClusterArgs(ClusterKeys):
         raw: dict[str, Any] = dict(runtime_config.get_config_env())
         raw.update(runtime_config.CONFIG.get())
         secret = set(runtime_config.get_config_secret_keys_env()) | {k for k in raw if runtime_config.is_config_secret(k)}
-        return cls.from_flat_config(raw, namespace=namespace or pulumi.get_project(), stack=pulumi.get_stack(),
-                                    secret_keys=secret)
+        try:
+            return cls.from_flat_config(raw, namespace=namespace or pulumi.get_project(), stack=pulumi.get_stack(),
+                                        secret_keys=secret)
+        except ConfigError as err:
+            # Inside a program a refusal is the engine's RunError: the CLI prints its message alone, no traceback
+            # (pulumi/runtime/stack.py run_pulumi_func; RkeCluster refuses the same way, rke_aws.RkeAwsError).
+            refused = pulumi.RunError(str(err))
+            refused.diagnostics = err.diagnostics  # type: ignore[attr-defined]
+            raise refused from None
 
     @classmethod
     def _done(cls, checked: stackconfig.Checked, found: list[Diagnostic], region: str | None, namespace: str,

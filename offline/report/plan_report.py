@@ -59,13 +59,27 @@ def _yaml(doc: Any) -> str:
     return yaml.safe_dump(doc, sort_keys=False, width=1000)
 
 
+def state_of(outputs: dict[str, Any] | None) -> dict[str, Any]:
+    """The cluster state in a run's outputs: flat (this repository's stacks: `flat_outputs=True`), or nested under
+    each cluster's key (rke_aws.RkeCluster's default: a user's project). Several clusters: their nodes together,
+    the first cluster's other values."""
+    outputs = outputs or {}
+    if "nodes" in outputs or "stateVersion" in outputs:
+        return outputs
+    nested = [v for v in outputs.values() if isinstance(v, dict) and "stateVersion" in v]
+    if not nested:
+        return outputs
+    return {**nested[0], "nodes": [n for state in nested for n in state.get("nodes") or []]}
+
+
 def generated_configs(run: harness.ProgramRun) -> list[dict[str, Any]]:
     """RKE: the cluster.yml for `rke up`; RKE2: each node's /etc/rancher/rke2/config.yaml from its user
     data. Parsed (so JSON and snapshot diffs are per key), secrets masked; cluster-wide files first,
     then node files ordered by the node's address (numerically: .9 before .10)."""
     configs: list[dict[str, Any]] = []
-    if run.outputs.get("rkeClusterYml"):
-        configs.append({"file": "cluster.yml", "content": mask_config(yaml.safe_load(run.outputs["rkeClusterYml"]))})
+    state = state_of(run.outputs)
+    if state.get("rkeClusterYml"):
+        configs.append({"file": "cluster.yml", "content": mask_config(yaml.safe_load(state["rkeClusterYml"]))})
     per_node = []
     for inst in run.of_type("aws:ec2/instance:Instance"):
         doc = _cloud_config(decode_user_data(inst.inputs) or "")
@@ -95,12 +109,13 @@ def _chart_install(run: harness.ProgramRun, chart: str, manifest: str) -> dict[s
             out["helmChart"] = _parsed(param.inputs.get("insecureValue"))
     if not out:
         out["installedBy"] = ("nothing yet: the next `pulumi up` once a kubeconfig is set or published"
-                              if run.outputs.get("distribution") else None)
+                              if state_of(run.outputs).get("distribution") else None)
     return out
 
 
 def ccm_section(run: harness.ProgramRun) -> dict[str, Any]:
-    out: dict[str, Any] = {"image": run.outputs.get("ccmImage"), "values": run.outputs.get("ccmValues")}
+    state = state_of(run.outputs)
+    out: dict[str, Any] = {"image": state.get("ccmImage"), "values": state.get("ccmValues")}
     install = _chart_install(run, versions.CCM_CHART_NAME, "ccm.yaml")
     install.pop("releaseValues", None)  # the same as `values`
     return {**out, **install}
@@ -108,10 +123,11 @@ def ccm_section(run: harness.ProgramRun) -> dict[str, Any]:
 
 def addons_section(run: harness.ProgramRun) -> dict[str, Any]:
     """Add-ons (addons.*) and etcd snapshots: what is enabled and how it is installed."""
-    out: dict[str, Any] = {"ebsCsi": {"enabled": bool(run.outputs.get("ebsCsi"))}}
+    state = state_of(run.outputs)
+    out: dict[str, Any] = {"ebsCsi": {"enabled": bool(state.get("ebsCsi"))}}
     if out["ebsCsi"]["enabled"]:
         out["ebsCsi"].update(_chart_install(run, versions.EBS_CSI_CHART_NAME, "ebs-csi.yaml"))
-    out["etcdSnapshots"] = run.outputs.get("etcdSnapshotLocation")
+    out["etcdSnapshots"] = state.get("etcdSnapshotLocation")
     return out
 
 
@@ -196,7 +212,7 @@ def summary(run: harness.ProgramRun) -> dict:
         {**{k: n.get(k) for k in ("name", "pool", "availabilityZone", "privateIp", "instanceId", "subnet")},
          "roles": ",".join(n["roles"]),
          "instanceProfile": profiles.get(n.get("privateIp"))}
-        for n in run.outputs.get("nodes", [])
+        for n in state_of(run.outputs).get("nodes", [])
     ]
     nodes.sort(key=lambda n: ipaddress.ip_address(n["privateIp"]))
     outputs = {k: (MASK if k in run.secret_outputs else v) for k, v in run.outputs.items() if k != "nodes"}
@@ -209,8 +225,8 @@ def summary(run: harness.ProgramRun) -> dict:
          "configs": generated_configs(run), "outputs": outputs,
          "messages": [f"{lvl}: {m}" for lvl, m in run.logs]}
     # Running nodes that keep what they booted (a run with the stack's previous outputs): plan/stale.py.
-    stale_nodes = stale.lines(stale.from_outputs(stale.with_running(run.outputs.get("nodes"),
-                                                                    (run.previous_outputs or {}).get("nodes"))))
+    stale_nodes = stale.lines(stale.from_outputs(stale.with_running(state_of(run.outputs).get("nodes"),
+                                                                    state_of(run.previous_outputs).get("nodes"))))
     if stale_nodes:
         s["stale"] = stale_nodes
     return _scrub(s, _secret_values(run))

@@ -568,7 +568,7 @@ def test_checkout_works_without_tarfile_filters(tmp_path, monkeypatch, repo):
     with tarfile.open(fileobj=evil, mode="w") as tar:
         info = tarfile.TarInfo("../outside")
         tar.addfile(info, io.BytesIO(b""))
-    monkeypatch.setattr(diff.subprocess, "run", lambda *a, **k: type("P", (), {"stdout": evil.getvalue()})())
+    monkeypatch.setattr(diff.subprocess, "run", lambda *a, **k: type("P", (), {"stdout": evil.getvalue(), "returncode": 0})())
     with pytest.raises(RuntimeError, match="refusing archive member '../outside'"):
         diff.checkout("HEAD", diff.ROOT, tmp_path / "evil")
     assert not (tmp_path / "outside").exists()

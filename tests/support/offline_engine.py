@@ -69,7 +69,10 @@ class HarnessEngine:
         self.fail_apply = False
         self.previews = 0
         # Runs are never changed once made (each update makes a new one), so tests may share them.
-        self._run = run if run is not None else harness.run_program(self.config, stack=stack)
+        # Every run of this engine in the light account its updates use (_EngineMocks): one backend's images
+        # and IDs throughout, so a change is the configuration's and never the backend's.
+        self._run = run if run is not None else harness.run_program(self.config, stack=stack,
+                                                                    mocks=AwsLikeMocks(self.region))
         self._applied_config = dict(self.config)
 
     # ---- what the user does ----
@@ -98,7 +101,8 @@ class HarnessEngine:
         found = [("create", urn) for urn in sorted(self.deleted)]
         if self.config == self._applied_config:
             return found
-        preview = harness.run_program(self.config, stack=self.stack, previous_outputs=self._run.outputs)
+        preview = harness.run_program(self.config, stack=self.stack, previous_outputs=self._run.outputs,
+                                      mocks=AwsLikeMocks(self.region))
         old = {r.urn: r for r in self._run.resources if r.custom}
         for r in preview.resources:
             if not r.custom:

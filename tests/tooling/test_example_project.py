@@ -98,8 +98,12 @@ def test_the_project_diffs_a_planted_instance_type_change_with_old_and_new(proje
     made, _ = project
     stack_file = made / "stacks" / "Pulumi.dev.yaml"
     before = stack_file.read_text()
-    stack_file.write_text(before.replace("name: agents, roles: [worker], count: 2, instanceType: m6i.large",
-                                         "name: agents, roles: [worker], count: 2, instanceType: m6i.xlarge"))
+    doc = yaml.safe_load(before)  # the stack file as `pulumi new` left it (its answers merged: block style)
+    (pools_key,) = [k for k in doc["config"] if k.endswith(":nodePools")]
+    (agents,) = [p for p in doc["config"][pools_key] if p["name"] == "agents"]
+    assert agents["instanceType"] == "m6i.large"
+    agents["instanceType"] = "m6i.xlarge"
+    stack_file.write_text(yaml.safe_dump(doc, sort_keys=False))
     assert stack_file.read_text() != before
     try:
         proc = _rke_aws(project, "diff", "--base", "HEAD")
