@@ -51,8 +51,10 @@ DEFAULT_MARKET: Final = "on-demand"
 DEFAULT_SUBNET_TIER: Final = "private"
 # The CCM chart version this program's Helm values are written against.
 DEFAULT_CCM_CHART_VERSION = versions.CCM_CHART_VERSION
-# A Helm release tracked in the stack; manifest mode is the RKE2 alternative without a kubeconfig.
-DEFAULT_CCM_INSTALL: Final = "helm"
+# How the CCM reaches a NEW cluster (a running one keeps what its state records: settings/resolve.py ccm_install).
+# RKE2: manifests its servers mirror from SSM, so one `pulumi up` converges and never needs a way into the
+# cluster (issue 34.8); RKE1 has no manifest directory: a Helm release through the kubeconfig.
+DEFAULT_CCM_INSTALL: Final = {"rke": "helm", "rke2": "manifest"}
 DEFAULT_KUBERNETES_VERSION = {"rke": versions.RKE_KUBERNETES_VERSION, "rke2": versions.RKE2_VERSION}
 # AWS's EBS gp3 limits.
 MIN_ROOT_GB, MAX_ROOT_GB = 8, 16384

@@ -104,12 +104,13 @@ class ClusterConfig(RkeClusterArgs):
 
 def ccm_install(given_install: Literal["helm", "manifest"] | None, distribution: str,
                 running: Running) -> Literal["helm", "manifest"]:
-    """How the CCM is installed: as set; else as the running cluster's was recorded; else DEFAULT_CCM_INSTALL."""
+    """How the CCM is installed: as set; else as the running cluster's was recorded; else the distribution's
+    default for a new cluster (DEFAULT_CCM_INSTALL)."""
     if given_install is not None:
         return given_install
     if running.ccm_install is not None:
         return running.ccm_install
-    return DEFAULT_CCM_INSTALL
+    return "manifest" if DEFAULT_CCM_INSTALL.get(distribution) == "manifest" else "helm"
 
 
 def resolve(args: RkeClusterArgs, *, project: str, stack: str, name: str | None = None,

@@ -269,10 +269,12 @@ class Ccm(_Section):
         False, description="In-tree to out-of-tree migration phase (Kubernetes 1.26 and older only).")
     extra_args: Annotated[tuple[Annotated[str, SchemaPattern(FLAG_ITEM_PATTERN)], ...], Msg(what="flags like --v=4", type_name="list")] = Field(
         (), description="Extra CCM flags, one --name=value each (ASCII, no spaces; not the flags this program sets).")
-    # Unset: settings/resolve.py decides (ccm_install: DEFAULT_CCM_INSTALL today).
-    install: OrUnset[Annotated[Literal["helm", "manifest"], Msg(kind="an install mode", default=f"`{DEFAULT_CCM_INSTALL}`",
-                                                                reason="a Helm release the stack tracks")]] = Field(
-        None, json_schema_extra={"default": DEFAULT_CCM_INSTALL},
+    # Unset: settings/resolve.py decides (ccm_install: what runs, else DEFAULT_CCM_INSTALL per distribution).
+    install: OrUnset[Annotated[Literal["helm", "manifest"], Msg(
+        kind="an install mode", default=f"new RKE2 stacks: `{DEFAULT_CCM_INSTALL['rke2']}`; RKE1: "
+                                        f"`{DEFAULT_CCM_INSTALL['rke']}`; running stacks: what they run",
+        reason="one `pulumi up` converges and needs no way into the cluster")]] = Field(
+        None,
         description="manifest: RKE2 manifests mirrored from SSM instead of a Release.")
     image: OrUnset[Annotated[str, NonEmpty(IMAGE_PATTERN), Msg(
         what="an image reference pinned by a tag other than latest and/or an @sha256: digest, like "
