@@ -213,11 +213,8 @@ def release_config(stack: str) -> dict[str, str]:
     """The stack's config with a kubeconfig set and the CCM installed through a Helm release."""
     config = harness.stack_config(stack)
     config["rke-aws:kubeconfig"] = KUBECONFIG
-    if "rke-aws:ccm" in config:
-        ccm = json.loads(config["rke-aws:ccm"])
-        if ccm.get("install") == "manifest":
-            ccm["install"] = "helm"
-            config["rke-aws:ccm"] = json.dumps(ccm)
+    ccm = json.loads(config.get("rke-aws:ccm", "{}"))
+    config["rke-aws:ccm"] = json.dumps({**ccm, "install": "helm"})  # new RKE2 stacks default to manifest (34.8)
     return config
 
 
@@ -541,7 +538,7 @@ def test_the_chart_default_image_would_be_caught():
 
 def test_explicit_ccm_image_wins():
     image = "registry.example.com:5000/mirror/cloud-controller-manager:v1.33.4-patched"
-    config = {**release_config("rke2-prod"), "rke-aws:ccm": json.dumps({"image": image})}
+    config = {**release_config("rke2-prod"), "rke-aws:ccm": json.dumps({"install": "helm", "image": image})}
     r = run(config, stack="image-explicit")
     eff = effective_values(the_release(r).inputs, CHART_DEFAULTS)
     assert eff["image"] == {"repository": "registry.example.com:5000/mirror/cloud-controller-manager",
@@ -629,7 +626,8 @@ def base_for(dist: str) -> dict[str, str]:
 def test_args_leader_migration_and_extra_args(dist, migration):
     config = base_for(dist)
     config["rke-aws:kubernetesVersion"] = OLD_VERSIONS[dist]
-    config["rke-aws:ccm"] = json.dumps({"leaderMigration": migration, "extraArgs": EXTRA_ARGS, "image": OLD_CCM_IMAGE})
+    config["rke-aws:ccm"] = json.dumps({"leaderMigration": migration, "extraArgs": EXTRA_ARGS, "image": OLD_CCM_IMAGE,
+                                        "install": "helm"})
     r = run(config, stack=f"args-{dist}-{str(migration).lower()}")
     rel = the_release(r)
     args = effective_values(rel.inputs, CHART_DEFAULTS)["args"]

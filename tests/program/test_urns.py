@@ -34,6 +34,12 @@ DATA_02 = json.loads((Path(__file__).resolve().parents[1] / "data" / "urns-0.2.j
 def run_recorded(stack: str, data: dict = DATA) -> harness.ProgramRun:
     """Today's program on the stack file the old URNs were recorded with, in this repository's project."""
     config, _ = stackfile.load_stack_text(data["stacks"][stack], f"Pulumi.{stack}.yaml", project=harness.PROJECT)
+    ccm = json.loads(config.get("rke-aws:ccm", "{}"))
+    if config.get("rke-aws:distribution") == "rke2" and "install" not in ccm:
+        # Running under those releases, an RKE2 stack without ccm.install ran a Helm release (their default); its
+        # state records it and keeps it (ClusterState.running_ccm_install; tests/program/day2/
+        # test_day2_ccm_default.py), where a NEW stack of that file now gets manifest mode (issue 34.8).
+        config["rke-aws:ccm"] = json.dumps({**ccm, "install": "helm"})
     return run_cached(config, stack, project=harness.PROJECT)
 
 
