@@ -16,6 +16,8 @@ from typing import Any
 
 import pulumi
 
+# The provider's answers both backends share (one copy: emulated/provider_checks.py).
+from rke_aws_offline.engine.emulated.provider_checks import ROUTE_KEYS, dns_suffix, partition_of, route_result  # noqa: F401
 from rke_aws_offline.engine.resource_types import TYPES
 
 ACCOUNT_ID = "123456789012"
@@ -52,15 +54,6 @@ UBUNTU_ARM64_IMAGE_ID = "ami-0a1b2c3d4e5f6a64b"
 CANONICAL_OWNERS = {"aws": "099720109477", "aws-us-gov": "513442679011", "aws-cn": "837727238323"}
 
 
-def partition_of(region: str) -> str:
-    """The partition a region belongs to (botocore's endpoints data: us-gov-* GovCloud, cn-* China)."""
-    return "aws-us-gov" if region.startswith("us-gov-") else "aws-cn" if region.startswith("cn-") else "aws"
-
-
-def dns_suffix(partition: str) -> str:
-    return "amazonaws.com.cn" if partition == "aws-cn" else "amazonaws.com"
-
-
 def rancher_cluster_answer(seed: str) -> tuple[str, dict]:
     """A rancher2 Cluster as the provider answers: ID c-<5 chars> and the registration token (Rancher's
     manifest address is <server>/v3/import/<token>_<cluster ID>.yaml; the server here is a placeholder)."""
@@ -92,16 +85,6 @@ def region_refusal(region: str) -> str | None:
     """What the AWS provider answers every call with when configured for a region that does not
     exist (its region validation, before any API call), or None."""
     return None if region in known_regions() else f"configuring the AWS provider: invalid AWS Region: {region}"
-
-
-ROUTE_KEYS = ("carrierGatewayId", "cidrBlock", "coreNetworkArn", "destinationPrefixListId", "egressOnlyGatewayId",
-              "gatewayId", "instanceId", "ipv6CidrBlock", "localGatewayId", "natGatewayId", "networkInterfaceId",
-              "odbNetworkArn", "transitGatewayId", "vpcEndpointId", "vpcPeeringConnectionId")
-
-
-def route_result(**given: str) -> dict[str, str]:
-    """One route of the getRouteTable answer (the SDK wants every field present)."""
-    return {k: given.get(k, "") for k in ROUTE_KEYS}
 
 
 # EC2 RunInstances: "User data is limited to 16 KB, in raw form, before it is base64-encoded".
