@@ -1,5 +1,5 @@
-"""rke-aws as a library: `from rke_aws import RkeCluster, RkeClusterArgs` (README, "Using RkeCluster from
-another program"). The Pulumi components are imported lazily, so the pure layers (rke_aws.settings,
+"""rke-aws as a library: `from rke_aws import RkeCluster, RkeClusterArgs` (README, "In your own program").
+The Pulumi components are imported lazily, so the pure layers (rke_aws.settings,
 rke_aws.plan.names, rke_aws.state, ...) stay importable without loading the Pulumi providers."""
 
 from __future__ import annotations

@@ -227,7 +227,7 @@ class Nodes(pulumi.ComponentResource):
             # The initialising server (RKE2): rotated last, and only while another server answers.
             first_server=node.is_first_server,
             # Spot only: the node's persistent request, so a duplicate it launched can be found and the request
-            # cancelled (README "Spot worker pools"), and the end date EC2 reports for it (empty: it lasts until
+            # cancelled (docs/features/nodes.md, 'Spot worker pools'), and the end date EC2 reports for it (empty: it lasts until
             # cancelled).
             **(dict(spot_request_id=inst.spot_instance_request_id,
                     spot_valid_until=inst.instance_market_options.apply(_valid_until)) if node.pool.is_spot else {}),

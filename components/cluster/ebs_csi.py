@@ -10,7 +10,7 @@ Credentials, given IMDS hop limit 1 on every node (domain.md section 6):
   user, allowed nothing but EBS on volumes tagged for this cluster, whose access key reaches it
   through the Secret the chart reads (`awsAccessSecret`): a Kubernetes Secret (helm mode) or a
   SecureString manifest the servers mirror (manifest mode). Rotate it with
-  `pulumi up --replace <AccessKey URN>`, then restart the controller (README).
+  `pulumi up --replace <AccessKey URN>`, then restart the controller (docs/operations/rotate-keys.md).
 
 Placement: the controller runs on control-plane nodes like the CCM (ccm_values.node_selector).
 Helm merges maps and replaces lists (domain.md section 4): the tolerations below are the whole

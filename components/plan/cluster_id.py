@@ -21,8 +21,8 @@ def cluster_id_problems(previous: ClusterState | None, cluster_id: str, stack: s
         f"etcd members, endpoint api.{old}.rke-aws.internal){defaulted}. The cluster ID names every resource: this "
         "update would build a new VPC, new tokens and new servers under the new ID and delete every running node, "
         f"etcd members included. Set it back: `pulumi config set clusterId {old}`. To move a cluster to a new ID, "
-        "create a new stack with it, restore an etcd snapshot there (README 'Restoring a snapshot onto new "
-        "servers'), move the workloads, then `pulumi destroy` this stack", "cluster.id-changed", value=cluster_id)]
+        "create a new stack with it, restore an etcd snapshot there ("
+        "docs/operations/restore-snapshot.md, 'Restoring a snapshot onto new servers'), move the workloads, then `pulumi destroy` this stack", "cluster.id-changed", value=cluster_id)]
 
 
 def region_problems(previous: ClusterState | None, region: str) -> list[Diagnostic]:
@@ -32,7 +32,7 @@ def region_problems(previous: ClusterState | None, region: str) -> list[Diagnost
         "aws:region", f"'{region}', but this stack runs its cluster in {previous.region}; a cluster does not move "
         f"between regions (every node, subnet and address would be new): set it back (`pulumi config set "
         f"aws:region {previous.region}`). For a cluster in {region}, create a new stack there and restore an etcd "
-        "snapshot into it (README 'Restoring a snapshot onto new servers')", "cluster.region-changed", value=region)]
+        "snapshot into it (docs/operations/restore-snapshot.md, 'Restoring a snapshot onto new servers')", "cluster.region-changed", value=region)]
 
 
 def check(cfg: StackConfig, previous: ClusterState | None) -> list[Diagnostic]:

@@ -56,10 +56,10 @@ def architecture_problems(cfg: StackConfig, archs: Mapping[str, str]) -> list[Di
     whose arm64 nodes Rancher calls experimental and not for production (Rancher manager docs,
     "Running on ARM64 Mixed Architecture (Experimental)"), and which is end of life."""
     problems = []
-    for i, pool in enumerate(cfg.node_pools):
+    for pool in cfg.node_pools:
         if archs.get(pool.name) != "arm64":
             continue
-        key = f"nodePools[{i}].instanceType"
+        key = f"nodePools[{pool.name}].instanceType"
         if cfg.distribution == "rke":
             problems.append(Diagnostic(key, f"'{pool.instance_type}' is an arm64 (Graviton) type; RKE1 on arm64 is "
                                        "experimental and not for production (Rancher's docs), and RKE1 is end of "
@@ -86,7 +86,7 @@ def default_images(cfg: StackConfig, archs: Mapping[str, str], env: Environment)
         arch = archs.get(pool.name, "x86_64")
         if arch not in images:
             name = versions.UBUNTU_AMI_NAMES[arch]
-            users = ", ".join(f"nodePools[{j}]" for j, p in pools if archs.get(p.name, "x86_64") == arch)
+            users = ", ".join(f"nodePools[{p.name}]" for j, p in pools if archs.get(p.name, "x86_64") == arch)
             images[arch] = looked_up(
                 "nodePools[].ami", f"looking up the default image ({name} by owner {owner}) in {cfg.region}",
                 f"set `ami` on {users} to an image that exists in {cfg.region}",
@@ -184,18 +184,18 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: C
     for i, pool in sorted(pools, key=lambda ip: ip[1].name not in strict):
         first_use.setdefault(pool.instance_type, (i, pool))
     types: dict[str, Any] = dict(known_types or {})
-    for itype, (i, pool) in first_use.items():
+    for itype, (_i, pool) in first_use.items():
         if itype in types:
             continue
         found: list[Diagnostic] = []
-        types[itype] = _instance_type(found, cfg, env, f"nodePools[{i}].instanceType", itype)
+        types[itype] = _instance_type(found, cfg, env, f"nodePools[{pool.name}].instanceType", itype)
         judged(pool, found, "no instance of the pool is launched or changes type in this update, so it goes ahead")
     images: dict[str, Any] = {}
-    for i, pool in sorted(pools, key=lambda ip: ip[1].name not in launching):
+    for _i, pool in sorted(pools, key=lambda ip: ip[1].name not in launching):
         if pool.ami and pool.ami not in images:
             found = []
             ami = pool.ami
-            images[ami] = collect(found, f"nodePools[{i}].ami", f"looking up image '{ami}' in {cfg.region}",
+            images[ami] = collect(found, f"nodePools[{pool.name}].ami", f"looking up image '{ami}' in {cfg.region}",
                                   f"use an image that exists in {cfg.region} and this account may launch",
                                   lambda ami=ami: env.lookups.image(ami), env.offline)  # type: ignore[misc]
             if pool.name in launching:
@@ -215,11 +215,11 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: C
                           f"looking up where {', '.join(wanted_types)} are offered in {cfg.region}",
                           "check the instance types and zones (aws ec2 describe-instance-type-offerings)",
                           lambda: env.lookups.offerings(wanted_types, zones), env.offline)
-    for i, pool in pools:
+    for _i, pool in pools:
         info = types.get(pool.instance_type)
         if info is None:
             continue
-        key = f"nodePools[{i}].instanceType"
+        key = f"nodePools[{pool.name}].instanceType"
         missing = sorted(z for z in new_zones.get(pool.name, ()) if offered is not None
                          and (pool.instance_type, z) not in offered)
         if missing:
@@ -238,7 +238,7 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: C
         if image.architecture not in archs:
             found.append(Diagnostic(
                 key, f"'{pool.instance_type}' runs {' or '.join(archs)}, but the pool's {which} is {image.architecture}; "
-                f"use an instance type for {image.architecture}, or set nodePools[{i}].ami to an image for "
+                f"use an instance type for {image.architecture}, or set nodePools[{pool.name}].ami to an image for "
                 f"{' or '.join(archs)}", "pool.image-architecture", value=pool.instance_type))
         virt = list(info.supported_virtualization_types or [])
         if image.virtualization_type not in virt:

@@ -136,25 +136,25 @@ def _pool_blocks(cfg: StackConfig, previous: ClusterState | None, subnets: Seque
             before.setdefault(n.pool, block)
     blocks: dict[str, int] = {}
     taken = set(before.values()) | {p.ip_block for p in cfg.node_pools if p.ip_block is not None and p.name not in before}
-    for i, pool in enumerate(cfg.node_pools):
+    for pool in cfg.node_pools:
         if pool.name in before:
             blocks[pool.name] = before[pool.name]
             if pool.ip_block is not None and pool.ip_block != before[pool.name]:
-                problems.append(Diagnostic(f"nodePools[{i}].ipBlock", f"{pool.ip_block}, but pool '{pool.name}' runs in "
+                problems.append(Diagnostic(f"nodePools[{pool.name}].ipBlock", f"{pool.ip_block}, but pool '{pool.name}' runs in "
                                            f"block {before[pool.name]}; a running pool keeps its addresses: set "
                                            f"{before[pool.name]} or remove ipBlock", "pool.block-changed",
                                            value=pool.ip_block))
         elif pool.ip_block is not None:
             owner = next((n for n, b in before.items() if b == pool.ip_block), None)
             if owner is not None:
-                problems.append(Diagnostic(f"nodePools[{i}].ipBlock", f"{pool.ip_block} holds pool '{owner}' (running); "
+                problems.append(Diagnostic(f"nodePools[{pool.name}].ipBlock", f"{pool.ip_block} holds pool '{owner}' (running); "
                                            "choose a free block or remove ipBlock", "pool.block-taken",
                                            value=pool.ip_block))
             blocks[pool.name] = pool.ip_block
         else:
             free = next((b for b in range(MAX_POOL_BLOCKS) if b not in taken), None)
             if free is None:
-                problems.append(Diagnostic(f"nodePools[{i}]", f"no free address block (0-{MAX_POOL_BLOCKS - 1} are used "
+                problems.append(Diagnostic(f"nodePools[{pool.name}]", f"no free address block (0-{MAX_POOL_BLOCKS - 1} are used "
                                            "by running or configured pools); remove a pool first", "pool.no-block"))
                 continue
             blocks[pool.name] = free
@@ -178,7 +178,7 @@ def plan_nodes(cfg: StackConfig, subnets: Sequence[PlannedSubnet],
              if previous else set())
     plans: list[PlannedNode] = []
     first_server_seen = False
-    for pool_index, pool in enumerate(cfg.node_pools):
+    for pool in cfg.node_pools:
         if pool.name not in blocks:
             continue
         block = blocks[pool.name]
@@ -189,7 +189,7 @@ def plan_nodes(cfg: StackConfig, subnets: Sequence[PlannedSubnet],
             if j >= pool.count:
                 continue  # explicitly removed: count lowered
             if old.tier != pool.subnet:
-                problems.append(Diagnostic(f"nodePools[{pool_index}].subnet", f"'{pool.subnet}', but pool '{pool.name}' "
+                problems.append(Diagnostic(f"nodePools[{pool.name}].subnet", f"'{pool.subnet}', but pool '{pool.name}' "
                                            f"runs in {old.tier} subnets; changing the tier would replace every node: "
                                            "add a new pool instead", "pool.tier-changed", value=pool.subnet))
                 break
@@ -198,8 +198,8 @@ def plan_nodes(cfg: StackConfig, subnets: Sequence[PlannedSubnet],
                 # A pool's nodes go only from its highest index down (count lowered), or with the pool.
                 problems.append(Diagnostic(
                     "network.availabilityZones", f"{old.availability_zone} is gone, but node {old.name} "
-                    f"(nodePools[{pool_index}] '{pool.name}', index {j}) runs there, and a pool loses its "
-                    f"highest-numbered nodes first: {old.name} goes only once nodePools[{pool_index}].count is "
+                    f"(pool '{pool.name}', index {j}) runs there, and a pool loses its "
+                    f"highest-numbered nodes first: {old.name} goes only once nodePools[{pool.name}].count is "
                     f"{j} or less. Keep the zone until then: add a pool with the same roles if the cluster "
                     "needs the capacity (servers: one etcd member per update), lower this pool's count, "
                     "`pulumi up`, then remove the zone", "network.zone-still-used", value=old.availability_zone))
@@ -221,7 +221,7 @@ def plan_nodes(cfg: StackConfig, subnets: Sequence[PlannedSubnet],
                 capacity = min((block_capacity(s.cidr) for s in tier_subnets), default=0)
                 per_az = -(-pool.count // len(tier_subnets))
                 problems.append(Diagnostic(
-                    f"nodePools[{pool_index}].count", f"{pool.count} nodes need {per_az} addresses per {pool.subnet} "
+                    f"nodePools[{pool.name}].count", f"{pool.count} nodes need {per_az} addresses per {pool.subnet} "
                     f"subnet, but a pool block there holds {capacity}; use fewer nodes per pool, more zones or larger "
                     "subnets", "pool.capacity", value=pool.count))
                 break
@@ -229,7 +229,7 @@ def plan_nodes(cfg: StackConfig, subnets: Sequence[PlannedSubnet],
             per_zone[subnet.az] += 1
             used.add(ip)
         if not tier_subnets and pool.count:
-            problems.append(Diagnostic(f"nodePools[{pool_index}].subnet", f"no {pool.subnet} subnet to place the pool in",
+            problems.append(Diagnostic(f"nodePools[{pool.name}].subnet", f"no {pool.subnet} subnet to place the pool in",
                                        "pool.no-subnet", value=pool.subnet))
         for j in sorted(placed):
             subnet, ip = placed[j]
@@ -283,12 +283,12 @@ def role_problems(previous: ClusterState | None, pools: Sequence[Any]) -> list[D
     if previous is None:
         return []
     problems = []
-    for i, pool in enumerate(pools):
+    for pool in pools:
         kept = [n for j, n in previous.pool_nodes(pool.name).items() if j < pool.count]
         was = sorted({r for n in kept for r in n.roles})
         if kept and was != sorted(pool.roles):
             problems.append(Diagnostic(
-                f"nodePools[{i}].roles", f"{sorted(pool.roles)}, but pool '{pool.name}' runs {len(kept)} node(s) as "
+                f"nodePools[{pool.name}].roles", f"{sorted(pool.roles)}, but pool '{pool.name}' runs {len(kept)} node(s) as "
                 f"{was}, and a running node keeps the roles it booted with: set the roles back. Nodes with other roles "
                 "are a new pool: add one, and lower this pool's count (one etcd member per update)",
                 "pool.roles-changed", value=list(pool.roles)))
@@ -302,12 +302,12 @@ def market_problems(previous: ClusterState | None, pools: Sequence[Any]) -> list
     if previous is None:
         return []
     problems = []
-    for i, pool in enumerate(pools):
+    for pool in pools:
         kept = [n for j, n in previous.pool_nodes(pool.name).items() if j < pool.count]
         was = sorted({n.market for n in kept})
         if kept and was != [pool.market]:
             problems.append(Diagnostic(
-                f"nodePools[{i}].market", f"'{pool.market}', but pool '{pool.name}' runs {len(kept)} node(s) as "
+                f"nodePools[{pool.name}].market", f"'{pool.market}', but pool '{pool.name}' runs {len(kept)} node(s) as "
                 f"{'/'.join(was)}, and AWS cannot change an instance's market: the change would replace every node "
                 "of the pool at once. Set it back; for the other market add a new pool, then lower this one's count",
                 "pool.market-changed", value=pool.market))
@@ -323,7 +323,7 @@ def instance_type_warnings(cfg: StackConfig, previous: ClusterState | None,
         return ()
     before = {n.key: n for n in previous.nodes}
     out = []
-    for i, pool in enumerate(cfg.node_pools):
+    for pool in cfg.node_pools:
         if not (pool.is_server or pool.is_spot):
             continue
         running_nodes = [before.get((pool.name, n.index)) for n in nodes if n.pool.name == pool.name]
@@ -336,10 +336,10 @@ def instance_type_warnings(cfg: StackConfig, previous: ClusterState | None,
                    "EC2 cannot change a spot instance's type (a stopped spot instance keeps it), so the new type "
                    "would replace the node, and one update would replace every spot node of the pool at once")
             out.append(Diagnostic(
-                f"nodePools[{i}].instanceType", f"{pool.instance_type}, but the running {names} keep their type: {why}. "
+                f"nodePools[{pool.name}].instanceType", f"{pool.instance_type}, but the running {names} keep their type: {why}. "
                 f"Replace them one at a time: `rke-aws rotate <stack>` (`python3 -m offline.tasks rotate <stack>` in "
                 f"rke-aws' repository; docs/operations/rotate.md, 'Patching nodes by rotation'; by hand `pulumi up "
-                f"--replace <urn>`, 'Replacing nodes deliberately'); nodes created from now on are {pool.instance_type}", "pool.type-kept", Severity.WARNING,
+                f"--replace <urn>`, docs/operations/replace-node.md, 'Replacing a node'); nodes created from now on are {pool.instance_type}", "pool.type-kept", Severity.WARNING,
                 value=pool.instance_type))
     return tuple(out)
 
@@ -351,5 +351,5 @@ def hardening_warnings(cfg: StackConfig, previous: ClusterState | None) -> tuple
         return ()
     return (Diagnostic("hardening", f"{before} -> {cfg.hardening} applies to nodes as they first boot; the running "
                        f"{len(previous.nodes)} keep '{before}' until replaced (servers one at a time, then agents: "
-                       "README 'Replacing nodes deliberately'); until then the cluster mixes both",
+                       "docs/operations/replace-node.md, 'Replacing a node'); until then the cluster mixes both",
                        "hardening.first-boot", Severity.WARNING, value=cfg.hardening),)

@@ -103,7 +103,7 @@ def proxy_warnings(previous: ClusterState | None, proxy: ProxyEnv | None) -> tup
     return (Diagnostic(
         "proxy", f"{shown(before)} -> {shown(now)} reaches nodes as they first boot; the running "
         f"{len(previous.nodes)} keep {shown(before)} in /etc/default/rke2-* (RKE2, containerd) or Docker's drop-in, "
-        "and in the manifest sync, until replaced (servers one at a time, then agents: README 'Replacing nodes "
-        "deliberately'); keep the old proxy serving until then. The CCM and the EBS CSI driver use the new one "
+        "and in the manifest sync, until replaced (servers one at a time, then agents: "
+        "docs/operations/replace-node.md, 'Replacing a node'); keep the old proxy serving until then. The CCM and the EBS CSI driver use the new one "
         "after this update (manifest mode: once the servers' sync, still through the old proxy, has mirrored "
         "their manifests)", "proxy.first-boot", Severity.WARNING),)

@@ -295,7 +295,7 @@ def psa_warnings(cfg: StackConfig, previous: ClusterState | None) -> tuple[Diagn
         f"({', '.join(missing)}, ...): their API servers refuse the cattle-cluster-agent and fleet-agent pods "
         "under restricted, and the cluster stays pending in Rancher until every server exempts them. Servers "
         "created from now on do (the podSecurityExemptions output lists them). Replace the running servers one "
-        "at a time (README 'Replacing nodes deliberately'), or on each server, one at a time, add the namespaces "
+        "at a time (docs/operations/replace-node.md, 'Replacing a node'), or on each server, one at a time, add the namespaces "
         f"of podSecurityExemptions to exemptions.namespaces in {PSA_CONFIG_PATH} and `systemctl restart "
         "rke2-server`. Said once: the next update compares with what new servers get", "rancher.psa-running-servers",
         Severity.WARNING),)

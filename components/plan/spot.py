@@ -46,8 +46,8 @@ def spot_request_warnings(cfg: StackConfig, previous: ClusterState | None, nodes
             listed = env.lookups.instances(filters, states)
         except LookupFailed as err:  # a look-up for a warning does not stop the update
             out.append(Diagnostic("nodePools", f"looking up instances {what} failed ({err.text}), so this update "
-                                  "cannot tell whether a spot request launched a node again outside Pulumi (README "
-                                  "'Spot worker pools')", "spot.lookup-failed", Severity.WARNING))
+                                  "cannot tell whether a spot request launched a node again outside Pulumi ("
+                                  "docs/features/nodes.md, 'Spot worker pools')", "spot.lookup-failed", Severity.WARNING))
             continue
         ips = list(listed.private_ips or ())
         for k, iid in enumerate(listed.ids or ()):
@@ -67,14 +67,14 @@ def spot_request_warnings(cfg: StackConfig, previous: ClusterState | None, nodes
             "and not managed by Pulumi. If the last `pulumi up` failed after launching it, the next successful one "
             f"records it and this goes away; otherwise: {cancel} first (cancelling terminates nothing), then `aws ec2 "
             f"terminate-instances --instance-ids {' '.join(sorted(ids))}` and wait until they are terminated (their "
-            "address is the node's), then `pulumi up --refresh` (README 'Spot worker pools')", "spot.relaunched",
+            "address is the node's), then `pulumi up --refresh` (docs/features/nodes.md, 'Spot worker pools')", "spot.relaunched",
             Severity.WARNING))
     for r in running:
         if r.spot_valid_until:
             out.append(Diagnostic(
                 "nodePools", f"the spot request of {r.name} ({r.spot_request_id or 'its request'}) ends at "
                 f"{r.spot_valid_until} (EC2's ValidUntil for it): from then on EC2 never starts the node again once "
-                "it is interrupted. Replace the node (`pulumi up --replace <urn>`, README 'Replacing nodes "
-                "deliberately'): this program asks for requests without an end date", "spot.request-ends",
+                "it is interrupted. Replace the node (`pulumi up --replace <urn>`, "
+                "docs/operations/replace-node.md, 'Replacing a node'): this program asks for requests without an end date", "spot.request-ends",
                 Severity.WARNING))
     return tuple(out)

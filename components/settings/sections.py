@@ -336,7 +336,7 @@ class Ingress(_Section):
                 "stacks: what they run; RKE1: RKE's nginx")]] = Field(
         None, description="RKE2's ingress-controller (traefik, ingress-nginx, none; ingress-nginx alone ends with "
                           "v1.37); RKE1's ingress.provider (ingress-nginx or none). A running cluster changes it by "
-                          "hand (README).")
+                          "hand (docs/features/ingress.md).")
 
 
 class Rotation(_Section):

@@ -302,5 +302,5 @@ def flat_secret_key(name: str) -> str:
 
 
 def aliases() -> Mapping[str, str]:
-    """Field name -> output key of ClusterState (the written ones): the README's outputs table."""
+    """Field name -> output key of ClusterState (the written ones): docs/reference/outputs.md."""
     return {name: ClusterState.output_key(name) for name in ClusterState.model_fields if name not in ClusterState._DERIVED}

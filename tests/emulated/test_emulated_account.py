@@ -210,7 +210,7 @@ def test_missing_default_image_names_the_pools_and_the_fix():
 
     message = _refused(config, setup=no_ubuntu)
     assert "rke-aws:nodePools[].ami: looking up the default image" in message, message
-    assert "set `ami` on nodePools[0], nodePools[1]" in message, message
+    assert "set `ami` on nodePools[server], nodePools[agents]" in message, message
 
 
 def test_missing_bring_your_own_subnet_is_named():

@@ -125,7 +125,7 @@ PROGRAM_CASES = [
                  "rke-aws:tags.kubernetes.io/cluster/x: is reserved", id="reserved-tag"),
     # Found only while planning (plan/machine_checks.py, plan/nodes.py), after parse() succeeded.
     pytest.param(pool(1, count=300),
-                 "rke-aws:nodePools[1].count: 300 nodes need 150 addresses per private subnet, but a pool block "
+                 "rke-aws:nodePools[agents].count: 300 nodes need 150 addresses per private subnet, but a pool block "
                  "there holds 117; use fewer nodes per pool, more zones or larger subnets", id="capacity"),
     pytest.param(net(availabilityZones=5),
                  "rke-aws:network.availabilityZones: 5 zones asked for, but us-east-1 offers 4", id="too-many-zones"),

@@ -369,8 +369,8 @@ def test_pool_that_does_not_fit_is_a_config_error():
     cfg = _cfg([POOLS[0], {**POOLS[1], "count": 500}])
     with pytest.raises(ConfigError) as refused:
         _ips(cfg)
-    assert [(d.key, d.code) for d in refused.value.diagnostics] == [("nodePools[1].count", "pool.capacity")]
-    assert "rke-aws:nodePools[1].count: 500 nodes" in str(refused.value)
+    assert [(d.key, d.code) for d in refused.value.diagnostics] == [("nodePools[agents].count", "pool.capacity")]
+    assert "rke-aws:nodePools[agents].count: 500 nodes" in str(refused.value)
 
 
 def test_private_dns_name_rule():

@@ -285,7 +285,7 @@ def test_a_running_pool_cannot_become_etcd_only(running):
     cfg, before = running
     cfg = set_key(copy.deepcopy(cfg), "nodePools", [pool("servers", ["etcd"], 1), pool("cp", ["controlplane"], 1),
                                                      pool("w", ["worker"], 1)])
-    assert "rke-aws:nodePools[0].roles: ['etcd'], but pool 'servers' runs 1 node(s) as ['controlplane', 'etcd']" \
+    assert "rke-aws:nodePools[servers].roles: ['etcd'], but pool 'servers' runs 1 node(s) as ['controlplane', 'etcd']" \
         in refused(cfg, before)
 
 

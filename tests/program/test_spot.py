@@ -135,7 +135,7 @@ def test_a_running_pool_keeps_its_market(strip_market):
     cfg = with_pools("rke2-dev", lambda p: p[1].update(market="spot"))
     with pytest.raises(Exception) as refused:
         harness.run_program(cfg, stack="rke2-dev", previous_outputs=outputs)
-    assert "rke-aws:nodePools[1].market: 'spot', but pool 'agents' runs 2 node(s) as on-demand" in str(refused.value)
+    assert "rke-aws:nodePools[agents].market: 'spot', but pool 'agents' runs 2 node(s) as on-demand" in str(refused.value)
     # A new pool may be spot; the running one stays as it is.
     cfg = with_pools("rke2-dev", lambda p: p.append({"name": "spot", "roles": ["worker"], "count": 1,
                                                        "market": "spot"}))
@@ -206,7 +206,7 @@ def test_a_spot_pool_type_change_replaces_no_running_node_over_two_updates(new_t
             assert c.action == "unchanged" and "instanceType" in c.ignored, diff.render_text([d])
         assert not [c for c in d.changes if c.type == INSTANCE and c.action in ("replace", "update", "unknown")], \
             diff.render_text([d])
-        warnings = [m for lvl, m in after.logs if lvl == "warning" and m.startswith("rke-aws:nodePools[2].instanceType")]
+        warnings = [m for lvl, m in after.logs if lvl == "warning" and m.startswith("rke-aws:nodePools[spot].instanceType")]
         assert len(warnings) == 1, after.logs
         for name in spot:
             assert f"{name} (m6i.large)" in warnings[0], warnings[0]

@@ -159,8 +159,8 @@ def quorum_problems(previous: ClusterState | None, planned: Sequence[PlannedMemb
     if "address" in reasons:
         steps.append("A node whose address, zone or subnet changes (network.vpcCidr, the subnet CIDRs or IDs) is a new "
                      "instance, and all servers would move at once; set the network back. A cluster moves to another "
-                     "network as a new stack: restore an etcd snapshot there (README 'Restoring a snapshot onto new "
-                     "servers').")
+                     "network as a new stack: restore an etcd snapshot there ("
+                     "docs/operations/restore-snapshot.md, 'Restoring a snapshot onto new servers').")
     if set(deleted) - down:
         steps.append("Take an etcd snapshot, then go one member per `pulumi up`: lower the pool's count by one, "
                      "`pulumi up`, delete the removed server's Node (`kubectl delete node <name>`, which removes its "

@@ -86,7 +86,7 @@ def test_running_pool_keeps_its_block_against_ipblock(prod):
     block = next(n["ipBlock"] for n in before.outputs["nodes"] if n["pool"] == p[1]["name"])
     p[1]["ipBlock"] = block + 3
     message = refused(set_key(copy.deepcopy(prod), "nodePools", p), before)
-    assert f"rke-aws:nodePools[1].ipBlock: {block + 3}, but pool 'agents' runs in block {block}" in message
+    assert f"rke-aws:nodePools[agents].ipBlock: {block + 3}, but pool 'agents' runs in block {block}" in message
 
 
 def test_changing_a_running_pools_tier_is_refused(prod):
@@ -94,7 +94,7 @@ def test_changing_a_running_pools_tier_is_refused(prod):
     p = pools(prod)
     p[1]["subnet"] = "public"
     message = refused(set_key(copy.deepcopy(prod), "nodePools", p), before)
-    assert "rke-aws:nodePools[1].subnet: 'public', but pool 'agents' runs in private subnets" in message
+    assert "rke-aws:nodePools[agents].subnet: 'public', but pool 'agents' runs in private subnets" in message
 
 
 # ---- the quorum guard ----------------------------------------------------------------------------
@@ -143,14 +143,14 @@ def test_a_new_server_type_stops_no_running_server_and_says_how_to_roll(prod):
         # keeps its type (agents too: one update would stop every agent of a pool at once, undrained);
         # rotation rolls it (components/plan/stale.py, components/ops/rotate.py).
         assert "instanceType" in inst.ignore_changes, f"{inst.urn}: ignore_changes {inst.ignore_changes}"
-    (warning,) = [m for lvl, m in after.logs if lvl == "warning" and m.startswith("rke-aws:nodePools[0].instanceType")]
+    (warning,) = [m for lvl, m in after.logs if lvl == "warning" and m.startswith(f"rke-aws:nodePools[{p[0]['name']}].instanceType")]
     for name in servers:
         assert f"{name} ({old_type})" in warning, warning
     assert "--replace" in warning and "one at a time" in warning, warning
     # Agents keep their type too; no warning (no etcd on them), a `stale:` note per node instead.
     agent_type, p[1]["instanceType"] = p[1]["instanceType"], "m6i.4xlarge"
     again = run(set_key(copy.deepcopy(prod), "nodePools", p), before)
-    assert not [m for lvl, m in again.logs if lvl == "warning" and m.startswith("rke-aws:nodePools[1]")]
+    assert not [m for lvl, m in again.logs if lvl == "warning" and m.startswith(f"rke-aws:nodePools[{p[1]['name']}]")]
     agents = [n["name"] for n in before.outputs["nodes"] if n["pool"] == p[1]["name"]]
     notes = [m for lvl, m in again.logs if lvl == "info" and m.startswith("stale: ")]
     for name in agents:

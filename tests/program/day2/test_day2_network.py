@@ -341,7 +341,7 @@ def test_removing_a_zone_with_running_nodes_names_a_real_way(prod_nlb):
     grown = set_key(copy.deepcopy(four), "nodePools", pools)
     before = run(grown)
     message = refused(set_key(copy.deepcopy(grown), "network", json.loads(prod_nlb["rke-aws:network"])), before)
-    assert "us-west-2d is gone" in message and "index 3" in message and "nodePools[1].count is 3 or less" in message
+    assert "us-west-2d is gone" in message and "index 3" in message and f"nodePools[{pools[1]['name']}].count is 3 or less" in message
 
 
 @pytest.mark.parametrize("count, ok", [(4, True), (5, False)])

@@ -277,7 +277,7 @@ def test_role_changes_of_running_pools_are_refused_and_emptied_pools_are_free():
     assert texts(nodes.role_problems(p, [pool("servers", ("controlplane", "etcd"), 2), pool("agents", ("worker",), 1)])) == []
     (message,) = texts(nodes.role_problems(p, [pool("servers", ("controlplane", "etcd"), 2),
                                            pool("agents", ("controlplane", "etcd", "worker"), 1)]))
-    assert message.startswith("rke-aws:nodePools[1].roles:") and "add one" in message
+    assert message.startswith("rke-aws:nodePools[agents].roles:") and "add one" in message
     # Order of roles does not matter; a pool whose running nodes all go may take new roles.
     assert texts(nodes.role_problems(p, [pool("servers", ("etcd", "controlplane"), 2), pool("agents", ("etcd",), 0)])) == []
 

@@ -37,8 +37,8 @@ def test_rke2_on_graviton_from_the_release_with_arm64_images(version, refused):
     assert bool(problems) is refused, problems
     if refused:
         (p,) = problems
-        assert (p.key, p.code) == ("nodePools[0].instanceType", "pool.arm64-too-old")
-        assert p.render().startswith("rke-aws:nodePools[0].instanceType: 'm7g.large' is an arm64 (Graviton) type")
+        assert (p.key, p.code) == ("nodePools[arm].instanceType", "pool.arm64-too-old")
+        assert p.render().startswith("rke-aws:nodePools[arm].instanceType: 'm7g.large' is an arm64 (Graviton) type")
 
 
 def test_a_misspelt_instance_type_gets_the_closest_type_the_account_offers():
@@ -52,7 +52,7 @@ def test_a_misspelt_instance_type_gets_the_closest_type_the_account_offers():
     archs, _, images = machine_checks.architectures_and_images(cfg, env)
     found = machine_checks.judge(cfg, None, machines, archs, images, env)
     (problem,) = found.problems
-    assert (problem.key, problem.code, problem.value) == ("nodePools[1].instanceType", "lookup.instance-type", "m6i.xlarg")
+    assert (problem.key, problem.code, problem.value) == ("nodePools[agents].instanceType", "lookup.instance-type", "m6i.xlarg")
     assert "did you mean m6i.xlarge?" in problem.message
     assert ("instance_types", ("m6i.*",)) in lookups.calls
 
