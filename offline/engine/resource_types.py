@@ -73,9 +73,13 @@ def _instance_type_table() -> dict:
     if _INSTANCE_TYPES is None:
         try:
             import gzip
-            from importlib import resources
+            from importlib.util import find_spec
+            from pathlib import Path
 
-            data = (resources.files("moto.ec2") / "resources" / "instance_types.json.gz").read_bytes()
+            # moto's data file, found without importing moto (its import costs ~1 s; the report reads a table).
+            spec = find_spec("moto")
+            root = Path(next(iter(spec.submodule_search_locations or ()))) if spec else None
+            data = (root / "ec2" / "resources" / "instance_types.json.gz").read_bytes() if root else b""
             _INSTANCE_TYPES = json.loads(gzip.decompress(data))
         except Exception:  # noqa: BLE001 - without the table every type change is "unknown"
             _INSTANCE_TYPES = {}

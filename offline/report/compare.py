@@ -70,7 +70,7 @@ class StackDiff:
 
 
 def _registrations(result: dict):
-    from rke_aws_offline.engine.harness import Registration
+    from rke_aws_offline.engine.records import Registration
 
     known = {f.name for f in dataclasses.fields(Registration)}
     regs = []
@@ -169,13 +169,13 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
     old = {r.urn: r for r in _registrations(base)}
     new = {r.urn: r for r in _registrations(head)}
     # The engine finds a resource's old state by its URN, then by its aliases and those inherited from
-    # an aliased parent (harness.match_old_urns: pulumi/pulumi pkg/resource/deploy/step_generator.go
+    # an aliased parent (records.match_old_urns: pulumi/pulumi pkg/resource/deploy/step_generator.go
     # getOldResource): a child renamed or moved with an alias is the same resource, not a delete and a
     # create. A second claim is an engine error: the preview stops, and so does this diff.
-    from rke_aws_offline.engine import harness
+    from rke_aws_offline.engine.records import match_old_urns
 
     try:
-        match = harness.match_old_urns(list(new.values()), set(old), duplicate=DuplicateAlias)
+        match = match_old_urns(list(new.values()), set(old), duplicate=DuplicateAlias)
     except DuplicateAlias as e:
         result.refused = str(e)
         return result

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from rke_aws_offline.engine.harness import Registration
+from rke_aws_offline.engine.records import Registration
 
 MASK = "****"
 # Inputs holding JSON documents (IAM policies) that are shown parsed.

@@ -1,7 +1,7 @@
 """Existing stacks keep their resources: every URN a stack registered before the components moved under
 RkeCluster (tests/data/urns-0.1.json, written from the program of commit 30c578b, main before the layers) is taken over by exactly
 one resource of today's program, by its URN or through its aliases as the engine resolves them
-(offline/engine/harness.match_old_urns: pulumi/pulumi pkg/resource/deploy/step_generator.go generateAliases,
+(offline/engine/records.match_old_urns: pulumi/pulumi pkg/resource/deploy/step_generator.go generateAliases,
 inheritedChildAlias). A URN nobody takes over would be deleted, and its successor created. A change that
 removes or renames a resource on purpose regenerates the data: python -m rke_aws_offline.urns_before <ref>.
 
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from rke_aws.settings import stackfile
-from rke_aws_offline.engine import harness
+from rke_aws_offline.engine import harness, records
 from tests.support.runs import run_cached
 
 DATA = json.loads((Path(__file__).resolve().parents[1] / "data" / "urns-0.1.json").read_text())
@@ -57,7 +57,7 @@ def test_every_urn_of_0_2_is_registered_unchanged(stack):
 def test_every_old_urn_is_taken_over(stack):
     run = run_recorded(stack)
     old = set(BEFORE[stack])
-    match = harness.match_old_urns(run.resources, old)
+    match = records.match_old_urns(run.resources, old)
     lost = sorted(old - set(match.values()))
     assert not lost, f"{stack}: these resources would be deleted and created again:\n" + "\n".join(lost)
     # What is new are components (RkeCluster, and the two that took over parts of JoinToken) and the
@@ -75,7 +75,7 @@ def test_without_the_aliases_the_urns_are_lost():
     """The check can fail: the same registrations without their aliases take over nothing moved."""
     run = run_recorded("rke2-dev")
     bare = [dataclasses.replace(r, aliases=[]) for r in run.resources]
-    match = harness.match_old_urns(bare, set(BEFORE["rke2-dev"]))
+    match = records.match_old_urns(bare, set(BEFORE["rke2-dev"]))
     assert not match
 
 
@@ -94,9 +94,9 @@ def test_children_inherit_the_parents_alias_with_its_old_name():
     parent = _reg(head + "my:Top$my:C::newapp", aliases=[head + "my:C::app"])
     kids = [_reg(head + "my:Top$my:C$aws:s3/bucket:Bucket::newapp-logs", parent.urn),
             _reg(head + "my:Top$my:C$aws:s3/bucket:Bucket::data", parent.urn)]
-    match = harness.match_old_urns([parent, *kids], old)
+    match = records.match_old_urns([parent, *kids], old)
     assert sorted(match.values()) == sorted(old)
     # An old URN is claimed once: a second claim stops the engine ("Duplicate resource alias").
     twin = _reg(head + "my:D::x", aliases=[head + "my:C::app"])
     with pytest.raises(ValueError, match="Duplicate resource alias"):
-        harness.match_old_urns([parent, twin], old)
+        records.match_old_urns([parent, twin], old)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rke_aws_offline.engine import harness
+from rke_aws_offline.engine import harness, records
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ def _provider_urn(reference: str) -> str:
 def child(parent: harness.Registration, typ: str, name: str) -> harness.Registration:
     """A resource a remote component's provider registers under `parent` with only Parent(parent):
     it inherits the parent's provider and retainOnDelete (source_eval.go inheritFromParent)."""
-    head, qualified, _ = harness._urn_parts(parent.urn)
+    head, qualified, _ = records.urn_parts(parent.urn)
     urn = f"{head}::{qualified}${typ}::{name}"
     return harness.Registration(
         urn=urn, type=typ, name=name, inputs={}, state={}, parent=parent.urn, dependencies=[], protect=parent.protect,
@@ -54,7 +54,7 @@ def child(parent: harness.Registration, typ: str, name: str) -> harness.Registra
 def schedule(old: list[harness.Registration], new: harness.ProgramRun) -> list[list[Deletion]]:
     """The antichains of deletes, in the order the engine runs them (each antichain in parallel)."""
     olds = {r.urn for r in old}
-    kept = set(harness.match_old_urns(new.resources, olds).values())
+    kept = set(records.match_old_urns(new.resources, olds).values())
     condemned = [r for r in old if r.urn not in kept]
     index = {r.urn: i for i, r in enumerate(old)}
     children: dict[str, list[str]] = {}

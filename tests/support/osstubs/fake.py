@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Package managers and system tools for the boot-script tests of other operating systems (tests/unit/
-test_node_boot.py), in front of tests/support/stubs/: dnf, rpm, zypper, transactional-update, fips-mode-setup,
+tests/tooling/test_node_boot.py), in front of tests/support/stubs/: dnf, rpm, zypper, transactional-update, fips-mode-setup,
 ssh-keygen, ip, rke2 and the parts of systemctl that answer questions. Each records its call in
 $STUB_LOG.os (one JSON line: the command and its arguments) and keeps what it changed in $STUB_STATE
 (a JSON file shared with tests/support/stubs/curl.py): `installed` packages, `units` that exist, `fips_pending`
