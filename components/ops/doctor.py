@@ -37,6 +37,7 @@ from typing import Any
 
 from ..aws import iam_policies as iam_policy
 from ..settings import tags as tagsets
+from ..state.migrations import from_outputs
 from .doctor_iam import allowed_actions, role_documents, simulate, simulations
 from .doctor_rancher import VERSION_MANAGEMENT, RancherGet, check_rancher_cluster, rancher_get
 from .results import FAIL, PASS, WARN, Result, failed, report
@@ -79,16 +80,22 @@ class Expectations:
 
     @classmethod
     def from_outputs(cls, outputs: dict, stack: str = "") -> Expectations:
+        """What the stack's last outputs say should exist, read through the typed state (rke_aws.state: the one
+        place output keys are spelled, with the migrations of older releases' outputs)."""
         missing = [k for k in ("clusterId", "nodes") if k not in outputs]
         if missing:
             raise ValueError(f"stack outputs lack {', '.join(missing)}; run `pulumi up` first")
-        rke2 = outputs.get("distribution") == "rke2"
-        nodes = tuple(NodeExpectation(n["name"], tuple(n.get("roles") or ()), n.get("instanceId") or "", rke2)
-                      for n in outputs["nodes"])
-        return cls(cluster_id=outputs["clusterId"], nodes=nodes, vpc_id=outputs.get("vpcId") or "",
-                   subnet_ids=dict(outputs.get("subnetIds") or {}), security_group_id=outputs.get("securityGroupId") or "",
-                   instance_profile_names=dict(outputs.get("instanceProfileNames") or {}), stack=stack,
-                   rancher=dict(outputs.get("rancherCluster") or {}))
+        state = from_outputs(outputs)
+        if state is None or not state.cluster_id:
+            raise ValueError("stack outputs lack clusterId, nodes; run `pulumi up` first")
+        rke2 = state.distribution == "rke2"
+        nodes = tuple(NodeExpectation(n.name, tuple(n.roles), n.instance_id or "", rke2) for n in state.nodes)
+        rancher = state.rancher_cluster
+        return cls(cluster_id=state.cluster_id, nodes=nodes, vpc_id=state.vpc_id or "", subnet_ids=dict(state.subnet_ids),
+                   security_group_id=state.security_group_id or "",
+                   instance_profile_names=dict(state.instance_profile_names), stack=stack,
+                   rancher={k: v for k, v in (("name", rancher.name), ("upgrades", rancher.upgrades), ("id", rancher.id),
+                                              ("url", rancher.url)) if v} if rancher else {})
 
 
 class Clients:
