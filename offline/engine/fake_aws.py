@@ -17,7 +17,15 @@ from typing import Any
 import pulumi
 
 # The provider's answers both backends share (one copy: emulated/provider_checks.py).
-from rke_aws_offline.engine.emulated.provider_checks import ROUTE_KEYS, dns_suffix, partition_of, route_result  # noqa: F401
+from rke_aws_offline.engine.emulated.provider_checks import (  # noqa: F401
+    EC2_USER_DATA_LIMIT,
+    ROUTE_KEYS,
+    dns_suffix,
+    partition_of,
+    rancher_cluster_answer,
+    route_result,
+    user_data_refusal,
+)
 from rke_aws_offline.engine.resource_types import TYPES
 
 ACCOUNT_ID = "123456789012"
@@ -54,18 +62,6 @@ UBUNTU_ARM64_IMAGE_ID = "ami-0a1b2c3d4e5f6a64b"
 CANONICAL_OWNERS = {"aws": "099720109477", "aws-us-gov": "513442679011", "aws-cn": "837727238323"}
 
 
-def rancher_cluster_answer(seed: str) -> tuple[str, dict]:
-    """A rancher2 Cluster as the provider answers: ID c-<5 chars> and the registration token (Rancher's
-    manifest address is <server>/v3/import/<token>_<cluster ID>.yaml; the server here is a placeholder)."""
-    cid = "c-" + _hex(seed, 5)
-    token = _hex(seed + "token", 54)
-    url = f"https://rancher.offline.invalid/v3/import/{token}_{cid}.yaml"
-    return cid, {"clusterRegistrationToken": {"clusterId": cid, "token": token, "manifestUrl": url,
-                                              "command": f"kubectl apply -f {url}",
-                                              "insecureCommand": f"curl --insecure -sfL {url} | kubectl apply -f -"},
-                 "driver": "imported"}
-
-
 def known_regions() -> frozenset[str]:
     """Every region of every partition botocore knows (its bundled endpoints data)."""
     global _KNOWN_REGIONS
@@ -85,35 +81,6 @@ def region_refusal(region: str) -> str | None:
     """What the AWS provider answers every call with when configured for a region that does not
     exist (its region validation, before any API call), or None."""
     return None if region in known_regions() else f"configuring the AWS provider: invalid AWS Region: {region}"
-
-
-# EC2 RunInstances: "User data is limited to 16 KB, in raw form, before it is base64-encoded".
-EC2_USER_DATA_LIMIT = 16 * 1024
-
-
-def user_data_refusal(name: str, inputs: dict) -> str | None:
-    """What the provider or EC2 answers an instance's user data with, or None: both inputs at once
-    (ConflictsWith), `userData` over 16,384 characters (the provider's StringLenBetween), base64
-    that is not base64, or a raw payload over EC2's limit (terraform-provider-aws
-    internal/service/ec2/ec2_instance.go; EC2 API reference, RunInstances)."""
-    import base64
-    import binascii
-
-    text, encoded = inputs.get("userData"), inputs.get("userDataBase64")
-    if text and encoded:
-        return f"instance {name}: \"user_data\": conflicts with user_data_base64"
-    if isinstance(text, str) and len(text) > EC2_USER_DATA_LIMIT:
-        return f"instance {name}: expected length of user_data to be in the range (0 - {EC2_USER_DATA_LIMIT})"
-    raw = text.encode() if isinstance(text, str) else b""
-    if isinstance(encoded, str):
-        try:
-            raw = base64.b64decode(encoded, validate=True)
-        except (binascii.Error, ValueError):
-            return f"instance {name}: user_data_base64: must be base64-encoded"
-    if len(raw) > EC2_USER_DATA_LIMIT:
-        return (f"InvalidParameterValue: instance {name}: User data is limited to {EC2_USER_DATA_LIMIT} bytes "
-                f"({len(raw)} given)")
-    return None
 
 
 def _hex(seed: str, n: int = 17) -> str:
