@@ -11,6 +11,8 @@ from typing import Any
 
 from ..diagnostics import ConfigError, Diagnostic, Severity
 from ..settings import versions
+from ..settings.fields import DEFAULT_OS
+from ..settings.os_images import OS_IMAGES, os_problems
 from ..settings.resolve import ClusterConfig as StackConfig
 from ..state.model import ClusterState
 from .environment import Environment
@@ -59,6 +61,15 @@ def architecture_problems(cfg: StackConfig, archs: Mapping[str, str]) -> list[Di
     for i, pool in enumerate(cfg.node_pools):
         if archs.get(pool.name) != "arm64":
             continue
+        # What the pool's OS refuses on arm64 besides what settings/rules/operating_systems.py said for x86_64.
+        partition = cfg.partition.name
+        on_x86 = set(os_problems(pool.os, cfg.distribution, partition, "x86_64", cfg.fips, False,
+                                 custom_image=pool.ami is not None))
+        for sentence in os_problems(pool.os, cfg.distribution, partition, "arm64", cfg.fips, False,
+                                    custom_image=pool.ami is not None):
+            if sentence not in on_x86:
+                problems.append(Diagnostic(f"nodePools[{i}].os", f"'{pool.os}' on '{pool.instance_type}' (arm64): "
+                                           f"{sentence}", "pool.os-arm64", value=pool.os))
         key = f"nodePools[{i}].instanceType"
         if cfg.distribution == "rke":
             problems.append(Diagnostic(key, f"'{pool.instance_type}' is an arm64 (Graviton) type; RKE1 on arm64 is "
@@ -75,23 +86,34 @@ def architecture_problems(cfg: StackConfig, archs: Mapping[str, str]) -> list[Di
 
 
 def default_images(cfg: StackConfig, archs: Mapping[str, str], env: Environment) -> dict[str, Any]:
-    """Pool name -> the latest Canonical Ubuntu 24.04 LTS image for the pool's CPU architecture, for
-    pools with nodes and no `ami` (one look-up per architecture); nodes ignore later image changes
-    (see nodes.py). Refuses (ConfigError) an image that cannot be found."""
+    """Pool name -> the latest image of the pool's OS (`os`; settings/os_images.py: the vendor's publisher
+    accounts and name pattern in the cluster's partition) for the pool's CPU architecture, for pools with
+    nodes and no `ami` (one look-up per OS and architecture); nodes ignore later image changes (see
+    nodes.py). Refuses (ConfigError) an image that cannot be found."""
     pools = [(i, p) for i, p in enumerate(cfg.node_pools) if p.ami is None and p.count]
-    owner = cfg.partition.ubuntu_owner  # Canonical publishes from another account per partition
-    images: dict[str, Any] = {}
+    images: dict[tuple[str, str], Any] = {}
     out: dict[str, Any] = {}
     for _i, pool in pools:
         arch = archs.get(pool.name, "x86_64")
-        if arch not in images:
-            name = versions.UBUNTU_AMI_NAMES[arch]
-            users = ", ".join(f"nodePools[{j}]" for j, p in pools if archs.get(p.name, "x86_64") == arch)
-            images[arch] = looked_up(
-                "nodePools[].ami", f"looking up the default image ({name} by owner {owner}) in {cfg.region}",
+        wanted = (pool.os, arch)
+        if wanted not in images:
+            if pool.os == DEFAULT_OS:
+                # Canonical publishes from another account per partition; asked exactly as before `os` existed.
+                owners: str | tuple[str, ...] = cfg.partition.ubuntu_owner
+                name = versions.UBUNTU_AMI_NAMES[arch]
+            else:
+                published = OS_IMAGES[pool.os].image(cfg.partition.name, arch)
+                if published is None:  # refused by settings/rules/operating_systems.py (or architecture_problems)
+                    continue
+                owners, name = published
+            shown = owners if isinstance(owners, str) else ", ".join(owners)
+            users = ", ".join(f"nodePools[{j}]" for j, p in pools if (p.os, archs.get(p.name, "x86_64")) == wanted)
+            images[wanted] = looked_up(
+                "nodePools[].ami", f"looking up the default image ({name} by owner {shown}) in {cfg.region}",
                 f"set `ami` on {users} to an image that exists in {cfg.region}",
-                lambda name=name: env.lookups.latest_image(owner, name), env.offline)  # type: ignore[misc]
-        out[pool.name] = images[arch]
+                lambda owners=owners, name=name: env.lookups.latest_image(owners, name),  # type: ignore[misc]
+                env.offline)
+        out[pool.name] = images[wanted]
     return out
 
 
@@ -231,8 +253,9 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: C
         image = images.get(pool.ami) if pool.ami else default_images.get(pool.name)
         if image is None:
             continue
+        title = "Ubuntu 24.04" if pool.os == DEFAULT_OS else OS_IMAGES[pool.os].title
         which = (f"image {pool.ami}" if pool.ami else
-                 f"default image {image.id} (Ubuntu 24.04 {ARCH_NAMES.get(image.architecture, image.architecture)})")
+                 f"default image {image.id} ({title} {ARCH_NAMES.get(image.architecture, image.architecture)})")
         found = []
         archs = list(info.supported_architectures or [])
         if image.architecture not in archs:

@@ -9,6 +9,7 @@ address, an unknown subnet) fail here too.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import ipaddress
 from collections.abc import Iterable
@@ -17,7 +18,14 @@ from typing import Any
 import pulumi
 
 # The provider's answers both backends share (one copy: emulated/provider_checks.py).
-from rke_aws_offline.engine.emulated.provider_checks import ROUTE_KEYS, dns_suffix, partition_of, route_result  # noqa: F401
+from rke_aws_offline.engine.emulated.provider_checks import (  # noqa: F401
+    ROUTE_KEYS,
+    dns_suffix,
+    partition_of,
+    route_result,
+    vendor_image_id,
+    vendor_images,
+)
 from rke_aws_offline.engine.resource_types import TYPES
 
 ACCOUNT_ID = "123456789012"
@@ -355,6 +363,13 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
             ids = [v for f in a.get("filters") or [] if f["name"] == "image-id" for v in f["values"]]
             owner = CANONICAL_OWNERS[self.partition]
             if not ids and a.get("owners") and owner not in a["owners"]:
+                # Another vendor's image (issue 35): the one provider_checks.VENDOR_IMAGES publishes here, if any.
+                names = [v for f in a.get("filters") or [] if f["name"] == "name" for v in f["values"]]
+                for vendor, published_by, arch, name in vendor_images(self.partition):
+                    if published_by in a["owners"] and any(fnmatch.fnmatchcase(name, n) for n in names):
+                        ami = vendor_image_id(self.region, vendor, arch)
+                        return {"id": ami, "imageId": ami, "name": name, "ownerId": published_by,
+                                "architecture": arch, "virtualizationType": "hvm"}
                 raise ValueError(f"Your query returned no results (no Canonical image under owners {a['owners']} in "
                                  f"{self.region}; Canonical publishes there as {owner}).")
             if not ids:

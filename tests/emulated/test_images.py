@@ -21,7 +21,7 @@ def test_each_published_ubuntu_image_matches_the_programs_name_filter_for_its_ar
 
 
 def test_canonicals_owner_per_partition_is_the_one_the_program_trusts():
-    from rke_aws.node import os_images
+    from rke_aws.settings import os_images
 
     for partition, owner in provider_checks.CANONICAL_OWNERS.items():
         for arch in provider_checks.UBUNTU_IMAGES:
