@@ -61,15 +61,6 @@ def architecture_problems(cfg: StackConfig, archs: Mapping[str, str]) -> list[Di
     for i, pool in enumerate(cfg.node_pools):
         if archs.get(pool.name) != "arm64":
             continue
-        # What the pool's OS refuses on arm64 besides what settings/rules/operating_systems.py said for x86_64.
-        partition = cfg.partition.name
-        on_x86 = set(os_problems(pool.os, cfg.distribution, partition, "x86_64", cfg.fips, False,
-                                 custom_image=pool.ami is not None))
-        for sentence in os_problems(pool.os, cfg.distribution, partition, "arm64", cfg.fips, False,
-                                    custom_image=pool.ami is not None):
-            if sentence not in on_x86:
-                problems.append(Diagnostic(f"nodePools[{i}].os", f"'{pool.os}' on '{pool.instance_type}' (arm64): "
-                                           f"{sentence}", "pool.os-arm64", value=pool.os))
         key = f"nodePools[{i}].instanceType"
         if cfg.distribution == "rke":
             problems.append(Diagnostic(key, f"'{pool.instance_type}' is an arm64 (Graviton) type; RKE1 on arm64 is "
@@ -82,6 +73,23 @@ def architecture_problems(cfg: StackConfig, archs: Mapping[str, str]) -> list[Di
                     key, f"'{pool.instance_type}' is an arm64 (Graviton) type, and RKE2 {cfg.kubernetes_version} has no "
                     f"complete arm64 release (arm64 images from {versions.RKE2_ARM64_SINCE}): use an x86_64 type, or "
                     "upgrade first", "pool.arm64-too-old", value=pool.instance_type))
+    return problems
+
+
+def os_architecture_problems(cfg: StackConfig, archs: Mapping[str, str]) -> list[Diagnostic]:
+    """What each arm64 pool's OS refuses on arm64 besides what settings/rules/operating_systems.py said for
+    x86_64 before the architecture was known (settings/os_images.py os_problems: a vendor without arm64 images,
+    FIPS on arm64). Air-gap: another branch's key (issue 35 items 1-2), False here."""
+    problems = []
+    for i, pool in enumerate(cfg.node_pools):
+        if archs.get(pool.name) != "arm64":
+            continue
+        partition, custom = cfg.partition.name, pool.ami is not None
+        on_x86 = set(os_problems(pool.os, cfg.distribution, partition, "x86_64", cfg.fips, False, custom_image=custom))
+        for sentence in os_problems(pool.os, cfg.distribution, partition, "arm64", cfg.fips, False, custom_image=custom):
+            if sentence not in on_x86:
+                problems.append(Diagnostic(f"nodePools[{i}].os", f"'{pool.os}' on '{pool.instance_type}' (arm64): "
+                                           f"{sentence}", "pool.os-arm64", value=pool.os))
     return problems
 
 
@@ -309,7 +317,7 @@ def architectures_and_images(cfg: StackConfig, env: Environment) -> tuple[Archit
     """Each pool's CPU architecture, what is refused about it, and the default images (an image not found
     is one more problem, reported with the rest)."""
     archs = pool_architectures(cfg, env)
-    problems = architecture_problems(cfg, archs.by_pool)
+    problems = architecture_problems(cfg, archs.by_pool) + os_architecture_problems(cfg, archs.by_pool)
     try:
         images = default_images(cfg, archs.by_pool, env)
     except ConfigError as err:  # reported with the rest

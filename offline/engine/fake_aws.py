@@ -401,7 +401,6 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         if tok == "aws:ec2/getInstanceTypes:getInstanceTypes":
             # DescribeInstanceTypes with the instance-type filter (wildcards allowed): the suggestions for a
             # misspelt type (components/plan/lookups.py instance_type_suggestion).
-            import fnmatch
 
             patterns = [v for f in a.get("filters") or [] if f["name"] == "instance-type" for v in f["values"]]
             found = sorted(t for t in INSTANCE_TYPES if any(fnmatch.fnmatchcase(t, p) for p in patterns or ["*"]))
