@@ -49,4 +49,12 @@ def check(keys: Keys, ctx: Context) -> list[Diagnostic]:
         found.append(warning("fips", "true: RKE2's own components run its FIPS 140 build, but the AWS cloud controller "
                                      "manager (and any image you add) is not FIPS-validated; README \"Operating "
                                      "systems, SELinux and FIPS\" says what is", "fips.ccm-not-validated", True))
+        controller = keys.valid.ingress.controller
+        if controller != "none" and controller != "ingress-nginx":
+            # rke2-docs security/fips_support.md "Ingress": RKE2's FIPS-compliant ingress is its NGINX (controller
+            # built with the FIPS Go compiler, server on a FIPS-validated OpenSSL); Traefik is not listed.
+            found.append(warning("ingress.controller", f"{controller or 'unset (Traefik on new clusters)'}: RKE2's FIPS "
+                                 "document names its NGINX ingress as the FIPS-compliant one and says nothing of "
+                                 "Traefik; set ingress-nginx (while RKE2 ships it) or none with fips",
+                                 "fips.ingress", controller))
     return found

@@ -88,7 +88,12 @@ def test_fips_needs_an_os_in_fips_mode():
     assert_refused(found, ("nodePools[agents].os", "pool.os"))
     cfg = parse_flat(flat([{**SERVERS, "os": "rhel-9"}, {**AGENTS, "os": "al2023"}], fips=True))
     assert cfg.fips is True
-    assert [d.code for d in cfg.diagnostics if d.severity == Severity.WARNING] == ["fips.ccm-not-validated"]
+    assert [d.code for d in cfg.diagnostics if d.severity == Severity.WARNING] == ["fips.ccm-not-validated",
+                                                                                   "fips.ingress"]
+    # rke2-docs security/fips_support.md "Ingress": NGINX is RKE2's FIPS-compliant ingress
+    nginx = parse_flat(flat([{**SERVERS, "os": "rhel-9"}, {**AGENTS, "os": "rhel-9"}], fips=True,
+                            ingress={"controller": "ingress-nginx"}))
+    assert "fips.ingress" not in [d.code for d in nginx.diagnostics]
     own = "ami-0123456789abcdef0"  # the user's FIPS image (Ubuntu Pro FIPS, say)
     parse_flat(flat([{**SERVERS, "ami": own}, {**AGENTS, "ami": own}], fips=True))
 
