@@ -81,14 +81,15 @@ def os_architecture_problems(cfg: StackConfig, archs: Mapping[str, str]) -> list
     x86_64 before the architecture was known (settings/os_images.py os_problems: a vendor without arm64 images,
     FIPS on arm64). Air-gap: another branch's key (issue 35 items 1-2), False here."""
     problems = []
-    for i, pool in enumerate(cfg.node_pools):
+    for pool in cfg.node_pools:
         if archs.get(pool.name) != "arm64":
             continue
         partition, custom = cfg.partition.name, pool.ami is not None
         on_x86 = set(os_problems(pool.os, cfg.distribution, partition, "x86_64", cfg.fips, False, custom_image=custom))
         for sentence in os_problems(pool.os, cfg.distribution, partition, "arm64", cfg.fips, False, custom_image=custom):
             if sentence not in on_x86:
-                problems.append(Diagnostic(f"nodePools[{i}].os", f"'{pool.os}' on '{pool.instance_type}' (arm64): "
+                # named by the pool's name, as settings/rules/operating_systems.py names it (names are unique)
+                problems.append(Diagnostic(f"nodePools[{pool.name}].os", f"'{pool.os}' on '{pool.instance_type}' (arm64): "
                                            f"{sentence}", "pool.os-arm64", value=pool.os))
     return problems
 

@@ -103,7 +103,7 @@ def test_fips_on_graviton_is_refused_at_plan_time_naming_the_pool():
     cfg = parse_flat(flat([{**SERVERS, "os": "rhel-9"}, {**AGENTS, "os": "al2023", "instanceType": "m7g.large"}],
                           fips=True))
     problems = machine_checks.os_architecture_problems(cfg, {"servers": "x86_64", "agents": "arm64"})
-    assert [(d.key, d.code) for d in problems] == [("nodePools[1].os", "pool.os-arm64")]
+    assert [(d.key, d.code) for d in problems] == [("nodePools[agents].os", "pool.os-arm64")]
     assert "linux/amd64" in problems[0].message
     assert machine_checks.os_architecture_problems(cfg, {"servers": "x86_64", "agents": "x86_64"}) == []
 
