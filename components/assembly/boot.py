@@ -101,6 +101,9 @@ def machines(name: str, spec: ClusterSpec, foundation: Foundation, secrets: Secr
             proxy=cluster.proxy,
             ingress_controller=cluster.ingress.controller if cluster.ingress else None,
             psa_rancher=cfg.rancher is not None,
+            fips=cfg.fips,
+            dns_suffix=cfg.partition.dns_suffix,
+            pool_archs=cluster.pool_archs,
         )
     nodes = Nodes(name, NodesArgs(
         cluster_id=cfg.cluster_id,

@@ -18,6 +18,7 @@ from ..plan import snapshots, stale
 from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
 from ..settings import tags
+from ..settings.fields import DEFAULT_OS
 from ..state.model import NodeBuild, NodeState
 
 ROOT_VOLUME_TYPE = "gp3"
@@ -231,6 +232,10 @@ class Nodes(pulumi.ComponentResource):
             # cancelled).
             **(dict(spot_request_id=inst.spot_instance_request_id,
                     spot_valid_until=inst.instance_market_options.apply(_valid_until)) if node.pool.is_spot else {}),
+            # RKE1 only, and only another OS than Ubuntu's (absent: Ubuntu, as before `os`): `rke up` logs in as
+            # the OS's user, so a running RKE1 pool keeps its OS (plan/nodes.py os_problems). RKE2 nodes that run
+            # another OS than asked are stale by their image and boot digest, and rotation replaces them.
+            **({"os": node.pool.os} if args.distribution == "rke" and node.pool.os != DEFAULT_OS else {}),
         )
 
     def _cluster_yml(self, args: NodesArgs) -> pulumi.Output[str]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..settings import versions
-from .os_images import OS_IMAGES
+from ..settings.os_images import OS_IMAGES
 
 # EC2 architecture -> RKE2's artifact suffix (install.sh setup_arch)
 RKE2_ARCH = {"x86_64": "amd64", "arm64": "arm64"}

@@ -11,6 +11,7 @@ from typing import Any
 from ..plan.cluster_documents import dump_yaml
 from ..plan.nodes import PlannedNode
 from ..plan.snapshots import EtcdS3
+from ..settings import os_images
 
 RKE_EXTERNAL_PROVIDER = "external-aws"  # RKE >= v1.5.0 / v1.4.15: --cloud-provider=external
 
@@ -57,7 +58,7 @@ def rke_cluster_config(
                 "internal_address": n.private_ip,
                 # Standalone `rke up` with external-aws needs this equal to the private DNS name.
                 "hostname_override": n.name,
-                "user": ssh_user,
+                "user": os_images.login_user(n.pool.os, ssh_user),
                 "role": list(n.roles),
             }
             for n in nodes

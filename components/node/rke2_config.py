@@ -6,7 +6,7 @@ written here against RKE2's own lists (tests/support/rke2_keys.py, from rancher/
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..plan import names
@@ -16,7 +16,7 @@ from ..plan.names import RKE2_SUPERVISOR_PORT
 from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
 from ..plan.snapshots import EtcdS3, etcd_s3_keys
-from ..settings import versions
+from ..settings import os_images, versions
 from ..settings.versions import rke2_patch_at_least
 
 # An etcd-only server (rke2-docs install/server_roles.md "etcd-only"): no control-plane component.
@@ -56,6 +56,11 @@ class Rke2Boot:
     # servers' `ingress-controller` (plan/ingress.py); None: no key, RKE2 keeps what the cluster runs
     ingress_controller: str | None = None
     psa_rancher: bool = False  # with cis_profile: Rancher's namespaces exempted too (`rancher` set)
+    # issue 35: `fips`, the partition's DNS suffix (the SSM agent's bucket) and each pool's CPU architecture
+    # (pool name -> x86_64 | arm64): what a node's OS steps need (scripts.node_steps).
+    fips: bool = False
+    dns_suffix: str = "amazonaws.com"
+    pool_archs: Mapping[str, str] = field(default_factory=dict)
 
 
 # Written on servers with hardening: cis (RKE2's CIS profile enforces restricted Pod Security with
@@ -179,6 +184,10 @@ def rke2_config(node: PlannedNode, boot: Rke2Boot) -> dict[str, Any]:
         else:
             # cloud-provider-name: external alone leaves RKE2's own cloud controller running.
             doc["disable-cloud-controller"] = True
+    # `selinux: true` where the OS enforces SELinux and RKE2 is not installed from its rpm (which sets
+    # RKE2_SELINUX itself): rke2-docs security/selinux.md. Nothing on Ubuntu. Not air-gapped: another
+    # branch's key (issue 35 items 1-2).
+    doc.update(os_images.rke2_config_keys(node.pool.os, airgap=False))
     return doc
 
 

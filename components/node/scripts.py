@@ -12,8 +12,8 @@ from typing import Any
 from ..plan.names import KUBE_API_PORT, MANIFEST_PREFIX, RKE2_SUPERVISOR_PORT
 from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
-from ..settings import versions
-from . import airgap_artifacts, os_images, registries
+from ..settings import os_images, versions
+from . import airgap_artifacts, registries
 from .rke1_cluster import RKE_KERNEL_MODULES
 from .rke2_config import (
     CIS_SYSCTL_SOURCES,
@@ -152,7 +152,12 @@ def _get_request(name: str, decrypt: bool) -> str:
 
 
 def rke2_boot_script(node: PlannedNode, boot: Rke2Boot, steps: NodeSteps | None = None) -> str:
-    """`steps`: the node's OS, air-gap and registry steps (node_steps); None: an Ubuntu node online, as before."""
+    """`steps`: the node's OS, air-gap and registry steps (node_steps); None: those of the node's OS and
+    `fips` (none for an Ubuntu node without FIPS: the script of before)."""
+    if steps is None:
+        steps = node_steps(node.pool.os, region=boot.region, dns_suffix=boot.dns_suffix,
+                           arch=boot.pool_archs.get(node.pool.name, "x86_64"), release=boot.install_version,
+                           fips=boot.fips)
     server = node.pool.is_server
     agent_token = boot.agent_token_parameter
     token = boot.token_parameter if (server or agent_token is None) else agent_token
@@ -220,6 +225,7 @@ def manifest_sync_script(boot: Rke2Boot) -> str:
 
 
 def rke_boot_script(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None) -> str:
+    ssh_user = os_images.login_user(node.pool.os, ssh_user)
     settings = {
         "NODE_NAME": node.name,
         "DOCKER_VERSION": versions.RKE_DOCKER_VERSION,

@@ -239,8 +239,10 @@ class PulumiLookups:
         return self._call("aws:ec2/getAmi:getAmi", self._aws().ec2.get_ami,
                           filters=[{"name": "image-id", "values": [image_id]}], include_deprecated=True)
 
-    def latest_image(self, owner: str, name: str) -> Any:
-        return self._call("aws:ec2/getAmi:getAmi", self._aws().ec2.get_ami, most_recent=True, owners=[owner],
+    def latest_image(self, owner: str | Sequence[str], name: str) -> Any:
+        """The newest available image named like `name` published by `owner` (one account, or several)."""
+        owners = [owner] if isinstance(owner, str) else list(owner)
+        return self._call("aws:ec2/getAmi:getAmi", self._aws().ec2.get_ami, most_recent=True, owners=owners,
                           filters=[{"name": "name", "values": [name]}, {"name": "state", "values": ["available"]}])
 
     def security_groups(self, vpc_id: str, name: str) -> list[str]:

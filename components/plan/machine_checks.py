@@ -11,6 +11,8 @@ from typing import Any
 
 from ..diagnostics import ConfigError, Diagnostic, Severity
 from ..settings import versions
+from ..settings.fields import DEFAULT_OS
+from ..settings.os_images import OS_IMAGES, os_problems
 from ..settings.resolve import ClusterConfig as StackConfig
 from ..state.model import ClusterState
 from .environment import Environment
@@ -74,24 +76,53 @@ def architecture_problems(cfg: StackConfig, archs: Mapping[str, str]) -> list[Di
     return problems
 
 
+def os_architecture_problems(cfg: StackConfig, archs: Mapping[str, str]) -> list[Diagnostic]:
+    """What each arm64 pool's OS refuses on arm64 besides what settings/rules/operating_systems.py said for
+    x86_64 before the architecture was known (settings/os_images.py os_problems: a vendor without arm64 images,
+    FIPS on arm64). Air-gap: another branch's key (issue 35 items 1-2), False here."""
+    problems = []
+    for pool in cfg.node_pools:
+        if archs.get(pool.name) != "arm64":
+            continue
+        partition, custom = cfg.partition.name, pool.ami is not None
+        on_x86 = set(os_problems(pool.os, cfg.distribution, partition, "x86_64", cfg.fips, False, custom_image=custom))
+        for sentence in os_problems(pool.os, cfg.distribution, partition, "arm64", cfg.fips, False, custom_image=custom):
+            if sentence not in on_x86:
+                # named by the pool's name, as settings/rules/operating_systems.py names it (names are unique)
+                problems.append(Diagnostic(f"nodePools[{pool.name}].os", f"'{pool.os}' on '{pool.instance_type}' (arm64): "
+                                           f"{sentence}", "pool.os-arm64", value=pool.os))
+    return problems
+
+
 def default_images(cfg: StackConfig, archs: Mapping[str, str], env: Environment) -> dict[str, Any]:
-    """Pool name -> the latest Canonical Ubuntu 24.04 LTS image for the pool's CPU architecture, for
-    pools with nodes and no `ami` (one look-up per architecture); nodes ignore later image changes
-    (see nodes.py). Refuses (ConfigError) an image that cannot be found."""
+    """Pool name -> the latest image of the pool's OS (`os`; settings/os_images.py: the vendor's publisher
+    accounts and name pattern in the cluster's partition) for the pool's CPU architecture, for pools with
+    nodes and no `ami` (one look-up per OS and architecture); nodes ignore later image changes (see
+    nodes.py). Refuses (ConfigError) an image that cannot be found."""
     pools = [(i, p) for i, p in enumerate(cfg.node_pools) if p.ami is None and p.count]
-    owner = cfg.partition.ubuntu_owner  # Canonical publishes from another account per partition
-    images: dict[str, Any] = {}
+    images: dict[tuple[str, str], Any] = {}
     out: dict[str, Any] = {}
     for _i, pool in pools:
         arch = archs.get(pool.name, "x86_64")
-        if arch not in images:
-            name = versions.UBUNTU_AMI_NAMES[arch]
-            users = ", ".join(f"nodePools[{p.name}]" for j, p in pools if archs.get(p.name, "x86_64") == arch)
-            images[arch] = looked_up(
-                "nodePools[].ami", f"looking up the default image ({name} by owner {owner}) in {cfg.region}",
+        wanted = (pool.os, arch)
+        if wanted not in images:
+            if pool.os == DEFAULT_OS:
+                # Canonical publishes from another account per partition; asked exactly as before `os` existed.
+                owners: str | tuple[str, ...] = cfg.partition.ubuntu_owner
+                name = versions.UBUNTU_AMI_NAMES[arch]
+            else:
+                published = OS_IMAGES[pool.os].image(cfg.partition.name, arch)
+                if published is None:  # refused by settings/rules/operating_systems.py (or architecture_problems)
+                    continue
+                owners, name = published
+            shown = owners if isinstance(owners, str) else ", ".join(owners)
+            users = ", ".join(f"nodePools[{p.name}]" for j, p in pools if (p.os, archs.get(p.name, "x86_64")) == wanted)
+            images[wanted] = looked_up(
+                "nodePools[].ami", f"looking up the default image ({name} by owner {shown}) in {cfg.region}",
                 f"set `ami` on {users} to an image that exists in {cfg.region}",
-                lambda name=name: env.lookups.latest_image(owner, name), env.offline)  # type: ignore[misc]
-        out[pool.name] = images[arch]
+                lambda owners=owners, name=name: env.lookups.latest_image(owners, name),  # type: ignore[misc]
+                env.offline)
+        out[pool.name] = images[wanted]
     return out
 
 
@@ -231,8 +262,9 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: C
         image = images.get(pool.ami) if pool.ami else default_images.get(pool.name)
         if image is None:
             continue
+        title = "Ubuntu 24.04" if pool.os == DEFAULT_OS else OS_IMAGES[pool.os].title
         which = (f"image {pool.ami}" if pool.ami else
-                 f"default image {image.id} (Ubuntu 24.04 {ARCH_NAMES.get(image.architecture, image.architecture)})")
+                 f"default image {image.id} ({title} {ARCH_NAMES.get(image.architecture, image.architecture)})")
         found = []
         archs = list(info.supported_architectures or [])
         if image.architecture not in archs:
@@ -286,7 +318,7 @@ def architectures_and_images(cfg: StackConfig, env: Environment) -> tuple[Archit
     """Each pool's CPU architecture, what is refused about it, and the default images (an image not found
     is one more problem, reported with the rest)."""
     archs = pool_architectures(cfg, env)
-    problems = architecture_problems(cfg, archs.by_pool)
+    problems = architecture_problems(cfg, archs.by_pool) + os_architecture_problems(cfg, archs.by_pool)
     try:
         images = default_images(cfg, archs.by_pool, env)
     except ConfigError as err:  # reported with the rest

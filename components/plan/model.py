@@ -53,6 +53,9 @@ class ClusterPlan:
     ingress: ingress_plan.IngressPlan | None = None  # RKE2: the servers' ingress controller (plan/ingress.py)
     # Manifest mode with `rancher`: whether the registration manifest is known applied (then skipped)
     rancher_registration: RegistrationState | None = None
+    # Pool name -> its CPU architecture (x86_64 | arm64), from EC2's description of its instance type: the OS
+    # steps of its nodes' boot (issue 35).
+    pool_archs: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def server_ips(self) -> tuple[str, ...]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..diagnostics import ConfigError, Diagnostic, Severity
-from ..settings.fields import MAX_POOL_BLOCKS
+from ..settings.fields import DEFAULT_OS, MAX_POOL_BLOCKS
 from ..settings.resolve import ClusterConfig as StackConfig
 from ..settings.resolve import PoolConfig as NodePool
 from ..state.model import ClusterState
@@ -311,6 +311,27 @@ def market_problems(previous: ClusterState | None, pools: Sequence[Any]) -> list
                 f"{'/'.join(was)}, and AWS cannot change an instance's market: the change would replace every node "
                 "of the pool at once. Set it back; for the other market add a new pool, then lower this one's count",
                 "pool.market-changed", value=pool.market))
+    return problems
+
+
+def os_problems(previous: ClusterState | None, distribution: str, pools: Sequence[Any]) -> list[Diagnostic]:
+    """RKE1: a running pool keeps its `os`. The instance ignores a new image (nodes.IGNORED_ON_UPDATE), so its
+    nodes would keep running the old OS while cluster.yml named the new OS's login user for them, and `rke up`
+    could no longer log in; and `rke-aws rotate` replaces RKE2 nodes only (components/ops/rotate.py). RKE2
+    pools may change it: their nodes are stale (image, boot digest: plan/stale.py) until rotation replaces
+    them one at a time."""
+    if previous is None or distribution != "rke":
+        return []
+    problems = []
+    for i, pool in enumerate(pools):
+        kept = [n for j, n in previous.pool_nodes(pool.name).items() if j < pool.count]
+        was = sorted({n.os or DEFAULT_OS for n in kept})
+        if kept and was != [pool.os]:
+            problems.append(Diagnostic(
+                f"nodePools[{i}].os", f"'{pool.os}', but RKE1 pool '{pool.name}' runs {len(kept)} node(s) on "
+                f"{'/'.join(was)}: running instances keep their image, `rke up` would log in to them as another OS's "
+                "user, and rotation replaces RKE2 nodes only. Set it back; for another OS add a new pool, run `rke up`, "
+                "then lower this one's count", "pool.os-changed", value=pool.os))
     return problems
 
 

@@ -122,7 +122,8 @@ def _build(cfg: StackConfig, previous: ClusterState | None, env: Environment) ->
         version_confirmed=versions.version_confirmed(cfg, previous, vstate),
         snapshots=snapshots, manifests=manifests, in_cluster=in_cluster,
         keep_ebs_credentials=bool(manifests and "ebs-csi" in manifests.removing),
-        admin_aliases=admin_aliases, proxy=proxy, ingress=ingress, rancher_registration=registration)
+        admin_aliases=admin_aliases, proxy=proxy, ingress=ingress, rancher_registration=registration,
+        pool_archs=dict(archs.by_pool))
 
 
 def day2_guards(cfg: StackConfig, previous: ClusterState | None, vstate: versions.VersionState,
@@ -132,6 +133,7 @@ def day2_guards(cfg: StackConfig, previous: ClusterState | None, vstate: version
     return (versions.version_problems(previous, cfg.distribution, cfg.kubernetes_version, vstate, observed)
             + nodes.role_problems(previous, cfg.node_pools)
             + nodes.market_problems(previous, cfg.node_pools)
+            + nodes.os_problems(previous, cfg.distribution, cfg.node_pools)
             + rancher.version_problems(cfg, previous, observed)
             + rancher.switch_problems(cfg, previous, vstate, observed)
             + rancher.removal_problems(cfg, previous)

@@ -49,6 +49,11 @@ DEFAULT_NODE_POOLS = ({"name": "server", "roles": ["controlplane", "etcd"], "cou
 DEFAULT_MARKET: Final = "on-demand"
 # Nodes stay off the internet unless a pool asks for public addresses.
 DEFAULT_SUBNET_TIER: Final = "private"
+# The operating systems a pool may run (settings/os_images.py OS_IMAGES has one row each, with its sources).
+OS_NAMES = ("ubuntu-24.04", "rhel-9", "rocky-9", "sles-15", "sle-micro-6", "al2023")
+OsName = Literal["ubuntu-24.04", "rhel-9", "rocky-9", "sles-15", "sle-micro-6", "al2023"]
+# What every pool ran before `os` existed: a running stack's nodes keep booting what they booted.
+DEFAULT_OS: Final = "ubuntu-24.04"
 # The CCM chart version this program's Helm values are written against.
 DEFAULT_CCM_CHART_VERSION = versions.CCM_CHART_VERSION
 # How the CCM reaches a NEW cluster (a running one keeps what its state records: settings/resolve.py ccm_install).

@@ -54,6 +54,7 @@ from .fields import (
     DEFAULT_MARKET,
     DEFAULT_MAX_UNAVAILABLE_AGENTS,
     DEFAULT_NAT,
+    DEFAULT_OS,
     DEFAULT_RANCHER_UPGRADES,
     DEFAULT_ROOT_VOLUME_GB,
     DEFAULT_SSH_USER,
@@ -101,6 +102,7 @@ from .fields import (
     Msg,
     NonEmpty,
     OrUnset,
+    OsName,
     SchemaPattern,
     Whole,
     bucket_why,
@@ -237,6 +239,10 @@ class NodePool(_Section):
     market: Annotated[Literal["on-demand", "spot"], Msg(kind="a market", reason="capacity AWS never takes back")] = Field(
         DEFAULT_MARKET, description="spot: persistent spot requests that stop on interruption and keep the node's "
                                     "address and name (worker-only pools, RKE1 ones in private subnets; fixed for running nodes).")
+    os: Annotated[OsName, Msg(kind="an operating system", reason="what every pool ran before `os` existed")] = Field(
+        DEFAULT_OS, description="The nodes' OS: the vendor's latest image per partition and architecture (or `ami`), "
+                                "its login user and boot steps (README \"Operating systems, SELinux and FIPS\"); a "
+                                "running pool's nodes go stale and `rke-aws rotate` replaces them.")
 
     @property
     def is_spot(self) -> bool:
@@ -448,6 +454,10 @@ class ClusterKeys(_Section):
         default="unset", declare=True, type_name="string")]] = Field(
         None, description="Codes a refusal or warning printed (space-separated), each confirming one exact statement "
                           "about the running cluster when it cannot be read; a code confirms nothing once the state moves on.")
+    fips: Annotated[Bool, Msg(declare=True, reason="FIPS mode needs an OS and images that support it")] = Field(
+        False, description="RKE2 with its FIPS 140 build on OSes in FIPS mode (RHEL/Rocky 9 and AL2023 switched at first "
+                           "boot, others from your FIPS `ami`); x86_64, Canal, RKE2 only (README \"Operating systems, "
+                           "SELinux and FIPS\").")
 
 
 # The sections by stack key (a map of settings each), in the stack file's order.

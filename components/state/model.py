@@ -96,6 +96,9 @@ class NodeState(_State):
     root_volume_gb: int | None = None
     wanted: NodeBuild | None = None
     first_server: bool = False
+    # The pool's `os` the node was launched with (issue 35); outputs leave it out for Ubuntu 24.04, what every
+    # node ran before `os` existed (so None is Ubuntu).
+    os: str | None = None
 
     @property
     def running(self) -> dict[str, Any]:

@@ -46,6 +46,8 @@ from rke_aws_offline.engine.emulated.provider_checks import (
     partition_of,
     region_refusal,
     ubuntu_image_id,
+    vendor_image_id,
+    vendor_images,
 )
 from rke_aws_offline.engine.emulated.resources import EmulatedAwsError, ResourceHandlers
 from rke_aws_offline.engine.harness import unwrap_secrets
@@ -197,6 +199,8 @@ class MotoMocks(ResourceHandlers, InvokeHandlers, pulumi.runtime.Mocks):
         # image ours, not Canonical's; so the image is put into the backend directly.
         for arch, name in UBUNTU_IMAGES.items():
             self._put_image(ubuntu_image_id(self.region, arch), name, CANONICAL_OWNERS[self.partition], arch, "hvm")
+        for vendor, owner, arch, name in vendor_images(self.partition):  # RHEL, Rocky, SUSE, AL2023 (issue 35)
+            self._put_image(vendor_image_id(self.region, vendor, arch), name, owner, arch, "hvm")
         for ami, spec in (self.images or {}).items():
             self._put_image(ami, f"image {ami}", ACCOUNT_ID, spec.get("architecture", "x86_64"),
                             spec.get("virtualizationType", "hvm"))

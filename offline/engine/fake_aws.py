@@ -9,6 +9,7 @@ address, an unknown subnet) fail here too.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import ipaddress
 from collections.abc import Iterable
@@ -25,6 +26,8 @@ from rke_aws_offline.engine.emulated.provider_checks import (  # noqa: F401
     rancher_cluster_answer,
     route_result,
     user_data_refusal,
+    vendor_image_id,
+    vendor_images,
 )
 from rke_aws_offline.engine.resource_types import TYPES
 
@@ -322,6 +325,13 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
             ids = [v for f in a.get("filters") or [] if f["name"] == "image-id" for v in f["values"]]
             owner = CANONICAL_OWNERS[self.partition]
             if not ids and a.get("owners") and owner not in a["owners"]:
+                # Another vendor's image (issue 35): the one provider_checks.VENDOR_IMAGES publishes here, if any.
+                names = [v for f in a.get("filters") or [] if f["name"] == "name" for v in f["values"]]
+                for vendor, published_by, arch, name in vendor_images(self.partition):
+                    if published_by in a["owners"] and any(fnmatch.fnmatchcase(name, n) for n in names):
+                        ami = vendor_image_id(self.region, vendor, arch)
+                        return {"id": ami, "imageId": ami, "name": name, "ownerId": published_by,
+                                "architecture": arch, "virtualizationType": "hvm"}
                 raise ValueError(f"Your query returned no results (no Canonical image under owners {a['owners']} in "
                                  f"{self.region}; Canonical publishes there as {owner}).")
             if not ids:
@@ -353,7 +363,6 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         if tok == "aws:ec2/getInstanceTypes:getInstanceTypes":
             # DescribeInstanceTypes with the instance-type filter (wildcards allowed): the suggestions for a
             # misspelt type (components/plan/lookups.py instance_type_suggestion).
-            import fnmatch
 
             patterns = [v for f in a.get("filters") or [] if f["name"] == "instance-type" for v in f["values"]]
             found = sorted(t for t in INSTANCE_TYPES if any(fnmatch.fnmatchcase(t, p) for p in patterns or ["*"]))

@@ -145,7 +145,7 @@ class NodeView:
 def _images(s: dict) -> dict[str, tuple[str, str]]:
     """AMI ID -> (OS, architecture) for the images the program looked up by name (getAmi), from the OS table
     (rke_aws.node.os_images: each OS's image names per partition and architecture)."""
-    from rke_aws.node import os_images
+    from rke_aws.settings import os_images
 
     names: dict[str, tuple[str, str]] = {}
     for os_image in os_images.OS_IMAGES.values():

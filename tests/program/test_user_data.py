@@ -180,6 +180,23 @@ def worst_everything(region: str) -> dict[str, str]:
     return cfg
 
 
+def worst_everything_os(region: str) -> dict[str, str]:
+    """worst_everything with every pool on the OS whose boot adds the most (issue 35): SLE Micro (SELinux policy
+    from Rancher's repository, the SSM agent's rpm, transactional-update and the resume unit) where SUSE publishes
+    it, else RHEL 9 with FIPS switched on at first boot (x86_64: RKE2's FIPS claim is linux/amd64 only)."""
+    cfg = worst_everything(region)
+    micro = not region.startswith(("us-gov-", "cn-"))
+    pools = json.loads(cfg["rke-aws:nodePools"])
+    for p in pools:
+        p["os"] = "sle-micro-6" if micro else "rhel-9"
+        if not micro and p.get("instanceType") == "m7g.large":
+            p["instanceType"] = "m6i.large"
+    cfg["rke-aws:nodePools"] = json.dumps(pools)
+    if not micro:
+        cfg["rke-aws:fips"] = "true"
+    return cfg
+
+
 def worst_rke(region: str) -> dict[str, str]:
     return {
         "aws:region": region,
@@ -204,8 +221,8 @@ def test_the_worst_proxy_is_at_the_models_limits():
 
 
 @pytest.mark.parametrize("region", LONGEST_REGIONS)
-@pytest.mark.parametrize("build", [worst_rke2, worst_rke2_split, worst_everything, worst_rke],
-                         ids=["rke2", "rke2-split", "rke2-everything", "rke"])
+@pytest.mark.parametrize("build", [worst_rke2, worst_rke2_split, worst_everything, worst_everything_os, worst_rke],
+                         ids=["rke2", "rke2-split", "rke2-everything", "rke2-everything-os", "rke"])
 def test_the_worst_case_the_model_allows_fits_with_margin(build, region):
     """Longest cluster ID, manifest mode, CIS, snapshots with the longest bucket and folder, the longest proxy, the NLB,
     every partition, the most servers (the etcd limit) and the longest names: the raw payload stays
@@ -216,7 +233,7 @@ def test_the_worst_case_the_model_allows_fits_with_margin(build, region):
     biggest = max(sizes, key=sizes.get)
     assert sizes[biggest] <= cloud_init.USER_DATA_BUDGET <= 0.75 * EC2_LIMIT, (biggest, sizes[biggest])
     # ... while the same text uncompressed would not fit for RKE2: the compression is what keeps it in.
-    if build in (worst_rke2, worst_rke2_split, worst_everything):
+    if build in (worst_rke2, worst_rke2_split, worst_everything, worst_everything_os):
         assert max(len(user_data(i).encode()) for i in run.of_type(INSTANCE)) > EC2_LIMIT
 
 

@@ -298,7 +298,72 @@ def _rancher(upgrades: str) -> Callable[[dict[str, Any]], None]:
     return _with("rancher", {"url": RANCHER_URL, "token": TOKEN, "upgrades": upgrades})
 
 
+def _servers_os(os_name: str) -> Callable[[dict[str, Any]], None]:
+    def apply(spec: dict[str, Any]) -> None:
+        for p in spec["nodePools"]:
+            if set(p["roles"]) & {"controlplane", "etcd"}:
+                p["os"] = os_name
+    return apply
+
+
+def _workers_os(os_name: str) -> Callable[[dict[str, Any]], None]:
+    def apply(spec: dict[str, Any]) -> None:
+        for p in spec["nodePools"]:
+            if p["roles"] == ["worker"]:
+                p["os"] = os_name
+    return apply
+
+
+MICRO_POOL = "micro"
+
+
+def _micro_pool(spec: dict[str, Any]) -> None:
+    spec["nodePools"].append({"name": MICRO_POOL, "roles": ["worker"], "count": 1, "os": "sle-micro-6"})
+
+
+def _fips(spec: dict[str, Any]) -> None:
+    spec["fips"] = True
+    for p in spec["nodePools"]:  # FIPS needs an OS the boot switches to FIPS mode: RHEL 9 where none is chosen
+        p.setdefault("os", "rhel-9")
+
+
 # -- what each feature shows on its own --
+
+def _os_own(os_name: str) -> Check:
+    """The pools of `os_name` boot their vendor's image (looked up under the vendor's accounts) and the OS's
+    preparation; RKE1 logs in as the OS's user."""
+    def check(v: View) -> None:
+        from rke_aws.settings.os_images import OS_IMAGES
+
+        pools = v.pool_instances(lambda p: p.get("os") == os_name)
+        assert pools, f"no {os_name} node planned"
+        image = OS_IMAGES[os_name]
+        vendor = {lk.result["id"] for lk in v.lookups("aws:ec2/getAmi:getAmi")
+                  if list(lk.args.get("owners") or []) in [list(p.owners) for p in image.images.values() if p]}
+        for inst in pools:
+            assert inst.inputs["ami"] in vendor, f"{inst.urn}: not {image.title}'s image"
+            if v.rke2:
+                assert f"OS_NAME='{image.title}'" in v.boot_script(inst), inst.urn
+            else:
+                users = {n["hostname_override"]: n["user"] for n in v.cluster_yml()["nodes"]}
+                assert users[v.node(inst)["name"]] == image.login_user, inst.urn
+    return check
+
+
+def _micro_own(v: View) -> None:
+    _os_own("sle-micro-6")(v)
+    for inst in v.pool_instances(lambda p: p["name"] == MICRO_POOL):
+        # a tarball install on an SELinux OS (rke2-docs security/selinux.md), packages in a snapshot and a reboot
+        assert v.rke2_config(inst).get("selinux") is True, inst.urn
+        assert "PKG='transactional-update'" in v.boot_script(inst) and "MAY_REBOOT='yes'" in v.boot_script(inst)
+
+
+def _fips_own(v: View) -> None:
+    for inst in v.instances:
+        script = v.boot_script(inst)
+        assert "FIPS='switch'" in script or "FIPS='check'" in script, f"{inst.urn}: FIPS mode not switched or checked"
+    assert any("fips" in w and "cloud controller" in w for w in v.warnings()), v.warnings()
+
 
 def _rke2_own(v: View) -> None:
     assert v.rke2, "distribution is not rke2"
@@ -311,8 +376,25 @@ def _rke1_own(v: View) -> None:
     assert {n["hostname_override"] for n in v.cluster_yml()["nodes"]} == {n["name"] for n in v.run.outputs["nodes"]}
 
 
+def _image_owners(v: View, partition: str) -> list[list[str]]:
+    """The publisher accounts the plan may ask for images in `partition`: Canonical's for Ubuntu pools, and each
+    other pool OS's vendor's (issue 35; components/settings/os_images.py, sourced there)."""
+    from rke_aws.settings.os_images import OS_IMAGES
+
+    owners = [[{"aws": "099720109477", "aws-us-gov": "513442679011", "aws-cn": "837727238323"}[partition]]]
+    for pool in v.pools():
+        published = OS_IMAGES[pool.get("os", "ubuntu-24.04")].images.get(partition)
+        if published is not None:
+            owners.append(list(published.owners))
+    return owners
+
+
+def _is_arm64(lk: harness.Lookup) -> bool:
+    # Canonical names arm64 images -arm64-; Red Hat, SUSE and Amazon -arm64; Rocky .aarch64
+    return any("arm64" in val or "aarch64" in val for f in lk.args.get("filters") or [] for val in f["values"])
+
+
 def _partition_own(partition: str, region: str) -> Check:
-    owner = {"aws": "099720109477", "aws-us-gov": "513442679011", "aws-cn": "837727238323"}[partition]
     suffix = "amazonaws.com.cn" if partition == "aws-cn" else "amazonaws.com"
 
     def check(v: View) -> None:
@@ -320,7 +402,8 @@ def _partition_own(partition: str, region: str) -> Check:
         wrong = sorted(v.arn_partitions - {partition})
         assert not wrong, f"ARNs of partition(s) {wrong} in a {partition} plan"
         amis = v.lookups("aws:ec2/getAmi:getAmi")
-        assert amis and all(lk.args.get("owners") == [owner] for lk in amis), [lk.args.get("owners") for lk in amis]
+        allowed = _image_owners(v, partition)
+        assert amis and all(lk.args.get("owners") in allowed for lk in amis), [lk.args.get("owners") for lk in amis]
         if v.rke2:
             for inst in v.instances:
                 assert f"SSM_HOST='ssm.{region}.{suffix}'" in v.boot_script(inst), inst.urn
@@ -391,12 +474,11 @@ def _spot_own(v: View) -> None:
 def _graviton_own(v: View) -> None:
     arm = v.pool_instances(lambda p: p.get("instanceType") == GRAVITON_TYPE)
     assert arm, "no Graviton node planned"
-    asked = [lk for lk in v.lookups("aws:ec2/getAmi:getAmi")
-             if any("-arm64-" in val for f in lk.args.get("filters") or [] for val in f["values"])]
+    asked = [lk for lk in v.lookups("aws:ec2/getAmi:getAmi") if _is_arm64(lk)]
     assert asked, "no arm64 image looked up"
-    image = asked[0].result["id"]
+    images = {lk.result["id"] for lk in asked}
     for inst in arm:
-        assert inst.inputs["ami"] == image, f"{inst.urn}: not the arm64 image"
+        assert inst.inputs["ami"] in images, f"{inst.urn}: not an arm64 image"
         assert inst.inputs["instanceType"] == GRAVITON_TYPE
 
 
@@ -512,6 +594,19 @@ FEATURES: tuple[Feature, ...] = (
             "domain.md §1 (owned vs shared tags)", _byo_own),
     Feature("ingress", "ingress", _with("ingress.controller", "traefik"),
             "rancher/rke2 PR #11156; rke2-docs ingress migration guide (issue 32 item 10)", _ingress_own),
+    # issue 35: the `os` axis (servers on RHEL 9, workers on AL2023, a SLE Micro pool) and fips
+    Feature("rhel-9", "RHEL 9 servers", _servers_os("rhel-9"),
+            "components/settings/os_images.py RHEL9 (Red Hat's owners per partition; rke2-docs security/selinux.md)",
+            _os_own("rhel-9")),
+    Feature("al2023", "AL2023 workers", _workers_os("al2023"),
+            "components/settings/os_images.py AL2023 (Amazon's owners per partition: kops, amazon-eks-ami)",
+            _os_own("al2023")),
+    Feature("sle-micro", "SLE Micro pool", _micro_pool,
+            "components/settings/os_images.py SLE_MICRO6 (SUSE BYOS images, commercial only; rke2-docs "
+            "install/methods.md transactional-update)", _micro_own),
+    Feature("fips", "FIPS", _fips,
+            "rke2-docs security/fips_support.md (RKE2's BoringCrypto build); Red Hat \"Security hardening\" (RHEL 9 "
+            "fips-mode-setup)", _fips_own),
 )
 FEATURE = {f.name: f for f in FEATURES}
 PARTITIONS = ("aws", "aws-us-gov", "aws-cn")
@@ -865,12 +960,11 @@ def _byo_in_partition(v: View) -> None:
 
 
 def _arm64_image_of_partition(v: View) -> None:
-    owner = {"aws": "099720109477", "aws-us-gov": "513442679011", "aws-cn": "837727238323"}
     region = v.run.outputs["region"]
-    want = owner["aws-cn" if region.startswith("cn-") else "aws-us-gov" if region.startswith("us-gov-") else "aws"]
-    arm = [lk for lk in v.lookups("aws:ec2/getAmi:getAmi")
-           if any("-arm64-" in val for f in lk.args.get("filters") or [] for val in f["values"])]
-    assert arm and arm[0].args["owners"] == [want] and arm[0].result.get("ownerId") == want, arm
+    partition = "aws-cn" if region.startswith("cn-") else "aws-us-gov" if region.startswith("us-gov-") else "aws"
+    allowed = _image_owners(v, partition)
+    arm = [lk for lk in v.lookups("aws:ec2/getAmi:getAmi") if _is_arm64(lk)]
+    assert arm and all(lk.args["owners"] in allowed and lk.result.get("ownerId") in lk.args["owners"] for lk in arm), arm
 
 
 def _rancher_arm64_warned(v: View) -> None:
@@ -1094,6 +1188,44 @@ rule("dns", "byo-vpc", Works("the private zone is associated with the brought VP
                              "Route 53 private hosted zones (VPC association)", (_zone_in_byo_vpc,)))
 for _x in ("snapshots", "ebs-csi", "nlb", "dns", "byo-vpc"):
     rule(_x, "ingress", Works(INDEPENDENT, FEATURE["ingress"].source))
+
+
+# Operating systems and FIPS (issue 35). Each OS pool's image, boot steps and login user are judged by its own
+# check (_os_own); the facts per OS and partition are components/settings/os_images.py's, each sourced there.
+OS_FEATURES = ("rhel-9", "al2023", "sle-micro", "fips")
+_OS_SOURCE = "components/settings/os_images.py (vendors' owners per partition; RKE2's OS notes)"
+_PLAIN = ("cis", "proxy", "rancher-rke-aws", "rancher-rancher", "split", "spot", "helm", "manifest", "snapshots",
+          "ebs-csi", "nlb", "dns", "byo-vpc", "ingress")
+for _o in OS_FEATURES:
+    rule("rke2", _o, Works("on RKE2 (the base distribution)", FEATURE[_o].source))
+    independent(_o, _PLAIN, INDEPENDENT + " (the OS steps run before RKE2 on each node of the pool)", _OS_SOURCE)
+rule("rhel-9", "rke1", Works("RKE1 on RHEL 9 (Docker CE); cluster.yml logs in as ec2-user",
+                             "rancher/rancher#48550 (RKE1 on RHEL/Rocky 9.5 validated); rke1-docs docs/os/os.md"))
+rule("al2023", "rke1", Refused("nodePools[agents].os", "RKE1 on Amazon Linux is not validated",
+                               "rancher/rancher#31645 (open)"))
+rule("sle-micro", "rke1", Refused(f"nodePools[{MICRO_POOL}].os", "SLE Micro ships no Docker for RKE1",
+                                  "research sheet §6 (no RKE1 source for SLE Micro)"))
+rule("fips", "rke1", Refused("fips", "RKE1 has no FIPS build", "rke2-docs security/fips_support.md (RKE2's build)"))
+for _p in PARTITIONS:
+    for _o in ("rhel-9", "al2023", "fips"):  # Red Hat and Amazon publish in every partition
+        rule(_p, _o, Works("the image is looked up under the vendor's account of the partition", _OS_SOURCE,
+                           account=_p != "aws"))
+rule("aws", "sle-micro", Works("SUSE's BYOS image in the commercial partition", _OS_SOURCE))
+for _p in ("aws-us-gov", "aws-cn"):
+    rule(_p, "sle-micro", Refused(f"nodePools[{MICRO_POOL}].os", "SUSE publishes no SLE Micro image there",
+                                  "research sheet §5 (no SUSE GovCloud or China publisher found)"))
+rule("graviton", "rhel-9", Works(INDEPENDENT + " (RHEL on the x86 servers, Graviton workers)", _OS_SOURCE))
+rule("graviton", "al2023", Works("the arm64 AL2023 image under Amazon's account", _OS_SOURCE))
+rule("graviton", "sle-micro", Works(INDEPENDENT + " (the SLE Micro pool keeps its x86 type)", _OS_SOURCE))
+rule("graviton", "fips", Refused("nodePools[agents].os", "RKE2's FIPS claim covers linux/amd64 only",
+                                 "rke2-docs security/about_hardened_images.md"))
+rule("rhel-9", "al2023", Works("RHEL servers and AL2023 workers in one cluster", _OS_SOURCE))
+rule("rhel-9", "sle-micro", Works("RHEL servers and a SLE Micro pool in one cluster", _OS_SOURCE))
+rule("al2023", "sle-micro", Works("AL2023 workers and a SLE Micro pool in one cluster", _OS_SOURCE))
+rule("rhel-9", "fips", Works("RHEL switches to FIPS mode at first boot", "Red Hat \"Security hardening\" (RHEL 9)"))
+rule("al2023", "fips", Works("AL2023 switches to FIPS mode at first boot", "AWS \"Enable FIPS Mode on AL2023\""))
+rule("sle-micro", "fips", Refused(f"nodePools[{MICRO_POOL}].os", "SLE Micro is not switched to FIPS mode here",
+                                  "SUSE crypto-policies-FIPS.patch (fips-mode-setup refuses on read-only systems)"))
 
 
 # ---- triples: only where a known interaction takes three features ---------------------------------

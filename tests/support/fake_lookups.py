@@ -68,9 +68,10 @@ class FakeLookups:
         self._call("offerings", tuple(instance_types), tuple(zones))
         return {(t, z) for t in instance_types for z in zones}
 
-    def latest_image(self, owner: str, name: str) -> Any:
-        self._call("latest_image", owner, name)
-        arch = "arm64" if "-arm64-" in name else "x86_64"
+    def latest_image(self, owner: str | Sequence[str], name: str) -> Any:
+        self._call("latest_image", owner if isinstance(owner, str) else tuple(owner), name)
+        # every vendor's arm64 pattern (settings/os_images.py) names arm64 or aarch64
+        arch = "arm64" if ("arm64" in name or "aarch64" in name) else "x86_64"
         return SimpleNamespace(id=f"ami-{arch}", architecture=arch, virtualization_type="hvm")
 
     def image(self, image_id: str) -> Any:

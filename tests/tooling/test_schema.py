@@ -48,7 +48,7 @@ def test_the_reference_covers_every_key():
             assert f"`{key}`" in table, key
     declared = yaml.safe_load(schema.PULUMI_YAML.read_text())["config"]
     assert set(declared) == {"distribution", "clusterId", "kubernetesVersion", "hardening", "kubeconfig",
-                             "allowUninstall", "protectServers", "confirmClusterState"}
+                             "allowUninstall", "protectServers", "confirmClusterState", "fips"}
     assert declared["protectServers"]["type"] == "boolean" and declared["hardening"]["default"] == "none"
 
 
@@ -439,7 +439,7 @@ def test_agreement_covers_every_key_with_a_rule():
         for key in stack_keys(section):
             if key in ("enabled", "leaderMigration", "install", "ebsCsi", "natGateways", "subnet", "roles", "market",
                        "allowWorldAdmin", "publicSubnetIds", "privateSubnetIds", "publicSubnetCidrs", "privateSubnetCidrs",
-                       "adminCidrs", "extraArgs", "upgrades", "controller"):
+                       "adminCidrs", "extraArgs", "upgrades", "controller", "os"):
                 continue  # enumerations (pydantic's Literal, one text per value) or lists whose items are covered
             assert key in covered, f"{section.__name__}.{key} has no agreement test"
 

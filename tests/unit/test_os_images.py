@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from rke_aws.node import os_images
-from rke_aws.node.os_images import OS_IMAGES, os_problems
-from rke_aws.settings import partitions, versions
+from rke_aws.settings import os_images, partitions, versions
+from rke_aws.settings.os_images import OS_IMAGES, os_problems
 
 OSES = sorted(OS_IMAGES)
 

@@ -18,6 +18,7 @@ from . import (
     distribution,
     ingress,
     network,
+    operating_systems,
     pools,
     proxy,
     rancher,
@@ -32,6 +33,7 @@ __all__ = ["RULES", "Context", "Keys", "PoolEntry", "Rule", "Running", "judge"]
 RULES: tuple[Rule, ...] = (
     distribution.check, network.check, access.check, pools.check, versions.check, ccm.check, tags.check,
     backups.check, proxy.check, cluster.check, ingress.check, rancher.check, secrets.check,
+    operating_systems.check,
 )
 
 

@@ -31,6 +31,51 @@ UBUNTU_IMAGES = {  # EC2 architecture -> image name
 }
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu images' root device
 
+# The other vendors' images (issue 35), one per vendor, partition and architecture where the vendor publishes
+# one, under the vendor's own publisher account and naming, written out from the vendors' and their users'
+# sources (not from the program; tests/emulated/test_images.py holds the program's filters to them). Where a
+# vendor publishes nothing (Rocky, SUSE outside the commercial partition), the account has no image: a look-up
+# there finds none, as in the partition itself.
+# - RHEL: Red Hat's account 309956199498 (kubernetes/kops upup/pkg/fi/cloudup/awsup/aws_cloud.go
+#   WellKnownAccountRedhat), GovCloud 219670896067 (Red Hat KB 15356), China 841258680906 (aws/eks-hybrid
+#   test/e2e/os/rhel.go); names like RHEL-9.5.0_HVM-20241211-x86_64-0-Hourly2-GP3 (rancher/terraform-aws-server
+#   modules/image/types.tf).
+# - Rocky: 792107900819 (kops WellKnownAccountRockyLinux); Rocky-9-EC2-Base-9.<minor>-<date>.<n>.<x86_64|aarch64>
+#   (kops docs/operations/images.md).
+# - SUSE: 013907871322 (rancher/terraform-aws-server types.tf); suse-sles-15-sp7-v<date>-hvm-ssd-<arch> (SUSE's SSM
+#   parameter /aws/service/suse/sles/15-sp7/<arch>/latest resolves to these, aws/eks-hybrid test/e2e/os/sles.go),
+#   suse-sle-micro-6-1-byos-v<date>-hvm-ssd-<arch> (types.tf sle-micro-61).
+# - Amazon Linux 2023: 137112412989 (kops WellKnownAccountAmazonLinux2023), GovCloud 045324592363 and China
+#   141808717104 (awslabs/amazon-eks-ami Makefile); al2023-ami-2023.<ver>-kernel-6.1-<arch> (aws-parallelcluster).
+_RHEL = {"x86_64": "RHEL-9.6.0_HVM-20250910-x86_64-0-Hourly2-GP3", "arm64": "RHEL-9.6.0_HVM-20250910-arm64-0-Hourly2-GP3"}
+_AL2023 = {"x86_64": "al2023-ami-2023.8.20250818.0-kernel-6.1-x86_64",
+           "arm64": "al2023-ami-2023.8.20250818.0-kernel-6.1-arm64"}
+VENDOR_IMAGES: dict[str, dict[str, tuple[str, dict[str, str]]]] = {  # partition -> vendor -> (owner, arch -> name)
+    "aws": {
+        "redhat": ("309956199498", _RHEL),
+        "rocky": ("792107900819", {"x86_64": "Rocky-9-EC2-Base-9.6-20250531.0.x86_64",
+                                   "arm64": "Rocky-9-EC2-Base-9.6-20250531.0.aarch64"}),
+        "suse-sles": ("013907871322", {"x86_64": "suse-sles-15-sp7-v20250701-hvm-ssd-x86_64",
+                                       "arm64": "suse-sles-15-sp7-v20250701-hvm-ssd-arm64"}),
+        "suse-sle-micro": ("013907871322", {"x86_64": "suse-sle-micro-6-1-byos-v20250210-hvm-ssd-x86_64",
+                                            "arm64": "suse-sle-micro-6-1-byos-v20250210-hvm-ssd-arm64"}),
+        "amazon": ("137112412989", _AL2023),
+    },
+    "aws-us-gov": {"redhat": ("219670896067", _RHEL), "amazon": ("045324592363", _AL2023)},
+    "aws-cn": {"redhat": ("841258680906", _RHEL), "amazon": ("141808717104", _AL2023)},
+}
+
+
+def vendor_image_id(region: str, vendor: str, architecture: str) -> str:
+    """The ID the account gives a vendor's image of `architecture` in `region` (stable per region)."""
+    return "ami-" + hex_of(f"{vendor}:{region}:{architecture}", 17)
+
+
+def vendor_images(partition: str) -> list[tuple[str, str, str, str]]:
+    """(vendor, owner, architecture, name) of every vendor image published in `partition`."""
+    return [(vendor, owner, arch, name) for vendor, (owner, names) in VENDOR_IMAGES.get(partition, {}).items()
+            for arch, name in names.items()]
+
 
 def hex_of(seed: str, n: int) -> str:
     return hashlib.sha256(seed.encode()).hexdigest()[:n]

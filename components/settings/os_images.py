@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..settings import versions
+from . import versions
 
 PARTITIONS = ("aws", "aws-us-gov", "aws-cn")
 ARCHITECTURES = ("x86_64", "arm64")  # EC2's names (DescribeInstanceTypes SupportedArchitectures)
@@ -333,6 +333,12 @@ def os_problems(os: str, distribution: str, partition: str, arch: str, fips: boo
     if airgap and preinstalled and not custom_image:
         out.append("airgap.preinstalled needs an image that already holds RKE2: set the pool's `ami`")
     return out
+
+
+def login_user(os: str, ssh_user: str) -> str:
+    """The user RKE1 logs in as (cluster.yml `user`) on a node of `os`: access.sshUser on Ubuntu (its
+    default is Ubuntu's `ubuntu`), the vendor's image user on the others (the table's login_user)."""
+    return ssh_user if os == DEFAULT_OS else OS_IMAGES[os].login_user
 
 
 def rke2_config_keys(os: str, airgap: bool, preinstalled: bool = False) -> dict[str, bool]:
