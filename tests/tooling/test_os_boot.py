@@ -1,6 +1,6 @@
 """Each OS's boot script as the PROGRAM writes it into a node's user data (issue 35 item 3), run against that
 OS's package-manager stand-ins (tests/support/osstubs: dnf, rpm, zypper, transactional-update, fips-mode-setup,
-... in front of tests/support/stubs' IMDS, SSM and systemctl; the harness of tests/unit/test_node_boot.py).
+... in front of tests/support/stubs' IMDS, SSM and systemctl; the harness of tests/tooling/test_node_boot.py).
 The unit tests there run scripts assembled from made-up settings; these run what `pulumi up` would send, for
 a cluster with a pool of every OS, and for the rke2-al2023-fips fixture stack. Bash runs are slow: tooling tier.
 
