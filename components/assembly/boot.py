@@ -69,7 +69,8 @@ class Machines:
 
 def machines(name: str, spec: ClusterSpec, foundation: Foundation, secrets: Secrets | None, shipped: Manifests,
              parameters: dict[str, ParameterAccess], extra_policies: dict[str, list[tuple[str, str]]],
-             boot_dependencies: list[pulumi.Resource], etcd_s3: Any, child: pulumi.ResourceOptions) -> Machines:
+             boot_dependencies: list[pulumi.Resource], etcd_s3: Any, child: pulumi.ResourceOptions,
+             identity: rke2_config.Rke2Identity | None = None) -> Machines:
     """The node roles (and what they may read and write), RKE2's boot configuration, and the instances."""
     cfg, cluster = spec.config, spec.plan
     iam = NodeIam(name, NodeIamArgs(cluster_id=cfg.cluster_id, ssm=cfg.access.ssm, extra_tags=cfg.tags,
@@ -101,6 +102,7 @@ def machines(name: str, spec: ClusterSpec, foundation: Foundation, secrets: Secr
             proxy=cluster.proxy,
             ingress_controller=cluster.ingress.controller if cluster.ingress else None,
             psa_rancher=cfg.rancher is not None,
+            identity=identity,
         )
     nodes = Nodes(name, NodesArgs(
         cluster_id=cfg.cluster_id,

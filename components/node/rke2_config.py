@@ -12,6 +12,7 @@ from typing import Any
 from ..plan import names
 from ..plan import rancher as rancher_plan
 from ..plan.cluster_documents import dump_yaml
+from ..plan.identity_apiserver import rke2_args
 from ..plan.names import RKE2_SUPERVISOR_PORT
 from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
@@ -56,6 +57,18 @@ class Rke2Boot:
     # servers' `ingress-controller` (plan/ingress.py); None: no key, RKE2 keeps what the cluster runs
     ingress_controller: str | None = None
     psa_rancher: bool = False  # with cis_profile: Rancher's namespaces exempted too (`rancher` set)
+    identity: Rke2Identity | None = None  # identity.serviceAccounts irsa: the API servers' issuer and key files
+
+
+@dataclass(frozen=True)
+class Rke2Identity:
+    """The service-account issuer on the API servers (plan/identity_apiserver.py): its kube-apiserver-arg
+    entries, and the SSM parameters the boot step identity.sh writes the key files from (key: None while the
+    servers only trust the cluster's key)."""
+    issuer_url: str
+    signing: bool
+    key_parameter: str | None
+    trusted_parameter: str
 
 
 # Written on servers with hardening: cis (RKE2's CIS profile enforces restricted Pod Security with
@@ -174,6 +187,8 @@ def rke2_config(node: PlannedNode, boot: Rke2Boot) -> dict[str, Any]:
             doc["pod-security-admission-config-file"] = PSA_CONFIG_PATH
         if boot.ingress_controller:
             doc.update(ingress_keys(boot.ingress_controller, boot.install_version))
+        if boot.identity is not None and node.pool.is_controlplane:
+            doc["kube-apiserver-arg"] = rke2_args(boot.identity.issuer_url, boot.identity.signing)
         if boot.leader_migration:
             doc["kube-controller-manager-arg"] = ["enable-leader-migration=true"]
         else:

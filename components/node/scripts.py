@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from ..plan.identity_apiserver import KEY_DIR, SIGNING_KEY_FILE, TRUSTED_KEYS_FILE
 from ..plan.names import KUBE_API_PORT, MANIFEST_PREFIX, RKE2_SUPERVISOR_PORT
 from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
@@ -185,6 +186,14 @@ def rke2_boot_script(node: PlannedNode, boot: Rke2Boot, steps: NodeSteps | None 
         "SYNC": SYNC_PATH,
         "WORK": "/var/lib/rke-aws",
     }
+    identity = boot.identity if server and node.pool.is_controlplane else None
+    if identity is not None:
+        # The issuer's key files, before RKE2 starts (identity.sh), after the OS's and registry's steps.
+        extra, body = identity_step(identity.key_parameter, identity.trusted_parameter, KEY_DIR, SIGNING_KEY_FILE,
+                                    TRUSTED_KEYS_FILE)
+        steps = steps or NodeSteps()
+        steps = NodeSteps({**steps.settings, **extra}, steps.helpers, (*steps.before_rke2, *body),
+                          steps.install_script_url)
     return rke2_script(settings, boot.proxy, steps)
 
 

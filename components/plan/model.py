@@ -15,6 +15,7 @@ from .backups import BackupPlan, SnapshotTransition
 from .day2.confirmations import Observed
 from .day2.etcd import EtcdState
 from .day2.versions import VersionState
+from .identity import IdentityPlan
 from .network import PlannedSubnet
 from .nodes import PlannedNode
 from .proxy import ProxyEnv
@@ -53,6 +54,7 @@ class ClusterPlan:
     ingress: ingress_plan.IngressPlan | None = None  # RKE2: the servers' ingress controller (plan/ingress.py)
     # Manifest mode with `rancher`: whether the registration manifest is known applied (then skipped)
     rancher_registration: RegistrationState | None = None
+    identity: IdentityPlan | None = None  # identity.serviceAccounts irsa (plan/identity.py)
 
     @property
     def server_ips(self) -> tuple[str, ...]:

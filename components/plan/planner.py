@@ -24,6 +24,7 @@ from ..settings.resolve import ClusterConfig as StackConfig
 from ..settings.rules.pools import split_server_pools
 from ..state.model import ClusterState
 from . import addons, backups, cluster_id, machine_checks, network, nodes, observe, rancher, security, spot
+from . import identity as identity_plan
 from . import ingress as ingress_plan
 from .day2 import etcd, versions
 from .day2.confirmations import Observed, stale_confirmations, with_combined_confirmation
@@ -53,7 +54,7 @@ def build(cfg: StackConfig, previous: ClusterState | None, env: Environment) -> 
 
 
 def _build(cfg: StackConfig, previous: ClusterState | None, env: Environment) -> ClusterPlan:
-    refuse(cluster_id.check(cfg, previous), cfg)
+    refuse(cluster_id.check(cfg, previous) + identity_plan.config_problems(cfg), cfg)
     seen = observe.cluster(cfg, previous, env)
     observed = seen.observed
     vstate = versions.version_state(previous, observed, cfg.cluster_id)
@@ -95,6 +96,7 @@ def _build(cfg: StackConfig, previous: ClusterState | None, env: Environment) ->
     account = looked_up("aws:region", "looking up the AWS account (for names that must be unique, key policies)",
                         "check aws:region", env.lookups.account, env.offline)
     backup = backups.plan(cfg, previous, observed, account, env)
+    identity = identity_plan.plan(cfg, previous, account, ebs_csi)
     snapshots = backup.snapshots
     warnings = (nodes.hardening_warnings(cfg, previous) + proxy_warnings(previous, proxy)
                 + nodes.instance_type_warnings(cfg, previous, machines.nodes)
@@ -122,7 +124,8 @@ def _build(cfg: StackConfig, previous: ClusterState | None, env: Environment) ->
         version_confirmed=versions.version_confirmed(cfg, previous, vstate),
         snapshots=snapshots, manifests=manifests, in_cluster=in_cluster,
         keep_ebs_credentials=bool(manifests and "ebs-csi" in manifests.removing),
-        admin_aliases=admin_aliases, proxy=proxy, ingress=ingress, rancher_registration=registration)
+        admin_aliases=admin_aliases, proxy=proxy, ingress=ingress, rancher_registration=registration,
+        identity=identity)
 
 
 def day2_guards(cfg: StackConfig, previous: ClusterState | None, vstate: versions.VersionState,

@@ -17,7 +17,13 @@ from typing import Any
 import pulumi
 
 # The provider's answers both backends share (one copy: emulated/provider_checks.py).
-from rke_aws_offline.engine.emulated.provider_checks import ROUTE_KEYS, dns_suffix, partition_of, route_result  # noqa: F401
+from rke_aws_offline.engine.emulated.provider_checks import (  # noqa: F401
+    ROUTE_KEYS,
+    dns_suffix,
+    partition_of,
+    route_result,
+    tls_private_key,
+)
 from rke_aws_offline.engine.resource_types import TYPES
 
 ACCOUNT_ID = "123456789012"
@@ -286,6 +292,13 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
 
     def _role_policy(self, seed, name, inputs):
         return f"{name}-id", {"name": inputs.get("name") or f"{name}-{_hex(seed, 7)}"}
+
+    def _tls_private_key(self, seed, name, inputs):  # the tls provider's own answer (provider_checks)
+        return f"{name}-id", tls_private_key(seed, int(inputs.get("rsaBits", 2048)))
+
+    def _oidc_provider(self, seed, name, inputs):
+        arn = self._arn("iam", "oidc-provider/" + str(inputs.get("url", "")).removeprefix("https://"), region=False)
+        return arn, {"arn": arn}
 
     def _random_password(self, seed, name, inputs):
         return f"{name}-id", {"result": _hex(seed, int(inputs.get("length", 32)))}

@@ -113,3 +113,69 @@ def rancher_cluster_answer(seed: str) -> tuple[str, dict]:
                                               "command": f"kubectl apply -f {url}",
                                               "insecureCommand": f"curl --insecure -sfL {url} | kubectl apply -f -"},
                  "driver": "imported"}
+
+
+# ---- pulumi-tls (hashicorp/terraform-provider-tls internal/provider/resource_private_key.go) ----------------
+#
+# A PrivateKey answers `private_key_pem` (PKCS#1 "RSA PRIVATE KEY" for RSA), `private_key_pem_pkcs8`,
+# `public_key_pem` (PKIX "PUBLIC KEY") and `public_key_openssh`; the offline runs need the same answer for
+# the same resource in every run (golden plans record what is derived from it), so the key is drawn from a
+# seeded generator: real RSA numbers, never a secure key.
+
+_KEYS: dict[tuple[str, int], dict[str, str]] = {}
+
+
+def _probable_prime(rng, bits: int) -> int:
+    small = (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47)
+    while True:
+        n = rng.getrandbits(bits) | (1 << (bits - 1)) | (1 << (bits - 2)) | 1
+        if any(n % p == 0 for p in small):
+            continue
+        d, r = n - 1, 0
+        while d % 2 == 0:
+            d, r = d // 2, r + 1
+        for _ in range(24):
+            x = pow(rng.randrange(2, n - 2), d, n)
+            if x in (1, n - 1):
+                continue
+            for _ in range(r - 1):
+                x = pow(x, 2, n)
+                if x == n - 1:
+                    break
+            else:
+                break
+        else:
+            return n
+
+
+def tls_private_key(seed: str, bits: int = 2048) -> dict[str, str]:
+    """What pulumi-tls answers for an RSA PrivateKey, the same for the same seed."""
+    import random
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    if (seed, bits) in _KEYS:
+        return _KEYS[(seed, bits)]
+    rng = random.Random(f"tls:{seed}")  # noqa: S311 - deterministic on purpose (module comment)
+    e = 65537
+    while True:
+        p, q = _probable_prime(rng, bits // 2), _probable_prime(rng, bits // 2)
+        phi = (p - 1) * (q - 1)
+        if p != q and phi % e and (p * q).bit_length() == bits:
+            break
+    d = pow(e, -1, phi)
+    key = rsa.RSAPrivateNumbers(p, q, d, d % (p - 1), d % (q - 1), pow(q, -1, p),
+                                rsa.RSAPublicNumbers(e, p * q)).private_key()
+    answer = {
+        "privateKeyPem": key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                           serialization.NoEncryption()).decode(),
+        "privateKeyPemPkcs8": key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                serialization.NoEncryption()).decode(),
+        "publicKeyPem": key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                      serialization.PublicFormat.SubjectPublicKeyInfo).decode(),
+        "publicKeyOpenssh": key.public_key().public_bytes(serialization.Encoding.OpenSSH,
+                                                          serialization.PublicFormat.OpenSSH).decode() + "\n",
+    }
+    _KEYS[(seed, bits)] = answer
+    return answer

@@ -1,0 +1,144 @@
+"""Workload identity (IRSA, issue 36) as this update plans it: the checks on `identity.*` values that need the
+pure cores (the issuer URL, a role's service account and policy), and what the assembly builds: the issuer (this
+stack's S3 bucket per partition, or the user's own URL), the OIDC provider's ARN, whether the servers sign with
+the cluster's key or only trust it yet (identity_apiserver.transition: a running cluster trusts first, then signs
+in the next update), the roles for service accounts and the EBS CSI controller's move off its access key. Pure."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from ..diagnostics import Diagnostic, Severity
+from ..settings.resolve import ClusterConfig as StackConfig
+from ..settings.rules.identity import S3_ISSUER_REFUSED_PARTITIONS
+from ..state.model import ClusterState
+from . import identity_ebs_csi, identity_issuer, identity_roles
+from .identity_issuer import STS_AUDIENCE, provider_arn, s3_issuer_url
+from .names import RESERVED_BUCKET_PREFIXES
+
+assert set(identity_issuer.S3_ISSUER_REFUSED) == set(S3_ISSUER_REFUSED_PARTITIONS)  # one list, two layers
+
+
+def _error(key: str, message: str, code: str, value: object = None) -> Diagnostic:
+    return Diagnostic(key, message, code, Severity.ERROR, value)
+
+
+def config_problems(cfg: StackConfig) -> list[Diagnostic]:
+    """What the identity keys' values break (every problem at once, before any resource)."""
+    identity = cfg.identity
+    if identity.service_accounts != "irsa":
+        return []
+    found: list[Diagnostic] = []
+    if identity.issuer_url is not None:
+        for problem in identity_issuer.issuer_url_problems(identity.issuer_url):
+            found.append(_error("identity.issuerUrl", f"'{identity.issuer_url}' {problem}", "identity.issuer-url",
+                                identity.issuer_url))
+    for i, role in enumerate(identity.roles):
+        key = f"identity.roles[{i}]"
+        if role.service_account is not None:
+            _, problems = identity_roles.parse_service_account(role.service_account)
+            for problem in problems:
+                found.append(_error(f"{key}.serviceAccount", f"'{role.service_account}': {problem}",
+                                    "identity.service-account", role.service_account))
+        if role.policy is not None:
+            for problem in identity_roles.policy_problems(role.policy, role.allow_all_actions):
+                found.append(_error(f"{key}.policy", problem, "identity.policy"))
+    return found
+
+
+def issuer_bucket_name(cluster_id: str, account_id: str, region: str) -> str:
+    """The issuer's bucket: globally unique, known at preview, no dots (its virtual-hosted HTTPS name must
+    match S3's `*.s3.<region>` certificate: identity_issuer.s3_issuer_url)."""
+    digest = hashlib.sha256(f"{account_id}:{region}:{cluster_id}:oidc".encode()).hexdigest()[:8]
+    name = f"{cluster_id[:40].rstrip('-')}-oidc-{digest}"
+    return f"oidc-{name}" if name.startswith(RESERVED_BUCKET_PREFIXES) else name
+
+
+def key_parameter_name(cluster_id: str) -> str:
+    return f"/rke-aws/{cluster_id}/identity/signing-key"
+
+
+def trusted_parameter_name(cluster_id: str) -> str:
+    return f"/rke-aws/{cluster_id}/identity/trusted-keys"
+
+
+@dataclass(frozen=True)
+class RolePlan:
+    service_account: str  # <namespace>/<name>
+    namespace: str
+    name: str
+    policy_arns: tuple[str, ...]
+    policy: str | None
+
+    @property
+    def resource_name(self) -> str:
+        return f"{self.namespace}-{self.name}"
+
+
+@dataclass(frozen=True)
+class IdentityPlan:
+    issuer_url: str
+    bucket: str | None  # the issuer's bucket this stack creates (None: the user's own issuer)
+    provider_arn: str
+    signing: bool  # the servers sign with the cluster's key (False: they only trust it, this update)
+    roles: tuple[RolePlan, ...]
+    key_parameter: str
+    trusted_parameter: str
+    ebs_csi: identity_ebs_csi.Update | None  # the EBS CSI controller's credentials this update (None: no driver)
+    load_balancer_controller: bool
+    audience: str = STS_AUDIENCE
+
+
+def servers_running(previous: ClusterState | None) -> bool:
+    return bool(previous is not None and any({"controlplane", "etcd"} & set(n.roles) for n in previous.nodes))
+
+
+def ebs_credentials_before(previous: ClusterState | None) -> identity_ebs_csi.EbsCredentials | None:
+    """How the EBS CSI controller reached AWS after the last update (None: no driver then)."""
+    if previous is None or not previous.ebs_csi:
+        return None
+    recorded = previous.identity_ebs_csi
+    if recorded is None:
+        return identity_ebs_csi.ON_KEY  # every release before this one used the access key
+    return identity_ebs_csi.EbsCredentials(**recorded)
+
+
+def plan(cfg: StackConfig, previous: ClusterState | None, account_id: str, ebs_csi: bool) -> IdentityPlan | None:
+    identity = cfg.identity
+    irsa = identity.service_accounts == "irsa"
+    before = ebs_credentials_before(previous)
+    if not irsa:
+        return None
+    partition = cfg.partition
+    bucket = None
+    if identity.issuer_url is not None:
+        url = identity.issuer_url
+    else:
+        bucket = issuer_bucket_name(cfg.cluster_id, account_id, cfg.region)
+        url = s3_issuer_url(bucket, cfg.region, partition.dns_suffix)
+    # A running cluster's servers first trust our key under our issuer (RKE2's key still signs), and sign with
+    # it from the next update on, once every server has it (identity_apiserver.transition).
+    running = servers_running(previous)
+    signing = not running or bool(previous and previous.identity_issuer_url == url)
+    # The EBS CSI controller leaves its key once tokens of our issuer are what its pods get: servers that
+    # started signing (a new cluster's start so; a running one's signed in the last update already).
+    issuer_ready = not running or bool(previous and previous.identity_issuer_url == url and previous.identity_signing)
+    roles = []
+    for role in identity.roles:
+        assert role.service_account is not None
+        namespace, name = role.service_account.split("/")
+        roles.append(RolePlan(role.service_account, namespace, name, tuple(role.policy_arns), role.policy))
+    update = identity_ebs_csi.plan_update(before, irsa=True, issuer_ready=issuer_ready) if ebs_csi else None
+    return IdentityPlan(url, bucket, provider_arn(partition.name, account_id, url), signing, tuple(roles),
+                        key_parameter_name(cfg.cluster_id), trusted_parameter_name(cfg.cluster_id), update,
+                        cfg.addons.load_balancer_controller)
+
+
+def role_problems(namespace: str, service_account: str, policy: str | None, allow_all_actions: bool = False) -> list[str]:
+    """What RkeCluster.service_account_role refuses: a service account Kubernetes could not have, a policy
+    allowing every action on every resource."""
+    _, problems = identity_roles.parse_service_account(f"{namespace}/{service_account}")
+    if policy is not None:
+        problems += identity_roles.policy_problems(policy, allow_all_actions)
+    return problems
