@@ -128,9 +128,9 @@ class RkeCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)])
         base = foundation.build(name, spec, child)
         kept = storage.build(name, spec, child)
-        prepared = in_cluster.prepare(name, spec, child)
-        tokens = secrets.build(name, spec, child)
         identity = workload_identity.build(name, spec, child)
+        prepared = in_cluster.prepare(name, spec, child, identity)
+        tokens = secrets.build(name, spec, child)
         boot_dependencies = kept.boot_dependencies + (tokens.parameters if tokens else [])
         if identity is not None:
             boot_dependencies += [identity.key_parameter, identity.trusted_parameter]

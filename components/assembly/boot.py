@@ -14,6 +14,7 @@ from ..cluster import ebs_csi
 from ..cluster.manifests import ServerManifests, ServerManifestsArgs, with_emptied
 from ..node import rke2_config
 from ..plan import cluster_documents, rancher
+from ..plan.ccm_values import CcmValues
 from ..plan.model import ClusterSpec
 from ..plan.names import kubeconfig_key_alias
 from .foundation import Foundation
@@ -40,7 +41,8 @@ def manifests(name: str, spec: ClusterSpec, prepared: Prepared, child: pulumi.Re
                     prepared.values.merged_for_manifest(), bootstrap=True),
                  **rancher.upgrade_files(cfg, cluster_documents.upgrade_manifests(cfg.kubernetes_version,
                                                                                   etcd_only_servers(spec))),
-                 **({"ebs-csi.yaml": cluster_documents.EBS_CSI.manifest(prepared.ebs_values)}
+                 **({"ebs-csi.yaml": cluster_documents.EBS_CSI.manifest(
+                     CcmValues(prepared.ebs_values, prepared.ebs_nulls).merged_for_manifest())}
                     if prepared.ebs_values else {})}
     secret_files: dict[str, Any] = {}
     credentials = prepared.ebs_credentials

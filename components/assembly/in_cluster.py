@@ -10,10 +10,12 @@ from typing import Any
 
 import pulumi
 
+from ..aws import iam_policies as iam_policy
+from ..aws.identity import WorkloadIdentity
 from ..cluster import ebs_csi, upgrades
 from ..cluster.ccm import CloudControllerManager, CloudControllerManagerArgs
 from ..cluster.rancher import RancherAgent, RancherAgentArgs, RancherRegistration, RancherRegistrationArgs
-from ..plan import ccm_values, rancher
+from ..plan import ccm_values, identity_ebs_csi, rancher
 from ..plan.model import ClusterSpec
 
 
@@ -23,6 +25,9 @@ class Prepared:
     ebs_values: dict[str, Any] | None  # the EBS CSI chart's values (None: not installed)
     ebs_credentials: ebs_csi.EbsCsiCredentials | None
     registration: RancherRegistration | None
+    # Workload identity: chart defaults the EBS CSI release deletes (awsAccessSecret: null), and what it waits for.
+    ebs_nulls: dict[str, Any] | None = None
+    ebs_depends_on: tuple[pulumi.Resource, ...] = ()
 
 
 def etcd_only_servers(spec: ClusterSpec) -> bool:
@@ -32,15 +37,35 @@ def etcd_only_servers(spec: ClusterSpec) -> bool:
         pool.is_etcd and not pool.is_controlplane and pool.count for pool in cfg.node_pools)
 
 
-def prepare(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions) -> Prepared:
+def prepare(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions,
+            identity: WorkloadIdentity | None = None) -> Prepared:
     cfg, cluster = spec.config, spec.plan
     values = ccm_values.helm_values(cfg.distribution, cfg.node_pools, cfg.ccm.leader_migration,
                                     cfg.ccm.extra_args, cluster.ccm_image, cluster.proxy)
     ebs_values = None
     credentials = None
+    ebs_nulls = None
+    ebs_depends_on: tuple[pulumi.Resource, ...] = ()
+    moving = cluster.identity.ebs_csi if cluster.identity is not None else None
     if cluster.ebs_csi:
         ebs_values = ebs_csi.values(cfg.distribution, cfg.node_pools, cfg.cluster_id, cfg.region, cluster.proxy)
-    if cluster.ebs_csi or cluster.keep_ebs_credentials:
+    key_wanted = cluster.ebs_csi or cluster.keep_ebs_credentials
+    if moving is not None and identity is not None and cluster.identity is not None and ebs_values is not None:
+        # identity.serviceAccounts irsa: the controller on its role (plan/identity_ebs_csi.py: the role exists and
+        # the service account names it before the key goes; Pulumi deletes the user and key after every
+        # create and update of this update).
+        plan = cluster.identity
+        release = plan.ebs_release()
+        assert release is not None
+        if moving.result.role:
+            role = identity.addon_role("ebs-csi-role", plan.ebs_csi_role, *identity_ebs_csi.SERVICE_ACCOUNT,
+                                       iam_policy.ebs_csi_policy_json(cfg.cluster_id, cfg.partition.name))
+            ebs_depends_on = (role, *identity.addon_grants)
+        annotated, key_env = release
+        moved = identity_ebs_csi.release_values(ebs_values, plan.ebs_csi_role_arn, annotated, key_env)
+        ebs_values, ebs_nulls = moved.values, moved.null_overrides
+        key_wanted = moving.result.user_key or cluster.keep_ebs_credentials
+    if key_wanted:
         # Its own IAM user: the node roles stay out of reach of pods (hop limit 1; ebs_csi.py). Kept while
         # the servers may still run the driver with its key (an uninstall from manifests in progress).
         credentials = ebs_csi.EbsCsiCredentials(name, ebs_csi.EbsCsiCredentialsArgs(
@@ -51,7 +76,7 @@ def prepare(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions) -> Prep
             url=cfg.rancher.url, token=pulumi.Output.secret(cfg.rancher.token.get_secret_value()),
             cluster_name=cfg.rancher.cluster_name, cluster_id=cfg.cluster_id,
             annotations=rancher.cluster_annotations(cfg), agent_env=rancher.agent_env(cluster.proxy)), child)
-    return Prepared(values, ebs_values, credentials, registration)
+    return Prepared(values, ebs_values, credentials, registration, ebs_nulls, ebs_depends_on)
 
 
 @dataclass(frozen=True)
@@ -79,9 +104,12 @@ def install(name: str, spec: ClusterSpec, prepared: Prepared, kubeconfig: Any, c
             crd_only=not rancher.program_upgrades(cfg)), child)
         if rancher.program_upgrades(cfg):
             names.append("system-upgrade-controller")
-    if prepared.ebs_values and prepared.ebs_credentials is not None:
+    if prepared.ebs_values and (prepared.ebs_credentials is not None or prepared.ebs_nulls is not None
+                                or prepared.ebs_depends_on):
         ebs_csi.EbsCsiDriver(name, ebs_csi.EbsCsiDriverArgs(provider=ccm.provider, values=prepared.ebs_values,
-                                                             credentials=prepared.ebs_credentials), child)
+                                                             credentials=prepared.ebs_credentials,
+                                                             null_overrides=prepared.ebs_nulls,
+                                                             depends_on=prepared.ebs_depends_on), child)
         names.append("aws-ebs-csi-driver")
     agent_kept = False
     if prepared.registration is not None:

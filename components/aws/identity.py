@@ -72,6 +72,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
             f"{name}-oidc-provider", url=plan.issuer_url, client_id_lists=[plan.audience],
             tags=tags.cluster_owned(cid, f"{name}-oidc-provider", args.extra_tags),
             opts=pulumi.ResourceOptions(parent=self, depends_on=self.published))
+        self.addon_grants: list[pulumi.Resource] = []  # what an add-on's release waits for
         self.role_arns: dict[str, pulumi.Output[str]] = {}
         for role in plan.roles:
             self.role_arns[role.service_account] = self.service_account_role(
@@ -106,6 +107,27 @@ class WorkloadIdentity(pulumi.ComponentResource):
                                   tags=tags.cluster_owned(cid, f"{bname}-{suffix}", self._tags), opts=then())
             for suffix, key, content in (("discovery", discovery_key, self.discovery), ("jwks", jwks_key, self.jwks))]
         return previous + objects
+
+    def addon_role(self, name: str, role_name: str, namespace: str, service_account: str, policy: str) -> aws.iam.Role:
+        """An add-on's role (the EBS CSI controller's, the Load Balancer Controller's): named, so its ARN is
+        known at preview; its permissions a managed policy (inline role policies hold 10,240 characters, the
+        Load Balancer Controller's upstream policy is close to that; a managed one holds 6,144 per version
+        but counts without white space)."""
+        plan = self._plan
+        rname = f"{self._name}-{name}"
+        role = aws.iam.Role(
+            rname, name=role_name,
+            assume_role_policy=self.provider.arn.apply(lambda arn: identity_roles.trust_policy_json(
+                arn, plan.issuer_url, namespace, service_account, plan.audience)),
+            description=f"IRSA: {namespace}/{service_account} of cluster {self._cluster_id}",
+            tags=tags.cluster_owned(self._cluster_id, rname, self._tags), opts=pulumi.ResourceOptions(parent=self))
+        managed = aws.iam.Policy(rname, path="/rke-aws/", description=f"{namespace}/{service_account} of cluster "
+                                 f"{self._cluster_id}", policy=policy,
+                                 tags=tags.cluster_owned(self._cluster_id, rname, self._tags),
+                                 opts=pulumi.ResourceOptions(parent=role))
+        self.addon_grants.append(aws.iam.RolePolicyAttachment(rname, role=role.name, policy_arn=managed.arn,
+                                                              opts=pulumi.ResourceOptions(parent=role)))
+        return role
 
     def service_account_role(self, name: str, namespace: str, service_account: str,
                              policy_arns: Sequence[str] = (), policy: str | None = None) -> aws.iam.Role:

@@ -55,6 +55,21 @@ def issuer_bucket_name(cluster_id: str, account_id: str, region: str) -> str:
     return f"oidc-{name}" if name.startswith(RESERVED_BUCKET_PREFIXES) else name
 
 
+def role_name(cluster_id: str, region: str, what: str) -> str:
+    """An add-on's IRSA role: named (its ARN is known at preview, for the chart's values and the servers'
+    manifests), unique per region (IAM names are account-wide); at most 64 characters."""
+    digest = hashlib.sha256(f"{region}:{cluster_id}:{what}".encode()).hexdigest()[:6]
+    return f"{cluster_id[:43]}-{what[:13]}-{digest}"
+
+
+def role_arn(partition: str, account_id: str, name: str) -> str:
+    return f"arn:{partition}:iam::{account_id}:role/{name}"
+
+
+EBS_CSI_ROLE = "ebs-csi"
+LBC_ROLE = "lb-controller"
+
+
 def key_parameter_name(cluster_id: str) -> str:
     return f"/rke-aws/{cluster_id}/identity/signing-key"
 
@@ -87,7 +102,20 @@ class IdentityPlan:
     trusted_parameter: str
     ebs_csi: identity_ebs_csi.Update | None  # the EBS CSI controller's credentials this update (None: no driver)
     load_balancer_controller: bool
+    ebs_csi_role: str = ""  # the EBS CSI controller's role name (when ebs_csi.result.role)
+    ebs_csi_role_arn: str = ""
+    lbc_role: str = ""  # the AWS Load Balancer Controller's role name (with load_balancer_controller)
+    lbc_role_arn: str = ""
     audience: str = STS_AUDIENCE
+
+    def ebs_release(self) -> tuple[bool, bool] | None:
+        """(annotated, key_env) of the EBS CSI release this update (None: no driver)."""
+        if self.ebs_csi is None:
+            return None
+        steps = [s for s in self.ebs_csi.steps if s.kind == "release"]
+        if steps:
+            return steps[-1].annotated, steps[-1].key_env
+        return self.ebs_csi.result.annotated, self.ebs_csi.result.key_env
 
 
 def servers_running(previous: ClusterState | None) -> bool:
@@ -130,9 +158,13 @@ def plan(cfg: StackConfig, previous: ClusterState | None, account_id: str, ebs_c
         namespace, name = role.service_account.split("/")
         roles.append(RolePlan(role.service_account, namespace, name, tuple(role.policy_arns), role.policy))
     update = identity_ebs_csi.plan_update(before, irsa=True, issuer_ready=issuer_ready) if ebs_csi else None
+    ebs_role = role_name(cfg.cluster_id, cfg.region, EBS_CSI_ROLE)
+    lbc_role = role_name(cfg.cluster_id, cfg.region, LBC_ROLE)
     return IdentityPlan(url, bucket, provider_arn(partition.name, account_id, url), signing, tuple(roles),
                         key_parameter_name(cfg.cluster_id), trusted_parameter_name(cfg.cluster_id), update,
-                        cfg.addons.load_balancer_controller)
+                        cfg.addons.load_balancer_controller,
+                        ebs_role, role_arn(partition.name, account_id, ebs_role),
+                        lbc_role, role_arn(partition.name, account_id, lbc_role))
 
 
 def role_problems(namespace: str, service_account: str, policy: str | None, allow_all_actions: bool = False) -> list[str]:
