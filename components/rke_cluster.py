@@ -129,7 +129,7 @@ class RkeCluster(pulumi.ComponentResource):
         base = foundation.build(name, spec, child)
         kept = storage.build(name, spec, child)
         identity = workload_identity.build(name, spec, child)
-        prepared = in_cluster.prepare(name, spec, child, identity)
+        prepared = in_cluster.prepare(name, spec, child, identity, base.network.vpc_id)
         tokens = secrets.build(name, spec, child)
         boot_dependencies = kept.boot_dependencies + (tokens.parameters if tokens else [])
         if identity is not None:

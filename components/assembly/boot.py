@@ -13,7 +13,7 @@ from ..aws.nodes import Nodes, NodesArgs
 from ..cluster import ebs_csi
 from ..cluster.manifests import ServerManifests, ServerManifestsArgs, with_emptied
 from ..node import rke2_config
-from ..plan import cluster_documents, rancher
+from ..plan import cluster_documents, identity_lbc, identity_webhook, rancher
 from ..plan.ccm_values import CcmValues
 from ..plan.model import ClusterSpec
 from ..plan.names import kubeconfig_key_alias
@@ -49,6 +49,17 @@ def manifests(name: str, spec: ClusterSpec, prepared: Prepared, child: pulumi.Re
     if manifest_install and cluster.ebs_csi and credentials is not None:
         secret_files = {"ebs-csi-credentials.yaml": pulumi.Output.all(credentials.key_id, credentials.secret).apply(
             lambda k: ebs_csi.credentials_secret_manifest(*k))}
+    if manifest_install and prepared.webhook_cert is not None:
+        # Workload identity: the webhook's HelmChart (its caBundle is generated, so the text is known only then)
+        # and TLS Secret, the controller's HelmChart (its VPC ID likewise): values that are Outputs travel as
+        # SecureStrings, the way the servers mirror every manifest whose text is not known at preview.
+        cert = prepared.webhook_cert
+        secret_files["pod-identity-webhook.yaml"] = pulumi.Output.from_input(prepared.webhook_values).apply(
+            identity_webhook.CHART.manifest)
+        secret_files["pod-identity-webhook-tls.yaml"] = cert.secret_manifest()
+        if prepared.lbc_values is not None:
+            secret_files["aws-load-balancer-controller.yaml"] = pulumi.Output.from_input(prepared.lbc_values).apply(
+                identity_lbc.CHART.manifest)
     registration = prepared.registration
     if manifest_install and registration is not None:
         # The address carries the registration token: a SecureString (the servers download it).

@@ -14,8 +14,9 @@ from ..aws import iam_policies as iam_policy
 from ..aws.identity import WorkloadIdentity
 from ..cluster import ebs_csi, upgrades
 from ..cluster.ccm import CloudControllerManager, CloudControllerManagerArgs
+from ..cluster.identity_addons import IdentityAddons, IdentityAddonsArgs, WebhookCertificate
 from ..cluster.rancher import RancherAgent, RancherAgentArgs, RancherRegistration, RancherRegistrationArgs
-from ..plan import ccm_values, identity_ebs_csi, rancher
+from ..plan import ccm_values, identity_ebs_csi, identity_lbc, identity_webhook, rancher
 from ..plan.model import ClusterSpec
 
 
@@ -28,6 +29,11 @@ class Prepared:
     # Workload identity: chart defaults the EBS CSI release deletes (awsAccessSecret: null), and what it waits for.
     ebs_nulls: dict[str, Any] | None = None
     ebs_depends_on: tuple[pulumi.Resource, ...] = ()
+    # identity.serviceAccounts irsa: the webhook's certificate and values, the Load Balancer Controller's values.
+    webhook_cert: WebhookCertificate | None = None
+    webhook_values: Any = None  # Output of plan/identity_webhook.values (the CA is generated)
+    lbc_values: Any = None  # Output of plan/identity_lbc.values (the VPC ID may be unknown); None: not installed
+    lbc_depends_on: tuple[pulumi.Resource, ...] = ()
 
 
 def etcd_only_servers(spec: ClusterSpec) -> bool:
@@ -38,7 +44,7 @@ def etcd_only_servers(spec: ClusterSpec) -> bool:
 
 
 def prepare(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions,
-            identity: WorkloadIdentity | None = None) -> Prepared:
+            identity: WorkloadIdentity | None = None, vpc_id: Any = None) -> Prepared:
     cfg, cluster = spec.config, spec.plan
     values = ccm_values.helm_values(cfg.distribution, cfg.node_pools, cfg.ccm.leader_migration,
                                     cfg.ccm.extra_args, cluster.ccm_image, cluster.proxy)
@@ -76,7 +82,23 @@ def prepare(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions,
             url=cfg.rancher.url, token=pulumi.Output.secret(cfg.rancher.token.get_secret_value()),
             cluster_name=cfg.rancher.cluster_name, cluster_id=cfg.cluster_id,
             annotations=rancher.cluster_annotations(cfg), agent_env=rancher.agent_env(cluster.proxy)), child)
-    return Prepared(values, ebs_values, credentials, registration, ebs_nulls, ebs_depends_on)
+    webhook_cert = webhook_values = lbc_values = None
+    lbc_depends_on: tuple[pulumi.Resource, ...] = ()
+    if cluster.identity is not None and identity is not None:
+        plan = cluster.identity
+        webhook_cert = WebhookCertificate(name, cfg.cluster_id, child)
+        pools = cfg.node_pools
+        webhook_values = webhook_cert.ca_pem.apply(
+            lambda ca: identity_webhook.values(cfg.distribution, pools, cfg.region, ca))
+        if plan.load_balancer_controller:
+            role = identity.addon_role("lb-controller-role", plan.lbc_role, identity_lbc.NAMESPACE,
+                                       identity_lbc.SERVICE_ACCOUNT,
+                                       identity_lbc.policy_compact_json(cfg.cluster_id, cfg.partition.name))
+            lbc_depends_on = (role, *identity.addon_grants)
+            lbc_values = pulumi.Output.from_input(vpc_id).apply(lambda vpc: identity_lbc.values(
+                cfg.cluster_id, cfg.region, vpc, plan.lbc_role_arn, cfg.distribution, pools))
+    return Prepared(values, ebs_values, credentials, registration, ebs_nulls, ebs_depends_on,
+                    webhook_cert, webhook_values, lbc_values, lbc_depends_on)
 
 
 @dataclass(frozen=True)
@@ -111,6 +133,11 @@ def install(name: str, spec: ClusterSpec, prepared: Prepared, kubeconfig: Any, c
                                                              null_overrides=prepared.ebs_nulls,
                                                              depends_on=prepared.ebs_depends_on), child)
         names.append("aws-ebs-csi-driver")
+    if prepared.webhook_cert is not None:
+        addons = IdentityAddons(name, IdentityAddonsArgs(
+            provider=ccm.provider, certificate=prepared.webhook_cert, webhook_values=prepared.webhook_values,
+            lbc_values=prepared.lbc_values, lbc_depends_on=prepared.lbc_depends_on), child)
+        names += addons.names
     agent_kept = False
     if prepared.registration is not None:
         RancherAgent(name, RancherAgentArgs(provider=ccm.provider, manifest_url=prepared.registration.manifest_url),

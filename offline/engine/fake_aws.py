@@ -22,7 +22,10 @@ from rke_aws_offline.engine.emulated.provider_checks import (  # noqa: F401
     dns_suffix,
     partition_of,
     route_result,
+    tls_cert_request,
+    tls_locally_signed_cert,
     tls_private_key,
+    tls_self_signed_cert,
 )
 from rke_aws_offline.engine.resource_types import TYPES
 
@@ -295,6 +298,15 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
 
     def _tls_private_key(self, seed, name, inputs):  # the tls provider's own answer (provider_checks)
         return f"{name}-id", tls_private_key(seed, int(inputs.get("rsaBits", 2048)))
+
+    def _tls_self_signed_cert(self, seed, name, inputs):
+        return f"{name}-id", tls_self_signed_cert(seed, inputs)
+
+    def _tls_cert_request(self, seed, name, inputs):
+        return f"{name}-id", tls_cert_request(seed, inputs)
+
+    def _tls_locally_signed_cert(self, seed, name, inputs):
+        return f"{name}-id", tls_locally_signed_cert(seed, inputs)
 
     def _oidc_provider(self, seed, name, inputs):
         arn = self._arn("iam", "oidc-provider/" + str(inputs.get("url", "")).removeprefix("https://"), region=False)

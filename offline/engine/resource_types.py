@@ -438,6 +438,28 @@ TYPES: dict[str, ResourceType] = {
         fake="_tls_private_key", emulate="_tls_private_key",
         create_seconds=(0.5, "generated locally by the tls provider, no API call"),
     ),
+    "tls:index/selfSignedCert:SelfSignedCert": ResourceType(
+        replace=_rules("hashicorp/terraform-provider-tls internal/provider/resource_self_signed_cert.go (every argument "
+                       "RequiresReplace)", "privateKeyPem", "subject", "validityPeriodHours", "allowedUses",
+                       "dnsNames", "ipAddresses", "uris", "isCaCertificate", "earlyRenewalHours", "setSubjectKeyId",
+                       "setAuthorityKeyId", "maxPathLength"),
+        fake="_tls_self_signed_cert", emulate="_tls_self_signed_cert",
+        create_seconds=(0.1, "signed locally by the tls provider"),
+    ),
+    "tls:index/certRequest:CertRequest": ResourceType(
+        replace=_rules("hashicorp/terraform-provider-tls internal/provider/resource_cert_request.go (every argument "
+                       "RequiresReplace)", "privateKeyPem", "subject", "dnsNames", "ipAddresses", "uris"),
+        fake="_tls_cert_request", emulate="_tls_cert_request",
+        create_seconds=(0.1, "made locally by the tls provider"),
+    ),
+    "tls:index/locallySignedCert:LocallySignedCert": ResourceType(
+        replace=_rules("hashicorp/terraform-provider-tls internal/provider/resource_locally_signed_cert.go (every "
+                       "argument RequiresReplace)", "certRequestPem", "caPrivateKeyPem", "caCertPem",
+                       "validityPeriodHours", "allowedUses", "isCaCertificate", "earlyRenewalHours",
+                       "setSubjectKeyId", "maxPathLength"),
+        fake="_tls_locally_signed_cert", emulate="_tls_locally_signed_cert",
+        create_seconds=(0.1, "signed locally by the tls provider"),
+    ),
     "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": ResourceType(
         replace=_rules(
             TF_AWS + "s3/bucket_lifecycle_configuration.go", "bucket", "expectedBucketOwner"),

@@ -179,3 +179,72 @@ def tls_private_key(seed: str, bits: int = 2048) -> dict[str, str]:
     }
     _KEYS[(seed, bits)] = answer
     return answer
+
+
+# Certificates as terraform-provider-tls makes them (internal/provider/resource_self_signed_cert.go,
+# resource_cert_request.go, resource_locally_signed_cert.go): a self-signed certificate from the given key, a
+# PEM CSR, a certificate the CA key signs for the request's subject and DNS names. Fixed dates and serials (the
+# golden plans), real signatures.
+_NOT_BEFORE = (2026, 1, 1)
+
+
+def _subject(subject: dict | None):
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+
+    cn = (subject or {}).get("commonName") or "offline"
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+
+def _certificate(seed: str, subject, issuer, public_key, signing_key, hours: int, ca: bool, dns_names) -> str:
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+
+    start = datetime.datetime(*_NOT_BEFORE, tzinfo=datetime.UTC)
+    builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(public_key)
+               .serial_number(int(hashlib.sha256(seed.encode()).hexdigest()[:30], 16))
+               .not_valid_before(start).not_valid_after(start + datetime.timedelta(hours=hours))
+               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    if dns_names:
+        builder = builder.add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in dns_names]), critical=False)
+    return builder.sign(signing_key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM).decode()
+
+
+def tls_self_signed_cert(seed: str, inputs: dict) -> dict[str, str]:
+    from cryptography.hazmat.primitives import serialization
+
+    key = serialization.load_pem_private_key(str(inputs["privateKeyPem"]).encode(), None)
+    name = _subject(inputs.get("subject"))
+    pem = _certificate(seed, name, name, key.public_key(), key, int(inputs.get("validityPeriodHours", 24)),
+                       bool(inputs.get("isCaCertificate")), inputs.get("dnsNames"))
+    return {"certPem": pem}
+
+
+def tls_cert_request(seed: str, inputs: dict) -> dict[str, str]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+
+    key = serialization.load_pem_private_key(str(inputs["privateKeyPem"]).encode(), None)
+    builder = x509.CertificateSigningRequestBuilder().subject_name(_subject(inputs.get("subject")))
+    if inputs.get("dnsNames"):
+        builder = builder.add_extension(x509.SubjectAlternativeName(
+            [x509.DNSName(n) for n in inputs["dnsNames"]]), critical=False)
+    return {"certRequestPem": builder.sign(key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM).decode()}
+
+
+def tls_locally_signed_cert(seed: str, inputs: dict) -> dict[str, str]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    csr = x509.load_pem_x509_csr(str(inputs["certRequestPem"]).encode())
+    ca = x509.load_pem_x509_certificate(str(inputs["caCertPem"]).encode())
+    ca_key = serialization.load_pem_private_key(str(inputs["caPrivateKeyPem"]).encode(), None)
+    try:
+        names = csr.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(x509.DNSName)
+    except x509.ExtensionNotFound:
+        names = []
+    pem = _certificate(seed, csr.subject, ca.subject, csr.public_key(), ca_key,
+                       int(inputs.get("validityPeriodHours", 24)), bool(inputs.get("isCaCertificate")), names)
+    return {"certPem": pem, "caKeyAlgorithm": "RSA"}

@@ -23,7 +23,10 @@ from rke_aws_offline.engine.emulated.provider_checks import (
     ROOT_DEVICE,
     hex_of,
     rancher_cluster_answer,
+    tls_cert_request,
+    tls_locally_signed_cert,
     tls_private_key,
+    tls_self_signed_cert,
     user_data_refusal,
 )
 
@@ -549,6 +552,15 @@ class ResourceHandlers:
             i["url"], list(i.get("thumbprintLists") or []), list(i.get("clientIdLists") or []), tag_list(i.get("tags")))
         arn = self._in_partition(provider.arn)
         return arn, {"arn": arn}
+
+    def _tls_self_signed_cert(self, name, i):
+        return "none", tls_self_signed_cert(f"{self.seed}:{name}", i)
+
+    def _tls_cert_request(self, name, i):
+        return "none", tls_cert_request(f"{self.seed}:{name}", i)
+
+    def _tls_locally_signed_cert(self, name, i):
+        return "none", tls_locally_signed_cert(f"{self.seed}:{name}", i)
 
     def _tls_private_key(self, name, i):
         return "none", tls_private_key(f"{self.seed}:{name}", int(i.get("rsaBits", 2048)))
