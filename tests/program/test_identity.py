@@ -1,0 +1,144 @@
+"""Workload identity (issue 36) as the program builds it in the emulated account (tests/stacks/
+Pulumi.rke2-irsa.yaml): a token signed with the key the program generated, as kube-apiserver signs it, is
+verified as STS does against the discovery document and JWKS the account's bucket holds (read through the
+bucket's own policy and Block Public Access settings), and the trust policies the account holds admit exactly
+the right service account; the private key reaches only its SecureString and the servers' role; no access key
+exists. Sources: tests/support/sts.py (STS' checks), plan/identity_issuer.py and identity_roles.py (upstream
+facts), the IAM user guide on OIDC federation (`<issuer>:sub` / `:aud` with StringEquals)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rke_aws.plan import identity_issuer as issuer
+from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.emulated import backends
+from rke_aws_offline.engine.emulated_account import MotoMocks
+from tests.support import iam_eval, sts
+
+STACK = "rke2-irsa"
+NOW = 1_800_000_000
+
+
+@pytest.fixture(scope="module")
+def built():
+    """The stack's run, with what the emulated account holds afterwards (its bucket and roles)."""
+    config = harness.stack_config(STACK)
+    mocks = MotoMocks(config["aws:region"]).start()
+    try:
+        run = harness.run_program(config, stack=STACK, mocks=mocks)
+        provider = run.of_type("aws:iam/openIdConnectProvider:OpenIdConnectProvider")[0]
+        bucket_reg = next(r for r in run.of_type("aws:s3/bucket:Bucket") if r.name.endswith("-oidc"))
+        name, region = bucket_reg.state["bucket"], config["aws:region"]
+        s3 = backends.s3(region)
+        pab = s3.get_public_access_block(name)
+        block = {"block_public_acls": pab.block_public_acls == "true", "ignore_public_acls": pab.ignore_public_acls == "true",
+                 "block_public_policy": pab.block_public_policy == "true",
+                 "restrict_public_buckets": pab.restrict_public_buckets == "true"}
+        objects = {key: s3.get_object(name, key).value.decode() for key in issuer.object_keys()}
+        bucket = sts.PublicBucket(name, region, "amazonaws.com", json.loads(s3.get_bucket_policy(name)), block, "aws",
+                                  objects)
+        iam = backends.iam(region)
+        roles = {r.arn: json.loads(r.assume_role_policy_document) for r in iam.roles.values()}
+        yield run, provider, bucket, roles
+    finally:
+        harness.drain_leftover_tasks()
+        mocks.stop()
+
+
+def _signing_key(run):
+    from cryptography.hazmat.primitives import serialization
+
+    key = next(r for r in run.of_type("tls:index/privateKey:PrivateKey") if r.name.endswith("-sa-signing-key"))
+    return serialization.load_pem_private_key(key.state["privateKeyPem"].encode(), None)
+
+
+def _role(run, service_account: str) -> str:
+    return run.outputs["identityRoleArns"][service_account]
+
+
+def test_sts_accepts_the_clusters_token_for_exactly_its_service_account(built):
+    run, provider, bucket, roles = built
+    url = provider.inputs["url"]
+    assert url == run.outputs["identityIssuerUrl"] and url.startswith(f"https://{bucket.host}")
+    service = sts.Sts(bucket.get, {url: (provider.state["arn"], list(provider.inputs["clientIdLists"]))}, roles, NOW)
+    key = _signing_key(run)
+    role = _role(run, "apps/reports")
+
+    def token(namespace: str, name: str, audience: str = issuer.STS_AUDIENCE) -> str:
+        return sts.sign(key, sts.service_account_claims(url, namespace, name, audience, NOW, 3600))
+
+    answer = service.assume_role_with_web_identity(role, token("apps", "reports"))
+    assert answer["SubjectFromWebIdentityToken"] == "system:serviceaccount:apps:reports"
+    for wrong in (("apps", "reports-2"), ("other", "reports"), ("kube-system", "ebs-csi-controller-sa")):
+        with pytest.raises(sts.StsError) as info:
+            service.assume_role_with_web_identity(role, token(*wrong))
+        assert info.value.code == "AccessDenied", wrong
+    with pytest.raises(sts.StsError):  # a token for another audience: not the provider's client ID
+        service.assume_role_with_web_identity(role, token("apps", "reports", "kubernetes"))
+    # The EBS CSI controller's role takes its own service account's token.
+    ebs_role = next(arn for arn in roles if "-ebs-csi-" in arn)
+    assert service.assume_role_with_web_identity(ebs_role, token("kube-system", "ebs-csi-controller-sa"))
+    with pytest.raises(sts.StsError):
+        service.assume_role_with_web_identity(ebs_role, token("apps", "reports"))
+
+
+def test_the_trust_policies_name_one_subject_and_the_audience_with_string_equals(built):
+    run, provider, _, roles = built
+    host = provider.inputs["url"].removeprefix("https://")
+    for arn, policy in roles.items():
+        if ":role/" not in arn or policy["Statement"][0].get("Action") != "sts:AssumeRoleWithWebIdentity":
+            continue
+        (stmt,) = policy["Statement"]
+        assert stmt["Principal"] == {"Federated": provider.state["arn"]}
+        assert set(stmt["Condition"]) == {"StringEquals"}
+        assert set(stmt["Condition"]["StringEquals"]) == {f"{host}:sub", f"{host}:aud"}
+        assert "*" not in json.dumps(stmt["Condition"])
+
+
+def test_no_access_key_and_the_ebs_csi_controller_names_its_role(built):
+    run = built[0]
+    assert not run.of_type("aws:iam/accessKey:AccessKey")
+    assert not run.of_type("aws:iam/user:User")
+    manifest = next(r for r in run.of_type("aws:ssm/parameter:Parameter") if r.name.endswith("-manifest-ebs-csi"))
+    text = manifest.inputs["insecureValue"]
+    assert "awsAccessSecret: null" in text and "eks.amazonaws.com/role-arn" in text
+
+
+def test_the_private_key_reaches_only_its_secure_string(built):
+    run = built[0]
+    for r in run.resources:
+        if r.type.startswith("tls:"):  # the tls provider's own resources (it marks private keys secret)
+            continue
+        text = json.dumps(r.inputs, default=str)
+        if "PRIVATE KEY" in text:
+            # Only SecureStrings hold it, as secret inputs: the issuer's key, the webhook's TLS Secret manifest.
+            assert r.type == "aws:ssm/parameter:Parameter" and r.inputs["type"] == "SecureString", r.name
+            assert "value" in r.secret_inputs, r.name
+            if "-sa-signing-key" in r.name:
+                assert r.inputs["name"].endswith("/identity/signing-key")
+    assert "PRIVATE KEY" not in json.dumps(run.outputs, default=str)
+    for inst in run.of_type("aws:ec2/instance:Instance"):
+        assert "PRIVATE KEY" not in str(inst.inputs.get("userData", ""))
+
+
+def test_only_the_api_servers_role_reads_the_signing_key(built):
+    run = built[0]
+    key_arn = next(r for r in run.of_type("aws:ssm/parameter:Parameter") if r.name.endswith("-sa-signing-key")).state["arn"]
+    by_role: dict[str, list[str]] = {}
+    for p in run.of_type("aws:iam/rolePolicy:RolePolicy"):
+        by_role.setdefault(p.inputs["role"], []).append(p.inputs["policy"])
+    readers = [role for role, docs in by_role.items() if iam_eval.allowed(docs, "ssm:GetParameter", key_arn)]
+    assert len(readers) == 1 and "controlplane" in readers[0], readers
+
+
+def test_the_documents_are_public_and_nothing_else_is(built):
+    _, provider, bucket, _ = built
+    url = provider.inputs["url"]
+    assert bucket.get(f"{url}/.well-known/openid-configuration")[0] == 200
+    assert bucket.get(f"{url}/openid/v1/jwks")[0] == 200
+    assert bucket.get(f"{url}/other")[0] == 403
+    doc = json.loads(bucket.get(f"{url}/.well-known/openid-configuration")[1])
+    assert doc["issuer"] == url and doc["jwks_uri"] == f"{url}/openid/v1/jwks"
