@@ -142,3 +142,39 @@ def test_the_documents_are_public_and_nothing_else_is(built):
     assert bucket.get(f"{url}/other")[0] == 403
     doc = json.loads(bucket.get(f"{url}/.well-known/openid-configuration")[1])
     assert doc["issuer"] == url and doc["jwks_uri"] == f"{url}/openid/v1/jwks"
+
+
+def test_the_policy_pack_refuses_an_access_key_beside_the_issuer():
+    """policies/rules.py irsa-no-access-keys: the rke2-irsa stack passes; an AccessKey planted into it is caught,
+    naming it; the same key in a stack without the issuer (rke2-split's EBS CSI key) is not this rule's concern."""
+    from policies import rules
+    from tests.support.policies import POLICY, Rec, records, run_stack_policy
+
+    policy = POLICY["irsa-no-access-keys"]
+    recs = records(STACK)
+    assert run_stack_policy(policy, recs) == []
+    urn = "urn:pulumi:rke2-irsa::rke-aws::rke-aws:index:RkeCluster$aws:iam/accessKey:AccessKey::planted"
+    recs.append(Rec(rules.IAM_ACCESS_KEY, urn, "planted", {"user": "someone"}))
+    found = run_stack_policy(policy, recs)
+    assert [u for _, u in found] == [urn] and urn in found[0][0]
+    split = records("rke2-split")
+    assert any(r.type == rules.IAM_ACCESS_KEY for r in split) and run_stack_policy(policy, split) == []
+
+
+def test_a_bad_identity_value_registers_nothing():
+    """The planner's value checks (plan/identity.py) run before any resource, each naming its key."""
+    import pulumi
+
+    from tests.support.configs import set_key
+
+    config = set_key(harness.stack_config(STACK), "identity",
+                     {"serviceAccounts": "irsa", "issuerUrl": "http://oidc.example.com",
+                      "roles": [{"serviceAccount": "apps/*", "policy": '{"Statement": []}'}]})
+    mocks = MotoMocks(config["aws:region"])
+    with pytest.raises(pulumi.RunError) as info:
+        harness.run_program(config, stack=STACK, mocks=mocks)
+    message = str(info.value)
+    assert "rke-aws:identity.issuerUrl: 'http://oidc.example.com' must begin with https://" in message, message
+    assert "rke-aws:identity.roles[0].serviceAccount: 'apps/*'" in message, message
+    assert "Traceback" not in message
+    assert not mocks.resources
