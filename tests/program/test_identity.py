@@ -24,7 +24,8 @@ NOW = 1_800_000_000
 
 @pytest.fixture(scope="module")
 def built():
-    """The stack's run, with what the emulated account holds afterwards (its bucket and roles)."""
+    """The stack's run, with what the emulated account holds afterwards (its bucket and roles), read before the
+    account stops (one emulated account is active at a time)."""
     config = harness.stack_config(STACK)
     mocks = MotoMocks(config["aws:region"]).start()
     try:
@@ -42,10 +43,10 @@ def built():
                                   objects)
         iam = backends.iam(region)
         roles = {r.arn: json.loads(r.assume_role_policy_document) for r in iam.roles.values()}
-        yield run, provider, bucket, roles
     finally:
         harness.drain_leftover_tasks()
         mocks.stop()
+    return run, provider, bucket, roles
 
 
 def _signing_key(run):
@@ -120,8 +121,11 @@ def test_the_private_key_reaches_only_its_secure_string(built):
             if "-sa-signing-key" in r.name:
                 assert r.inputs["name"].endswith("/identity/signing-key")
     assert "PRIVATE KEY" not in json.dumps(run.outputs, default=str)
-    for inst in run.of_type("aws:ec2/instance:Instance"):
-        assert "PRIVATE KEY" not in str(inst.inputs.get("userData", ""))
+    from tests.support.userdata import user_data
+
+    servers = [user_data(i) for i in run.of_type("aws:ec2/instance:Instance")]
+    assert any("IDENTITY_KEY_REQUEST" in u for u in servers)  # the servers fetch it ...
+    assert not any("PRIVATE KEY" in u for u in servers)  # ... it is never in their user data
 
 
 def test_only_the_api_servers_role_reads_the_signing_key(built):

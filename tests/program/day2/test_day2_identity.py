@@ -1,0 +1,82 @@
+"""Day 2 for workload identity (issue 36): a running cluster with the EBS CSI driver on its access key turns
+identity.serviceAccounts irsa on, judged per URN with the providers' replace rules (offline/report/compare.py)
+over base -> irsa on -> next update -> next update.
+
+Why the order (plan/identity_apiserver.py, plan/identity_ebs_csi.py cite the sources): kube-apiserver reads its
+flags when it starts, so the servers first trust the cluster's key under its issuer (RKE2's own key still
+signs: `service-account-issuer+=`), then sign with it (`service-account-issuer-=`); the EBS CSI controller reads
+static env keys before the web identity token (aws-sdk-go-v2's default chain), so its key env goes only once the
+token comes from the issuer STS trusts, and the IAM key is deleted in that same update, after the release
+(Pulumi deletes what a program no longer declares after every create and update of the update). Its role
+exists from the first update on: it works before the key is deleted."""
+
+from __future__ import annotations
+
+import copy
+
+from rke_aws_offline.engine import harness
+from rke_aws_offline.report import compare, diff
+from tests.support.configs import set_key
+from tests.support.day2 import run
+from tests.support.userdata import user_data
+
+STACK = "rke2-irsa"
+ACCESS_KEY = "aws:iam/accessKey:AccessKey"
+ROLE = "aws:iam/role:Role"
+INSTANCE = "aws:ec2/instance:Instance"
+
+
+def _config(irsa: bool) -> dict:
+    cfg = copy.deepcopy(harness.stack_config(STACK))
+    set_key(cfg, "addons", {"ebsCsi": True, "loadBalancerController": irsa})
+    if not irsa:
+        cfg.pop("rke-aws:identity")
+    return cfg
+
+
+def _ebs_manifest(r: harness.ProgramRun) -> str:
+    (p,) = [p for p in r.of_type("aws:ssm/parameter:Parameter") if p.name.endswith("-manifest-ebs-csi")]
+    return p.inputs["insecureValue"]
+
+
+def _server_args(r: harness.ProgramRun) -> str:
+    return "\n".join(user_data(i) for i in r.of_type(INSTANCE) if "-server-" in i.name)
+
+
+def _diff(before: harness.ProgramRun, after: harness.ProgramRun) -> compare.StackDiff:
+    return compare.compare(STACK, diff.result_of(before), diff.result_of(after))
+
+
+def test_a_running_cluster_moves_the_ebs_csi_controller_from_its_key_to_its_role():
+    base = run(_config(False), stack=STACK)
+    assert base.of_type(ACCESS_KEY) and "awsAccessSecret" in _ebs_manifest(base)
+
+    on = run(_config(True), base, stack=STACK)
+    assert on.outputs["identitySigning"] is False  # trust first: RKE2's key still signs
+    assert "service-account-issuer+=" in _server_args(on) and "service-account-signing-key-file" not in _server_args(on)
+    assert on.of_type(ACCESS_KEY), "the key went before the controller could use its role"
+    ebs_role = [r for r in on.of_type(ROLE) if r.name.endswith("-ebs-csi-role")]
+    assert ebs_role, "the role must exist before the key goes"
+    text = _ebs_manifest(on)
+    assert "eks.amazonaws.com/role-arn" in text and "awsAccessSecret: null" not in text  # annotated, key kept
+    d = _diff(base, on)
+    assert not [c for c in d.changes if c.type == INSTANCE and c.action in ("replace", "delete", "unknown")], d.changes
+    assert not [c for c in d.changes if c.type == ACCESS_KEY and c.action != "unchanged"], d.changes
+
+    signing = run(_config(True), on, stack=STACK)
+    assert signing.outputs["identitySigning"] is True
+    assert "service-account-issuer-=" in _server_args(signing)
+    assert signing.of_type(ACCESS_KEY), "the servers began signing in this update; the key stays one more"
+
+    moved = run(_config(True), signing, stack=STACK)
+    assert not moved.of_type(ACCESS_KEY) and not moved.of_type("aws:iam/user:User")
+    assert "awsAccessSecret: null" in _ebs_manifest(moved)
+    assert moved.outputs["identityEbsCsi"] == {"user_key": False, "role": True, "annotated": True, "key_env": False}
+    d = _diff(signing, moved)
+    actions = {(c.type, c.action) for c in d.changes}
+    assert (ACCESS_KEY, "delete") in actions
+    # The role the controller moves to is the one created two updates ago, untouched.
+    assert [r for r in moved.of_type(ROLE) if r.name.endswith("-ebs-csi-role")]
+    assert not [c for c in d.changes if c.type == ROLE and c.name.endswith("-ebs-csi-role")
+                and c.action != "unchanged"], d.changes
+    assert not [c for c in d.changes if c.type == INSTANCE and c.action in ("replace", "delete", "unknown")], d.changes
