@@ -95,8 +95,10 @@ def prepare(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions,
                                        identity_lbc.SERVICE_ACCOUNT,
                                        identity_lbc.policy_compact_json(cfg.cluster_id, cfg.partition.name))
             lbc_depends_on = (role, *identity.addon_grants)
+            proxy = cluster.proxy
             lbc_values = pulumi.Output.from_input(vpc_id).apply(lambda vpc: identity_lbc.values(
-                cfg.cluster_id, cfg.region, vpc, plan.lbc_role_arn, cfg.distribution, pools))
+                cfg.cluster_id, cfg.region, vpc, plan.lbc_role_arn, cfg.distribution, pools,
+                proxy=proxy.variables() if proxy is not None else None))
     return Prepared(values, ebs_values, credentials, registration, ebs_nulls, ebs_depends_on,
                     webhook_cert, webhook_values, lbc_values, lbc_depends_on)
 

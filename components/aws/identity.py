@@ -124,9 +124,9 @@ class WorkloadIdentity(pulumi.ComponentResource):
         managed = aws.iam.Policy(rname, path="/rke-aws/", description=f"{namespace}/{service_account} of cluster "
                                  f"{self._cluster_id}", policy=policy,
                                  tags=tags.cluster_owned(self._cluster_id, rname, self._tags),
-                                 opts=pulumi.ResourceOptions(parent=role))
+                                 opts=pulumi.ResourceOptions(parent=self))
         self.addon_grants.append(aws.iam.RolePolicyAttachment(rname, role=role.name, policy_arn=managed.arn,
-                                                              opts=pulumi.ResourceOptions(parent=role)))
+                                                              opts=pulumi.ResourceOptions(parent=self)))
         return role
 
     def service_account_role(self, name: str, namespace: str, service_account: str,
@@ -147,7 +147,7 @@ class WorkloadIdentity(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self))
         for arn in policy_arns:
             aws.iam.RolePolicyAttachment(f"{rname}-{arn.rsplit('/', 1)[-1]}", role=role.name, policy_arn=arn,
-                                         opts=pulumi.ResourceOptions(parent=role))
+                                         opts=pulumi.ResourceOptions(parent=self))
         if policy is not None:
-            aws.iam.RolePolicy(f"{rname}-inline", role=role.id, policy=policy, opts=pulumi.ResourceOptions(parent=role))
+            aws.iam.RolePolicy(f"{rname}-inline", role=role.id, policy=policy, opts=pulumi.ResourceOptions(parent=self))
         return role

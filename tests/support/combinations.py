@@ -470,6 +470,58 @@ def _ingress_own(v: View) -> None:
             assert v.rke2_config(inst).get("ingress-controller") == "traefik", inst.urn
 
 
+IDENTITY_SOURCE = ("IAM user guide, OIDC federation (provider, sts.amazonaws.com audience, StringEquals on sub/aud); "
+                   "kubernetes pkg/kubeapiserver/options/authentication.go (--service-account-issuer); k3s pkg/util/"
+                   "args.go (key-=value puts a value first); plan/identity_*.py")
+
+
+def _identity_own(v: View) -> None:
+    from rke_aws.plan import identity_issuer, identity_webhook
+
+    (provider,) = v.run.of_type("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
+    assert list(provider.inputs["clientIdLists"]) == [identity_issuer.STS_AUDIENCE], provider.inputs
+    assert not provider.inputs.get("thumbprintLists"), "IAM verifies S3's certificate itself"
+    assert not v.run.of_type("aws:iam/accessKey:AccessKey"), "an access key beside workload identity"
+    url = provider.inputs["url"]
+    api = [i for i in v.instances if v.rke2_config(i).get("kube-apiserver-arg")]
+    assert api and all(f"service-account-issuer-={url}" in v.rke2_config(i)["kube-apiserver-arg"] for i in api)
+    assert all("controlplane" in v.roles(i) for i in api), "issuer flags on a node without kube-apiserver"
+    assert identity_webhook.CHART.name in v.charts(), "no pod identity webhook"
+
+
+def _identity_partition(partition: str, region: str) -> Check:
+    def check(v: View) -> None:
+        (provider,) = v.run.of_type("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
+        assert provider.inputs["url"].endswith(f".s3.{region}.amazonaws.com"), provider.inputs["url"]
+        assert provider.state["arn"].startswith(f"arn:{partition}:iam::"), provider.state["arn"]
+        policy = next(r for r in v.run.of_type("aws:s3/bucketPolicy:BucketPolicy") if "-oidc-" in r.name)
+        assert f"arn:{partition}:s3:::" in policy.inputs["policy"]
+    return check
+
+
+def _identity_ebs(v: View) -> None:
+    from rke_aws.plan.identity_roles import ROLE_ARN_ANNOTATION
+
+    values = v.ebs_values()
+    assert values.get("awsAccessSecret", "absent") in (None, "absent"), values.get("awsAccessSecret")
+    assert ROLE_ARN_ANNOTATION in values["controller"]["serviceAccount"]["annotations"]
+    assert not v.run.of_type("aws:iam/user:User")
+
+
+def _identity_split(v: View) -> None:
+    for inst in v.instances:
+        has = bool(v.rke2_config(inst).get("kube-apiserver-arg"))
+        assert has == ("controlplane" in v.roles(inst)), inst.urn  # etcd-only servers run no kube-apiserver
+    key = [r for r in v.run.of_type("aws:ssm/parameter:Parameter") if r.name.endswith("-sa-signing-key")]
+    assert key and not any("identity/signing-key" in d for d in v.role_policies("etcd").values())
+
+
+def _identity_cis(v: View) -> None:
+    from rke_aws.plan import identity_webhook
+
+    assert identity_webhook.NAMESPACE in v.psa_exempt  # the webhook (and its hostPath-free pods) in kube-system
+
+
 FEATURES: tuple[Feature, ...] = (
     Feature("rke2", "RKE2", _with("distribution", "rke2"),
             "domain.md §3 (RKE2: config.yaml, servers and agents)", _rke2_own),
@@ -512,6 +564,8 @@ FEATURES: tuple[Feature, ...] = (
             "domain.md §1 (owned vs shared tags)", _byo_own),
     Feature("ingress", "ingress", _with("ingress.controller", "traefik"),
             "rancher/rke2 PR #11156; rke2-docs ingress migration guide (issue 32 item 10)", _ingress_own),
+    Feature("identity", "workload identity", _with("identity", {"serviceAccounts": "irsa"}), IDENTITY_SOURCE,
+            _identity_own),
 )
 FEATURE = {f.name: f for f in FEATURES}
 PARTITIONS = ("aws", "aws-us-gov", "aws-cn")
@@ -1094,6 +1148,32 @@ rule("dns", "byo-vpc", Works("the private zone is associated with the brought VP
                              "Route 53 private hosted zones (VPC association)", (_zone_in_byo_vpc,)))
 for _x in ("snapshots", "ebs-csi", "nlb", "dns", "byo-vpc"):
     rule(_x, "ingress", Works(INDEPENDENT, FEATURE["ingress"].source))
+
+
+# workload identity (issue 36)
+rule("rke2", "identity", Works("the API servers sign with the cluster's key under its S3 issuer", IDENTITY_SOURCE))
+rule("rke1", "identity", Refused("identity.serviceAccounts", "the RKE1 servers' key files and kube-api args are not "
+                                 "delivered yet", "rancher/rke cluster/plan.go extra_args (possible, not built)"))
+rule("aws", "identity", Works("the issuer on S3 in the region, the provider an ARN of aws", IDENTITY_SOURCE,
+                              (_identity_partition("aws", "us-west-2"),)))
+rule("aws-us-gov", "identity", Works("the issuer on GovCloud's S3, the provider an ARN of aws-us-gov",
+                                     "openshift/rosa PR #2889 (S3 OIDC configs in GovCloud); " + IDENTITY_SOURCE,
+                                     (_identity_partition("aws-us-gov", "us-gov-west-1"),)))
+rule("aws-cn", "identity", Refused("identity.issuerUrl", "S3 in China refuses anonymous reads without an ICP recordal",
+                                   "hashicorp/terraform-provider-aws#15420; plan/identity_issuer.py S3_ISSUER_REFUSED"))
+rule("cis", "identity", Works("the webhook runs in kube-system, which the restricted profile exempts",
+                              "rancher/rke2 pkg/rke2/psa.go", (_identity_cis,)))
+rule("split", "identity", Works("issuer flags and key files only where kube-apiserver runs; etcd-only servers may not "
+                                "read the key", "rke2-docs install/server_roles.md; " + IDENTITY_SOURCE, (_identity_split,)))
+rule("ebs-csi", "identity", Works("the controller on its role: no IAM user, no access key, awsAccessSecret null",
+                                  "aws-ebs-csi-driver chart templates/controller.yaml; plan/identity_ebs_csi.py",
+                                  (_identity_ebs,)))
+rule("helm", "identity", Works("the webhook a Helm release with its TLS Secret",
+                               "jkroepke/helm-charts amazon-eks-pod-identity-webhook (pki.existingSecret)"))
+rule("manifest", "identity", Works("the webhook a HelmChart its servers mirror (SecureString: its CA is generated)",
+                                   "domain.md §3; jkroepke/helm-charts amazon-eks-pod-identity-webhook"))
+independent("identity", ("proxy", "rancher-rke-aws", "rancher-rancher", "spot", "graviton", "snapshots", "nlb", "dns",
+                         "byo-vpc", "ingress"), INDEPENDENT, IDENTITY_SOURCE)
 
 
 # ---- triples: only where a known interaction takes three features ---------------------------------
