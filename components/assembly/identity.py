@@ -24,5 +24,6 @@ def rke2_identity(spec: ClusterSpec, identity: WorkloadIdentity | None) -> Rke2I
     plan = spec.plan.identity
     if plan is None or identity is None:
         return None
+    generations = f"trusted {','.join(map(str, plan.trusted))} signs {plan.signer if plan.signer is not None else 'none'}"
     return Rke2Identity(plan.issuer_url, plan.signing, plan.key_parameter if plan.signing else None,
-                        plan.trusted_parameter)
+                        plan.trusted_parameter, generations)

@@ -115,6 +115,8 @@ def state(spec: ClusterSpec, foundation: Foundation, prepared: Prepared, secrets
         # the public documents for a bring-your-own issuer; never the private key.
         out |= ClusterState.wire(identity_issuer_url=cluster.identity.issuer_url,
                                  identity_signing=cluster.identity.signing,
+                                 identity_key_generations=list(cluster.identity.trusted),
+                                 identity_signing_generation=cluster.identity.signer,
                                  identity_role_arns=dict(identity.role_arns),
                                  identity_discovery=identity.discovery, identity_jwks=identity.jwks)
         if cluster.identity.ebs_csi is not None:

@@ -50,21 +50,28 @@ class WorkloadIdentity(pulumi.ComponentResource):
         plan, cid = args.plan, args.cluster_id
         self._name, self._plan, self._cluster_id, self._tags = name, plan, cid, args.extra_tags
         child = pulumi.ResourceOptions(parent=self)
-        key = tls.PrivateKey(f"{name}-sa-signing-key", algorithm="RSA", rsa_bits=identity_issuer.MIN_RSA_BITS,
-                             opts=child)
-        self.public_key_pem: pulumi.Output[str] = key.public_key_pem
+        # One key pair per generation the servers trust (identity.keyGeneration; plan/identity.py key_step): the
+        # first keeps the name it always had, a rotation's next one is named by its generation.
+        keys = {g: tls.PrivateKey(f"{name}-sa-signing-key" + (f"-{g}" if g > 1 else ""), algorithm="RSA",
+                                  rsa_bits=identity_issuer.MIN_RSA_BITS, opts=child)
+                for g in sorted(set(plan.trusted) | ({plan.signer} if plan.signer is not None else set()))}
+        # While the servers only trust ours, the parameter holds the newest key (no server reads it yet).
+        signing_key = keys[plan.signer if plan.signer is not None else plan.trusted[-1]]
+        trusted_pems = pulumi.Output.all(*[keys[g].public_key_pem for g in plan.trusted])
+        self.public_key_pem: pulumi.Output[str] = signing_key.public_key_pem
         self.key_parameter = aws.ssm.Parameter(
             f"{name}-sa-signing-key", name=plan.key_parameter, type="SecureString",
-            value=pulumi.Output.secret(key.private_key_pem),
+            value=pulumi.Output.secret(signing_key.private_key_pem),
             description="kube-apiserver's service-account signing key (servers only)",
             tags=tags.cluster_owned(cid, f"{name}-sa-signing-key", args.extra_tags), opts=child)
         self.trusted_parameter = aws.ssm.Parameter(
-            f"{name}-sa-trusted-keys", name=plan.trusted_parameter, type="String", value=key.public_key_pem,
+            f"{name}-sa-trusted-keys", name=plan.trusted_parameter, type="String",
+            value=trusted_pems.apply(lambda pems: "".join(p if p.endswith("\n") else p + "\n" for p in pems)),
             description="the service-account public keys kube-apiserver accepts",
             tags=tags.cluster_owned(cid, f"{name}-sa-trusted-keys", args.extra_tags), opts=child)
         self.discovery = identity_issuer.document_text(identity_issuer.discovery_document(plan.issuer_url))
-        self.jwks: pulumi.Output[str] = key.public_key_pem.apply(
-            lambda pem: identity_issuer.document_text(identity_issuer.jwks([pem])))
+        self.jwks: pulumi.Output[str] = trusted_pems.apply(
+            lambda pems: identity_issuer.document_text(identity_issuer.jwks(list(pems))))
         self.published: list[pulumi.Resource] = []
         if plan.bucket is not None:
             self.published = self._publish(name, plan.bucket, args.partition, child)

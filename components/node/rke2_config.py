@@ -69,6 +69,7 @@ class Rke2Identity:
     signing: bool
     key_parameter: str | None
     trusted_parameter: str
+    generations: str = ""  # "trusted 1,2 signs 2": in the boot script, so a rotation step makes servers stale
 
 
 # Written on servers with hardening: cis (RKE2's CIS profile enforces restricted Pod Security with

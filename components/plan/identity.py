@@ -106,6 +106,8 @@ class IdentityPlan:
     ebs_csi_role_arn: str = ""
     lbc_role: str = ""  # the AWS Load Balancer Controller's role name (with load_balancer_controller)
     lbc_role_arn: str = ""
+    trusted: tuple[int, ...] = (1,)  # key generations the servers trust and the JWKS publishes (one or two)
+    signer: int | None = 1  # the generation that signs (None: the servers only trust ours yet)
     audience: str = STS_AUDIENCE
 
     def ebs_release(self) -> tuple[bool, bool] | None:
@@ -132,6 +134,27 @@ def ebs_credentials_before(previous: ClusterState | None) -> identity_ebs_csi.Eb
     return identity_ebs_csi.EbsCredentials(**recorded)
 
 
+def key_step(trusted: tuple[int, ...], signer: int | None, target: int, running: bool) -> tuple[tuple[int, ...], int | None]:
+    """The key generations the servers trust and the one that signs after this update, on the way to signing with
+    generation `target` (identity.keyGeneration). The same order as identity_apiserver.transition, by generation
+    (the keys' PEMs are generated, unknown before the first update): trust a new key everywhere before any server
+    signs with it, keep the previous one trusted while tokens it signed may live, and make room for the next key by
+    dropping the one that no longer signs. One step per update: running servers take it when they are replaced
+    (their user data names the step, so `rke-aws rotate` sees them stale)."""
+    if not running:
+        return (target,), target
+    if not trusted:
+        return (target,), None  # the issuer turned on: trusted first, RKE2's key still signs
+    if target not in trusted:
+        if len(trusted) > 1:
+            keep = signer if signer is not None else trusted[-1]
+            return (keep,), signer  # the previous key goes: its tokens expired while the next update waited
+        return (*trusted, target), signer  # the new key published and trusted; the current one still signs
+    if signer != target:
+        return trusted, target  # every server has it now: it signs, the previous one stays trusted
+    return trusted, signer  # steady (the previous key stays published until the next rotation makes room)
+
+
 def plan(cfg: StackConfig, previous: ClusterState | None, account_id: str, ebs_csi: bool) -> IdentityPlan | None:
     identity = cfg.identity
     irsa = identity.service_accounts == "irsa"
@@ -148,10 +171,17 @@ def plan(cfg: StackConfig, previous: ClusterState | None, account_id: str, ebs_c
     # A running cluster's servers first trust our key under our issuer (RKE2's key still signs), and sign with
     # it from the next update on, once every server has it (identity_apiserver.transition).
     running = servers_running(previous)
-    signing = not running or bool(previous and previous.identity_issuer_url == url)
+    same_issuer = bool(previous and previous.identity_issuer_url == url)
+    before_trusted = tuple(previous.identity_key_generations) if previous and same_issuer else ()
+    before_signer = previous.identity_signing_generation if previous and same_issuer else None
+    if previous and same_issuer and not before_trusted:
+        # Outputs of this release's first shape (no generations recorded): generation 1, signing as recorded.
+        before_trusted, before_signer = (1,), (1 if previous.identity_signing else None)
+    trusted, signer = key_step(before_trusted, before_signer, identity.key_generation, running)
+    signing = signer is not None
     # The EBS CSI controller leaves its key once tokens of our issuer are what its pods get: servers that
     # started signing (a new cluster's start so; a running one's signed in the last update already).
-    issuer_ready = not running or bool(previous and previous.identity_issuer_url == url and previous.identity_signing)
+    issuer_ready = not running or before_signer is not None
     roles = []
     for role in identity.roles:
         assert role.service_account is not None
@@ -164,7 +194,20 @@ def plan(cfg: StackConfig, previous: ClusterState | None, account_id: str, ebs_c
                         key_parameter_name(cfg.cluster_id), trusted_parameter_name(cfg.cluster_id), update,
                         cfg.addons.load_balancer_controller,
                         ebs_role, role_arn(partition.name, account_id, ebs_role),
-                        lbc_role, role_arn(partition.name, account_id, lbc_role))
+                        lbc_role, role_arn(partition.name, account_id, lbc_role),
+                        trusted=trusted, signer=signer)
+
+
+def key_generation_problems(cfg: StackConfig, previous: ClusterState | None) -> list[Diagnostic]:
+    """A key generation lower than the newest one the servers trust would bring back a retired key."""
+    if cfg.identity.service_accounts != "irsa" or previous is None or not previous.identity_key_generations:
+        return []
+    newest = max(previous.identity_key_generations)
+    if cfg.identity.key_generation < newest:
+        return [_error("identity.keyGeneration", f"{cfg.identity.key_generation} is below {newest}, the newest key the "
+                                                 f"servers trust; set {newest} (or {newest + 1} to rotate again)",
+                       "identity.key-generation-down", cfg.identity.key_generation)]
+    return []
 
 
 def role_problems(namespace: str, service_account: str, policy: str | None, allow_all_actions: bool = False) -> list[str]:

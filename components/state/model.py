@@ -234,6 +234,8 @@ class ClusterState(_State):
     # ---- workload identity (issue 36; plan/identity.py)
     identity_issuer_url: str | None = None  # the issuer the servers were configured with (None: irsa off)
     identity_signing: bool | None = None  # ... signing with the cluster's key (False: only trusting it)
+    identity_key_generations: tuple[int, ...] = ()  # the key generations the servers trust (identity.keyGeneration)
+    identity_signing_generation: int | None = None  # ... and the one that signs
     identity_ebs_csi: dict[str, bool] | None = None  # identity_ebs_csi.EbsCredentials (None: the key, as before)
     identity_role_arns: dict[str, str] = {}  # <namespace>/<name> -> role ARN
     identity_discovery: str | None = None  # the issuer's discovery document (public; a BYO issuer publishes it)

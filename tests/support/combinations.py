@@ -435,6 +435,9 @@ def _ebs_own(v: View) -> None:
     from rke_aws.settings import versions
 
     namespace, values = v.charts()[versions.EBS_CSI_CHART_NAME]
+    if v.has("identity"):  # the controller on its IRSA role, no key (the ebs-csi + identity rule's check)
+        assert namespace == "kube-system"
+        return
     assert namespace == "kube-system" and values["awsAccessSecret"]["name"] == "aws-ebs-csi-driver-credentials"
     if v.has("manifest"):
         assert "ebs-csi-credentials.yaml" in v.manifests
@@ -758,6 +761,9 @@ def _rke1_snapshots_role(v: View) -> None:
 
 
 def _ebs_secret_first(v: View) -> None:
+    if v.has("identity"):  # no key, no Secret: the controller's role (ebs-csi + identity)
+        _identity_ebs(v)
+        return
     (secret,) = [r for r in v.run.of_type("kubernetes:core/v1:Secret") if r.name.endswith("-ebs-csi-credentials")]
     assert secret.inputs["metadata"]["namespace"] == "kube-system"
     (release,) = [r for r in v.run.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "aws-ebs-csi-driver"]
@@ -765,6 +771,9 @@ def _ebs_secret_first(v: View) -> None:
 
 
 def _ebs_secret_manifest(v: View) -> None:
+    if v.has("identity"):
+        _identity_ebs(v)
+        return
     (param,) = [p for p in v.run.of_type("aws:ssm/parameter:Parameter") if p.inputs["name"].endswith("/ebs-csi-credentials.yaml")]
     assert param.inputs["type"] == "SecureString", "the access key in a plain parameter"
     assert yaml.safe_load(v.manifests["ebs-csi-credentials.yaml"])["metadata"]["namespace"] == "kube-system"

@@ -19,6 +19,9 @@ pem_file() {  # pem_file REQUEST FILE MARKER: a parameter holding PEM text into 
 }
 
 if [ -n "$IDENTITY_KEY_REQUEST$IDENTITY_TRUSTED_REQUEST" ]; then
+  # Which key generations this server was booted to trust and sign with (a rotation step changes it, so the
+  # server shows as stale until it is replaced: components/plan/identity.py key_step).
+  log "service-account keys: ${IDENTITY_GENERATIONS:-1}"
   (umask 077 && mkdir -p "$ROOT$IDENTITY_DIR")
   chmod 0700 "$ROOT$IDENTITY_DIR"
   if [ -n "$IDENTITY_TRUSTED_REQUEST" ]; then

@@ -212,8 +212,20 @@ def _certificate(seed: str, subject, issuer, public_key, signing_key, hours: int
     return builder.sign(signing_key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM).decode()
 
 
+_SECRET_SIG = "4dabf18193072939515e22adb298388d"  # Pulumi's marker of a secret value in a property map
+
+
+def _plain(value):
+    """A value as the provider sees it: a secret's content (pulumi-tls marks private keys secret outputs)."""
+    if isinstance(value, dict) and _SECRET_SIG in value:
+        return _plain(value.get("value"))
+    return value
+
+
 def tls_self_signed_cert(seed: str, inputs: dict) -> dict[str, str]:
     from cryptography.hazmat.primitives import serialization
+
+    inputs = {k: _plain(v) for k, v in inputs.items()}
 
     key = serialization.load_pem_private_key(str(inputs["privateKeyPem"]).encode(), None)
     name = _subject(inputs.get("subject"))
@@ -226,6 +238,8 @@ def tls_cert_request(seed: str, inputs: dict) -> dict[str, str]:
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
 
+    inputs = {k: _plain(v) for k, v in inputs.items()}
+
     key = serialization.load_pem_private_key(str(inputs["privateKeyPem"]).encode(), None)
     builder = x509.CertificateSigningRequestBuilder().subject_name(_subject(inputs.get("subject")))
     if inputs.get("dnsNames"):
@@ -237,6 +251,8 @@ def tls_cert_request(seed: str, inputs: dict) -> dict[str, str]:
 def tls_locally_signed_cert(seed: str, inputs: dict) -> dict[str, str]:
     from cryptography import x509
     from cryptography.hazmat.primitives import serialization
+
+    inputs = {k: _plain(v) for k, v in inputs.items()}
 
     csr = x509.load_pem_x509_csr(str(inputs["certRequestPem"]).encode())
     ca = x509.load_pem_x509_certificate(str(inputs["caCertPem"]).encode())
