@@ -80,3 +80,34 @@ def test_a_running_cluster_moves_the_ebs_csi_controller_from_its_key_to_its_role
     assert not [c for c in d.changes if c.type == ROLE and c.name.endswith("-ebs-csi-role")
                 and c.action != "unchanged"], d.changes
     assert not [c for c in d.changes if c.type == INSTANCE and c.action in ("replace", "delete", "unknown")], d.changes
+
+
+def test_rotating_the_key_keeps_both_published_through_the_overlap():
+    """identity.keyGeneration 1 -> 2 on a running cluster: the new key is published and trusted while the old one
+    signs, then signs while the old one stays published (tokens it signed keep verifying at STS); the servers'
+    boot scripts name the step (they are stale until replaced); going back a generation is refused."""
+    import json
+
+    from tests.support.day2 import refused
+
+    cfg = _config(True)
+    base = run(cfg, stack=STACK)
+    assert base.outputs["identityKeyGenerations"] == [1] and base.outputs["identitySigningGeneration"] == 1
+    assert len(json.loads(base.outputs["identityJwks"])["keys"]) == 1
+    rotate = set_key(copy.deepcopy(cfg), "identity", {**json.loads(cfg["rke-aws:identity"]), "keyGeneration": 2})
+    trusting = run(rotate, base, stack=STACK)
+    assert trusting.outputs["identityKeyGenerations"] == [1, 2] and trusting.outputs["identitySigningGeneration"] == 1
+    jwks = json.loads(trusting.outputs["identityJwks"])["keys"]
+    assert len(jwks) == 2
+    assert 'IDENTITY_GENERATIONS="trusted 1,2 signs 1"' in _server_args(trusting)
+    assert 'IDENTITY_GENERATIONS="trusted 1 signs 1"' in _server_args(base)
+    keys = {r.name: r for r in trusting.of_type("tls:index/privateKey:PrivateKey") if "-sa-signing-key" in r.name}
+    assert set(keys) == {f"{STACK}-sa-signing-key", f"{STACK}-sa-signing-key-2"}
+    d = _diff(base, trusting)
+    assert not [c for c in d.changes if c.type == "tls:index/privateKey:PrivateKey" and c.action != "add"], d.changes
+    signing = run(rotate, trusting, stack=STACK)
+    assert signing.outputs["identitySigningGeneration"] == 2 and signing.outputs["identityKeyGenerations"] == [1, 2]
+    assert json.loads(signing.outputs["identityJwks"])["keys"] == jwks  # both still published
+    back = set_key(copy.deepcopy(cfg), "identity", {**json.loads(cfg["rke-aws:identity"]), "keyGeneration": 1})
+    message = refused(back, signing, stack=STACK)
+    assert "rke-aws:identity.keyGeneration: 1 is below 2" in message, message
