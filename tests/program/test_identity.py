@@ -35,9 +35,9 @@ def built():
         name, region = bucket_reg.state["bucket"], config["aws:region"]
         s3 = backends.s3(region)
         pab = s3.get_public_access_block(name)
-        block = {"block_public_acls": pab.block_public_acls == "true", "ignore_public_acls": pab.ignore_public_acls == "true",
-                 "block_public_policy": pab.block_public_policy == "true",
-                 "restrict_public_buckets": pab.restrict_public_buckets == "true"}
+        block = {k: bool(getattr(pab, k)) for k in ("block_public_acls", "ignore_public_acls", "block_public_policy",
+                                                     "restrict_public_buckets")}
+        assert block["block_public_acls"] and block["ignore_public_acls"], block  # no ACL grants anything
         objects = {key: s3.get_object(name, key).value.decode() for key in issuer.object_keys()}
         bucket = sts.PublicBucket(name, region, "amazonaws.com", json.loads(s3.get_bucket_policy(name)), block, "aws",
                                   objects)

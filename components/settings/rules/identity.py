@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ...diagnostics import Diagnostic
 from ..partitions import of_region
-from .base import Context, Keys, error, given
+from .base import Context, Keys, error, given, warning
 
 # Partitions where the S3-hosted issuer cannot work (the evidence: plan/identity_issuer.py S3_ISSUER_REFUSED,
 # which this mirrors by name; tests/unit/test_identity_rules.py holds the two equal).
@@ -39,6 +39,14 @@ def check(keys: Keys, ctx: Context) -> list[Diagnostic]:
                                                      "ICP recordal, and STS reads the issuer's documents anonymously; "
                                                      "publish them yourself on an ICP-recorded https host and set "
                                                      "identity.issuerUrl to it", "identity.china-s3"))
+    if irsa and identity.issuer_url is not None and ctx.region is not None and \
+            of_region(ctx.region).name in S3_ISSUER_REFUSED_PARTITIONS:
+        # plan/identity_webhook.py image_for: the images are on public.ecr.aws, which EKS does not use in China.
+        found.append(warning("identity.serviceAccounts", f"in {ctx.region} the pod identity webhook's (and the Load "
+                                                         "Balancer Controller's) image comes from public.ecr.aws, which "
+                                                         "EKS does not use in the China regions; check the nodes can pull "
+                                                         "it, or mirror it (not verified from here)",
+                             "identity.china-images", "irsa"))
     seen: dict[str, int] = {}
     for i, role in enumerate(identity.roles):
         key = f"identity.roles[{i}]"
