@@ -4,6 +4,7 @@
 # accepts. After retry.sh and ssm.sh (fetch_secret writes 0600 through a temporary file).
 # A fragment: components/node/scripts.py puts it after the script's header, which sets
 #   ROOT IDENTITY_DIR IDENTITY_KEY_REQUEST IDENTITY_KEY_FILE IDENTITY_TRUSTED_REQUEST IDENTITY_TRUSTED_FILE
+#   IDENTITY_GENERATIONS (optional)
 # (shellcheck takes upper-case names for the environment's). An empty request skips that file (the
 # signing key while the servers only trust ours, components/plan/identity_apiserver.py). Everything below
 # the marker line goes into the script byte for byte.
