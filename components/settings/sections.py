@@ -434,7 +434,7 @@ class Identity(_Section):
         (), description="IAM roles for service accounts (exported as identityRoleArns by <namespace>/<name>).")
     key_generation: Annotated[int, Whole(1, 1000), Msg(reason="the first signing key")] = Field(
         1, description="Raise by one to rotate the signing key: the new key is published and trusted first, signs once "
-                       "every server has it, and the old one is dropped after the longest token lifetime (README).")
+                       "every server has it, and the old one stays published until the next rotation drops it (README).")
 
 
 class ClusterKeys(_Section):
