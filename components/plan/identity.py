@@ -7,13 +7,15 @@ in the next update), the roles for service accounts and the EBS CSI controller's
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 
-from ..diagnostics import Diagnostic, Severity
+from ..diagnostics import Diagnostic, Severity, Statement
 from ..settings.resolve import ClusterConfig as StackConfig
 from ..settings.rules.identity import S3_ISSUER_REFUSED_PARTITIONS
 from ..state.model import ClusterState
 from . import identity_ebs_csi, identity_issuer, identity_roles
+from .day2.confirmations import Observed
 from .identity_issuer import STS_AUDIENCE, provider_arn, s3_issuer_url
 from .names import RESERVED_BUCKET_PREFIXES
 
@@ -155,12 +157,30 @@ def key_step(trusted: tuple[int, ...], signer: int | None, target: int, running:
     return trusted, signer  # steady (the previous key stays published until the next rotation makes room)
 
 
-def plan(cfg: StackConfig, previous: ClusterState | None, account_id: str, ebs_csi: bool) -> IdentityPlan | None:
+def published_statement(url: str, previous: ClusterState | None) -> Statement:
+    """What the user vouches for before the servers sign under their own issuer (identity.issuerUrl): STS reads
+    the documents there (identity_issuer.published_problems lists what it checks), and only the user publishes
+    them. Names the key IDs of the JWKS the last update exported, so a code confirms exactly those keys."""
+    kids: list[str] = []
+    if previous is not None and previous.identity_jwks:
+        try:
+            kids = sorted(k["kid"] for k in json.loads(previous.identity_jwks).get("keys", []))
+        except (ValueError, TypeError, KeyError):
+            kids = []
+    return Statement("issuer", f"{url}/{identity_issuer.DISCOVERY_PATH} names issuer {url} and its jwks_uri serves the "
+                               f"keys of this stack's output identityJwks ({', '.join(kids) or 'none yet'})")
+
+
+def plan(cfg: StackConfig, previous: ClusterState | None, account_id: str, ebs_csi: bool,
+         observed: Observed | None = None) -> tuple[IdentityPlan | None, list[Diagnostic]]:
+    """The identity plan, and what refuses this update: servers about to sign under a bring-your-own issuer that
+    is not known to publish the cluster's keys (the user confirms it: published_statement)."""
+    observed = observed or Observed()
     identity = cfg.identity
     irsa = identity.service_accounts == "irsa"
     before = ebs_credentials_before(previous)
     if not irsa:
-        return None
+        return None, []
     partition = cfg.partition
     bucket = None
     if identity.issuer_url is not None:
@@ -177,7 +197,20 @@ def plan(cfg: StackConfig, previous: ClusterState | None, account_id: str, ebs_c
     if previous and same_issuer and not before_trusted:
         # Outputs of this release's first shape (no generations recorded): generation 1, signing as recorded.
         before_trusted, before_signer = (1,), (1 if previous.identity_signing else None)
-    trusted, signer = key_step(before_trusted, before_signer, identity.key_generation, running)
+    byo = identity.issuer_url is not None
+    # A bring-your-own issuer publishes the keys only once the user has them (the outputs of an update): even a
+    # new cluster's servers start by trusting, and sign once the user confirms the documents are served.
+    trusted, signer = key_step(before_trusted, before_signer, identity.key_generation, running or byo)
+    problems: list[Diagnostic] = []
+    if byo and signer is not None and signer != before_signer:
+        statement = published_statement(url, previous)
+        if not observed.confirmed(statement):
+            problems.append(Diagnostic(
+                "identity.issuerUrl", f"'{url}': the servers would now sign with the cluster's key, but STS can verify "
+                                      "its tokens only once this issuer serves the discovery document and JWKS of the "
+                                      "outputs identityDiscovery and identityJwks; publish them there, then "
+                                      + statement.how(),
+                "identity.byo-unpublished", Severity.ERROR, url, confirm=statement))
     signing = signer is not None
     # The EBS CSI controller leaves its key once tokens of our issuer are what its pods get: servers that
     # started signing (a new cluster's start so; a running one's signed in the last update already).
@@ -195,7 +228,7 @@ def plan(cfg: StackConfig, previous: ClusterState | None, account_id: str, ebs_c
                         cfg.addons.load_balancer_controller,
                         ebs_role, role_arn(partition.name, account_id, ebs_role),
                         lbc_role, role_arn(partition.name, account_id, lbc_role),
-                        trusted=trusted, signer=signer)
+                        trusted=trusted, signer=signer), problems
 
 
 def key_generation_problems(cfg: StackConfig, previous: ClusterState | None) -> list[Diagnostic]:

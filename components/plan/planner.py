@@ -97,7 +97,8 @@ def _build(cfg: StackConfig, previous: ClusterState | None, env: Environment) ->
     account = looked_up("aws:region", "looking up the AWS account (for names that must be unique, key policies)",
                         "check aws:region", env.lookups.account, env.offline)
     backup = backups.plan(cfg, previous, observed, account, env)
-    identity = identity_plan.plan(cfg, previous, account, ebs_csi)
+    identity, identity_problems = identity_plan.plan(cfg, previous, account, ebs_csi, observed)
+    refuse(identity_problems, cfg, observed)
     snapshots = backup.snapshots
     warnings = (nodes.hardening_warnings(cfg, previous) + proxy_warnings(previous, proxy)
                 + nodes.instance_type_warnings(cfg, previous, machines.nodes)
@@ -114,7 +115,9 @@ def _build(cfg: StackConfig, previous: ClusterState | None, env: Environment) ->
                 + stale_confirmations(observed, (vstate.statement, estate.statement, snapshots.statement,
                                                  manifests.statement if manifests else None,
                                                  ingress.statement if ingress else None,
-                                                 registration.statement if registration else None))
+                                                 registration.statement if registration else None,
+                                                 identity_plan.published_statement(cfg.identity.issuer_url, previous)
+                                                 if identity is not None and cfg.identity.issuer_url else None))
                 + (backup.plan.notes if backup.plan else ()))
     return ClusterPlan(
         topology.azs, topology.subnets, machines.nodes, {p: i.id for p, i in images.items()}, previous, image,

@@ -111,3 +111,26 @@ def test_rotating_the_key_keeps_both_published_through_the_overlap():
     back = set_key(copy.deepcopy(cfg), "identity", {**json.loads(cfg["rke-aws:identity"]), "keyGeneration": 1})
     message = refused(back, signing, stack=STACK)
     assert "rke-aws:identity.keyGeneration: 1 is below 2" in message, message
+
+
+def test_a_bring_your_own_issuer_signs_only_once_its_documents_are_confirmed_published():
+    """identity.issuerUrl: the user publishes the discovery document and JWKS (outputs identityDiscovery and
+    identityJwks); STS reads them there (plan/identity_issuer.py published_problems). The servers start by only
+    trusting the cluster's key; the update that would make them sign is refused, naming identity.issuerUrl, until
+    the user confirms the documents with the printed code (the key IDs of the JWKS are in the statement)."""
+    import json
+
+    from tests.support.day2 import code_in, refused
+
+    cfg = set_key(_config(True), "identity", {"serviceAccounts": "irsa", "issuerUrl": "https://oidc.example.com/c1"})
+    first = run(cfg, stack=STACK)
+    assert first.outputs["identitySigning"] is False and not first.of_type("aws:s3/bucket:Bucket")[1:]
+    (provider,) = first.of_type("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
+    assert provider.inputs["url"] == "https://oidc.example.com/c1"
+    kid = json.loads(first.outputs["identityJwks"])["keys"][0]["kid"]
+    message = refused(cfg, first, stack=STACK)
+    assert "rke-aws:identity.issuerUrl: 'https://oidc.example.com/c1': the servers would now sign" in message, message
+    assert kid in message
+    code = code_in(message, "issuer")
+    confirmed = run(set_key(copy.deepcopy(cfg), "confirmClusterState", code), first, stack=STACK)
+    assert confirmed.outputs["identitySigning"] is True
