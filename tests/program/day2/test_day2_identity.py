@@ -99,8 +99,8 @@ def test_rotating_the_key_keeps_both_published_through_the_overlap():
     assert trusting.outputs["identityKeyGenerations"] == [1, 2] and trusting.outputs["identitySigningGeneration"] == 1
     jwks = json.loads(trusting.outputs["identityJwks"])["keys"]
     assert len(jwks) == 2
-    assert 'IDENTITY_GENERATIONS="trusted 1,2 signs 1"' in _server_args(trusting)
-    assert 'IDENTITY_GENERATIONS="trusted 1 signs 1"' in _server_args(base)
+    assert "IDENTITY_GENERATIONS=" in _server_args(trusting) and "trusted 1,2 signs 1" in _server_args(trusting)
+    assert "trusted 1 signs 1" in _server_args(base) and "trusted 1,2" not in _server_args(base)
     keys = {r.name: r for r in trusting.of_type("tls:index/privateKey:PrivateKey") if "-sa-signing-key" in r.name}
     assert set(keys) == {f"{STACK}-sa-signing-key", f"{STACK}-sa-signing-key-2"}
     d = _diff(base, trusting)
