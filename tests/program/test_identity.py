@@ -182,3 +182,39 @@ def test_a_bad_identity_value_registers_nothing():
     assert "rke-aws:identity.roles[0].serviceAccount: 'apps/*'" in message, message
     assert "Traceback" not in message
     assert not mocks.resources
+
+
+def test_the_charts_the_servers_get_render_against_their_stored_defaults(built):
+    """What the program ships (manifest mode: HelmCharts the servers mirror) for the webhook and the Load
+    Balancer Controller: only keys the charts have (tests/data/upstream, the pinned versions), the webhook's CA the
+    generated one, the controller's role the IRSA role; both schedule on the control plane only."""
+    from pathlib import Path
+
+    import yaml
+
+    from rke_aws.plan import identity_lbc, identity_webhook
+    from tests.support.charts import NODES, coalesce, schedules, unknown_keys
+
+    run = built[0]
+    upstream = Path(__file__).resolve().parents[1] / "data" / "upstream"
+    shipped = {p.inputs["name"].rsplit("/", 1)[1]: p.inputs.get("value") or p.inputs.get("insecureValue")
+               for p in run.of_type("aws:ssm/parameter:Parameter") if "/manifests/" in p.inputs["name"]}
+    for chart, folder, name in ((identity_webhook.CHART, "amazon-eks-pod-identity-webhook-2.6.5", "pod-identity-webhook.yaml"),
+                                (identity_lbc.CHART, "aws-load-balancer-controller-3.5.0", "aws-load-balancer-controller.yaml")):
+        doc = yaml.safe_load(shipped[name])
+        assert doc["kind"] == "HelmChart" and doc["spec"]["chart"] == chart.name and doc["spec"]["version"] == chart.version
+        values = yaml.safe_load(doc["spec"]["valuesContent"])
+        defaults = yaml.safe_load((upstream / folder / "values.yaml").read_text())
+        assert unknown_keys(values, defaults) == [], name
+        effective = coalesce(values, defaults)
+        for kind, (labels, taints) in NODES["rke2"].items():
+            assert schedules(effective, labels, taints) == ("server" in kind or "controlplane" in kind), (name, kind)
+    webhook = yaml.safe_load(yaml.safe_load(shipped["pod-identity-webhook.yaml"])["spec"]["valuesContent"])
+    ca = next(r for r in run.of_type("tls:index/selfSignedCert:SelfSignedCert") if r.name.endswith("-webhook-ca"))
+    assert webhook["pki"]["caBundle"] == ca.state["certPem"] and webhook["config"]["defaultAwsRegion"] == "us-west-2"
+    lbc = yaml.safe_load(yaml.safe_load(shipped["aws-load-balancer-controller.yaml"])["spec"]["valuesContent"])
+    role = next(r for r in run.of_type("aws:iam/role:Role") if r.name.endswith("-lb-controller-role"))
+    assert lbc["serviceAccount"]["annotations"]["eks.amazonaws.com/role-arn"] == role.state["arn"]
+    assert lbc["clusterName"] == STACK and lbc["enableServiceMutatorWebhook"] is False
+    tls = yaml.safe_load(shipped["pod-identity-webhook-tls.yaml"])
+    assert tls["metadata"]["name"] == identity_webhook.TLS_SECRET and tls["type"] == "kubernetes.io/tls"
