@@ -157,6 +157,17 @@ def key_step(trusted: tuple[int, ...], signer: int | None, target: int, running:
     return trusted, signer  # steady (the previous key stays published until the next rotation makes room)
 
 
+def servers_behind(previous: ClusterState | None) -> list[str]:
+    """API servers that do not run what the last update configured (their boot digest differs from its `wanted`):
+    they still run an earlier identity step, so the next step must wait until they are replaced (rke-aws rotate).
+    Nodes of outputs that recorded no digest (releases before rotation) are taken as current."""
+    if previous is None:
+        return []
+    return [n.name for n in previous.nodes if "controlplane" in n.roles and n.wanted is not None
+            and n.boot_digest is not None and n.wanted.boot_digest is not None
+            and n.boot_digest != n.wanted.boot_digest]
+
+
 def published_statement(url: str, previous: ClusterState | None) -> Statement:
     """What the user vouches for before the servers sign under their own issuer (identity.issuerUrl): STS reads
     the documents there (identity_issuer.published_problems lists what it checks), and only the user publishes
@@ -202,6 +213,14 @@ def plan(cfg: StackConfig, previous: ClusterState | None, account_id: str, ebs_c
     # new cluster's servers start by trusting, and sign once the user confirms the documents are served.
     trusted, signer = key_step(before_trusted, before_signer, identity.key_generation, running or byo)
     problems: list[Diagnostic] = []
+    behind = servers_behind(previous) if running and same_issuer else []
+    if behind and (trusted, signer) != (before_trusted, before_signer):
+        # Every server must run a step before the next one starts (identity_apiserver.transition): hold.
+        trusted, signer = before_trusted, before_signer
+        problems.append(Diagnostic(
+            "identity", f"the next service-account key step waits: {', '.join(behind)} still run(s) an earlier one; "
+                        "replace them (`rke-aws rotate <stack>`) and run `pulumi up` again", "identity.step-waits",
+            Severity.WARNING))
     if byo and signer is not None and signer != before_signer:
         statement = published_statement(url, previous)
         if not observed.confirmed(statement):

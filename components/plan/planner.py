@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..diagnostics import ConfigError, Diagnostic
+from ..diagnostics import ConfigError, Diagnostic, Severity
 from ..settings.resolve import ClusterConfig as StackConfig
 from ..settings.rules.pools import split_server_pools
 from ..state.model import ClusterState
@@ -97,8 +97,8 @@ def _build(cfg: StackConfig, previous: ClusterState | None, env: Environment) ->
     account = looked_up("aws:region", "looking up the AWS account (for names that must be unique, key policies)",
                         "check aws:region", env.lookups.account, env.offline)
     backup = backups.plan(cfg, previous, observed, account, env)
-    identity, identity_problems = identity_plan.plan(cfg, previous, account, ebs_csi, observed)
-    refuse(identity_problems, cfg, observed)
+    identity, identity_found = identity_plan.plan(cfg, previous, account, ebs_csi, observed)
+    refuse([d for d in identity_found if d.severity == Severity.ERROR], cfg, observed)
     snapshots = backup.snapshots
     warnings = (nodes.hardening_warnings(cfg, previous) + proxy_warnings(previous, proxy)
                 + nodes.instance_type_warnings(cfg, previous, machines.nodes)
@@ -118,7 +118,8 @@ def _build(cfg: StackConfig, previous: ClusterState | None, env: Environment) ->
                                                  registration.statement if registration else None,
                                                  identity_plan.published_statement(cfg.identity.issuer_url, previous)
                                                  if identity is not None and cfg.identity.issuer_url else None))
-                + (backup.plan.notes if backup.plan else ()))
+                + (backup.plan.notes if backup.plan else ())
+                + tuple(d for d in identity_found if d.severity != Severity.ERROR))
     return ClusterPlan(
         topology.azs, topology.subnets, machines.nodes, {p: i.id for p, i in images.items()}, previous, image,
         seen.read_notes + image_notes + seen.kubeconfig_notes, warnings,

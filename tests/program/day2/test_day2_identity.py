@@ -134,3 +134,21 @@ def test_a_bring_your_own_issuer_signs_only_once_its_documents_are_confirmed_pub
     code = code_in(message, "issuer")
     confirmed = run(set_key(copy.deepcopy(cfg), "confirmClusterState", code), first, stack=STACK)
     assert confirmed.outputs["identitySigning"] is True
+
+
+def test_the_next_key_step_waits_for_servers_still_on_the_last_one():
+    """kube-apiserver reads its flags when it starts, and running instances keep the user data they booted with
+    (components/plan/stale.py): a server whose boot digest is not the last update's `wanted` one still runs the
+    earlier step. Signing must not start while one API server does not trust the key yet (identity_apiserver.py)."""
+    base = run(_config(False), stack=STACK)
+    on = run(_config(True), base, stack=STACK)
+    assert on.outputs["identitySigning"] is False
+    outputs = copy.deepcopy(on.outputs)
+    server = next(n for n in outputs["nodes"] if "controlplane" in n["roles"])
+    server["bootDigest"] = "0" * 12  # booted before the trust step: not what the last update wanted
+    stale_on = harness.ProgramRun(stack=STACK, config=on.config, outputs=outputs)
+    held = run(_config(True), stale_on, stack=STACK)
+    assert held.outputs["identitySigning"] is False, "signing started while a server may not trust the key"
+    warnings = [m for lvl, m in held.logs if lvl == "warning" and "rke-aws:identity:" in m]
+    assert warnings and server["name"] in warnings[0] and "rke-aws rotate" in warnings[0], held.logs
+    assert held.of_type(ACCESS_KEY), "the EBS CSI key must stay while the issuer does not sign"
