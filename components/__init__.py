@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
 from .diagnostics import ConfigError, Diagnostic, Severity
-from .settings.sections import Access, Network, NodePool
+from .settings.sections import Access, Identity, IdentityRole, Network, NodePool
 from .state.model import ClusterState
 
 if TYPE_CHECKING:
     from .rke_cluster import RkeAwsError, RkeCluster, RkeClusterArgs
 
-__all__ = ["Access", "ClusterState", "ConfigError", "Diagnostic", "Network", "NodePool", "RkeAwsError", "RkeCluster",
-           "RkeClusterArgs", "Severity", "__version__"]
+__all__ = ["Access", "ClusterState", "ConfigError", "Diagnostic", "Identity", "IdentityRole", "Network", "NodePool",
+           "RkeAwsError", "RkeCluster", "RkeClusterArgs", "Severity", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

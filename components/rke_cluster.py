@@ -23,7 +23,9 @@ from typing import Any
 import pulumi
 
 from .assembly import boot, foundation, in_cluster, outputs, secrets, storage
+from .assembly import identity as workload_identity
 from .diagnostics import ConfigError, Diagnostic
+from .plan import identity as identity_plan
 from .plan import planner
 from .plan.environment import Environment
 from .plan.model import ClusterSpec
@@ -126,20 +128,27 @@ class RkeCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self, aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)])
         base = foundation.build(name, spec, child)
         kept = storage.build(name, spec, child)
-        prepared = in_cluster.prepare(name, spec, child)
+        identity = workload_identity.build(name, spec, child)
+        prepared = in_cluster.prepare(name, spec, child, identity, base.network.vpc_id)
         tokens = secrets.build(name, spec, child)
         boot_dependencies = kept.boot_dependencies + (tokens.parameters if tokens else [])
+        if identity is not None:
+            boot_dependencies += [identity.key_parameter, identity.trusted_parameter]
         shipped = boot.manifests(name, spec, prepared, child)
         if shipped.component is not None:
             boot_dependencies += shipped.component.parameters
-        machines = boot.machines(name, spec, base, tokens, shipped, secrets.parameter_access(spec, tokens, shipped.component),
-                                 kept.extra_policies, boot_dependencies, kept.etcd_s3, child)
+        machines = boot.machines(name, spec, base, tokens, shipped,
+                                 secrets.parameter_access(spec, tokens, shipped.component, identity),
+                                 kept.extra_policies, boot_dependencies, kept.etcd_s3, child,
+                                 identity=workload_identity.rke2_identity(spec, identity))
         # An explicit kubeconfig wins over the one the first server published (RKE2).
         kubeconfig = cfg.kubeconfig.get_secret_value() if cfg.kubeconfig is not None else cluster.published_kubeconfig
         installed = in_cluster.install(name, spec, prepared, kubeconfig, child,
                                        published=tokens is not None and tokens.published is not None)
 
-        self.state = outputs.state(spec, base, prepared, tokens, shipped, machines, installed, flat=flat_outputs)
+        self.state = outputs.state(spec, base, prepared, tokens, shipped, machines, installed, flat=flat_outputs,
+                                   identity=identity)
+        self.identity = identity
         self.api_url = self.state[ClusterState.output_key("kubernetes_api_url")]
         self.vpc_id = base.network.vpc_id
         self.security_group_id = base.security.group_id
@@ -153,3 +162,16 @@ class RkeCluster(pulumi.ComponentResource):
                 pulumi.export(key, value)
         else:
             pulumi.export(outputs_key or name, self.state)
+
+    def service_account_role(self, name: str, namespace: str, service_account: str, *,
+                             policy_arns: Sequence[str] = (), policy: str | None = None) -> pulumi.Output[str]:
+        """The ARN of a new IAM role that only `<namespace>/<service_account>` of this cluster may assume (IRSA;
+        identity.serviceAccounts irsa): annotate that service account with `eks.amazonaws.com/role-arn: <ARN>`.
+        `policy_arns`: managed policies to attach; `policy`: an inline policy (JSON)."""
+        if self.identity is None:
+            raise RkeAwsError(f"cluster {self.spec.config.cluster_id}: service_account_role needs "
+                              "identity.serviceAccounts irsa")
+        problems = identity_plan.role_problems(namespace, service_account, policy)
+        if problems:
+            raise RkeAwsError(f"service_account_role {name}: " + "; ".join(problems))
+        return self.identity.service_account_role(name, namespace, service_account, policy_arns, policy).arn

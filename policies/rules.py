@@ -689,6 +689,24 @@ def validate_role_policies_single_owner(args: StackValidationArgs, report: Repor
                    "its policies; use RolePolicy / RolePolicyAttachment resources only", role.urn)
 
 
+# --- stack rule: with workload identity, no long-lived key ------------------------------------------
+
+IAM_OIDC_PROVIDER = "aws:iam/openIdConnectProvider:OpenIdConnectProvider"
+IAM_ACCESS_KEY = "aws:iam/accessKey:AccessKey"
+
+
+def validate_irsa_no_access_keys(args: StackValidationArgs, report: ReportViolation) -> None:
+    """A stack that trusts its cluster's service-account issuer (an IAM OIDC provider: identity.serviceAccounts
+    irsa) gives workloads roles, never an IAM user's access key (issue 36: the EBS CSI controller moves to its role
+    and its key is deleted in the same update)."""
+    if not any(r.resource_type == IAM_OIDC_PROVIDER for r in args.resources):
+        return
+    for r in args.resources:
+        if r.resource_type == IAM_ACCESS_KEY:
+            report(f"{r.urn}: an IAM access key in a stack with workload identity; give the workload an IRSA role "
+                   "(identity.roles) instead", r.urn)
+
+
 # --- stack rule: the admin ports' sources together are not the internet -----------------------------
 
 def validate_no_public_admin_union(args: StackValidationArgs, report: ReportViolation) -> None:
@@ -805,6 +823,9 @@ STACK_POLICIES = [
     _stack("sg-rules-single-owner",
            "A security group's rules are inline or separate rule resources, never both.",
            validate_sg_rules_single_owner),
+    _stack("irsa-no-access-keys",
+           "A stack with workload identity (an IAM OIDC provider) creates no IAM access key.",
+           validate_irsa_no_access_keys),
     _stack("role-policies-single-owner",
            "A role's policies are on the role or separate RolePolicy/RolePolicyAttachment resources, never both.",
            validate_role_policies_single_owner),

@@ -13,7 +13,8 @@ from ..aws.nodes import Nodes, NodesArgs
 from ..cluster import ebs_csi
 from ..cluster.manifests import ServerManifests, ServerManifestsArgs, with_emptied
 from ..node import rke2_config
-from ..plan import cluster_documents, rancher
+from ..plan import cluster_documents, identity_lbc, identity_webhook, rancher
+from ..plan.ccm_values import CcmValues
 from ..plan.model import ClusterSpec
 from ..plan.names import kubeconfig_key_alias
 from .foundation import Foundation
@@ -40,13 +41,25 @@ def manifests(name: str, spec: ClusterSpec, prepared: Prepared, child: pulumi.Re
                     prepared.values.merged_for_manifest(), bootstrap=True),
                  **rancher.upgrade_files(cfg, cluster_documents.upgrade_manifests(cfg.kubernetes_version,
                                                                                   etcd_only_servers(spec))),
-                 **({"ebs-csi.yaml": cluster_documents.EBS_CSI.manifest(prepared.ebs_values)}
+                 **({"ebs-csi.yaml": cluster_documents.EBS_CSI.manifest(
+                     CcmValues(prepared.ebs_values, prepared.ebs_nulls).merged_for_manifest())}
                     if prepared.ebs_values else {})}
     secret_files: dict[str, Any] = {}
     credentials = prepared.ebs_credentials
     if manifest_install and cluster.ebs_csi and credentials is not None:
         secret_files = {"ebs-csi-credentials.yaml": pulumi.Output.all(credentials.key_id, credentials.secret).apply(
             lambda k: ebs_csi.credentials_secret_manifest(*k))}
+    if manifest_install and prepared.webhook_cert is not None:
+        # Workload identity: the webhook's HelmChart (its caBundle is generated, so the text is known only then)
+        # and TLS Secret, the controller's HelmChart (its VPC ID likewise): values that are Outputs travel as
+        # SecureStrings, the way the servers mirror every manifest whose text is not known at preview.
+        cert = prepared.webhook_cert
+        secret_files["pod-identity-webhook.yaml"] = pulumi.Output.from_input(prepared.webhook_values).apply(
+            identity_webhook.CHART.manifest)
+        secret_files["pod-identity-webhook-tls.yaml"] = cert.secret_manifest()
+        if prepared.lbc_values is not None:
+            secret_files["aws-load-balancer-controller.yaml"] = pulumi.Output.from_input(prepared.lbc_values).apply(
+                identity_lbc.CHART.manifest)
     registration = prepared.registration
     if manifest_install and registration is not None:
         # The address carries the registration token: a SecureString (the servers download it).
@@ -69,7 +82,8 @@ class Machines:
 
 def machines(name: str, spec: ClusterSpec, foundation: Foundation, secrets: Secrets | None, shipped: Manifests,
              parameters: dict[str, ParameterAccess], extra_policies: dict[str, list[tuple[str, str]]],
-             boot_dependencies: list[pulumi.Resource], etcd_s3: Any, child: pulumi.ResourceOptions) -> Machines:
+             boot_dependencies: list[pulumi.Resource], etcd_s3: Any, child: pulumi.ResourceOptions,
+             identity: rke2_config.Rke2Identity | None = None) -> Machines:
     """The node roles (and what they may read and write), RKE2's boot configuration, and the instances."""
     cfg, cluster = spec.config, spec.plan
     iam = NodeIam(name, NodeIamArgs(cluster_id=cfg.cluster_id, ssm=cfg.access.ssm, extra_tags=cfg.tags,
@@ -104,6 +118,7 @@ def machines(name: str, spec: ClusterSpec, foundation: Foundation, secrets: Secr
             fips=cfg.fips,
             dns_suffix=cfg.partition.dns_suffix,
             pool_archs=cluster.pool_archs,
+            identity=identity,
         )
     nodes = Nodes(name, NodesArgs(
         cluster_id=cfg.cluster_id,

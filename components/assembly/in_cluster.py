@@ -10,10 +10,13 @@ from typing import Any
 
 import pulumi
 
+from ..aws import iam_policies as iam_policy
+from ..aws.identity import WorkloadIdentity
 from ..cluster import ebs_csi, upgrades
 from ..cluster.ccm import CloudControllerManager, CloudControllerManagerArgs
+from ..cluster.identity_addons import IdentityAddons, IdentityAddonsArgs, WebhookCertificate
 from ..cluster.rancher import RancherAgent, RancherAgentArgs, RancherRegistration, RancherRegistrationArgs
-from ..plan import ccm_values, rancher
+from ..plan import ccm_values, identity_ebs_csi, identity_lbc, identity_webhook, rancher
 from ..plan.model import ClusterSpec
 
 
@@ -23,6 +26,14 @@ class Prepared:
     ebs_values: dict[str, Any] | None  # the EBS CSI chart's values (None: not installed)
     ebs_credentials: ebs_csi.EbsCsiCredentials | None
     registration: RancherRegistration | None
+    # Workload identity: chart defaults the EBS CSI release deletes (awsAccessSecret: null), and what it waits for.
+    ebs_nulls: dict[str, Any] | None = None
+    ebs_depends_on: tuple[pulumi.Resource, ...] = ()
+    # identity.serviceAccounts irsa: the webhook's certificate and values, the Load Balancer Controller's values.
+    webhook_cert: WebhookCertificate | None = None
+    webhook_values: Any = None  # Output of plan/identity_webhook.values (the CA is generated)
+    lbc_values: Any = None  # Output of plan/identity_lbc.values (the VPC ID may be unknown); None: not installed
+    lbc_depends_on: tuple[pulumi.Resource, ...] = ()
 
 
 def etcd_only_servers(spec: ClusterSpec) -> bool:
@@ -32,15 +43,35 @@ def etcd_only_servers(spec: ClusterSpec) -> bool:
         pool.is_etcd and not pool.is_controlplane and pool.count for pool in cfg.node_pools)
 
 
-def prepare(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions) -> Prepared:
+def prepare(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions,
+            identity: WorkloadIdentity | None = None, vpc_id: Any = None) -> Prepared:
     cfg, cluster = spec.config, spec.plan
     values = ccm_values.helm_values(cfg.distribution, cfg.node_pools, cfg.ccm.leader_migration,
                                     cfg.ccm.extra_args, cluster.ccm_image, cluster.proxy)
     ebs_values = None
     credentials = None
+    ebs_nulls = None
+    ebs_depends_on: tuple[pulumi.Resource, ...] = ()
+    moving = cluster.identity.ebs_csi if cluster.identity is not None else None
     if cluster.ebs_csi:
         ebs_values = ebs_csi.values(cfg.distribution, cfg.node_pools, cfg.cluster_id, cfg.region, cluster.proxy)
-    if cluster.ebs_csi or cluster.keep_ebs_credentials:
+    key_wanted = cluster.ebs_csi or cluster.keep_ebs_credentials
+    if moving is not None and identity is not None and cluster.identity is not None and ebs_values is not None:
+        # identity.serviceAccounts irsa: the controller on its role (plan/identity_ebs_csi.py: the role exists and
+        # the service account names it before the key goes; Pulumi deletes the user and key after every
+        # create and update of this update).
+        plan = cluster.identity
+        release = plan.ebs_release()
+        assert release is not None
+        if moving.result.role:
+            role = identity.addon_role("ebs-csi-role", plan.ebs_csi_role, *identity_ebs_csi.SERVICE_ACCOUNT,
+                                       iam_policy.ebs_csi_policy_json(cfg.cluster_id, cfg.partition.name))
+            ebs_depends_on = (role, *identity.addon_grants)
+        annotated, key_env = release
+        moved = identity_ebs_csi.release_values(ebs_values, plan.ebs_csi_role_arn, annotated, key_env)
+        ebs_values, ebs_nulls = moved.values, moved.null_overrides
+        key_wanted = moving.result.user_key or cluster.keep_ebs_credentials
+    if key_wanted:
         # Its own IAM user: the node roles stay out of reach of pods (hop limit 1; ebs_csi.py). Kept while
         # the servers may still run the driver with its key (an uninstall from manifests in progress).
         credentials = ebs_csi.EbsCsiCredentials(name, ebs_csi.EbsCsiCredentialsArgs(
@@ -51,7 +82,25 @@ def prepare(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions) -> Prep
             url=cfg.rancher.url, token=pulumi.Output.secret(cfg.rancher.token.get_secret_value()),
             cluster_name=cfg.rancher.cluster_name, cluster_id=cfg.cluster_id,
             annotations=rancher.cluster_annotations(cfg), agent_env=rancher.agent_env(cluster.proxy)), child)
-    return Prepared(values, ebs_values, credentials, registration)
+    webhook_cert = webhook_values = lbc_values = None
+    lbc_depends_on: tuple[pulumi.Resource, ...] = ()
+    if cluster.identity is not None and identity is not None:
+        plan = cluster.identity
+        webhook_cert = WebhookCertificate(name, cfg.cluster_id, child)
+        pools = cfg.node_pools
+        webhook_values = webhook_cert.ca_pem.apply(
+            lambda ca: identity_webhook.values(cfg.distribution, pools, cfg.region, ca))
+        if plan.load_balancer_controller:
+            role = identity.addon_role("lb-controller-role", plan.lbc_role, identity_lbc.NAMESPACE,
+                                       identity_lbc.SERVICE_ACCOUNT,
+                                       identity_lbc.policy_compact_json(cfg.cluster_id, cfg.partition.name))
+            lbc_depends_on = (role, *identity.addon_grants)
+            proxy = cluster.proxy
+            lbc_values = pulumi.Output.from_input(vpc_id).apply(lambda vpc: identity_lbc.values(
+                cfg.cluster_id, cfg.region, vpc, plan.lbc_role_arn, cfg.distribution, pools,
+                proxy=proxy.variables() if proxy is not None else None))
+    return Prepared(values, ebs_values, credentials, registration, ebs_nulls, ebs_depends_on,
+                    webhook_cert, webhook_values, lbc_values, lbc_depends_on)
 
 
 @dataclass(frozen=True)
@@ -79,10 +128,18 @@ def install(name: str, spec: ClusterSpec, prepared: Prepared, kubeconfig: Any, c
             crd_only=not rancher.program_upgrades(cfg)), child)
         if rancher.program_upgrades(cfg):
             names.append("system-upgrade-controller")
-    if prepared.ebs_values and prepared.ebs_credentials is not None:
+    if prepared.ebs_values and (prepared.ebs_credentials is not None or prepared.ebs_nulls is not None
+                                or prepared.ebs_depends_on):
         ebs_csi.EbsCsiDriver(name, ebs_csi.EbsCsiDriverArgs(provider=ccm.provider, values=prepared.ebs_values,
-                                                             credentials=prepared.ebs_credentials), child)
+                                                             credentials=prepared.ebs_credentials,
+                                                             null_overrides=prepared.ebs_nulls,
+                                                             depends_on=prepared.ebs_depends_on), child)
         names.append("aws-ebs-csi-driver")
+    if prepared.webhook_cert is not None:
+        addons = IdentityAddons(name, IdentityAddonsArgs(
+            provider=ccm.provider, certificate=prepared.webhook_cert, webhook_values=prepared.webhook_values,
+            lbc_values=prepared.lbc_values, lbc_depends_on=prepared.lbc_depends_on), child)
+        names += addons.names
     agent_kept = False
     if prepared.registration is not None:
         RancherAgent(name, RancherAgentArgs(provider=ccm.provider, manifest_url=prepared.registration.manifest_url),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..aws.identity import WorkloadIdentity
 from ..node import rke2_config
 from ..plan import rancher
 from ..plan.model import ClusterSpec
@@ -24,7 +25,8 @@ from .secrets import Secrets
 
 
 def state(spec: ClusterSpec, foundation: Foundation, prepared: Prepared, secrets: Secrets | None,
-          shipped: Manifests, machines: Machines, installed: Installed, *, flat: bool) -> dict[str, Any]:
+          shipped: Manifests, machines: Machines, installed: Installed, *, flat: bool,
+          identity: WorkloadIdentity | None = None) -> dict[str, Any]:
     """The state as outputs, in the order 0.x stacks exported them. `flat`: a 0.x stack's top-level outputs,
     which also hold the join token (a secret; nested states leave it to the program: RkeCluster.join_token)."""
     cfg, cluster = spec.config, spec.plan
@@ -108,5 +110,18 @@ def state(spec: ClusterSpec, foundation: Foundation, prepared: Prepared, secrets
     if cluster.backup:
         out |= ClusterState.wire(etcd_snapshot_location=f"s3://{cluster.backup.bucket}/{cluster.backup.folder}",
                                  etcd_bucket_managed=cluster.backup.created)
+    if cluster.identity is not None and identity is not None:
+        # The issuer the servers were configured with, and whether they sign (plan/identity.py reads both back);
+        # the public documents for a bring-your-own issuer; never the private key.
+        out |= ClusterState.wire(identity_issuer_url=cluster.identity.issuer_url,
+                                 identity_signing=cluster.identity.signing,
+                                 identity_key_generations=list(cluster.identity.trusted),
+                                 identity_signing_generation=cluster.identity.signer,
+                                 identity_role_arns=dict(identity.role_arns),
+                                 identity_discovery=identity.discovery, identity_jwks=identity.jwks)
+        if cluster.identity.ebs_csi is not None:
+            result = cluster.identity.ebs_csi.result
+            out |= ClusterState.wire(identity_ebs_csi={"user_key": result.user_key, "role": result.role,
+                                                       "annotated": result.annotated, "key_env": result.key_env})
     out |= ClusterState.wire(ccm_values=prepared.values.merged_for_manifest(), state_version=STATE_VERSION)
     return out

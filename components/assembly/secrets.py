@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pulumi
 
 from ..aws.iam import ETCD_IAM_ROLE, ParameterAccess
+from ..aws.identity import WorkloadIdentity
 from ..aws.join_secrets import InitMarker, JoinTokenArgs, JoinTokens, PublishedKubeconfig
 from ..cluster.manifests import ServerManifests
 from ..plan.model import ClusterSpec
@@ -48,8 +49,9 @@ def build(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions) -> Secret
 
 
 def parameter_access(spec: ClusterSpec, secrets: Secrets | None,
-                     manifests: ServerManifests | None) -> dict[str, ParameterAccess]:
-    """Node role -> the parameters it reads and writes (RKE1: none)."""
+                     manifests: ServerManifests | None, identity: WorkloadIdentity | None = None) -> dict[str, ParameterAccess]:
+    """Node role -> the parameters it reads and writes (RKE1: none). `identity`: the API servers (controlplane
+    role) also read the issuer's signing key and trusted keys, and no other role does."""
     if secrets is None:
         return {}
     cfg = spec.config
@@ -67,9 +69,14 @@ def parameter_access(spec: ClusterSpec, secrets: Secrets | None,
         read_path=[path_arn] if path_arn is not None else [],
         encrypt_keys=[published.key_arn] if published else [],
     )
+    controlplane_access = server_access
+    if identity is not None:
+        controlplane_access = ParameterAccess(
+            read=[*server_access.read, identity.key_parameter.arn, identity.trusted_parameter.arn],
+            write=server_access.write, read_path=server_access.read_path, encrypt_keys=server_access.encrypt_keys)
     return {
         # RKE2 etcd-only servers are servers too: the first may initialise, all sync the manifests.
-        "controlplane": server_access, ETCD_IAM_ROLE: server_access,
+        "controlplane": controlplane_access, ETCD_IAM_ROLE: server_access,
         # Agents: the agent token only (the server token where the cluster has just one).
         "worker": ParameterAccess(read=[agent_arn if agent_arn is not None else join_token.parameter_arn]),
     }

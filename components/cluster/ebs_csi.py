@@ -125,23 +125,30 @@ class EbsCsiCredentials(pulumi.ComponentResource):
 class EbsCsiDriverArgs:
     provider: k8s.Provider
     values: dict[str, Any]
-    credentials: EbsCsiCredentials
+    credentials: EbsCsiCredentials | None  # None: the controller runs on its IRSA role (no key Secret)
+    null_overrides: dict[str, Any] | None = None  # chart defaults deleted (awsAccessSecret: null on IRSA)
+    depends_on: tuple[pulumi.Resource, ...] = ()  # the role and its grant, before the release names it
 
 
 class EbsCsiDriver(pulumi.ComponentResource):
     def __init__(self, name: str, args: EbsCsiDriverArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:addons:EbsCsiDriver", name, None, opts)
         in_cluster = pulumi.ResourceOptions(parent=self, provider=args.provider)
-        secret = k8s.core.v1.Secret(
-            f"{name}-ebs-csi-credentials",
-            metadata=k8s.meta.v1.ObjectMetaArgs(name=CREDENTIALS_SECRET["name"], namespace=NAMESPACE),
-            type="Opaque",
-            string_data={CREDENTIALS_SECRET["keyId"]: args.credentials.key_id,
-                         CREDENTIALS_SECRET["accessKey"]: args.credentials.secret},
-            opts=in_cluster,
-        )
-        # The controller reads the Secret when it starts.
+        before: list[pulumi.Resource] = list(args.depends_on)
+        if args.credentials is not None:
+            before.append(k8s.core.v1.Secret(
+                f"{name}-ebs-csi-credentials",
+                metadata=k8s.meta.v1.ObjectMetaArgs(name=CREDENTIALS_SECRET["name"], namespace=NAMESPACE),
+                type="Opaque",
+                string_data={CREDENTIALS_SECRET["keyId"]: args.credentials.key_id,
+                             CREDENTIALS_SECRET["accessKey"]: args.credentials.secret},
+                opts=in_cluster,
+            ))
+        # The controller reads the Secret when it starts. A null deletes a chart default (components/cluster/
+        # ccm.py says how it travels).
+        nulls = dump_yaml(args.null_overrides, sort_keys=True) if args.null_overrides else None
         self.release = charts.release(
             EBS_CSI, f"{name}-ebs-csi", args.values,
-            pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[secret]))
+            pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=before),
+            **({"value_yaml_files": [pulumi.StringAsset(nulls)]} if nulls else {}))
         self.register_outputs({"status": self.release.status})

@@ -12,6 +12,7 @@ from typing import Any
 from ..plan import names
 from ..plan import rancher as rancher_plan
 from ..plan.cluster_documents import dump_yaml
+from ..plan.identity_apiserver import rke2_args
 from ..plan.names import RKE2_SUPERVISOR_PORT
 from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
@@ -61,6 +62,19 @@ class Rke2Boot:
     fips: bool = False
     dns_suffix: str = "amazonaws.com"
     pool_archs: Mapping[str, str] = field(default_factory=dict)
+    identity: Rke2Identity | None = None  # identity.serviceAccounts irsa: the API servers' issuer and key files
+
+
+@dataclass(frozen=True)
+class Rke2Identity:
+    """The service-account issuer on the API servers (plan/identity_apiserver.py): its kube-apiserver-arg
+    entries, and the SSM parameters the boot step identity.sh writes the key files from (key: None while the
+    servers only trust the cluster's key)."""
+    issuer_url: str
+    signing: bool
+    key_parameter: str | None
+    trusted_parameter: str
+    generations: str = ""  # "trusted 1,2 signs 2": in the boot script, so a rotation step makes servers stale
 
 
 # Written on servers with hardening: cis (RKE2's CIS profile enforces restricted Pod Security with
@@ -179,6 +193,8 @@ def rke2_config(node: PlannedNode, boot: Rke2Boot) -> dict[str, Any]:
             doc["pod-security-admission-config-file"] = PSA_CONFIG_PATH
         if boot.ingress_controller:
             doc.update(ingress_keys(boot.ingress_controller, boot.install_version))
+        if boot.identity is not None and node.pool.is_controlplane:
+            doc["kube-apiserver-arg"] = rke2_args(boot.identity.issuer_url, boot.identity.signing)
         if boot.leader_migration:
             doc["kube-controller-manager-arg"] = ["enable-leader-migration=true"]
         else:

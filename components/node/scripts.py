@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
+from ..plan.identity_apiserver import KEY_DIR, SIGNING_KEY_FILE, TRUSTED_KEYS_FILE
 from ..plan.names import KUBE_API_PORT, MANIFEST_PREFIX, RKE2_SUPERVISOR_PORT
 from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
@@ -90,7 +91,7 @@ _IDENTITY_SH = fragment("identity")
 
 
 def identity_step(key_parameter: str | None, trusted_parameter: str | None, key_dir: str, key_file: str,
-                  trusted_file: str) -> tuple[dict[str, str], tuple[str, ...]]:
+                  trusted_file: str, generations: str = "") -> tuple[dict[str, str], tuple[str, ...]]:
     """A server boot script's settings and body for the service-account issuer's keys
     (components/plan/identity_apiserver.py names the files): the signing key (SecureString) and the trusted
     public keys, fetched before RKE2 starts; None skips a file. Not used while the issuer is off."""
@@ -102,6 +103,7 @@ def identity_step(key_parameter: str | None, trusted_parameter: str | None, key_
         "IDENTITY_KEY_FILE": key_file,
         "IDENTITY_TRUSTED_REQUEST": _get_request(trusted_parameter, True) if trusted_parameter else "",
         "IDENTITY_TRUSTED_FILE": trusted_file,
+        **({"IDENTITY_GENERATIONS": generations} if generations else {}),
     }
     return settings, (_IDENTITY_SH,)
 
@@ -190,6 +192,14 @@ def rke2_boot_script(node: PlannedNode, boot: Rke2Boot, steps: NodeSteps | None 
         "SYNC": SYNC_PATH,
         "WORK": "/var/lib/rke-aws",
     }
+    identity = boot.identity if server and node.pool.is_controlplane else None
+    if identity is not None:
+        # The issuer's key files, before RKE2 starts (identity.sh), after the OS's and registry's steps.
+        extra, body = identity_step(identity.key_parameter, identity.trusted_parameter, KEY_DIR, SIGNING_KEY_FILE,
+                                    TRUSTED_KEYS_FILE, identity.generations)
+        steps = steps or NodeSteps()
+        steps = NodeSteps({**steps.settings, **extra}, steps.helpers, (*steps.before_rke2, *body),
+                          steps.install_script_url)
     return rke2_script(settings, boot.proxy, steps)
 
 

@@ -17,10 +17,25 @@ from .proxy import ProxyEnv
 
 # RKE2 manifest mode: the files the servers mirror (components/cluster/manifests.py), by base name, and the
 # HelmChart each one creates (kube-system), which helm-controller uninstalls when it is deleted.
-MANIFEST_HELMCHARTS = {"ccm": "aws-cloud-controller-manager", "ebs-csi": "aws-ebs-csi-driver"}
+MANIFEST_HELMCHARTS = {"ccm": "aws-cloud-controller-manager", "ebs-csi": "aws-ebs-csi-driver",
+                       "pod-identity-webhook": "amazon-eks-pod-identity-webhook",
+                       "aws-load-balancer-controller": "aws-load-balancer-controller"}
+# Workload identity (issue 36) in manifest mode: the webhook's HelmChart and TLS Secret, the controller's HelmChart.
+WEBHOOK_MANIFESTS = ("pod-identity-webhook", "pod-identity-webhook-tls")
+LBC_MANIFEST = "aws-load-balancer-controller"
+
+
+def identity_manifests(cfg: StackConfig) -> tuple[str, ...]:
+    if cfg.identity.service_accounts != "irsa":
+        return ()
+    return WEBHOOK_MANIFESTS + ((LBC_MANIFEST,) if cfg.addons.load_balancer_controller else ())
 
 # What uninstalling each one means for the running cluster.
 UNINSTALLED = {
+    "amazon-eks-pod-identity-webhook": "amazon-eks-pod-identity-webhook (pods created afterwards no longer get their "
+                                       "role's token; running pods keep theirs until they restart)",
+    "aws-load-balancer-controller": "aws-load-balancer-controller (its load balancers stay but are no longer "
+                                    "reconciled; Services of class service.k8s.aws/nlb get none)",
     "aws-cloud-controller-manager": "aws-cloud-controller-manager (nodes that join afterwards stay uninitialized and "
                                     "unschedulable, LoadBalancer Services are no longer reconciled; running nodes "
                                     "and load balancers stay)",
@@ -65,7 +80,8 @@ def planned_in_cluster(cfg: StackConfig, ebs_csi: bool, available: bool,
     if cfg.ccm.install != "helm" or not available or (manifests is not None and manifests.removing):
         return ()
     return ("aws-cloud-controller-manager",) + (("system-upgrade-controller",) if rancher.program_upgrades(cfg) else ()) \
-        + (("aws-ebs-csi-driver",) if ebs_csi else ())
+        + (("aws-ebs-csi-driver",) if ebs_csi else ()) + tuple(
+            MANIFEST_HELMCHARTS[m] for m in identity_manifests(cfg) if m in MANIFEST_HELMCHARTS)
 
 
 def in_cluster_problems(cfg: StackConfig, previous: ClusterState | None, available: bool) -> list[Diagnostic]:
@@ -122,7 +138,7 @@ def manifest_plan(cfg: StackConfig, previous: ClusterState | None, ebs_csi: bool
         live = ("ccm",) + tuple(f.split(".")[0] for f in rancher.upgrade_files(
                     cfg, upgrade_manifests(cfg.kubernetes_version))) + \
             (("ebs-csi", "ebs-csi-credentials") if ebs_csi else ()) + \
-            ((rancher.REGISTRATION_MANIFEST,) if cfg.rancher is not None else ())
+            ((rancher.REGISTRATION_MANIFEST,) if cfg.rancher is not None else ()) + identity_manifests(cfg)
     files = previous.rke2_manifests if previous else ()
     before = {f.split(".")[0] for f in files}
     if not live and not before:

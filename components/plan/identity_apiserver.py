@@ -114,15 +114,20 @@ def rke2_apiserver_args(state: SigningState) -> list[str]:
     RKE2's service.key kept and our keys added, our private key signing.
     Trusting only: RKE2's default issuer stays first and keeps signing with RKE2's key; ours is
     accepted, and so are tokens signed with our keys."""
-    if state.signing:
+    return rke2_args(state.issuer_url, state.signing)
+
+
+def rke2_args(issuer_url: str, signing: bool) -> list[str]:
+    """rke2_apiserver_args by what it depends on (the user data is written before the key's PEM is known)."""
+    if signing:
         return [
-            f"service-account-issuer-={state.issuer_url}",
+            f"service-account-issuer-={issuer_url}",
             f"service-account-key-file+={TRUSTED_KEYS_FILE}",
             f"service-account-signing-key-file={SIGNING_KEY_FILE}",
-            f"service-account-jwks-uri={jwks_uri(state.issuer_url)}",
+            f"service-account-jwks-uri={jwks_uri(issuer_url)}",
         ]
     return [
-        f"service-account-issuer+={state.issuer_url}",
+        f"service-account-issuer+={issuer_url}",
         f"service-account-key-file+={TRUSTED_KEYS_FILE}",
     ]
 

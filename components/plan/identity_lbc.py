@@ -101,9 +101,17 @@ def policy_json(cluster_name: str, partition: str) -> str:
     return json.dumps(policy_document(cluster_name, partition), indent=2, sort_keys=True)
 
 
+def policy_compact_json(cluster_name: str, partition: str) -> str:
+    """The policy without white space: a managed policy holds 6,144 characters (IAM quotas), and upstream's
+    indented text passes that."""
+    return json.dumps(policy_document(cluster_name, partition), separators=(",", ":"), sort_keys=True)
+
+
 def values(cluster_name: str, region: str, vpc_id: str, role_arn: str, distribution: str, pools: Iterable[Any],
-           image: str = versions.LOAD_BALANCER_CONTROLLER_IMAGE) -> dict[str, Any]:
-    """The chart's values. `cluster_name`: the cluster ID (the kubernetes.io/cluster/<id> tag)."""
+           image: str = versions.LOAD_BALANCER_CONTROLLER_IMAGE, proxy: dict[str, str] | None = None) -> dict[str, Any]:
+    """The chart's values. `cluster_name`: the cluster ID (the kubernetes.io/cluster/<id> tag). `proxy`:
+    HTTP(S)_PROXY / NO_PROXY for the controller's calls to AWS, as the chart's `env` map (values.yaml `env`:
+    name -> value on the controller container)."""
     repository, _, tag = image.rpartition(":")
     if not repository or "/" in tag:
         raise ValueError(f"{image!r}: expected <registry>/<repository>:<tag>")
@@ -117,4 +125,5 @@ def values(cluster_name: str, region: str, vpc_id: str, role_arn: str, distribut
         "keepTLSSecret": True,
         "nodeSelector": node_selector(distribution),
         "tolerations": tolerations(distribution, list(pools)),
+        **({"env": dict(proxy)} if proxy else {}),
     }

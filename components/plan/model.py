@@ -15,6 +15,7 @@ from .backups import BackupPlan, SnapshotTransition
 from .day2.confirmations import Observed
 from .day2.etcd import EtcdState
 from .day2.versions import VersionState
+from .identity import IdentityPlan
 from .network import PlannedSubnet
 from .nodes import PlannedNode
 from .proxy import ProxyEnv
@@ -56,6 +57,7 @@ class ClusterPlan:
     # Pool name -> its CPU architecture (x86_64 | arm64), from EC2's description of its instance type: the OS
     # steps of its nodes' boot (issue 35).
     pool_archs: Mapping[str, str] = field(default_factory=dict)
+    identity: IdentityPlan | None = None  # identity.serviceAccounts irsa (plan/identity.py)
 
     @property
     def server_ips(self) -> tuple[str, ...]:

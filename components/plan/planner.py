@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..diagnostics import ConfigError, Diagnostic
+from ..diagnostics import ConfigError, Diagnostic, Severity
 from ..settings.resolve import ClusterConfig as StackConfig
 from ..settings.rules.pools import split_server_pools
 from ..state.model import ClusterState
 from . import addons, backups, cluster_id, machine_checks, network, nodes, observe, rancher, security, spot
+from . import identity as identity_plan
 from . import ingress as ingress_plan
 from .day2 import etcd, versions
 from .day2.confirmations import Observed, stale_confirmations, with_combined_confirmation
@@ -53,7 +54,8 @@ def build(cfg: StackConfig, previous: ClusterState | None, env: Environment) -> 
 
 
 def _build(cfg: StackConfig, previous: ClusterState | None, env: Environment) -> ClusterPlan:
-    refuse(cluster_id.check(cfg, previous), cfg)
+    refuse(cluster_id.check(cfg, previous) + identity_plan.config_problems(cfg)
+           + identity_plan.key_generation_problems(cfg, previous), cfg)
     seen = observe.cluster(cfg, previous, env)
     observed = seen.observed
     vstate = versions.version_state(previous, observed, cfg.cluster_id)
@@ -95,6 +97,8 @@ def _build(cfg: StackConfig, previous: ClusterState | None, env: Environment) ->
     account = looked_up("aws:region", "looking up the AWS account (for names that must be unique, key policies)",
                         "check aws:region", env.lookups.account, env.offline)
     backup = backups.plan(cfg, previous, observed, account, env)
+    identity, identity_found = identity_plan.plan(cfg, previous, account, ebs_csi, observed)
+    refuse([d for d in identity_found if d.severity == Severity.ERROR], cfg, observed)
     snapshots = backup.snapshots
     warnings = (nodes.hardening_warnings(cfg, previous) + proxy_warnings(previous, proxy)
                 + nodes.instance_type_warnings(cfg, previous, machines.nodes)
@@ -111,8 +115,11 @@ def _build(cfg: StackConfig, previous: ClusterState | None, env: Environment) ->
                 + stale_confirmations(observed, (vstate.statement, estate.statement, snapshots.statement,
                                                  manifests.statement if manifests else None,
                                                  ingress.statement if ingress else None,
-                                                 registration.statement if registration else None))
-                + (backup.plan.notes if backup.plan else ()))
+                                                 registration.statement if registration else None,
+                                                 identity_plan.published_statement(cfg.identity.issuer_url, previous)
+                                                 if identity is not None and cfg.identity.issuer_url else None))
+                + (backup.plan.notes if backup.plan else ())
+                + tuple(d for d in identity_found if d.severity != Severity.ERROR))
     return ClusterPlan(
         topology.azs, topology.subnets, machines.nodes, {p: i.id for p, i in images.items()}, previous, image,
         seen.read_notes + image_notes + seen.kubeconfig_notes, warnings,
@@ -123,7 +130,8 @@ def _build(cfg: StackConfig, previous: ClusterState | None, env: Environment) ->
         snapshots=snapshots, manifests=manifests, in_cluster=in_cluster,
         keep_ebs_credentials=bool(manifests and "ebs-csi" in manifests.removing),
         admin_aliases=admin_aliases, proxy=proxy, ingress=ingress, rancher_registration=registration,
-        pool_archs=dict(archs.by_pool))
+        pool_archs=dict(archs.by_pool),
+        identity=identity)
 
 
 def day2_guards(cfg: StackConfig, previous: ClusterState | None, vstate: versions.VersionState,

@@ -331,6 +331,9 @@ class Addons(_Section):
 
     ebs_csi: OrUnset[Annotated[Bool, Msg(default="on for a new stack; then as last deployed")]] = Field(
         None, description="aws-ebs-csi-driver with a default gp3 StorageClass; its controller uses an IAM user of its own.")
+    load_balancer_controller: Annotated[Bool, Msg(reason="the CCM serves LoadBalancer Services; the controller is opt-in")] = Field(
+        False, description="The AWS Load Balancer Controller (chart and IRSA role; needs identity.serviceAccounts irsa); a "
+                           "Service opts in with spec.loadBalancerClass service.k8s.aws/nlb, the CCM keeps the others.")
 
 
 class Ingress(_Section):
@@ -398,6 +401,48 @@ class Rancher(_Section):
         return self.upgrades == "rancher"
 
 
+# A managed policy's ARN: AWS's own (account `aws`) or an account's (IAM ARN format, IAM user guide "IAM identifiers").
+POLICY_ARN_PATTERN = whole(r"arn:aws(?:-cn|-us-gov)?:iam::(?:aws|[0-9]{12}):policy/[\w+=,.@/-]{1,512}")
+
+
+class IdentityRole(_Section):
+    """identity.roles[]: an IAM role that exactly one Kubernetes service account assumes (IRSA)."""
+
+    service_account: OrUnset[Annotated[str, Strict(), Msg(
+        what="<namespace>/<name> of a Kubernetes service account", missing="missing; set <namespace>/<name>",
+        type_name="string")]] = Field(
+        None, description="The service account (<namespace>/<name>, names as Kubernetes takes them; no wildcard) whose "
+                          "tokens may assume the role (trust policy StringEquals on sub and aud).")
+    policy_arns: Annotated[tuple[Annotated[str, NonEmpty(POLICY_ARN_PATTERN)], ...], Msg(
+        what="managed policy ARNs like arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess", type_name="list of ARNs",
+        default="`[]`")] = Field((), description="Managed policies attached to the role.")
+    policy: OrUnset[Annotated[str, NonEmpty(max_length=10240), Msg(
+        what="an IAM policy document as JSON text", type_name="JSON text")]] = Field(
+        None, description="An inline policy (JSON); a statement allowing every action on every resource needs allowAllActions.")
+    allow_all_actions: Annotated[Bool, Msg(reason="a role with every action on every resource is refused unless asked for")] = Field(
+        False, description="Accept a policy statement that allows every action on every resource.")
+
+
+class Identity(_Section):
+    """identity: workload identity (IRSA): a service-account issuer AWS trusts, the pod identity webhook, roles."""
+
+    service_accounts: Annotated[Literal["none", "irsa"], Msg(kind="a workload identity mode", allowed="none or irsa",
+                                                             reason="the issuer publishes documents and adds an OIDC provider; opt-in")] = Field(
+        "none", description="irsa: the cluster signs service-account tokens with a key of its own, publishes its issuer "
+                            "(S3, or issuerUrl) and trusts it in IAM; pods whose service account names a role get it.")
+    issuer_url: OrUnset[Annotated[str, Strict(), Msg(what="an https URL like https://oidc.example.com/cluster-1",
+                                                     default="the S3 bucket the program creates (not in China)",
+                                                     type_name="URL")]] = Field(
+        None, description="Bring your own issuer: you publish the discovery document and JWKS (the stack's outputs "
+                          "identityDiscovery / identityJwks) at this https URL; the program creates no bucket.")
+    roles: Annotated[tuple[IdentityRole, ...], Msg(type="{json} is not a list of roles; each is {{serviceAccount, policyArns, policy}}",
+                                                  default="`[]`")] = Field(
+        (), description="IAM roles for service accounts (exported as identityRoleArns by <namespace>/<name>).")
+    key_generation: Annotated[int, Whole(1, 1000), Msg(reason="the first signing key")] = Field(
+        1, description="Raise by one to rotate the signing key: the new key is published and trusted first, signs once "
+                       "every server has it, and the old one stays published until the next rotation drops it (README).")
+
+
 class ClusterKeys(_Section):
     """The stack keys (Pulumi.yaml `name` is their namespace; `pulumi config set <key>`), snake_case here."""
 
@@ -458,6 +503,7 @@ class ClusterKeys(_Section):
         False, description="RKE2 with its FIPS 140 build on OSes in FIPS mode (RHEL/Rocky 9 and AL2023 switched at first "
                            "boot, others from your FIPS `ami`); x86_64, Canal, RKE2 only (README \"Operating systems, "
                            "SELinux and FIPS\").")
+    identity: Annotated[Identity, Msg()] = Field(default_factory=Identity, description=Identity.__doc__)
 
 
 # The sections by stack key (a map of settings each), in the stack file's order.
@@ -465,6 +511,7 @@ SECTIONS: dict[str, type[_Section]] = {
     "network": Network, "access": Access, "ccm": Ccm, "controlPlane": ControlPlane,
     "etcdBackup": EtcdBackup, "addons": Addons, "proxy": Proxy, "rancher": Rancher, "ingress": Ingress,
     "rotation": Rotation,
+    "identity": Identity,
 }
 
 

@@ -234,6 +234,15 @@ class ClusterState(_State):
     pod_security_exemptions: tuple[str, ...] | None = None  # hardening cis: what servers' PSA file exempts
     proxy: dict[str, str] | None = None  # HTTP(S)_PROXY/NO_PROXY the nodes booted with (None: no proxy)
     rancher_cluster: RancherState | None = None
+    # ---- workload identity (issue 36; plan/identity.py)
+    identity_issuer_url: str | None = None  # the issuer the servers were configured with (None: irsa off)
+    identity_signing: bool | None = None  # ... signing with the cluster's key (False: only trusting it)
+    identity_key_generations: tuple[int, ...] = ()  # the key generations the servers trust (identity.keyGeneration)
+    identity_signing_generation: int | None = None  # ... and the one that signs
+    identity_ebs_csi: dict[str, bool] | None = None  # identity_ebs_csi.EbsCredentials (None: the key, as before)
+    identity_role_arns: dict[str, str] = {}  # <namespace>/<name> -> role ARN
+    identity_discovery: str | None = None  # the issuer's discovery document (public; a BYO issuer publishes it)
+    identity_jwks: str | None = None  # ... and its JWKS
     # ---- derived by the migrations, never written
     children_keyed: bool = True  # children keyed by CIDR / subnet ID (releases from kubernetesVersionConfirmed)
     version_recorded: bool = True  # kubernetesVersionConfirmed was recorded (else: assumed from the version)

@@ -25,6 +25,10 @@ from rke_aws_offline.engine.emulated.provider_checks import (  # noqa: F401
     partition_of,
     rancher_cluster_answer,
     route_result,
+    tls_cert_request,
+    tls_locally_signed_cert,
+    tls_private_key,
+    tls_self_signed_cert,
     user_data_refusal,
     vendor_image_id,
     vendor_images,
@@ -256,6 +260,22 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
 
     def _role_policy(self, seed, name, inputs):
         return f"{name}-id", {"name": inputs.get("name") or f"{name}-{_hex(seed, 7)}"}
+
+    def _tls_private_key(self, seed, name, inputs):  # the tls provider's own answer (provider_checks)
+        return f"{name}-id", tls_private_key(seed, int(inputs.get("rsaBits", 2048)))
+
+    def _tls_self_signed_cert(self, seed, name, inputs):
+        return f"{name}-id", tls_self_signed_cert(seed, inputs)
+
+    def _tls_cert_request(self, seed, name, inputs):
+        return f"{name}-id", tls_cert_request(seed, inputs)
+
+    def _tls_locally_signed_cert(self, seed, name, inputs):
+        return f"{name}-id", tls_locally_signed_cert(seed, inputs)
+
+    def _oidc_provider(self, seed, name, inputs):
+        arn = self._arn("iam", "oidc-provider/" + str(inputs.get("url", "")).removeprefix("https://"), region=False)
+        return arn, {"arn": arn}
 
     def _random_password(self, seed, name, inputs):
         return f"{name}-id", {"result": _hex(seed, int(inputs.get("length", 32)))}

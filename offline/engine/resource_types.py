@@ -421,6 +421,49 @@ TYPES: dict[str, ResourceType] = {
         replace=_rules(TF_AWS + "s3/bucket_policy.go", "bucket"),
         fake="_named", emulate="_bucket_policy",
     ),
+    "aws:s3/bucketOwnershipControls:BucketOwnershipControls": ResourceType(
+        replace=_rules(TF_AWS + "s3/bucket_ownership_controls.go", "bucket"),
+        fake="_named", emulate="_bucket_ownership",
+    ),
+    "aws:s3/bucketObjectv2:BucketObjectv2": ResourceType(
+        replace=_rules(TF_AWS + "s3/object.go (bucket, key ForceNew; content changes update in place)", "bucket", "key"),
+        fake="_named", emulate="_bucket_object",
+        create_seconds=(0.3, "one PutObject"),
+    ),
+    "aws:iam/openIdConnectProvider:OpenIdConnectProvider": ResourceType(
+        replace=_rules(TF_AWS + "iam/openid_connect_provider.go (url ForceNew; client IDs and thumbprints updated in place)",
+                       "url"),
+        fake="_oidc_provider", emulate="_oidc_provider",
+        create_seconds=(1, "CreateOpenIDConnectProvider is synchronous"),
+    ),
+    "tls:index/privateKey:PrivateKey": ResourceType(
+        replace=_rules("hashicorp/terraform-provider-tls internal/provider/resource_private_key.go (every argument "
+                       "RequiresReplace)", "algorithm", "rsaBits", "ecdsaCurve"),
+        fake="_tls_private_key", emulate="_tls_private_key",
+        create_seconds=(0.5, "generated locally by the tls provider, no API call"),
+    ),
+    "tls:index/selfSignedCert:SelfSignedCert": ResourceType(
+        replace=_rules("hashicorp/terraform-provider-tls internal/provider/resource_self_signed_cert.go (every argument "
+                       "RequiresReplace)", "privateKeyPem", "subject", "validityPeriodHours", "allowedUses",
+                       "dnsNames", "ipAddresses", "uris", "isCaCertificate", "earlyRenewalHours", "setSubjectKeyId",
+                       "setAuthorityKeyId", "maxPathLength"),
+        fake="_tls_self_signed_cert", emulate="_tls_self_signed_cert",
+        create_seconds=(0.1, "signed locally by the tls provider"),
+    ),
+    "tls:index/certRequest:CertRequest": ResourceType(
+        replace=_rules("hashicorp/terraform-provider-tls internal/provider/resource_cert_request.go (every argument "
+                       "RequiresReplace)", "privateKeyPem", "subject", "dnsNames", "ipAddresses", "uris"),
+        fake="_tls_cert_request", emulate="_tls_cert_request",
+        create_seconds=(0.1, "made locally by the tls provider"),
+    ),
+    "tls:index/locallySignedCert:LocallySignedCert": ResourceType(
+        replace=_rules("hashicorp/terraform-provider-tls internal/provider/resource_locally_signed_cert.go (every "
+                       "argument RequiresReplace)", "certRequestPem", "caPrivateKeyPem", "caCertPem",
+                       "validityPeriodHours", "allowedUses", "isCaCertificate", "earlyRenewalHours",
+                       "setSubjectKeyId", "maxPathLength"),
+        fake="_tls_locally_signed_cert", emulate="_tls_locally_signed_cert",
+        create_seconds=(0.1, "signed locally by the tls provider"),
+    ),
     "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": ResourceType(
         replace=_rules(
             TF_AWS + "s3/bucket_lifecycle_configuration.go", "bucket", "expectedBucketOwner"),

@@ -96,12 +96,16 @@ def test_the_seed_controlplane_lists_addtags_twice_and_the_policy_once():
     assert iam_policy.controlplane_actions().count("elasticloadbalancing:AddTags") == 1
 
 
+IDENTITY = "rke-aws:identity:WorkloadIdentity"  # the component of the issuer's and the IRSA roles' resources
+
+
 def _actions(policy: dict) -> set[str]:
     return {a for s in policy["Statement"] for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])}
 
 
 def test_roles_profiles_and_policies_registered(stack_run):
-    roles = stack_run.of_type("aws:iam/role:Role")
+    # The node roles (workload identity's roles for service accounts: tests/program/test_identity.py).
+    roles = [r for r in stack_run.of_type("aws:iam/role:Role") if IDENTITY not in r.urn]
     # RKE2 etcd-only servers (split roles) add a role of their own.
     kinds = ("controlplane", "worker") + (("etcd",) if stack_run.outputs["distribution"] == "rke2" and any(
         n["roles"] == ["etcd"] for n in stack_run.outputs["nodes"]) else ())
@@ -166,7 +170,8 @@ def test_no_node_role_reads_a_parameter_but_its_own(stack):
     from tests.support.runs import run_stack_cached
 
     run = run_stack_cached(stack)
-    assert run.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment") == [], "managed policies attached"
+    assert [r for r in run.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+            if IDENTITY not in r.urn] == [], "managed policies attached"
     cid = run.outputs["clusterId"]
     arn = {p.inputs["name"]: p.state["arn"] for p in run.of_type("aws:ssm/parameter:Parameter")}
     docs = {kind: [r.inputs["policy"] for r in run.of_type("aws:iam/rolePolicy:RolePolicy")
@@ -175,7 +180,9 @@ def test_no_node_role_reads_a_parameter_but_its_own(stack):
         assert docs.pop("etcd") == [], f"{stack}: an etcd role without etcd-only servers"
     server = {run.outputs["rke2TokenParameter"], run.outputs["rke2AgentTokenParameter"],
               run.outputs["rke2InitMarkerParameter"]}
-    own = {"controlplane": server, "etcd": server, "worker": {run.outputs["rke2AgentTokenParameter"]}}
+    # Workload identity: the API servers (controlplane role only) also read the issuer's key files.
+    identity = {p.inputs["name"] for p in run.of_type("aws:ssm/parameter:Parameter") if IDENTITY in p.urn}
+    own = {"controlplane": server | identity, "etcd": server, "worker": {run.outputs["rke2AgentTokenParameter"]}}
     template = arn[run.outputs["rke2TokenParameter"]]
     strangers = [template.replace(f"/rke-aws/{cid}/", "/rke-aws/other-cluster/"),
                  template.rsplit(":parameter/", 1)[0] + ":parameter/prod/database-password"]

@@ -314,8 +314,10 @@ def test_node_roles_read_only_their_own_parameters(stack):
 
     assert allowed(worker, "ssm:GetParameter") == [arn[run.outputs["rke2AgentTokenParameter"]]]
     assert not allowed(worker, "ssm:PutParameter") and not allowed(worker, "ssm:GetParametersByPath")
-    assert allowed(cp, "ssm:GetParameter") == sorted(arn[run.outputs[k]] for k in (
-        "rke2TokenParameter", "rke2AgentTokenParameter", "rke2InitMarkerParameter"))
+    # Workload identity: the API servers also read the issuer's signing key and trusted keys.
+    identity = [p.state["arn"] for p in run.of_type("aws:ssm/parameter:Parameter") if "rke-aws:identity:" in p.urn]
+    assert allowed(cp, "ssm:GetParameter") == sorted([arn[run.outputs[k]] for k in (
+        "rke2TokenParameter", "rke2AgentTokenParameter", "rke2InitMarkerParameter")] + identity)
     # The first server writes the marker and publishes the admin kubeconfig; it may encrypt with the
     # kubeconfig's key but never decrypt (no node reads the kubeconfig back).
     assert allowed(cp, "ssm:PutParameter") == sorted(arn[run.outputs[k]] for k in (

@@ -133,7 +133,7 @@ def test_project_file_declares_every_scalar_key_and_nothing_unknown():
     declared = set(yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"])
     assert declared <= set(sections.TOP_LEVEL_KEYS), declared - set(sections.TOP_LEVEL_KEYS)
     structured = {"network", "access", "nodePools", "ccm", "controlPlane", "etcdBackup", "addons", "proxy", "tags", "rancher",
-                  "ingress", "rotation"}
+                  "ingress", "rotation", "identity"}
     assert declared == set(sections.TOP_LEVEL_KEYS) - structured
 
 
@@ -171,7 +171,8 @@ def test_readme_documents_every_config_key_and_output():
             assert f"`{key}`" in table, f"README configuration reference lacks {key}"
     for parent, keys in nested.items():
         for key in keys:
-            assert f"`{parent}.{key}`" in table or f"`{key}`" in table or f", {key}`" in table, \
+            assert f"`{parent}.{key}`" in table or f"`{key}`" in table or f", {key}`" in table or \
+                f"`{parent}.{key}[i]." in table, \
                 f"README configuration reference lacks {parent}.{key}"
     outputs = (ROOT / "docs" / "reference" / "outputs.md").read_text()
     from rke_aws.state.model import FLAT_SECRET_OUTPUTS, aliases

@@ -517,6 +517,9 @@ def _ebs_own(v: View) -> None:
     from rke_aws.settings import versions
 
     namespace, values = v.charts()[versions.EBS_CSI_CHART_NAME]
+    if v.has("identity"):  # the controller on its IRSA role, no key (the ebs-csi + identity rule's check)
+        assert namespace == "kube-system"
+        return
     assert namespace == "kube-system" and values["awsAccessSecret"]["name"] == "aws-ebs-csi-driver-credentials"
     if v.has("manifest"):
         assert "ebs-csi-credentials.yaml" in v.manifests
@@ -550,6 +553,58 @@ def _ingress_own(v: View) -> None:
     for inst in v.instances:
         if v.is_server(inst):
             assert v.rke2_config(inst).get("ingress-controller") == "traefik", inst.urn
+
+
+IDENTITY_SOURCE = ("IAM user guide, OIDC federation (provider, sts.amazonaws.com audience, StringEquals on sub/aud); "
+                   "kubernetes pkg/kubeapiserver/options/authentication.go (--service-account-issuer); k3s pkg/util/"
+                   "args.go (key-=value puts a value first); plan/identity_*.py")
+
+
+def _identity_own(v: View) -> None:
+    from rke_aws.plan import identity_issuer, identity_webhook
+
+    (provider,) = v.run.of_type("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
+    assert list(provider.inputs["clientIdLists"]) == [identity_issuer.STS_AUDIENCE], provider.inputs
+    assert not provider.inputs.get("thumbprintLists"), "IAM verifies S3's certificate itself"
+    assert not v.run.of_type("aws:iam/accessKey:AccessKey"), "an access key beside workload identity"
+    url = provider.inputs["url"]
+    api = [i for i in v.instances if v.rke2_config(i).get("kube-apiserver-arg")]
+    assert api and all(f"service-account-issuer-={url}" in v.rke2_config(i)["kube-apiserver-arg"] for i in api)
+    assert all("controlplane" in v.roles(i) for i in api), "issuer flags on a node without kube-apiserver"
+    assert identity_webhook.CHART.name in v.charts(), "no pod identity webhook"
+
+
+def _identity_partition(partition: str, region: str) -> Check:
+    def check(v: View) -> None:
+        (provider,) = v.run.of_type("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
+        assert provider.inputs["url"].endswith(f".s3.{region}.amazonaws.com"), provider.inputs["url"]
+        assert provider.state["arn"].startswith(f"arn:{partition}:iam::"), provider.state["arn"]
+        policy = next(r for r in v.run.of_type("aws:s3/bucketPolicy:BucketPolicy") if "-oidc-" in r.name)
+        assert f"arn:{partition}:s3:::" in policy.inputs["policy"]
+    return check
+
+
+def _identity_ebs(v: View) -> None:
+    from rke_aws.plan.identity_roles import ROLE_ARN_ANNOTATION
+
+    values = v.ebs_values()
+    assert values.get("awsAccessSecret", "absent") in (None, "absent"), values.get("awsAccessSecret")
+    assert ROLE_ARN_ANNOTATION in values["controller"]["serviceAccount"]["annotations"]
+    assert not v.run.of_type("aws:iam/user:User")
+
+
+def _identity_split(v: View) -> None:
+    for inst in v.instances:
+        has = bool(v.rke2_config(inst).get("kube-apiserver-arg"))
+        assert has == ("controlplane" in v.roles(inst)), inst.urn  # etcd-only servers run no kube-apiserver
+    key = [r for r in v.run.of_type("aws:ssm/parameter:Parameter") if r.name.endswith("-sa-signing-key")]
+    assert key and not any("identity/signing-key" in d for d in v.role_policies("etcd").values())
+
+
+def _identity_cis(v: View) -> None:
+    from rke_aws.plan import identity_webhook
+
+    assert identity_webhook.NAMESPACE in v.psa_exempt  # the webhook (and its hostPath-free pods) in kube-system
 
 
 FEATURES: tuple[Feature, ...] = (
@@ -607,6 +662,8 @@ FEATURES: tuple[Feature, ...] = (
     Feature("fips", "FIPS", _fips,
             "rke2-docs security/fips_support.md (RKE2's BoringCrypto build); Red Hat \"Security hardening\" (RHEL 9 "
             "fips-mode-setup)", _fips_own),
+    Feature("identity", "workload identity", _with("identity", {"serviceAccounts": "irsa"}), IDENTITY_SOURCE,
+            _identity_own),
 )
 FEATURE = {f.name: f for f in FEATURES}
 PARTITIONS = ("aws", "aws-us-gov", "aws-cn")
@@ -799,6 +856,9 @@ def _rke1_snapshots_role(v: View) -> None:
 
 
 def _ebs_secret_first(v: View) -> None:
+    if v.has("identity"):  # no key, no Secret: the controller's role (ebs-csi + identity)
+        _identity_ebs(v)
+        return
     (secret,) = [r for r in v.run.of_type("kubernetes:core/v1:Secret") if r.name.endswith("-ebs-csi-credentials")]
     assert secret.inputs["metadata"]["namespace"] == "kube-system"
     (release,) = [r for r in v.run.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "aws-ebs-csi-driver"]
@@ -806,6 +866,9 @@ def _ebs_secret_first(v: View) -> None:
 
 
 def _ebs_secret_manifest(v: View) -> None:
+    if v.has("identity"):
+        _identity_ebs(v)
+        return
     (param,) = [p for p in v.run.of_type("aws:ssm/parameter:Parameter") if p.inputs["name"].endswith("/ebs-csi-credentials.yaml")]
     assert param.inputs["type"] == "SecureString", "the access key in a plain parameter"
     assert yaml.safe_load(v.manifests["ebs-csi-credentials.yaml"])["metadata"]["namespace"] == "kube-system"
@@ -1226,6 +1289,30 @@ rule("rhel-9", "fips", Works("RHEL switches to FIPS mode at first boot", "Red Ha
 rule("al2023", "fips", Works("AL2023 switches to FIPS mode at first boot", "AWS \"Enable FIPS Mode on AL2023\""))
 rule("sle-micro", "fips", Refused(f"nodePools[{MICRO_POOL}].os", "SLE Micro is not switched to FIPS mode here",
                                   "SUSE crypto-policies-FIPS.patch (fips-mode-setup refuses on read-only systems)"))
+# workload identity (issue 36)
+rule("rke2", "identity", Works("the API servers sign with the cluster's key under its S3 issuer", IDENTITY_SOURCE))
+rule("rke1", "identity", Refused("identity.serviceAccounts", "the RKE1 servers' key files and kube-api args are not "
+                                 "delivered yet", "rancher/rke cluster/plan.go extra_args (possible, not built)"))
+rule("aws", "identity", Works("the issuer on S3 in the region, the provider an ARN of aws", IDENTITY_SOURCE,
+                              (_identity_partition("aws", "us-west-2"),)))
+rule("aws-us-gov", "identity", Works("the issuer on GovCloud's S3, the provider an ARN of aws-us-gov",
+                                     "openshift/rosa PR #2889 (S3 OIDC configs in GovCloud); " + IDENTITY_SOURCE,
+                                     (_identity_partition("aws-us-gov", "us-gov-west-1"),)))
+rule("aws-cn", "identity", Refused("identity.issuerUrl", "S3 in China refuses anonymous reads without an ICP recordal",
+                                   "hashicorp/terraform-provider-aws#15420; plan/identity_issuer.py S3_ISSUER_REFUSED"))
+rule("cis", "identity", Works("the webhook runs in kube-system, which the restricted profile exempts",
+                              "rancher/rke2 pkg/rke2/psa.go", (_identity_cis,)))
+rule("split", "identity", Works("issuer flags and key files only where kube-apiserver runs; etcd-only servers may not "
+                                "read the key", "rke2-docs install/server_roles.md; " + IDENTITY_SOURCE, (_identity_split,)))
+rule("ebs-csi", "identity", Works("the controller on its role: no IAM user, no access key, awsAccessSecret null",
+                                  "aws-ebs-csi-driver chart templates/controller.yaml; plan/identity_ebs_csi.py",
+                                  (_identity_ebs,)))
+rule("helm", "identity", Works("the webhook a Helm release with its TLS Secret",
+                               "jkroepke/helm-charts amazon-eks-pod-identity-webhook (pki.existingSecret)"))
+rule("manifest", "identity", Works("the webhook a HelmChart its servers mirror (SecureString: its CA is generated)",
+                                   "domain.md §3; jkroepke/helm-charts amazon-eks-pod-identity-webhook"))
+independent("identity", ("proxy", "rancher-rke-aws", "rancher-rancher", "spot", "graviton", "snapshots", "nlb", "dns",
+                         "byo-vpc", "ingress"), INDEPENDENT, IDENTITY_SOURCE)
 
 
 # ---- triples: only where a known interaction takes three features ---------------------------------

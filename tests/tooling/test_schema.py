@@ -41,7 +41,8 @@ def test_the_reference_covers_every_key():
     for key in config_model.TOP_LEVEL_KEYS:
         section = config_model.SECTIONS.get(key)
         if section is not None:
-            assert all(f"`{key}.{sub}`" in table for sub in stack_keys(section)), key
+            # A list of sections (identity.roles) has a row per item key (`identity.roles[i].<key>`).
+            assert all(f"`{key}.{sub}`" in table or f"`{key}.{sub}[i]." in table for sub in stack_keys(section)), key
         elif key == "nodePools":
             assert all(f"`nodePools[i].{sub}`" in table for sub in config_model.POOL_KEYS)
         else:
@@ -374,6 +375,13 @@ AGREEMENT = {
         {"rke-aws:rancher": RANCHER}, ()),
     "rancherClusterName": (_in("rke-aws:rancher", "clusterName"), texts_like(r"[a-z0-9_A-Z-]{0,65}", "a", "a-", "-a"),
                            {"rke-aws:rancher": RANCHER}, ()),
+    # Workload identity (issue 36): the issuer URL's rules are the planner's (plan/identity.py), the schema and the
+    # model both take any text; the controller without irsa is a cross-key refusal.
+    "loadBalancerController": (_in("rke-aws:addons", "loadBalancerController"), bools(), {},
+                               ("needs workload identity",)),
+    "issuerUrl": (_in("rke-aws:identity", "issuerUrl"), texts_like(r"https?://[a-z.]{0,12}(/[a-z]{0,4})?"),
+                  {"rke-aws:identity": {"serviceAccounts": "irsa"}}, ()),
+    "keyGeneration": (_in("rke-aws:identity", "keyGeneration"), ints_around(1, 1000), {}, ()),
 }
 
 
@@ -439,7 +447,7 @@ def test_agreement_covers_every_key_with_a_rule():
         for key in stack_keys(section):
             if key in ("enabled", "leaderMigration", "install", "ebsCsi", "natGateways", "subnet", "roles", "market",
                        "allowWorldAdmin", "publicSubnetIds", "privateSubnetIds", "publicSubnetCidrs", "privateSubnetCidrs",
-                       "adminCidrs", "extraArgs", "upgrades", "controller", "os"):
+                       "adminCidrs", "extraArgs", "upgrades", "controller", "os", "serviceAccounts"):
                 continue  # enumerations (pydantic's Literal, one text per value) or lists whose items are covered
             assert key in covered, f"{section.__name__}.{key} has no agreement test"
 

@@ -4,6 +4,7 @@
 # accepts. After retry.sh and ssm.sh (fetch_secret writes 0600 through a temporary file).
 # A fragment: components/node/scripts.py puts it after the script's header, which sets
 #   ROOT IDENTITY_DIR IDENTITY_KEY_REQUEST IDENTITY_KEY_FILE IDENTITY_TRUSTED_REQUEST IDENTITY_TRUSTED_FILE
+#   IDENTITY_GENERATIONS (optional)
 # (shellcheck takes upper-case names for the environment's). An empty request skips that file (the
 # signing key while the servers only trust ours, components/plan/identity_apiserver.py). Everything below
 # the marker line goes into the script byte for byte.
@@ -19,6 +20,9 @@ pem_file() {  # pem_file REQUEST FILE MARKER: a parameter holding PEM text into 
 }
 
 if [ -n "$IDENTITY_KEY_REQUEST$IDENTITY_TRUSTED_REQUEST" ]; then
+  # Which key generations this server was booted to trust and sign with (a rotation step changes it, so the
+  # server shows as stale until it is replaced: components/plan/identity.py key_step).
+  log "service-account keys: ${IDENTITY_GENERATIONS:-1}"
   (umask 077 && mkdir -p "$ROOT$IDENTITY_DIR")
   chmod 0700 "$ROOT$IDENTITY_DIR"
   if [ -n "$IDENTITY_TRUSTED_REQUEST" ]; then

@@ -16,6 +16,7 @@ from . import (
     ccm,
     cluster,
     distribution,
+    identity,
     ingress,
     network,
     operating_systems,
@@ -34,6 +35,7 @@ RULES: tuple[Rule, ...] = (
     distribution.check, network.check, access.check, pools.check, versions.check, ccm.check, tags.check,
     backups.check, proxy.check, cluster.check, ingress.check, rancher.check, secrets.check,
     operating_systems.check,
+    identity.check,
 )
 
 

@@ -158,3 +158,154 @@ def rancher_cluster_answer(seed: str) -> tuple[str, dict]:
                                               "command": f"kubectl apply -f {url}",
                                               "insecureCommand": f"curl --insecure -sfL {url} | kubectl apply -f -"},
                  "driver": "imported"}
+
+
+# ---- pulumi-tls (hashicorp/terraform-provider-tls internal/provider/resource_private_key.go) ----------------
+#
+# A PrivateKey answers `private_key_pem` (PKCS#1 "RSA PRIVATE KEY" for RSA), `private_key_pem_pkcs8`,
+# `public_key_pem` (PKIX "PUBLIC KEY") and `public_key_openssh`; the offline runs need the same answer for
+# the same resource in every run (golden plans record what is derived from it), so the key is drawn from a
+# seeded generator: real RSA numbers, never a secure key.
+
+_KEYS: dict[tuple[str, int], dict[str, str]] = {}
+
+
+def _probable_prime(rng, bits: int) -> int:
+    small = (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47)
+    while True:
+        n = rng.getrandbits(bits) | (1 << (bits - 1)) | (1 << (bits - 2)) | 1
+        if any(n % p == 0 for p in small):
+            continue
+        d, r = n - 1, 0
+        while d % 2 == 0:
+            d, r = d // 2, r + 1
+        for _ in range(24):
+            x = pow(rng.randrange(2, n - 2), d, n)
+            if x in (1, n - 1):
+                continue
+            for _ in range(r - 1):
+                x = pow(x, 2, n)
+                if x == n - 1:
+                    break
+            else:
+                break
+        else:
+            return n
+
+
+def tls_private_key(seed: str, bits: int = 2048) -> dict[str, str]:
+    """What pulumi-tls answers for an RSA PrivateKey, the same for the same seed."""
+    import random
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    if (seed, bits) in _KEYS:
+        return _KEYS[(seed, bits)]
+    rng = random.Random(f"tls:{seed}")  # noqa: S311 - deterministic on purpose (module comment)
+    e = 65537
+    while True:
+        p, q = _probable_prime(rng, bits // 2), _probable_prime(rng, bits // 2)
+        phi = (p - 1) * (q - 1)
+        if p != q and phi % e and (p * q).bit_length() == bits:
+            break
+    d = pow(e, -1, phi)
+    key = rsa.RSAPrivateNumbers(p, q, d, d % (p - 1), d % (q - 1), pow(q, -1, p),
+                                rsa.RSAPublicNumbers(e, p * q)).private_key()
+    answer = {
+        "privateKeyPem": key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
+                                           serialization.NoEncryption()).decode(),
+        "privateKeyPemPkcs8": key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                serialization.NoEncryption()).decode(),
+        "publicKeyPem": key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                      serialization.PublicFormat.SubjectPublicKeyInfo).decode(),
+        "publicKeyOpenssh": key.public_key().public_bytes(serialization.Encoding.OpenSSH,
+                                                          serialization.PublicFormat.OpenSSH).decode() + "\n",
+    }
+    _KEYS[(seed, bits)] = answer
+    return answer
+
+
+# Certificates as terraform-provider-tls makes them (internal/provider/resource_self_signed_cert.go,
+# resource_cert_request.go, resource_locally_signed_cert.go): a self-signed certificate from the given key, a
+# PEM CSR, a certificate the CA key signs for the request's subject and DNS names. Fixed dates and serials (the
+# golden plans), real signatures.
+_NOT_BEFORE = (2026, 1, 1)
+
+
+def _subject(subject: dict | None):
+    from cryptography import x509
+    from cryptography.x509.oid import NameOID
+
+    cn = (subject or {}).get("commonName") or "offline"
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+
+def _certificate(seed: str, subject, issuer, public_key, signing_key, hours: int, ca: bool, dns_names) -> str:
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+
+    start = datetime.datetime(*_NOT_BEFORE, tzinfo=datetime.UTC)
+    builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(public_key)
+               .serial_number(int(hashlib.sha256(seed.encode()).hexdigest()[:30], 16))
+               .not_valid_before(start).not_valid_after(start + datetime.timedelta(hours=hours))
+               .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+    if dns_names:
+        builder = builder.add_extension(x509.SubjectAlternativeName([x509.DNSName(n) for n in dns_names]), critical=False)
+    return builder.sign(signing_key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM).decode()
+
+
+_SECRET_SIG = "4dabf18193072939515e22adb298388d"  # Pulumi's marker of a secret value in a property map
+
+
+def _plain(value):
+    """A value as the provider sees it: a secret's content (pulumi-tls marks private keys secret outputs)."""
+    if isinstance(value, dict) and _SECRET_SIG in value:
+        return _plain(value.get("value"))
+    return value
+
+
+def tls_self_signed_cert(seed: str, inputs: dict) -> dict[str, str]:
+    from cryptography.hazmat.primitives import serialization
+
+    inputs = {k: _plain(v) for k, v in inputs.items()}
+
+    key = serialization.load_pem_private_key(str(inputs["privateKeyPem"]).encode(), None)
+    name = _subject(inputs.get("subject"))
+    pem = _certificate(seed, name, name, key.public_key(), key, int(inputs.get("validityPeriodHours", 24)),
+                       bool(inputs.get("isCaCertificate")), inputs.get("dnsNames"))
+    return {"certPem": pem}
+
+
+def tls_cert_request(seed: str, inputs: dict) -> dict[str, str]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+
+    inputs = {k: _plain(v) for k, v in inputs.items()}
+
+    key = serialization.load_pem_private_key(str(inputs["privateKeyPem"]).encode(), None)
+    builder = x509.CertificateSigningRequestBuilder().subject_name(_subject(inputs.get("subject")))
+    if inputs.get("dnsNames"):
+        builder = builder.add_extension(x509.SubjectAlternativeName(
+            [x509.DNSName(n) for n in inputs["dnsNames"]]), critical=False)
+    return {"certRequestPem": builder.sign(key, hashes.SHA256()).public_bytes(serialization.Encoding.PEM).decode()}
+
+
+def tls_locally_signed_cert(seed: str, inputs: dict) -> dict[str, str]:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization
+
+    inputs = {k: _plain(v) for k, v in inputs.items()}
+
+    csr = x509.load_pem_x509_csr(str(inputs["certRequestPem"]).encode())
+    ca = x509.load_pem_x509_certificate(str(inputs["caCertPem"]).encode())
+    ca_key = serialization.load_pem_private_key(str(inputs["caPrivateKeyPem"]).encode(), None)
+    try:
+        names = csr.extensions.get_extension_for_class(x509.SubjectAlternativeName).value.get_values_for_type(x509.DNSName)
+    except x509.ExtensionNotFound:
+        names = []
+    pem = _certificate(seed, csr.subject, ca.subject, csr.public_key(), ca_key,
+                       int(inputs.get("validityPeriodHours", 24)), bool(inputs.get("isCaCertificate")), names)
+    return {"certPem": pem, "caKeyAlgorithm": "RSA"}

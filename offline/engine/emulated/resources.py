@@ -23,6 +23,10 @@ from rke_aws_offline.engine.emulated.provider_checks import (
     ROOT_DEVICE,
     hex_of,
     rancher_cluster_answer,
+    tls_cert_request,
+    tls_locally_signed_cert,
+    tls_private_key,
+    tls_self_signed_cert,
     user_data_refusal,
 )
 
@@ -530,6 +534,36 @@ class ResourceHandlers:
         self._check_policy_partition(f"bucket policy {name}", i["policy"])
         self._s3b().put_bucket_policy(i["bucket"], i["policy"].encode())
         return i["bucket"], {}
+
+    def _bucket_ownership(self, name, i):
+        rule = i.get("rule") or {}
+        self._s3b().put_bucket_ownership_controls(i["bucket"], {"ObjectOwnership": rule.get("objectOwnership")})
+        return i["bucket"], {}
+
+    def _bucket_object(self, name, i):
+        content = i.get("content") or ""
+        key = self._s3b().put_object(i["bucket"], i["key"], content.encode())
+        if i.get("contentType"):
+            key.set_metadata({"Content-Type": i["contentType"]})
+        return f"{i['bucket']}/{i['key']}", {"etag": key.etag.strip('"'), "versionId": "null"}
+
+    def _oidc_provider(self, name, i):
+        provider = self._iamb().create_open_id_connect_provider(
+            i["url"], list(i.get("thumbprintLists") or []), list(i.get("clientIdLists") or []), tag_list(i.get("tags")))
+        arn = self._in_partition(provider.arn)
+        return arn, {"arn": arn}
+
+    def _tls_self_signed_cert(self, name, i):
+        return "none", tls_self_signed_cert(f"{self.seed}:{name}", i)
+
+    def _tls_cert_request(self, name, i):
+        return "none", tls_cert_request(f"{self.seed}:{name}", i)
+
+    def _tls_locally_signed_cert(self, name, i):
+        return "none", tls_locally_signed_cert(f"{self.seed}:{name}", i)
+
+    def _tls_private_key(self, name, i):
+        return "none", tls_private_key(f"{self.seed}:{name}", int(i.get("rsaBits", 2048)))
 
     def _bucket_lifecycle(self, name, i):
         rules = []
