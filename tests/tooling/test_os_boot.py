@@ -22,9 +22,9 @@ import yaml
 from rke_aws.node import rke2_config, scripts
 from rke_aws_offline.engine import harness
 from tests.support.boot import INSTANCE, rke2_parameters
+from tests.support.node_boot import Node, online_install_sh
 from tests.support.runs import run_stack_cached
 from tests.support.userdata import cloud_config
-from tests.unit.test_node_boot import Node, online_install_sh
 
 REGION = "us-west-2"
 OSES = ("rhel-9", "rocky-9", "sles-15", "sle-micro-6", "al2023")
