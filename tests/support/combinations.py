@@ -1060,7 +1060,7 @@ rule("rke1", "rancher-rancher", Refused(
     "rancher/rancher pkg/controllers/management/k3sbasedupgrade (RKE2/K3s only); Rancher docs, Registering "
     "Existing Clusters: version management for imported RKE2/K3s"))
 rule("rke1", "graviton", Refused(
-    "nodePools[*].instanceType", "Rancher calls RKE1 on arm64 experimental, not for production",
+    "nodePools[agents].instanceType", "Rancher calls RKE1 on arm64 experimental, not for production",
     "Rancher manager docs, \"Running on ARM64 Mixed Architecture (Experimental)\"; rancher/rke cluster/plan.go "
     "(ETCD_UNSUPPORTED_ARCH for aarch64)"))
 rule("rke1", "rancher-rke-aws", Works(
@@ -1313,6 +1313,13 @@ rule("manifest", "identity", Works("the webhook a HelmChart its servers mirror (
                                    "domain.md §3; jkroepke/helm-charts amazon-eks-pod-identity-webhook"))
 independent("identity", ("proxy", "rancher-rke-aws", "rancher-rancher", "spot", "graviton", "snapshots", "nlb", "dns",
                          "byo-vpc", "ingress"), INDEPENDENT, IDENTITY_SOURCE)
+# identity with the operating systems (issues 35 and 36 together): identity.sh runs on the API servers after the
+# OS's own steps, whatever the OS; the key is RSA 2048, which FIPS 186-4 allows for signatures.
+independent("identity", ("rhel-9", "al2023", "sle-micro"),
+            INDEPENDENT + " (identity.sh runs on the API servers after the OS's steps)", IDENTITY_SOURCE + "; " + _OS_SOURCE)
+rule("identity", "fips", Works("RSA 2048 signing keys are FIPS 186-4 key sizes; the webhook and controller images are not "
+                               "FIPS builds (the fips warning: only RKE2's own components are validated)",
+                               "NIST FIPS 186-4 §5.1 (RSA >= 2048); rke2-docs security/fips_support.md"))
 
 
 # ---- triples: only where a known interaction takes three features ---------------------------------
