@@ -499,6 +499,7 @@ def test_every_rule_cites_its_upstream_file():
         assert rules.source.startswith(("hashicorp/terraform-provider-aws internal/service/",
                                         "pulumi/pulumi-kubernetes provider/pkg/provider/",
                                         "hashicorp/terraform-provider-random internal/provider/",
+                                        "hashicorp/terraform-provider-tls internal/provider/",
                                         "rancher/terraform-provider-rancher2 v13.1.4 rancher2/",
                                         "pulumi/pulumi-terraform-bridge pkg/tfbridge/")), typ
         assert ".go" in rules.source, typ

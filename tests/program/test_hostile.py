@@ -229,18 +229,18 @@ PLAN_ROWS = [
         ("access.sshKeyName", "looking up the key pair 'nobody-has-it' in us-east-1 failed (DescribeKeyPairs in the "
                               "emulated account answered InvalidKeyPair.NotFound")),
     row("unknown-instance-type", pool(1, instanceType="m9z.large"),
-        ("nodePools[1].instanceType", "looking up instance type 'm9z.large' in us-east-1 failed (DescribeInstanceTypes "
+        ("nodePools[agents].instanceType", "looking up instance type 'm9z.large' in us-east-1 failed (DescribeInstanceTypes "
                                       "in the emulated account answered InvalidInstanceType")),
     # A pool's own image must suit its type (the default image follows the type's architecture: test_graviton).
     row("arm-type-with-x86-image", pool(1, instanceType="m7g.large", ami="ami-0ccccccccccccccc1"),
-        ("nodePools[1].instanceType", "'m7g.large' runs arm64, but the pool's image ami-0ccccccccccccccc1 "
+        ("nodePools[agents].instanceType", "'m7g.large' runs arm64, but the pool's image ami-0ccccccccccccccc1 "
                                       "is x86_64; use an instance type for x86_64, or set "
-                                      "nodePools[1].ami to an image for arm64")),
+                                      "nodePools[agents].ami to an image for arm64")),
     row("arm-server-and-agents-with-x86-images", both(pool(0, instanceType="c7g.medium", ami="ami-0ccccccccccccccc1"),
                                                       pool(1, instanceType="m7g.large", ami="ami-0ccccccccccccccc1")),
-        ("nodePools[0].instanceType", "runs arm64"), ("nodePools[1].instanceType", "runs arm64")),
+        ("nodePools[server].instanceType", "runs arm64"), ("nodePools[agents].instanceType", "runs arm64")),
     row("missing-image", pool(1, ami="ami-0123456789abcdef0"),
-        ("nodePools[1].ami", "looking up image 'ami-0123456789abcdef0' in us-east-1 failed")),
+        ("nodePools[agents].ami", "looking up image 'ami-0123456789abcdef0' in us-east-1 failed")),
     row("ccm-manifest-too-large", ccm(extraArgs=[f"--flag-{i:03d}={'x' * 120}" for i in range(70)]),
         ("ccm.extraArgs", "the CCM manifest (ccm.install manifest) is")),
 ]
@@ -259,7 +259,7 @@ def test_plan_time_look_ups_refuse_before_anything(base_config, mutate, expected
 
 def test_type_not_offered_in_a_zone_of_the_pool(base_config):
     # The one server is in us-east-1a; the two agents in us-east-1a and us-east-1b.
-    _plan_refused(base_config, (("nodePools[1].instanceType", "'m6i.large' is not offered in us-east-1b, where the pool's "
+    _plan_refused(base_config, (("nodePools[agents].instanceType", "'m6i.large' is not offered in us-east-1b, where the pool's "
                                                               "new nodes go"),),
                   unoffered=[("m6i.large", "us-east-1b")])
 
@@ -271,7 +271,7 @@ def test_type_offered_elsewhere_only_is_fine_when_no_node_goes_there(base_config
 
 def test_paravirtual_image_on_an_hvm_only_type(base_config):
     pool(1, ami="ami-0aaaaaaaaaaaaaaa1")(base_config)
-    _plan_refused(base_config, (("nodePools[1].instanceType", "'m6i.large' supports hvm virtualization, but the pool's "
+    _plan_refused(base_config, (("nodePools[agents].instanceType", "'m6i.large' supports hvm virtualization, but the pool's "
                                                               "image ami-0aaaaaaaaaaaaaaa1 is paravirtual"),),
                   images={"ami-0aaaaaaaaaaaaaaa1": {"architecture": "x86_64", "virtualizationType": "paravirtual"}})
 
@@ -287,7 +287,7 @@ def test_small_rke2_server_is_warned_not_refused(base_config):
     pool(0, instanceType="t3.small")(base_config)
     run = harness.run_program(base_config)
     warnings = [m for level, m in run.logs if level == "warning"]
-    assert any(m.startswith("rke-aws:nodePools[0].instanceType: 't3.small' has 2 vCPU and 2 GiB; RKE2 servers need at "
+    assert any(m.startswith("rke-aws:nodePools[server].instanceType: 't3.small' has 2 vCPU and 2 GiB; RKE2 servers need at "
                             "least 2 vCPU and 4 GiB") for m in warnings), warnings
     pool(0, instanceType="t3.medium")(base_config)
     run = harness.run_program(base_config)
@@ -474,14 +474,14 @@ def test_a_deregistered_image_warns_until_its_pool_launches_a_node(base_config):
     pool(1, ami="ami-0aaaaaaaaaaaaaaa9")(base_config)
     first, later = _day2(base_config, images={})
     run = later(base_config)
-    assert run.resources and any(m.startswith("rke-aws:nodePools[1].ami: looking up image 'ami-0aaaaaaaaaaaaaaa9'")
+    assert run.resources and any(m.startswith("rke-aws:nodePools[agents].ami: looking up image 'ami-0aaaaaaaaaaaaaaa9'")
                                  and "launches none of the pool's" in m for m in _warnings(run)), _warnings(run)
     servers = copy.deepcopy(base_config)
     pool(0, count=3)(servers)  # more servers; the agents' pool launches nothing: still a warning
     assert later(servers).resources
     pool(1, count=3)(base_config)
     message = run_refused_day2(base_config, first, images={})
-    assert "rke-aws:nodePools[1].ami: looking up image 'ami-0aaaaaaaaaaaaaaa9'" in message
+    assert "rke-aws:nodePools[agents].ami: looking up image 'ami-0aaaaaaaaaaaaaaa9'" in message
 
 
 def test_an_image_for_another_architecture_is_refused_only_where_a_node_launches(base_config):
@@ -491,9 +491,9 @@ def test_an_image_for_another_architecture_is_refused_only_where_a_node_launches
                                                                         "virtualizationType": "hvm"}})
     pool(1, ami="ami-0bbbbbbbbbbbbbbb9")(base_config)
     run = later(base_config)
-    assert any(m.startswith("rke-aws:nodePools[1].instanceType: 'm6i.large' runs x86_64") for m in _warnings(run))
+    assert any(m.startswith("rke-aws:nodePools[agents].instanceType: 'm6i.large' runs x86_64") for m in _warnings(run))
     pool(1, count=3)(base_config)
-    assert "rke-aws:nodePools[1].instanceType: 'm6i.large' runs x86_64" in run_refused_day2(
+    assert "rke-aws:nodePools[agents].instanceType: 'm6i.large' runs x86_64" in run_refused_day2(
         base_config, first, images={"ami-0bbbbbbbbbbbbbbb9": {"architecture": "arm64", "virtualizationType": "hvm"}})
 
 
@@ -504,7 +504,7 @@ def test_an_agent_type_changed_in_place_must_be_offered_in_its_zone(base_config)
     first, _ = _day2(base_config)
     pool(1, instanceType="m6i.xlarge")(base_config)
     message = run_refused_day2(base_config, first, unoffered=[("m6i.xlarge", "us-east-1b")])
-    assert "rke-aws:nodePools[1].instanceType: 'm6i.xlarge' is not offered in us-east-1b" in message
+    assert "rke-aws:nodePools[agents].instanceType: 'm6i.xlarge' is not offered in us-east-1b" in message
 
 
 def test_an_agent_type_for_another_architecture_waits_for_rotation(base_config):
@@ -518,7 +518,7 @@ def test_an_agent_type_for_another_architecture_waits_for_rotation(base_config):
     assert not [r for r in run.of_type("aws:ec2/instance:Instance") if r.inputs["instanceType"] == "m7g.large"
                 and "instanceType" not in r.ignore_changes]
     pool(1, ami="ami-0aaaaaaaaaaaaaaa1")(base_config)
-    assert "rke-aws:nodePools[1].instanceType: 'm7g.large' runs arm64" in run_refused_day2(
+    assert "rke-aws:nodePools[agents].instanceType: 'm7g.large' runs arm64" in run_refused_day2(
         base_config, first, images={"ami-0aaaaaaaaaaaaaaa1": {"architecture": "x86_64", "virtualizationType": "hvm"}})
 
 
@@ -532,16 +532,16 @@ def run_refused_day2(cfg, first, **mock_kwargs) -> str:
 
 def test_every_pool_is_judged_after_a_failed_look_up(base_config):
     both(pool(0, instanceType="m9z.large"), pool(1, instanceType="m7g.large", ami="ami-0ccccccccccccccc1"))(base_config)
-    _plan_refused(base_config, (("nodePools[0].instanceType", "InvalidInstanceType"),
-                                ("nodePools[1].instanceType", "runs arm64")))
+    _plan_refused(base_config, (("nodePools[server].instanceType", "InvalidInstanceType"),
+                                ("nodePools[agents].instanceType", "runs arm64")))
     both(pool(0, instanceType="m6i.large", ami="ami-0ddddddddddddddd1"),
          pool(1, instanceType="m7g.large", ami="ami-0ccccccccccccccc1"))(base_config)
-    _plan_refused(base_config, (("nodePools[0].ami", "looking up image 'ami-0ddddddddddddddd1' in us-east-1 failed (DescribeImages "
+    _plan_refused(base_config, (("nodePools[server].ami", "looking up image 'ami-0ddddddddddddddd1' in us-east-1 failed (DescribeImages "
                                                      "in the emulated account answered Your query returned no results (image "
                                                      "ami-0ddddddddddddddd1). Please change your search criteria and try "
                                                      "again.); use an image that exists in us-east-1 and this account may "
                                                      "launch"),
-                                ("nodePools[1].instanceType", "runs arm64")),
+                                ("nodePools[agents].instanceType", "runs arm64")),
                   images={"ami-0ccccccccccccccc1": {"architecture": "x86_64"}})
 
 
@@ -567,12 +567,12 @@ def test_look_up_messages_name_the_fix(base_config):
     access(sshKeyName="nobody")(base_config)
     pool(1, instanceType="m9z.large")(base_config)
     message = _plan_refused(base_config, (("access.sshKeyName", "InvalidKeyPair.NotFound"),
-                                          ("nodePools[1].instanceType", "InvalidInstanceType")), key_pairs=[])
+                                          ("nodePools[agents].instanceType", "InvalidInstanceType")), key_pairs=[])
     assert message.endswith(
         "  - rke-aws:access.sshKeyName: looking up the key pair 'nobody' in us-east-1 failed (DescribeKeyPairs in the "
         "emulated account answered InvalidKeyPair.NotFound: The key pair 'nobody' does not exist); create "
         "or import it in us-east-1 (aws ec2 import-key-pair --key-name ...), or fix the name\n"
-        "  - rke-aws:nodePools[1].instanceType: looking up instance type 'm9z.large' in us-east-1 failed "
+        "  - rke-aws:nodePools[agents].instanceType: looking up instance type 'm9z.large' in us-east-1 failed "
         "(DescribeInstanceTypes in the emulated account answered InvalidInstanceType: The following supplied instance "
         "types do not exist: [m9z.large]); did you mean m5.large? Or use an instance type EC2 offers in us-east-1 (aws "
         "ec2 describe-instance-types)")
@@ -581,20 +581,20 @@ def test_look_up_messages_name_the_fix(base_config):
 
 def test_machine_messages_in_full(base_config):
     pool(1, ami="ami-0eeeeeeeeeeeeeee1", instanceType="m1.small")(base_config)
-    message = _plan_refused(base_config, (("nodePools[1].instanceType", "runs i386 or x86_64"),),
+    message = _plan_refused(base_config, (("nodePools[agents].instanceType", "runs i386 or x86_64"),),
                             images={"ami-0eeeeeeeeeeeeeee1": {"architecture": "arm64", "virtualizationType": "hvm"}})
-    assert ("rke-aws:nodePools[1].instanceType: 'm1.small' runs i386 or x86_64, but the pool's image ami-0eeeeeeeeeeeeeee1 "
-            "is arm64; use an instance type for arm64, or set nodePools[1].ami to an image for i386 or x86_64") in message
+    assert ("rke-aws:nodePools[agents].instanceType: 'm1.small' runs i386 or x86_64, but the pool's image ami-0eeeeeeeeeeeeeee1 "
+            "is arm64; use an instance type for arm64, or set nodePools[agents].ami to an image for i386 or x86_64") in message
     pool(1, ami="ami-0eeeeeeeeeeeeeee2", instanceType="m6i.large")(base_config)
-    message = _plan_refused(base_config, (("nodePools[1].instanceType", "virtualization"),),
+    message = _plan_refused(base_config, (("nodePools[agents].instanceType", "virtualization"),),
                             images={"ami-0eeeeeeeeeeeeeee2": {"architecture": "x86_64", "virtualizationType": "paravirtual"}})
-    assert ("rke-aws:nodePools[1].instanceType: 'm6i.large' supports hvm virtualization, but the pool's image "
+    assert ("rke-aws:nodePools[agents].instanceType: 'm6i.large' supports hvm virtualization, but the pool's image "
             "ami-0eeeeeeeeeeeeeee2 is paravirtual; use another type or image") in message
     pool(1, ami=None, instanceType="m6i.large")(base_config)
-    message = _plan_refused(base_config, (("nodePools[0].instanceType", "not offered"),
-                                          ("nodePools[1].instanceType", "not offered")),
+    message = _plan_refused(base_config, (("nodePools[server].instanceType", "not offered"),
+                                          ("nodePools[agents].instanceType", "not offered")),
                             unoffered=[("m6i.large", "us-east-1a"), ("m6i.large", "us-east-1b")])
-    assert ("rke-aws:nodePools[1].instanceType: 'm6i.large' is not offered in us-east-1a, us-east-1b, where the pool's "
+    assert ("rke-aws:nodePools[agents].instanceType: 'm6i.large' is not offered in us-east-1a, us-east-1b, where the pool's "
             "new nodes go; use a type offered there, or other zones (aws ec2 describe-instance-type-offerings "
             "--location-type availability-zone --filters Name=instance-type,Values=m6i.large)") in message
 
@@ -609,10 +609,10 @@ def test_rke2_server_size_warnings_follow_rke2s_requirements(base_config, monkey
     pool(0, instanceType="c7g.medium", ami="ami-0fffffffffffffff1")(base_config)
     images = {"ami-0fffffffffffffff1": {"architecture": "arm64", "virtualizationType": "hvm"}}
     run = harness.run_program(base_config, mocks=AwsLikeMocks("us-east-1", images=images))
-    assert ("rke-aws:nodePools[0].instanceType: 'c7g.medium' has 1 vCPU and 2 GiB; RKE2 servers need at least 2 vCPU "
+    assert ("rke-aws:nodePools[server].instanceType: 'c7g.medium' has 1 vCPU and 2 GiB; RKE2 servers need at least 2 vCPU "
             "and 4 GiB (docs.rke2.io install/requirements): etcd and the API server may not keep up") in _warnings(run)
     # RKE2's VM sizing guide: 2 vCPU / 4 GiB servers carry up to 225 agents (the boundary, on the pure rule).
-    key = "nodePools[0].instanceType"
+    key = "nodePools[server].instanceType"
 
     def warn(*args):
         found = spec.rke2_server_size_warning(*args)
@@ -620,7 +620,7 @@ def test_rke2_server_size_warnings_follow_rke2s_requirements(base_config, monkey
 
     assert warn(key, "t3.medium", 2, 4096, 225) is None
     assert warn(key, "t3.medium", 2, 4096, 226) == (
-        "rke-aws:nodePools[0].instanceType: 226 agents; RKE2's sizing guide gives servers of 't3.medium' (2 vCPU, "
+        "rke-aws:nodePools[server].instanceType: 226 agents; RKE2's sizing guide gives servers of 't3.medium' (2 vCPU, "
         "4 GiB) up to 225 (docs.rke2.io install/requirements, VM sizing guide): use larger servers")
     assert "up to 225" in warn(key, "r6i.large", 2, 16384, 226)  # 2 vCPU and 16 GiB: both must reach a row
     assert warn(key, "m6i.2xlarge", 8, 32768, 5000) is None  # the guide's last row has no limit here
@@ -630,7 +630,7 @@ def test_rke2_server_size_warnings_follow_rke2s_requirements(base_config, monkey
     both(pool(0, instanceType="t3.medium", ami=None), pool(1, count=2))(base_config)
     assert not [w for w in _warnings(harness.run_program(base_config)) if "sizing guide" in w]
     extra_pool(count=2)(base_config)
-    assert ("rke-aws:nodePools[0].instanceType: 4 agents; RKE2's sizing guide gives servers of 't3.medium' (2 vCPU, "
+    assert ("rke-aws:nodePools[server].instanceType: 4 agents; RKE2's sizing guide gives servers of 't3.medium' (2 vCPU, "
             "4 GiB) up to 3" in " ".join(_warnings(harness.run_program(base_config))))
 
 
@@ -674,7 +674,7 @@ def test_bring_your_own_overlap_message_in_full(base_config):
 def test_four_vcpu_servers_carry_450_agents():
     from rke_aws.plan import machine_checks
 
-    key = "nodePools[0].instanceType"
+    key = "nodePools[server].instanceType"
     assert machine_checks.rke2_server_size_warning(key, "m6i.xlarge", 4, 16384, 450) is None
     found = machine_checks.rke2_server_size_warning(key, "m6i.xlarge", 4, 16384, 451)
     assert found is not None and (found.key, found.code) == (key, "pool.servers-undersized")
@@ -696,4 +696,4 @@ def test_default_image_only_for_pools_without_their_own(base_config, monkeypatch
 
     monkeypatch.setattr(mocks, "_call", no_ubuntu)
     message = run_refused(base_config, (("nodePools[].ami", "looking up the default image"),), mocks=mocks)
-    assert "set `ami` on nodePools[1] to an image that exists in us-east-1" in message
+    assert "set `ami` on nodePools[agents] to an image that exists in us-east-1" in message

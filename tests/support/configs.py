@@ -83,7 +83,7 @@ BYO_KEYS = "vpcId, publicSubnetIds, privateSubnetIds"
 
 
 TOP_KEYS = ("distribution, clusterId, network, access, nodePools, kubernetesVersion, ccm, controlPlane, etcdBackup, addons, proxy, "
-            "rancher, ingress, rotation, hardening, kubeconfig, tags, allowUninstall, protectServers, confirmClusterState")
+            "rancher, ingress, rotation, hardening, kubeconfig, tags, allowUninstall, protectServers, confirmClusterState, fips, identity")
 
 
 NAT_NONE = (
@@ -349,7 +349,7 @@ INVALID = [
         "rke-aws:access.sshKey: unknown key; did you mean sshKeyPath? allowed keys are adminCidrs, sshKeyName, sshUser, sshKeyPath, ssm, allowWorldAdmin"),
     row("unknown-pool-key", pool(0, instancetype="m6i.large"),
         "rke-aws:nodePools[server].instancetype: unknown key; did you mean instanceType? allowed keys are name, roles, count, instanceType, "
-        "subnet, rootVolumeGb, ami, ipBlock, imdsHopLimit, imdsHopLimitReason, market"),
+        "subnet, rootVolumeGb, ami, ipBlock, imdsHopLimit, imdsHopLimitReason, market, os"),
     row("unknown-ccm-key", put("ccm", {"install": "manifest", "version": "0.0.11"}),
         "rke-aws:ccm.version: unknown key; did you mean chartVersion? allowed keys are chartVersion, leaderMigration, extraArgs, install, image"),
     # --- clusterId ---------------------------------------------------------------------------
@@ -448,7 +448,7 @@ INVALID = [
     row("addons-ebsCsi-string", put("addons", {"ebsCsi": "yes"}),
         'rke-aws:addons.ebsCsi: "yes" is not a boolean; use true or false'),
     row("addons-typo", put("addons", {"efs": True}),
-        "rke-aws:addons.efs: unknown key; allowed keys are ebsCsi"),
+        "rke-aws:addons.efs: unknown key; allowed keys are ebsCsi, loadBalancerController"),
     row("hardening-unknown", put("hardening", "stig"),
         'rke-aws:hardening: "stig" is not a hardening profile; use none or cis'),
     # --- a pool rejected for one field must not make its roles look missing --------------------

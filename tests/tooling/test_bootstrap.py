@@ -187,7 +187,14 @@ def test_boot_uses_the_partitions_ssm_endpoint(tmp_path):
         run = run_stack_cached(stack)
         region = run.outputs["region"]
         suffix = "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
-        agent = next(i for i in run.of_type(INSTANCE) if i.inputs["tags"]["rke-aws/roles"] == "worker")
+        # Ubuntu agents: the base stubs are Ubuntu's (other OSes boot against their package managers' stubs in
+        # tests/tooling/test_os_boot.py, partitions included).
+        pools = json.loads(harness.stack_config(stack).get("rke-aws:nodePools", "[]"))
+        other = {p["name"] for p in pools if p.get("os", "ubuntu-24.04") != "ubuntu-24.04"}
+        agent = next((i for i in run.of_type(INSTANCE) if i.inputs["tags"]["rke-aws/roles"] == "worker"
+                      and i.inputs["tags"]["rke-aws/pool"] not in other), None)
+        if agent is None:
+            continue
         b = boot(agent, tmp_path / stack, rke2_parameters(run), ssm_host=f"ssm.{region}.{suffix}")
         assert b.returncode == 0, f"{stack}: {b.stderr}"
         assert all(c["sigv4"] == f"aws:amz:{region}:ssm" for c in b.calls if c["target"]), stack
