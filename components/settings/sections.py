@@ -392,6 +392,43 @@ class Rancher(_Section):
         return self.upgrades == "rancher"
 
 
+class Registry(_Section):
+    """registry: a private registry (mirror) every image this program deploys is pulled through (issue 35)."""
+
+    mirrors: Annotated[dict[str, Annotated[str, Strict()]], Msg(
+        item="{json} is not a mirror endpoint; give https://host[:port][/path]", type_name="map", default="`{}`"),
+        WithJsonSchema({"type": "object", "additionalProperties": {"type": "string"}})] = Field(
+        default_factory=dict, description="Upstream registry host (docker.io, registry.k8s.io, public.ecr.aws, or \"*\") "
+                                          "-> the mirror's endpoint (https://host[:port][/path]).")
+    username: OrUnset[Annotated[str, NonEmpty(r"^[^\s]+$", max_length=255), Msg(what="a user name without spaces")]] = Field(
+        None, description="The mirror's user (with password; https mirrors only).")
+    password: OrUnset[Annotated[SecretStr, Strict(), Msg(
+        type="is not text; set it with `pulumi config set --secret --path registry.password <password>`",
+        type_name="encrypted string", default="unset")]] = Field(
+        None, description="The mirror's password: a `secure:` value only; nodes read it from an SSM SecureString, never from user data.")
+    ca_bundle: OrUnset[Annotated[str, Strict(), Msg(what="a PEM bundle", type_name="PEM")]] = Field(
+        None, description="PEM certificates the nodes trust for the mirror (a private CA).")
+    system_default: OrUnset[Annotated[str, NonEmpty(r"^[^\s/]+$", max_length=255), Msg(what="host[:port] of a registry")]] = Field(
+        None, description="RKE2's system-default-registry (host[:port]): RKE2's own images and bundled charts come from it.")
+
+
+class Airgap(_Section):
+    """airgap: RKE2 nodes that never reach the internet: RKE2 from your bucket (or preinstalled), images from `registry`."""
+
+    artifacts_bucket: OrUnset[Annotated[str, NonEmpty(BUCKET_PATTERN), Msg(
+        what="an S3 bucket name (3-63 lowercase letters, digits, dots and hyphens)", type_name="bucket name", why=bucket_why)]] = Field(
+        None, description="Bucket (in the cluster's region) holding RKE2's release assets (README: Air-gapped clusters).")
+    artifacts_prefix: OrUnset[Annotated[str, NonEmpty(FOLDER_PATTERN, max_length=200), Msg(
+        what="a key prefix like rke2 (no leading, trailing or double /)", default="bucket root", type_name="key prefix", why=folder_why)]] = Field(
+        None, description="Key prefix of the artifacts in the bucket (<prefix>/<release>/...).")
+    preinstalled: Annotated[Bool, Msg(reason="installing from the bucket needs no image of your own")] = Field(
+        False, description="The nodes' image already holds RKE2 of kubernetesVersion (no bucket needed).")
+
+    @property
+    def from_bucket(self) -> bool:
+        return not self.preinstalled
+
+
 class ClusterKeys(_Section):
     """The stack keys (Pulumi.yaml `name` is their namespace; `pulumi config set <key>`), snake_case here."""
 
@@ -448,13 +485,16 @@ class ClusterKeys(_Section):
         default="unset", declare=True, type_name="string")]] = Field(
         None, description="Codes a refusal or warning printed (space-separated), each confirming one exact statement "
                           "about the running cluster when it cannot be read; a code confirms nothing once the state moves on.")
+    registry: OrUnset[Annotated[Registry, Msg(default="unset (public registries)", type=(
+        "is not a map; expected {{mirrors, username, password, caBundle, systemDefault}}"))]] = Field(None, description=Registry.__doc__)
+    airgap: OrUnset[Annotated[Airgap, Msg(default="unset (nodes reach the internet)")]] = Field(None, description=Airgap.__doc__)
 
 
 # The sections by stack key (a map of settings each), in the stack file's order.
 SECTIONS: dict[str, type[_Section]] = {
     "network": Network, "access": Access, "ccm": Ccm, "controlPlane": ControlPlane,
     "etcdBackup": EtcdBackup, "addons": Addons, "proxy": Proxy, "rancher": Rancher, "ingress": Ingress,
-    "rotation": Rotation,
+    "rotation": Rotation, "registry": Registry, "airgap": Airgap,
 }
 
 

@@ -21,6 +21,7 @@ from . import (
     pools,
     proxy,
     rancher,
+    registry,
     secrets,
     tags,
     versions,
@@ -32,6 +33,7 @@ __all__ = ["RULES", "Context", "Keys", "PoolEntry", "Rule", "Running", "judge"]
 RULES: tuple[Rule, ...] = (
     distribution.check, network.check, access.check, pools.check, versions.check, ccm.check, tags.check,
     backups.check, proxy.check, cluster.check, ingress.check, rancher.check, secrets.check,
+    registry.check,
 )
 
 
