@@ -12,7 +12,7 @@ from ..aws.iam import ETCD_IAM_ROLE, NODE_IAM_ROLES, NodeIam, NodeIamArgs, Param
 from ..aws.nodes import Nodes, NodesArgs
 from ..cluster import ebs_csi
 from ..cluster.manifests import ServerManifests, ServerManifestsArgs, with_emptied
-from ..node import rke2_config
+from ..node import registries, rke2_config
 from ..plan import cluster_documents, rancher
 from ..plan.model import ClusterSpec
 from ..plan.names import kubeconfig_key_alias
@@ -61,6 +61,29 @@ def manifests(name: str, spec: ClusterSpec, prepared: Prepared, child: pulumi.Re
     return Manifests(component, sorted([*files, *secret_files]))
 
 
+def _registry_and_airgap(spec: ClusterSpec, secrets: Secrets) -> dict[str, Any]:
+    """Rke2Boot's issue-35 fields: registries.yaml (a template when the password comes from SSM), the CA,
+    system-default-registry, the air-gapped install; nothing when neither section is set."""
+    cfg, out = spec.config, {}
+    reg = cfg.registry
+    if reg is not None and reg.mirrors:
+        has_password = reg.password is not None and bool(reg.username)
+        out.update(
+            registries_yaml=registries.rke2_registries_yaml(
+                reg.mirrors, username=reg.username, has_password=has_password, ca_bundle=reg.ca_bundle is not None,
+                system_default=reg.system_default),
+            registry_ca=reg.ca_bundle,
+            registry_password_parameter=secrets.registry_password_name if has_password else None)
+    if reg is not None and reg.system_default:
+        out["system_default_registry"] = reg.system_default
+    if cfg.airgap is not None:
+        out.update(airgap=True, airgap_bucket=cfg.airgap.artifacts_bucket, airgap_prefix=cfg.airgap.artifacts_prefix or "",
+                   airgap_preinstalled=cfg.airgap.preinstalled)
+    if out:
+        out.update(dns_suffix=cfg.partition.dns_suffix, pool_archs=tuple(sorted(spec.plan.pool_archs.items())))
+    return out
+
+
 @dataclass(frozen=True)
 class Machines:
     iam: NodeIam
@@ -101,6 +124,7 @@ def machines(name: str, spec: ClusterSpec, foundation: Foundation, secrets: Secr
             proxy=cluster.proxy,
             ingress_controller=cluster.ingress.controller if cluster.ingress else None,
             psa_rancher=cfg.rancher is not None,
+            **_registry_and_airgap(spec, secrets),
         )
     nodes = Nodes(name, NodesArgs(
         cluster_id=cfg.cluster_id,

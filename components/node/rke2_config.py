@@ -56,6 +56,20 @@ class Rke2Boot:
     # servers' `ingress-controller` (plan/ingress.py); None: no key, RKE2 keeps what the cluster runs
     ingress_controller: str | None = None
     psa_rancher: bool = False  # with cis_profile: Rancher's namespaces exempted too (`rancher` set)
+    # ---- issue 35: a private registry and an air-gapped install (all unset: the boot of before) ----
+    registries_yaml: str | None = None  # registries.yaml (node/registries.py); a template when a password is set
+    registry_ca: str | None = None  # registry.caBundle, written to registries.REGISTRY_CA_PATH
+    system_default_registry: str | None = None  # config.yaml system-default-registry (servers and agents)
+    registry_password_parameter: str | None = None  # the SecureString registries.sh fills the template from
+    airgap_bucket: str | None = None  # airgap: the artifacts bucket (None: online, or preinstalled)
+    airgap_prefix: str = ""
+    airgap_preinstalled: bool = False
+    airgap: bool = False  # airgap set at all (default route, no public host)
+    dns_suffix: str = "amazonaws.com"  # the partition's, for the S3 endpoint host
+    pool_archs: tuple[tuple[str, str], ...] = ()  # pool name -> EC2 architecture (x86_64, arm64)
+
+    def arch_of(self, pool: str) -> str:
+        return dict(self.pool_archs).get(pool, "x86_64")
 
 
 # Written on servers with hardening: cis (RKE2's CIS profile enforces restricted Pod Security with
@@ -165,6 +179,8 @@ def rke2_config(node: PlannedNode, boot: Rke2Boot) -> dict[str, Any]:
     doc["cloud-provider-name"] = "aws" if boot.leader_migration else "external"
     if boot.cis_profile:
         doc["profile"] = boot.cis_profile
+    if boot.system_default_registry:
+        doc["system-default-registry"] = boot.system_default_registry
     if server:
         doc["tls-san"] = [boot.endpoint, node.name, node.private_ip]
         if boot.etcd_s3 and node.pool.is_etcd:  # only etcd members take snapshots

@@ -53,6 +53,8 @@ class ClusterPlan:
     ingress: ingress_plan.IngressPlan | None = None  # RKE2: the servers' ingress controller (plan/ingress.py)
     # Manifest mode with `rancher`: whether the registration manifest is known applied (then skipped)
     rancher_registration: RegistrationState | None = None
+    # Pool name -> EC2 CPU architecture (x86_64, arm64): an air-gapped node fetches its architecture's artifacts
+    pool_archs: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def server_ips(self) -> tuple[str, ...]:
@@ -100,6 +102,11 @@ class ClusterSpec:
     def snapshot_roles(self) -> tuple[str, ...]:
         """The roles whose nodes take snapshots: RKE2 servers; RKE1 etcd nodes (their pool's role)."""
         return tuple(sorted({n.iam_role for n in self.plan.nodes if n.pool.is_etcd} or {"controlplane"}))
+
+    @property
+    def node_roles(self) -> tuple[str, ...]:
+        """The IAM roles the cluster's nodes run under."""
+        return tuple(sorted({n.iam_role for n in self.plan.nodes} or {"controlplane", "worker"}))
 
     @property
     def agent_token(self) -> bool:

@@ -122,7 +122,8 @@ def _build(cfg: StackConfig, previous: ClusterState | None, env: Environment) ->
         version_confirmed=versions.version_confirmed(cfg, previous, vstate),
         snapshots=snapshots, manifests=manifests, in_cluster=in_cluster,
         keep_ebs_credentials=bool(manifests and "ebs-csi" in manifests.removing),
-        admin_aliases=admin_aliases, proxy=proxy, ingress=ingress, rancher_registration=registration)
+        admin_aliases=admin_aliases, proxy=proxy, ingress=ingress, rancher_registration=registration,
+        pool_archs=dict(archs.by_pool))
 
 
 def day2_guards(cfg: StackConfig, previous: ClusterState | None, vstate: versions.VersionState,
