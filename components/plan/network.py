@@ -121,6 +121,9 @@ def plan(cfg: StackConfig, previous: ClusterState | None, env: Environment) -> T
                                cfg.network.private_subnet_cidrs, previous.subnet_zones if previous else None)
     except ValueError as err:
         raise ConfigError([Diagnostic("network.availabilityZones", str(err), "network.no-subnet-slot")]) from None
+    if cfg.airgap is not None:
+        # airgap: no way to the internet, so no public subnets (settings/rules/registry.py refuses public pools)
+        planned = [p for p in planned if p.tier != "public"]
     return Topology(tuple(azs), tuple(planned))
 
 
