@@ -12,7 +12,7 @@ from ..aws.iam import ETCD_IAM_ROLE, NODE_IAM_ROLES, NodeIam, NodeIamArgs, Param
 from ..aws.nodes import Nodes, NodesArgs
 from ..cluster import ebs_csi
 from ..cluster.manifests import ServerManifests, ServerManifestsArgs, with_emptied
-from ..node import registries, rke2_config
+from ..node import airgap_artifacts, registries, rke2_config
 from ..plan import cluster_documents, rancher
 from ..plan.model import ClusterSpec
 from ..plan.names import kubeconfig_key_alias
@@ -36,11 +36,12 @@ def manifests(name: str, spec: ClusterSpec, prepared: Prepared, child: pulumi.Re
     files: dict[str, str] = {}
     if manifest_install:
         # The CCM runs before the cluster has a pod network or initialised nodes: bootstrap.
-        files = {"ccm.yaml": cluster_documents.ccm(cfg.ccm.chart_version).manifest(
+        charts = cluster_documents.chart_location(cfg.registry)
+        files = {"ccm.yaml": cluster_documents.ccm(cfg.ccm.chart_version).located(*charts).manifest(
                     prepared.values.merged_for_manifest(), bootstrap=True),
-                 **rancher.upgrade_files(cfg, cluster_documents.upgrade_manifests(cfg.kubernetes_version,
-                                                                                  etcd_only_servers(spec))),
-                 **({"ebs-csi.yaml": cluster_documents.EBS_CSI.manifest(prepared.ebs_values)}
+                 **rancher.upgrade_files(cfg, _airgapped(cfg, cluster_documents.upgrade_manifests(
+                     cfg.kubernetes_version, etcd_only_servers(spec)))),
+                 **({"ebs-csi.yaml": cluster_documents.EBS_CSI.located(*charts).manifest(prepared.ebs_values)}
                     if prepared.ebs_values else {})}
     secret_files: dict[str, Any] = {}
     credentials = prepared.ebs_credentials
@@ -59,6 +60,18 @@ def manifests(name: str, spec: ClusterSpec, prepared: Prepared, child: pulumi.Re
     component = ServerManifests(name, ServerManifestsArgs(
         cluster_id=cfg.cluster_id, files=files, secret_files=secret_files, extra_tags=cfg.tags), child)
     return Manifests(component, sorted([*files, *secret_files]))
+
+
+def _airgapped(cfg: Any, files: dict[str, str]) -> dict[str, str]:
+    """airgap: system-upgrade-controller's manifests from the artifacts bucket (s3:// for the servers' sync,
+    node/scripts/s3_download.sh) instead of GitHub, at the keys the README fills (airgap_artifacts.suc_keys)."""
+    airgap = cfg.airgap
+    if airgap is None or not airgap.artifacts_bucket:
+        return files
+    crd, controller = airgap_artifacts.suc_keys(airgap.artifacts_prefix or "")
+    where = {"system-upgrade-controller-crd.url": crd, "system-upgrade-controller.url": controller}
+    return {name: f"s3://{airgap.artifacts_bucket}/{where[name]}" if name in where else text
+            for name, text in files.items()}
 
 
 def _registry_and_airgap(spec: ClusterSpec, secrets: Secrets) -> dict[str, Any]:

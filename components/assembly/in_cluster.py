@@ -13,7 +13,7 @@ import pulumi
 from ..cluster import ebs_csi, upgrades
 from ..cluster.ccm import CloudControllerManager, CloudControllerManagerArgs
 from ..cluster.rancher import RancherAgent, RancherAgentArgs, RancherRegistration, RancherRegistrationArgs
-from ..plan import ccm_values, rancher
+from ..plan import ccm_values, cluster_documents, rancher
 from ..plan.model import ClusterSpec
 
 
@@ -70,7 +70,7 @@ def install(name: str, spec: ClusterSpec, prepared: Prepared, kubeconfig: Any, c
         return Installed(None, (), False)
     ccm = CloudControllerManager(name, CloudControllerManagerArgs(
         kubeconfig=pulumi.Output.secret(kubeconfig), chart_version=cfg.ccm.chart_version, values=prepared.values,
-        cluster_id=cfg.cluster_id), child)
+        cluster_id=cfg.cluster_id, charts=cluster_documents.chart_location(cfg.registry)), child)
     names = ["aws-cloud-controller-manager"]
     if rke2:
         # Rancher owning upgrades: only the Plan CRD stays (shared with Rancher's controller).
@@ -81,7 +81,8 @@ def install(name: str, spec: ClusterSpec, prepared: Prepared, kubeconfig: Any, c
             names.append("system-upgrade-controller")
     if prepared.ebs_values and prepared.ebs_credentials is not None:
         ebs_csi.EbsCsiDriver(name, ebs_csi.EbsCsiDriverArgs(provider=ccm.provider, values=prepared.ebs_values,
-                                                             credentials=prepared.ebs_credentials), child)
+                                                             credentials=prepared.ebs_credentials,
+                                                             charts=cluster_documents.chart_location(cfg.registry)), child)
         names.append("aws-ebs-csi-driver")
     agent_kept = False
     if prepared.registration is not None:

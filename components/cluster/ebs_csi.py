@@ -126,6 +126,7 @@ class EbsCsiDriverArgs:
     provider: k8s.Provider
     values: dict[str, Any]
     credentials: EbsCsiCredentials
+    charts: tuple[str | None, str | None] = (None, None)  # registry.charts and its CA (cluster_documents.chart_location)
 
 
 class EbsCsiDriver(pulumi.ComponentResource):
@@ -142,6 +143,6 @@ class EbsCsiDriver(pulumi.ComponentResource):
         )
         # The controller reads the Secret when it starts.
         self.release = charts.release(
-            EBS_CSI, f"{name}-ebs-csi", args.values,
+            EBS_CSI.located(*args.charts), f"{name}-ebs-csi", args.values,
             pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[secret]))
         self.register_outputs({"status": self.release.status})

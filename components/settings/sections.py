@@ -410,6 +410,11 @@ class Registry(_Section):
         None, description="PEM certificates the nodes trust for the mirror (a private CA).")
     system_default: OrUnset[Annotated[str, NonEmpty(r"^[^\s/]+$", max_length=255), Msg(what="host[:port] of a registry")]] = Field(
         None, description="RKE2's system-default-registry (host[:port]): RKE2's own images and bundled charts come from it.")
+    charts: OrUnset[Annotated[str, NonEmpty(r"^(https|oci)://[^\s?#]+$", max_length=2048), Msg(
+        what="a chart repository URL: https://host[/path] (a Helm repository) or oci://host[/path] (an OCI registry)",
+        default="the charts' public repositories", type_name="URL")]] = Field(
+        None, description="Where the CCM and EBS CSI charts come from instead of their public repositories (the same chart "
+                          "names and versions); required with airgap. Read without credentials (caBundle is trusted).")
 
 
 class Airgap(_Section):

@@ -131,7 +131,21 @@ def test_airgap_without_a_mirror_for_a_deployed_image_lists_what_it_pulls(airgap
 def test_airgap_without_a_bucket_or_preinstalled_is_refused(airgap):
     found = config_problems(_with(airgap, "airgap", {"artifactsBucket": None, "artifactsPrefix": None}))
     assert any(p.startswith("rke-aws:airgap.artifactsBucket: missing") for p in found), found
-    parse_config(_with(airgap, "airgap", {"preinstalled": True}))
+    parse_config(_with(scenario_config("rke2-airgap"), "airgap", {"preinstalled": True}))
+
+
+def test_preinstalled_still_needs_the_bucket_for_the_upgrade_controller_in_manifest_mode(airgap):
+    """The servers apply system-upgrade-controller's manifests from the bucket (airgap_artifacts.suc_keys)
+    instead of GitHub; with helm mode the machine running `pulumi up` applies them."""
+    cfg = _with(airgap, "airgap", {"artifactsBucket": None, "artifactsPrefix": None, "preinstalled": True})
+    found = config_problems(cfg)
+    assert [p for p in found if p.startswith("rke-aws:airgap.artifactsBucket: missing; with preinstalled")], found
+    parse_config(_with(cfg, "ccm", {"install": "helm"}))
+
+
+def test_airgap_needs_a_chart_location(airgap):
+    found = config_problems(_with(airgap, "registry", {"charts": None}, secret=True))
+    assert any(p.startswith("rke-aws:registry.charts: missing") for p in found), found
 
 
 def test_every_problem_at_once(airgap):

@@ -87,6 +87,14 @@ def _airgap(keys: Keys, ctx: Context) -> list[Diagnostic]:
             found.append(error(f"registry.mirrors.{upstream}", f"missing: air-gapped nodes pull {', '.join(components)} "
                                                                f"from {upstream}; add a mirror for it (or \"*\")",
                                "airgap.unmirrored"))
+    if reg is not None and reg.mirrors and reg.charts is None:
+        found.append(error("registry.charts", "missing, but airgap nodes cannot reach the charts' public repositories; "
+                                              "give your mirror of the aws-cloud-controller-manager and aws-ebs-csi-driver "
+                                              "charts (https://host/path or oci://host/path)", "airgap.no-charts"))
+    if ag.preinstalled and ag.artifacts_bucket is None and keys.valid.ccm.install != "helm":
+        found.append(error("airgap.artifactsBucket", "missing; with preinstalled images it still holds system-upgrade-"
+                                                     "controller's manifests, which the servers apply for upgrades "
+                                                     "(README: Air-gapped clusters)", "airgap.no-suc-bucket"))
     if keys.valid.proxy is not None:
         # A proxy is a way out of the VPC: an air-gapped cluster has none by definition, and every AWS call
         # goes to a VPC endpoint of the VPC (refused rather than defined: NO_PROXY would have to name every

@@ -1,0 +1,158 @@
+"""An air-gapped RKE2 cluster with a private registry (issue 35 items 1-3), planned in the emulated account:
+nothing a node reads names a public host; the registry's password never reaches user data; the network has
+no way out and has the endpoints of every AWS API the nodes and add-ons are granted.
+
+Upstream facts (research sheet 35 §1, §8):
+- rancher/rke2-docs docs/install/airgap.md: nodes without internet get RKE2 from INSTALL_RKE2_ARTIFACT_PATH and
+  images from a private registry (registries.yaml); a default route must exist (os_prep.sh adds one).
+- rancher/rke2-docs docs/install/private_registry.md: containerd pulls `docker.io/...`, `registry.k8s.io/...`
+  through the mirror listed for that registry and images keep their names: the program's images (CCM, EBS CSI
+  and sidecars, SUC, kubectl, rke2-upgrade) are pulled through registries.yaml's mirrors, not renamed (the
+  rule in settings/rules/registry.py demands a mirror for each of their registries).
+- k3s-io/helm-controller pkg/apis/helm.cattle.io/v1/types.go: HelmChart `chart` may be an oci:// reference,
+  `repoCA` the CA the download trusts.
+- terraform-provider-aws website/docs/r/vpc_endpoint.html.markdown: interface endpoints take subnet_ids and
+  security_group_ids, private_dns_enabled; gateway endpoints route_table_ids.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import yaml
+
+from rke_aws.aws import vpc_endpoints
+from rke_aws.node import registries, scripts
+from tests.support.boot import instances
+from tests.support.runs import run_stack_cached
+from tests.support.userdata import cloud_config, user_data
+
+STACK = "rke2-airgap"
+URL = re.compile(r"\b([a-z][a-z0-9+.-]*)://([^/\s'\"\\]+)")
+# Hosts the internet serves this program's downloads and images from (versions.py, the charts' values,
+# install.sh's defaults): none may appear where an air-gapped node reads.
+PUBLIC_HOSTS = ("get.rke2.io", "github.com", "githubusercontent.com", "docker.io", "registry.k8s.io", "public.ecr.aws",
+                "kubernetes.github.io", "kubernetes-sigs.github.io", "quay.io", "releases.rancher.com", "rpm.rancher.io",
+                "prime.ribs.rancher.io")
+
+
+MIRRORS = ("docker.io", "registry.k8s.io", "public.ecr.aws")  # the stack's registry.mirrors
+MIRRORED_IMAGE = re.compile(r"(?<![\w.-])(?:" + "|".join(map(re.escape, MIRRORS)) + r")/[a-z0-9][\w./-]*")  # repository[:tag]: the tag may sit in its own key
+
+
+def _allowed(scheme: str, host: str, region: str = "us-west-2") -> bool:
+    host = host.split(":")[0].lower()
+    return (host[:1] in ("$", "%")  # a shell or printf variable: its value is a setting, scanned where it is set
+            or host in ("127.0.0.1", "localhost")
+            or host == "169.254.169.254"  # instance metadata
+            or host.endswith(".internal")  # the control-plane endpoint's private zone
+            or host.endswith("corp.example")  # the user's registry and chart mirror
+            or host.endswith(f".{region}.amazonaws.com")  # AWS APIs: the VPC's endpoints (private DNS)
+            or scheme == "s3"  # the artifacts and snapshot buckets, through the gateway endpoint
+            or scheme == "file")
+
+
+@pytest.fixture(scope="module")
+def run():
+    return run_stack_cached(STACK)
+
+
+def _node_texts(run) -> dict[str, str]:
+    """Everything a node reads: its user data (every written file, the boot script and the manifest sync
+    among them) and every manifest parameter the servers mirror (HelmCharts, Plans, URLs)."""
+    texts = {f"user data of {name}": user_data(reg) for name, reg in instances(run).items()}
+    for reg in run.of_type("aws:ssm/parameter:Parameter"):
+        if "manifest" in reg.name:
+            texts[f"manifest {reg.name}"] = str(reg.inputs.get("insecureValue") or reg.inputs.get("value"))
+    return texts
+
+
+def test_nothing_a_node_reads_names_a_public_host(run):
+    texts = _node_texts(run)
+    assert any("HelmChart" in t for t in texts.values()) and any("Plan" in t for t in texts.values())
+    bad: list[str] = []
+    for where, text in texts.items():
+        for scheme, host in URL.findall(text):
+            if not _allowed(scheme, host):
+                bad.append(f"{where}: {scheme}://{host}")
+        # registries.yaml names the upstream registries as its map keys (what the mirror stands for); every
+        # other mention of a public host is a download a node would attempt.
+        for doc_text in _without_registries(where, text):
+            # An image reference of a mirrored registry is pulled through the mirror under its own name
+            # (containerd with registries.yaml: rke2-docs install/private_registry.md), so it may stay.
+            doc_text = MIRRORED_IMAGE.sub("<mirrored image>", doc_text)
+            for host in PUBLIC_HOSTS:
+                if re.search(rf"(?<![\w.-]){re.escape(host)}(?![\w-])", doc_text):
+                    bad.append(f"{where}: {host}")
+    assert not bad, "\n".join(sorted(set(bad)))
+
+
+def _without_registries(where: str, text: str) -> list[str]:
+    if not text.startswith("#cloud-config"):
+        return [text]
+    doc = yaml.safe_load(text)
+    return [json.dumps({k: v for k, v in doc.items() if k != "write_files"})] + [
+        f["content"] for f in doc.get("write_files") or []
+        if f["path"] not in (registries.REGISTRIES_PATH, registries.REGISTRIES_TEMPLATE_PATH)]
+
+
+def test_the_online_stack_does_name_public_hosts():
+    """The scan finds what it looks for: the same cluster online downloads RKE2 from get.rke2.io."""
+    online = run_stack_cached("rke2-proxy")
+    texts = _node_texts(online)
+    assert any("get.rke2.io" in t for t in texts.values())
+
+
+def test_the_registry_password_is_never_in_user_data_and_nodes_read_it_from_ssm(run):
+    password = "offline-placeholder"
+    for name, reg in instances(run).items():
+        doc = cloud_config(reg)
+        text = user_data(reg)
+        assert password not in text, name
+        template = next(f["content"] for f in doc["write_files"] if f["path"] == registries.REGISTRIES_TEMPLATE_PATH)
+        assert registries.PASSWORD_PLACEHOLDER in template
+        assert yaml.safe_load(template)["configs"]["registry.corp.example"]["tls"]["ca_file"] == registries.REGISTRY_CA_PATH
+        script = next(f["content"] for f in doc["write_files"] if f["path"] == scripts.BOOTSTRAP_PATH)
+        assert "/rke-aws/rke2-airgap/registry-password" in script
+    parameter = run.named("rke2-airgap-registry-password")
+    assert parameter.inputs["type"] == "SecureString"
+    for policy in run.of_type("aws:iam/rolePolicy:RolePolicy"):
+        if policy.name.endswith("-join-token"):
+            doc = json.loads(policy.inputs["policy"])
+            reads = [r for s in doc["Statement"] for r in ([s["Resource"]] if isinstance(s["Resource"], str) else s["Resource"])
+                     if "ssm:GetParameter" in s["Action"]]
+            assert any(r.endswith(":parameter/rke-aws/rke2-airgap/registry-password") for r in reads), policy.name
+            assert not any(r.endswith("*") for r in reads), policy.name
+
+
+def test_every_node_installs_from_the_bucket_with_its_architecture(run):
+    for name, reg in instances(run).items():
+        script = next(f["content"] for f in cloud_config(reg)["write_files"] if f["path"] == scripts.BOOTSTRAP_PATH)
+        assert "INSTALL_SCRIPT_URL='file:///var/lib/rke-aws/artifacts/install.sh'" in script, name
+        assert "RELEASE_PREFIX='rke2/v1.33.5+rke2r1/'" in script and "ARCH='amd64'" in script, name
+        assert "DEFAULT_ROUTE='yes'" in script, name  # rke2-docs install/airgap.md: a default route must exist
+
+
+def test_the_network_has_no_way_out_and_an_endpoint_for_every_granted_api(run):
+    types = {r.type for r in run.resources}
+    assert "aws:ec2/internetGateway:InternetGateway" not in types
+    assert "aws:ec2/natGateway:NatGateway" not in types
+    assert not [r for r in run.of_type("aws:ec2/route:Route") if r.inputs.get("destinationCidrBlock") == "0.0.0.0/0"]
+    assert all(s.inputs["tags"].get("kubernetes.io/role/internal-elb") == "1" for s in run.of_type("aws:ec2/subnet:Subnet"))
+    endpoints = {r.inputs["serviceName"]: r.inputs for r in run.of_type("aws:ec2/vpcEndpoint:VpcEndpoint")}
+    # From the policies the run attached (not the program's own list): every granted action's service.
+    actions = [a for p in run.of_type("aws:iam/rolePolicy:RolePolicy") + run.of_type("aws:iam/policy:Policy")
+               for a in vpc_endpoints.document_actions(p.inputs["policy"])]
+    wanted = {e.service_name for e in vpc_endpoints.vpc_endpoints([actions], "us-west-2")}
+    assert wanted <= set(endpoints), sorted(wanted - set(endpoints))
+    assert {"com.amazonaws.us-west-2.ec2", "com.amazonaws.us-west-2.elasticloadbalancing", "com.amazonaws.us-west-2.ssm",
+            "com.amazonaws.us-west-2.s3"} <= set(endpoints)
+    for service, e in endpoints.items():
+        if e["vpcEndpointType"] == "Interface":
+            assert e["privateDnsEnabled"] is True and len(e["subnetIds"]) == 3 and e["securityGroupIds"], service
+        else:
+            assert e["vpcEndpointType"] == "Gateway" and len(e["routeTableIds"]) == 3, service
+    rule = run.named("rke2-airgap-endpoints-https").inputs
+    assert (rule["fromPort"], rule["toPort"], rule["cidrIpv4"]) == (443, 443, "10.96.0.0/16")
