@@ -161,6 +161,10 @@ def machines(name: str, spec: ClusterSpec, foundation: Foundation, secrets: Secr
         extra_tags=cfg.tags,
         proxy=cluster.proxy,
         rke_ingress=cfg.ingress.controller if cfg.distribution == "rke" else None,
+        rke_private_registries=tuple(registries.rke1_private_registries(
+            cfg.registry.mirrors, cfg.registry.username,
+            cfg.registry.password.get_secret_value() if cfg.registry.password else None))
+        if cfg.distribution == "rke" and cfg.registry is not None and cfg.registry.mirrors else (),
         # What each running node runs (its last outputs): the stale notes, root volumes kept (issue 37).
         running={n.key: n.running for n in spec.previous.nodes} if spec.previous else {},
     ), child)

@@ -39,6 +39,7 @@ from ..settings.registry_hosts import (  # noqa: F401  (re-exported: the pure ch
     mirror_authority,
     mirror_for,
     registry_problems,
+    rewrite_image,
     split_image,
     unmirrored_images,
 )
@@ -103,18 +104,6 @@ def rke2_registry_config_keys(system_default: str | None) -> dict[str, str]:
     """config.yaml keys on every RKE2 node (server and agent both accept system-default-registry:
     tests/rke2_keys.py)."""
     return {"system-default-registry": system_default} if system_default else {}
-
-
-def rewrite_image(image: str, mirrors: Mapping[str, str]) -> str:
-    """The reference under which a mirror serves `image` (registry replaced by the mirror's host[:port]
-    and path): what RKE1 (Docker, no per-registry mirrors) must be told to pull. Unchanged without a mirror."""
-    registry, path = split_image(image)
-    endpoint = mirror_for(registry, mirrors)
-    if endpoint is None:
-        return image
-    parts = urlsplit(endpoint)
-    prefix = parts.netloc + parts.path.rstrip("/")
-    return f"{prefix}/{path}"
 
 
 def rke1_private_registries(mirrors: Mapping[str, str], username: str | None = None,

@@ -127,3 +127,15 @@ def unmirrored_images(mirrors: Mapping[str, str], distribution: str = "rke2",
         if mirror_for(registry, mirrors) is None:
             out.setdefault(registry, []).append(image.component)
     return out
+
+
+def rewrite_image(image: str, mirrors: Mapping[str, str]) -> str:
+    """The reference under which a mirror serves `image` (registry replaced by the mirror's host[:port]
+    and path): what RKE1 (Docker, no per-registry mirrors) must be told to pull. Unchanged without a mirror."""
+    registry, path = split_image(image)
+    endpoint = mirror_for(registry, mirrors)
+    if endpoint is None:
+        return image
+    parts = urlsplit(endpoint)
+    prefix = parts.netloc + parts.path.rstrip("/")
+    return f"{prefix}/{path}"

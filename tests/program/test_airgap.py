@@ -156,3 +156,38 @@ def test_the_network_has_no_way_out_and_an_endpoint_for_every_granted_api(run):
             assert e["vpcEndpointType"] == "Gateway" and len(e["routeTableIds"]) == 3, service
     rule = run.named("rke2-airgap-endpoints-https").inputs
     assert (rule["fromPort"], rule["toPort"], rule["cidrIpv4"]) == (443, 443, "10.96.0.0/16")
+
+
+# ---- RKE1: cluster.yml private_registries ------------------------------------------------------------
+
+# rancher/rke @ 40c5dd465677 types/rke_types.go PrivateRegistry: the yaml names RKE reads.
+RKE_PRIVATE_REGISTRY_KEYS = {"url", "user", "password", "is_default", "ecr_credential_plugin"}
+
+
+def test_rke1_gets_private_registries_and_the_ccm_image_from_the_mirror():
+    """RKE1's Docker has no per-registry mirrors: cluster.yml lists the mirrors (the docker.io one as
+    is_default, which prefixes RKE's own system images: rke cluster/defaults.go), and the CCM's image names
+    the mirror itself. The password makes the cluster.yml output a secret."""
+    from rke_aws_offline.engine import harness
+    from tests.support.configs import scenario_config, set_key
+    from tests.support.runs import run_cached
+
+    cfg = scenario_config("rke-phase2")
+    set_key(cfg, "registry", {"mirrors": {"docker.io": "https://registry.corp.example/hub",
+                                          "registry.k8s.io": "https://registry.corp.example/k8s"},
+                              "username": "pull", "password": "s3cr3t-rke1"})
+    from rke_aws.settings import stackfile
+    cfg["rke-aws:registry"] = stackfile.secret(cfg["rke-aws:registry"])
+    run = run_cached(cfg, "rke-phase2")
+    raw = run.outputs["rkeClusterYml"]
+    assert "rkeClusterYml" in run.secret_outputs, "cluster.yml holds the password: a secret output"
+    doc = yaml.safe_load(harness.unwrap_secrets(raw))
+    entries = doc["private_registries"]
+    assert all(set(e) <= RKE_PRIVATE_REGISTRY_KEYS for e in entries), entries
+    assert entries[0] == {"url": "registry.corp.example/hub", "user": "pull", "password": "s3cr3t-rke1", "is_default": True}
+    assert [e["url"] for e in entries] == ["registry.corp.example/hub", "registry.corp.example/k8s"]
+    for reg in instances(run).values():
+        assert "s3cr3t" not in user_data(reg)
+    release = next(r for r in run.of_type("kubernetes:helm.sh/v3:Release") if "cloud-controller" in r.inputs["chart"])
+    image = harness.unwrap_secrets(release.inputs["values"])["image"]
+    assert image["repository"] == "registry.corp.example/k8s/provider-aws/cloud-controller-manager", image
