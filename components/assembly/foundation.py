@@ -6,13 +6,12 @@ from dataclasses import dataclass
 
 import pulumi
 
-from ..aws import vpc_endpoints
 from ..aws.endpoint import ControlPlaneEndpoint, ControlPlaneEndpointArgs
 from ..aws.network import Network, NetworkArgs
 from ..aws.security import ClusterSecurityGroup, ClusterSecurityGroupArgs
-from ..node import registries
 from ..plan.model import ClusterSpec
 from ..plan.names import KUBE_API_PORT, RKE2_SUPERVISOR_PORT
+from . import preflight
 
 
 @dataclass(frozen=True)
@@ -22,27 +21,13 @@ class Foundation:
     endpoint: ControlPlaneEndpoint
 
 
-def airgap_endpoints(spec: ClusterSpec) -> list[vpc_endpoints.Endpoint]:
-    """The VPC endpoints an air-gapped cluster needs: the services of every action the program grants its
-    nodes and add-ons (the same policy functions), ECR's when a mirror is an ECR registry."""
-    cfg, cluster = spec.config, spec.plan
-    airgap = cfg.airgap
-    actions = vpc_endpoints.program_action_lists(
-        cfg.partition.name, session_manager=cfg.access.ssm, snapshots=cluster.backup is not None,
-        ebs_csi=bool(cluster.ebs_csi),
-        artifacts=airgap is not None and bool(airgap.artifacts_bucket) and not airgap.preinstalled)
-    mirrors = cfg.registry.mirrors if cfg.registry is not None else {}
-    ecr = any(vpc_endpoints.is_ecr_registry(registries.mirror_authority(e)) for e in mirrors.values())
-    return vpc_endpoints.vpc_endpoints(actions.values(), cfg.region, ecr=ecr)
-
-
 def build(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions) -> Foundation:
     cfg, cluster = spec.config, spec.plan
     rke2 = cfg.distribution == "rke2"
     network = Network(name, NetworkArgs(
         cluster_id=cfg.cluster_id, network=cfg.network, subnets=cluster.subnets, extra_tags=cfg.tags,
         legacy_subnet_keys=spec.legacy_subnet_keys, airgap=cfg.airgap is not None,
-        endpoints=tuple(airgap_endpoints(spec)) if cfg.airgap is not None and not cfg.network.bring_your_own else ()),
+        endpoints=tuple(preflight.wanted_endpoints(spec)) if cfg.airgap is not None and not cfg.network.bring_your_own else ()),
         child)
     security = ClusterSecurityGroup(name, ClusterSecurityGroupArgs(
         cluster_id=cfg.cluster_id, vpc_id=network.vpc_id, admin_cidrs=cfg.access.admin_cidrs,

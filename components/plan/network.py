@@ -240,7 +240,7 @@ def check_brought(cfg: StackConfig, topology: Topology, nodes: Sequence[_Placed]
                 key, f"'{sid}' has no route to an internet gateway, so it is not public (the CCM puts internet-facing "
                 "load balancers there); list a public subnet or add 0.0.0.0/0 via an igw-", "network.public-no-igw",
                 value=sid))
-        if planned.tier == "private" and not (route and (route.nat_gateway_id or route.transit_gateway_id or
+        if planned.tier == "private" and cfg.airgap is None and not (route and (route.nat_gateway_id or route.transit_gateway_id or
                                                           route.network_interface_id or route.instance_id)):
             problems.append(Diagnostic(
                 key, f"'{sid}' has no default route (NAT gateway, transit gateway or appliance); its nodes download "

@@ -191,3 +191,117 @@ def test_rke1_gets_private_registries_and_the_ccm_image_from_the_mirror():
     release = next(r for r in run.of_type("kubernetes:helm.sh/v3:Release") if "cloud-controller" in r.inputs["chart"])
     image = harness.unwrap_secrets(release.inputs["values"])["image"]
     assert image["repository"] == "registry.corp.example/k8s/provider-aws/cloud-controller-manager", image
+
+
+# ---- what the account must show, at plan time (components/assembly/preflight.py) ----------------------
+
+RELEASE = "v1.33.5+rke2r1"
+
+
+def _artifacts(*archs: str) -> list[str]:
+    """What the README's commands upload for `archs` (listed here by hand, as a user's bucket would hold)."""
+    keys = [f"rke2/{RELEASE}/install.sh", "rke2/system-upgrade-controller/v0.20.1/crd.yaml",
+            "rke2/system-upgrade-controller/v0.20.1/system-upgrade-controller.yaml"]
+    for a in archs:
+        keys += [f"rke2/{RELEASE}/sha256sum-{a}.txt", f"rke2/{RELEASE}/rke2.linux-{a}.tar.gz",
+                 f"rke2/{RELEASE}/rke2-images.linux-{a}.tar.zst"]
+    return keys
+
+
+def _refusal(config, **account) -> str:
+    import pulumi
+
+    from rke_aws_offline.engine import harness
+    from rke_aws_offline.engine.emulated_account import MotoMocks
+
+    mocks = MotoMocks(config["aws:region"], **account)
+    with pytest.raises(pulumi.RunError) as info:
+        harness.run_program(config, stack=STACK, mocks=mocks)
+    assert not [r for r in mocks.resources if not r[0].startswith("pulumi:")], "registered before refusing"
+    return str(info.value)
+
+
+def _config(**changes):
+    from tests.support.configs import scenario_config, set_key
+
+    cfg = scenario_config(STACK)
+    for key, value in changes.items():
+        set_key(cfg, key, value)
+    return cfg
+
+
+def test_missing_artifacts_for_a_pool_architecture_are_listed_before_any_resource():
+    """A Graviton pool installs rke2.linux-arm64.tar.gz (rancher/rke2 install.sh: aarch64 -> arm64)."""
+    pools = json.loads(_config()["rke-aws:nodePools"]) + [
+        {"name": "graviton", "roles": ["worker"], "count": 1, "instanceType": "m7g.large"}]
+    text = _refusal(_config(nodePools=pools), objects={"corp-rke2-artifacts": _artifacts("amd64")})
+    assert "rke-aws:airgap.artifactsBucket: 'corp-rke2-artifacts' lacks what the nodes install from" in text, text
+    for f in ("sha256sum-arm64.txt", "rke2.linux-arm64.tar.gz", "rke2-images.linux-arm64.tar.zst"):
+        assert f"s3://corp-rke2-artifacts/rke2/{RELEASE}/{f}" in text, text
+    assert "amd64.tar.gz" not in text
+
+
+def test_a_bucket_in_another_region_is_refused():
+    """A gateway endpoint reaches buckets of its own region only (AWS SSM User Guide setup-create-vpc.md)."""
+    text = _refusal(_config(), objects={"corp-rke2-artifacts@us-east-1": _artifacts("amd64")})
+    assert ("rke-aws:airgap.artifactsBucket: 'corp-rke2-artifacts': the bucket is in us-east-1, the cluster in us-west-2"
+            in text), text
+
+
+def _byo_vpc(endpoints: tuple[str, ...], ids: dict):
+    def setup(mocks) -> None:
+        ec2 = mocks.client("ec2")
+        vpc = ec2.create_vpc(CidrBlock="10.81.0.0/16")["Vpc"]["VpcId"]
+        ec2.modify_vpc_attribute(VpcId=vpc, EnableDnsHostnames={"Value": True})
+        subnet = ec2.create_subnet(VpcId=vpc, CidrBlock="10.81.0.0/20", AvailabilityZone="us-west-2a")["Subnet"]["SubnetId"]
+        rt = ec2.create_route_table(VpcId=vpc)["RouteTable"]["RouteTableId"]
+        ec2.associate_route_table(RouteTableId=rt, SubnetId=subnet)
+        for service in endpoints:
+            kind = "Gateway" if service == "s3" else "Interface"
+            ec2.create_vpc_endpoint(VpcId=vpc, ServiceName=f"com.amazonaws.us-west-2.{service}", VpcEndpointType=kind,
+                                    **({"RouteTableIds": [rt]} if kind == "Gateway" else {"SubnetIds": [subnet]}))
+        ids.update(vpcId=vpc, privateSubnetIds=[subnet])
+    return setup
+
+
+ALL = ("ec2", "ec2messages", "elasticloadbalancing", "s3", "ssm", "ssmmessages")
+
+
+def test_a_brought_vpc_without_the_endpoints_is_refused_naming_each():
+    import pulumi
+
+    from rke_aws_offline.engine import harness
+    from rke_aws_offline.engine.emulated_account import MotoMocks
+
+    ids: dict = {}
+    mocks = MotoMocks("us-west-2", setup=_byo_vpc(("ec2", "s3"), ids), objects={"corp-rke2-artifacts": _artifacts("amd64")})
+    mocks.start()
+    try:
+        cfg = _config()
+        cfg["rke-aws:network"] = json.dumps(ids)
+        with pytest.raises(pulumi.RunError) as info:
+            harness.run_program(cfg, stack=STACK, mocks=mocks)
+    finally:
+        mocks.stop()
+    text = str(info.value)
+    for service in ("elasticloadbalancing", "ssm", "ssmmessages", "ec2messages"):
+        assert f"looking up the interface endpoint com.amazonaws.us-west-2.{service} of '{ids['vpcId']}'" in text, text
+        assert f"--service-name com.amazonaws.us-west-2.{service} --vpc-endpoint-type Interface --private-dns-enabled" in text
+    assert "com.amazonaws.us-west-2.ec2 of" not in text and "com.amazonaws.us-west-2.s3 of" not in text
+
+
+def test_a_brought_vpc_with_every_endpoint_plans_without_nat_or_public_subnets():
+    from rke_aws_offline.engine import harness
+    from rke_aws_offline.engine.emulated_account import MotoMocks
+
+    ids: dict = {}
+    mocks = MotoMocks("us-west-2", setup=_byo_vpc(ALL, ids), objects={"corp-rke2-artifacts": _artifacts("amd64")})
+    mocks.start()
+    try:
+        cfg = _config()
+        cfg["rke-aws:network"] = json.dumps(ids)
+        run = harness.run_program(cfg, stack=STACK, mocks=mocks)
+    finally:
+        mocks.stop()
+    assert not run.of_type("aws:ec2/vpcEndpoint:VpcEndpoint")  # the VPC is the user's: checked, not changed
+    assert len(instances(run)) == 5
