@@ -30,6 +30,9 @@ from tests.support.runs import run_stack_cached
 from tests.support.userdata import cloud_config, user_data
 
 STACK = "rke2-airgap"
+# stack -> (region, architecture, the release's key prefix in its bucket)
+STACKS = {"rke2-airgap": ("us-west-2", "amd64", "rke2/v1.33.5+rke2r1/"),
+          "rke2-airgap-arm": ("eu-central-1", "arm64", "mirror/rke2/v1.33.5+rke2r1/")}
 URL = re.compile(r"\b([a-z][a-z0-9+.-]*)://([^/\s'\"\\]+)")
 # Hosts the internet serves this program's downloads and images from (versions.py, the charts' values,
 # install.sh's defaults): none may appear where an air-gapped node reads.
@@ -38,7 +41,7 @@ PUBLIC_HOSTS = ("get.rke2.io", "github.com", "githubusercontent.com", "docker.io
                 "prime.ribs.rancher.io")
 
 
-MIRRORS = ("docker.io", "registry.k8s.io", "public.ecr.aws")  # the stack's registry.mirrors
+MIRRORS = ("docker.io", "registry.k8s.io", "public.ecr.aws")  # the stacks' registry.mirrors (or "*")
 MIRRORED_IMAGE = re.compile(r"(?<![\w.-])(?:" + "|".join(map(re.escape, MIRRORS)) + r")/[a-z0-9][\w./-]*")  # repository[:tag]: the tag may sit in its own key
 
 
@@ -69,13 +72,16 @@ def _node_texts(run) -> dict[str, str]:
     return texts
 
 
-def test_nothing_a_node_reads_names_a_public_host(run):
+@pytest.mark.parametrize("stack", sorted(STACKS))
+def test_nothing_a_node_reads_names_a_public_host(stack):
+    run = run_stack_cached(stack)
+    region = STACKS[stack][0]
     texts = _node_texts(run)
     assert any("HelmChart" in t for t in texts.values()) and any("Plan" in t for t in texts.values())
     bad: list[str] = []
     for where, text in texts.items():
         for scheme, host in URL.findall(text):
-            if not _allowed(scheme, host):
+            if not _allowed(scheme, host, region):
                 bad.append(f"{where}: {scheme}://{host}")
         # registries.yaml names the upstream registries as its map keys (what the mirror stands for); every
         # other mention of a public host is a download a node would attempt.
@@ -127,11 +133,15 @@ def test_the_registry_password_is_never_in_user_data_and_nodes_read_it_from_ssm(
             assert not any(r.endswith("*") for r in reads), policy.name
 
 
-def test_every_node_installs_from_the_bucket_with_its_architecture(run):
+@pytest.mark.parametrize("stack", sorted(STACKS))
+def test_every_node_installs_from_the_bucket_with_its_architecture(stack):
+    run = run_stack_cached(stack)
+    _, arch, prefix = STACKS[stack]
     for name, reg in instances(run).items():
         script = next(f["content"] for f in cloud_config(reg)["write_files"] if f["path"] == scripts.BOOTSTRAP_PATH)
         assert "INSTALL_SCRIPT_URL='file:///var/lib/rke-aws/artifacts/install.sh'" in script, name
-        assert "RELEASE_PREFIX='rke2/v1.33.5+rke2r1/'" in script and "ARCH='amd64'" in script, name
+        assert f"RELEASE_PREFIX='{prefix}'" in script and f"ARCH='{arch}'" in script, name
+        assert f"rke2.linux-{arch}.tar.gz" in script, name
         assert "DEFAULT_ROUTE='yes'" in script, name  # rke2-docs install/airgap.md: a default route must exist
 
 
