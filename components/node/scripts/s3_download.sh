@@ -4,8 +4,11 @@
 # so the manifests the sync downloads (system-upgrade-controller's, from the artifacts bucket:
 # components/node/airgap_artifacts.py suc_keys) never name a public host. Redefines retry.sh's
 # `download`; everything else goes through curl as before.
-# A fragment: components/node/scripts.py puts it after the script's header (REGION S3_HOST).
-# Everything below the marker line goes into the script byte for byte.
+# A fragment: components/node/scripts.py puts it after the script's header (and s3.sh, which reads REGION
+# and S3_HOST), which sets
+#   nothing it reads itself
+# (shellcheck takes upper-case names for the environment's). Everything below the marker line
+# goes into the script byte for byte.
 # ---- fragment ----
 
 download() {  # download URL FILE
