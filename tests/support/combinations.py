@@ -75,7 +75,7 @@ BASE: dict[str, Any] = {
     "addons": {"ebsCsi": False},
     "kubeconfig": KUBECONFIG,
 }
-SECRET_KEYS = ("kubeconfig", "rancher")  # set with --secret (the program refuses them in plain text)
+SECRET_KEYS = ("kubeconfig", "rancher", "registry")  # set with --secret (the program refuses them in plain text)
 BYO_VPC_CIDR = "10.80.0.0/16"
 
 
@@ -548,6 +548,28 @@ def _airgap_agent_image(v: View) -> None:
         assert "docker.io" in yaml.safe_load(text)["mirrors"], text
 
 
+REGISTRY_PASSWORD = "matrix-registry-password"
+
+
+def _registry(spec: dict[str, Any]) -> None:
+    spec["registry"] = {"mirrors": {"docker.io": f"{AIRGAP_MIRROR}/hub", "registry.k8s.io": f"{AIRGAP_MIRROR}/k8s"},
+                        "username": "puller", "password": REGISTRY_PASSWORD}
+
+
+def _registry_own(v: View) -> None:
+    """RKE2: registries.yaml as a template completed from the SecureString at boot (rke2-docs
+    install/private_registry.md); RKE1: cluster.yml private_registries (rancher/rke types/rke_types.go). The
+    password never in user data."""
+    for inst in v.instances:
+        assert REGISTRY_PASSWORD not in "".join(v.files(inst).values()), f"{inst.urn}: the password in user data"
+        if v.rke2:
+            assert "/etc/rancher/rke2/registries.yaml.template" in v.files(inst), inst.urn
+            assert "registry-password" in v.boot_script(inst), inst.urn
+    if not v.rke2:
+        entries = v.cluster_yml()["private_registries"]
+        assert entries[0]["url"] == "registry.matrix.example/hub" and entries[0]["is_default"] is True, entries
+
+
 FEATURES: tuple[Feature, ...] = (
     Feature("rke2", "RKE2", _with("distribution", "rke2"),
             "domain.md §3 (RKE2: config.yaml, servers and agents)", _rke2_own),
@@ -590,6 +612,8 @@ FEATURES: tuple[Feature, ...] = (
             "domain.md §1 (owned vs shared tags)", _byo_own),
     Feature("ingress", "ingress", _with("ingress.controller", "traefik"),
             "rancher/rke2 PR #11156; rke2-docs ingress migration guide (issue 32 item 10)", _ingress_own),
+    Feature("registry", "private registry", _registry,
+            "rke2-docs install/private_registry.md; rancher/rke types/rke_types.go PrivateRegistry", _registry_own),
     Feature("airgap", "air-gap + registry", _airgap,
             "rke2-docs install/airgap.md, install/private_registry.md (issue 35)", _airgap_own),
 )
@@ -1208,6 +1232,15 @@ for _r in ("rancher-rke-aws", "rancher-rancher"):
 for _x in ("cis", "split", "spot", "ebs-csi", "nlb", "dns", "ingress"):
     rule("airgap", _x, Works(INDEPENDENT + " (images through the mirrors, AWS APIs through the endpoints)", AIRGAP_SRC,
                              account=True))
+
+# a private registry, online (issue 35)
+REGISTRY_SRC = "rke2-docs install/private_registry.md (mirrors per registry; images keep their names)"
+rule("registry", "airgap", Alternatives("registry", why="air-gap brings its own registry section"))
+rule("registry", "rke1", Works("cluster.yml private_registries; the CCM image named through the mirror",
+                               "rancher/rke types/rke_types.go, cluster/defaults.go (is_default prefixes system images)"))
+for _x in ("rke2", "aws", "aws-us-gov", "aws-cn", "cis", "proxy", "rancher-rke-aws", "rancher-rancher", "split", "spot",
+           "graviton", "helm", "manifest", "snapshots", "ebs-csi", "nlb", "dns", "byo-vpc", "ingress"):
+    rule("registry", _x, Works(INDEPENDENT + " (every node reads the mirrors; the password from SSM)", REGISTRY_SRC))
 
 
 # ---- triples: only where a known interaction takes three features ---------------------------------
