@@ -400,7 +400,7 @@ class Registry(_Section):
         WithJsonSchema({"type": "object", "additionalProperties": {"type": "string"}})] = Field(
         default_factory=dict, description="Upstream registry host (docker.io, registry.k8s.io, public.ecr.aws, or \"*\") "
                                           "-> the mirror's endpoint (https://host[:port][/path]).")
-    username: OrUnset[Annotated[str, NonEmpty(r"^[^\s]+$", max_length=255), Msg(what="a user name without spaces")]] = Field(
+    username: OrUnset[Annotated[str, NonEmpty(whole(r"[!-~]+"), max_length=255), Msg(what="a user name of printable ASCII without spaces")]] = Field(
         None, description="The mirror's user (with password; https mirrors only).")
     password: OrUnset[Annotated[SecretStr, Strict(), Msg(
         type="is not text; set it with `pulumi config set --secret --path registry.password <password>`",
@@ -408,9 +408,9 @@ class Registry(_Section):
         None, description="The mirror's password: a `secure:` value only; nodes read it from an SSM SecureString, never from user data.")
     ca_bundle: OrUnset[Annotated[str, Strict(), Msg(what="a PEM bundle", type_name="PEM")]] = Field(
         None, description="PEM certificates the nodes trust for the mirror (a private CA).")
-    system_default: OrUnset[Annotated[str, NonEmpty(r"^[^\s/]+$", max_length=255), Msg(what="host[:port] of a registry")]] = Field(
+    system_default: OrUnset[Annotated[str, NonEmpty(whole(r"[!-.0-~]+"), max_length=255), Msg(what="host[:port] of a registry")]] = Field(
         None, description="RKE2's system-default-registry (host[:port]): RKE2's own images and bundled charts come from it.")
-    charts: OrUnset[Annotated[str, NonEmpty(r"^(https|oci)://[^\s?#]+$", max_length=2048), Msg(
+    charts: OrUnset[Annotated[str, NonEmpty(whole(r'(https|oci)://[!-"$-/0->@-~]+'), max_length=2048), Msg(
         what="a chart repository URL: https://host[/path] (a Helm repository) or oci://host[/path] (an OCI registry)",
         default="the charts' public repositories", type_name="URL")]] = Field(
         None, description="Where the CCM and EBS CSI charts come from instead of their public repositories (the same chart "
