@@ -810,7 +810,7 @@ def _rke1_snapshots_role(v: View) -> None:
 def _ebs_secret_first(v: View) -> None:
     (secret,) = [r for r in v.run.of_type("kubernetes:core/v1:Secret") if r.name.endswith("-ebs-csi-credentials")]
     assert secret.inputs["metadata"]["namespace"] == "kube-system"
-    (release,) = [r for r in v.run.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "aws-ebs-csi-driver"]
+    (release,) = [r for r in v.run.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"].rsplit("/", 1)[-1] == "aws-ebs-csi-driver"]
     assert secret.urn in release.dependencies, "the driver may start before its credentials exist"
 
 
