@@ -175,7 +175,10 @@ def test_no_node_role_reads_a_parameter_but_its_own(stack):
         assert docs.pop("etcd") == [], f"{stack}: an etcd role without etcd-only servers"
     server = {run.outputs["rke2TokenParameter"], run.outputs["rke2AgentTokenParameter"],
               run.outputs["rke2InitMarkerParameter"]}
-    own = {"controlplane": server, "etcd": server, "worker": {run.outputs["rke2AgentTokenParameter"]}}
+    # registry.password (issue 35): a SecureString every node reads.
+    registry = {n for n in arn if n == f"/rke-aws/{cid}/registry-password"}
+    own = {"controlplane": server | registry, "etcd": server | registry,
+           "worker": {run.outputs["rke2AgentTokenParameter"]} | registry}
     template = arn[run.outputs["rke2TokenParameter"]]
     strangers = [template.replace(f"/rke-aws/{cid}/", "/rke-aws/other-cluster/"),
                  template.rsplit(":parameter/", 1)[0] + ":parameter/prod/database-password"]
