@@ -22,7 +22,7 @@ from typing import Any
 
 import pulumi
 
-from .assembly import boot, foundation, in_cluster, outputs, secrets, storage
+from .assembly import boot, foundation, in_cluster, outputs, preflight, secrets, storage
 from .assembly import identity as workload_identity
 from .diagnostics import ConfigError, Diagnostic
 from .plan import identity as identity_plan
@@ -83,7 +83,12 @@ def plan(name: str, args: RkeClusterArgs, *, flat_outputs: bool = False, outputs
         previous = io.read(None if flat_outputs else (outputs_key or name))
         cfg = resolve(args, name, previous, flat_outputs=flat_outputs)
         env = environment or Environment.from_runtime()
-        return ClusterSpec(cfg, planner.build(cfg, previous, env), previous)
+        spec = ClusterSpec(cfg, planner.build(cfg, previous, env), previous)
+        # What an air-gapped cluster needs from the account (its facts sit above plan/: assembly/preflight.py).
+        problems = preflight.airgap_problems(spec, env)
+        if problems:
+            raise ConfigError(problems, prefix=f"{cfg.project}:")
+        return spec
     except ConfigError as err:
         raise RkeAwsError(str(err), err.diagnostics) from None
     except HistoryError as err:

@@ -117,6 +117,9 @@ def json_schema() -> dict[str, Any]:
     rancher = definitions["Rancher"]
     rancher["properties"]["token"] = {**SECURE_REF, "description": rancher["properties"]["token"].get("description", "")}
     rancher["required"] = ["url", "token"]
+    # The registry's password (issue 35): encrypted only, like the token (settings/rules/registry.py).
+    registry = definitions["Registry"]
+    registry["properties"]["password"] = {**SECURE_REF, "description": registry["properties"]["password"].get("description", "")}
     properties: dict[str, Any] = {
         # Other namespaces are not this program's to check, and may be encrypted (aws:secretKey).
         "aws:region": {"anyOf": [{"type": "string", "pattern": REGION_RE.pattern}, SECURE_REF],

@@ -12,7 +12,7 @@ from ..aws.iam import ETCD_IAM_ROLE, NODE_IAM_ROLES, NodeIam, NodeIamArgs, Param
 from ..aws.nodes import Nodes, NodesArgs
 from ..cluster import ebs_csi
 from ..cluster.manifests import ServerManifests, ServerManifestsArgs, with_emptied
-from ..node import rke2_config
+from ..node import airgap_artifacts, registries, rke2_config
 from ..plan import cluster_documents, identity_lbc, identity_webhook, rancher
 from ..plan.ccm_values import CcmValues
 from ..plan.model import ClusterSpec
@@ -37,11 +37,12 @@ def manifests(name: str, spec: ClusterSpec, prepared: Prepared, child: pulumi.Re
     files: dict[str, str] = {}
     if manifest_install:
         # The CCM runs before the cluster has a pod network or initialised nodes: bootstrap.
-        files = {"ccm.yaml": cluster_documents.ccm(cfg.ccm.chart_version).manifest(
+        charts = cluster_documents.chart_location(cfg.registry)
+        files = {"ccm.yaml": cluster_documents.ccm(cfg.ccm.chart_version).located(*charts).manifest(
                     prepared.values.merged_for_manifest(), bootstrap=True),
-                 **rancher.upgrade_files(cfg, cluster_documents.upgrade_manifests(cfg.kubernetes_version,
-                                                                                  etcd_only_servers(spec))),
-                 **({"ebs-csi.yaml": cluster_documents.EBS_CSI.manifest(
+                 **rancher.upgrade_files(cfg, _airgapped(cfg, cluster_documents.upgrade_manifests(
+                     cfg.kubernetes_version, etcd_only_servers(spec)))),
+                 **({"ebs-csi.yaml": cluster_documents.EBS_CSI.located(*charts).manifest(
                      CcmValues(prepared.ebs_values, prepared.ebs_nulls).merged_for_manifest())}
                     if prepared.ebs_values else {})}
     secret_files: dict[str, Any] = {}
@@ -72,6 +73,39 @@ def manifests(name: str, spec: ClusterSpec, prepared: Prepared, child: pulumi.Re
     component = ServerManifests(name, ServerManifestsArgs(
         cluster_id=cfg.cluster_id, files=files, secret_files=secret_files, extra_tags=cfg.tags), child)
     return Manifests(component, sorted([*files, *secret_files]))
+
+
+def _airgapped(cfg: Any, files: dict[str, str]) -> dict[str, str]:
+    """airgap: system-upgrade-controller's manifests from the artifacts bucket (s3:// for the servers' sync,
+    node/scripts/s3_download.sh) instead of GitHub, at the keys the README fills (airgap_artifacts.suc_keys)."""
+    airgap = cfg.airgap
+    if airgap is None or not airgap.artifacts_bucket:
+        return files
+    crd, controller = airgap_artifacts.suc_keys(airgap.artifacts_prefix or "")
+    where = {"system-upgrade-controller-crd.url": crd, "system-upgrade-controller.url": controller}
+    return {name: f"s3://{airgap.artifacts_bucket}/{where[name]}" if name in where else text
+            for name, text in files.items()}
+
+
+def _registry_and_airgap(spec: ClusterSpec, secrets: Secrets) -> dict[str, Any]:
+    """Rke2Boot's issue-35 fields: registries.yaml (a template when the password comes from SSM), the CA,
+    system-default-registry, the air-gapped install; nothing when neither section is set."""
+    cfg, out = spec.config, {}
+    reg = cfg.registry
+    if reg is not None and reg.mirrors:
+        has_password = reg.password is not None and bool(reg.username)
+        out.update(
+            registries_yaml=registries.rke2_registries_yaml(
+                reg.mirrors, username=reg.username, has_password=has_password, ca_bundle=reg.ca_bundle is not None,
+                system_default=reg.system_default),
+            registry_ca=reg.ca_bundle,
+            registry_password_parameter=secrets.registry_password_name if has_password else None)
+    if reg is not None and reg.system_default:
+        out["system_default_registry"] = reg.system_default
+    if cfg.airgap is not None:
+        out.update(airgap=True, airgap_bucket=cfg.airgap.artifacts_bucket, airgap_prefix=cfg.airgap.artifacts_prefix or "",
+                   airgap_preinstalled=cfg.airgap.preinstalled)
+    return out
 
 
 @dataclass(frozen=True)
@@ -119,6 +153,7 @@ def machines(name: str, spec: ClusterSpec, foundation: Foundation, secrets: Secr
             dns_suffix=cfg.partition.dns_suffix,
             pool_archs=cluster.pool_archs,
             identity=identity,
+            **_registry_and_airgap(spec, secrets),
         )
     nodes = Nodes(name, NodesArgs(
         cluster_id=cfg.cluster_id,
@@ -142,6 +177,10 @@ def machines(name: str, spec: ClusterSpec, foundation: Foundation, secrets: Secr
         extra_tags=cfg.tags,
         proxy=cluster.proxy,
         rke_ingress=cfg.ingress.controller if cfg.distribution == "rke" else None,
+        rke_private_registries=tuple(registries.rke1_private_registries(
+            cfg.registry.mirrors, cfg.registry.username,
+            cfg.registry.password.get_secret_value() if cfg.registry.password else None))
+        if cfg.distribution == "rke" and cfg.registry is not None and cfg.registry.mirrors else (),
         # What each running node runs (its last outputs): the stale notes, root volumes kept (issue 37).
         running={n.key: n.running for n in spec.previous.nodes} if spec.previous else {},
     ), child)

@@ -11,6 +11,7 @@ from ..aws.network import Network, NetworkArgs
 from ..aws.security import ClusterSecurityGroup, ClusterSecurityGroupArgs
 from ..plan.model import ClusterSpec
 from ..plan.names import KUBE_API_PORT, RKE2_SUPERVISOR_PORT
+from . import preflight
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,9 @@ def build(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions) -> Founda
     rke2 = cfg.distribution == "rke2"
     network = Network(name, NetworkArgs(
         cluster_id=cfg.cluster_id, network=cfg.network, subnets=cluster.subnets, extra_tags=cfg.tags,
-        legacy_subnet_keys=spec.legacy_subnet_keys), child)
+        legacy_subnet_keys=spec.legacy_subnet_keys, airgap=cfg.airgap is not None,
+        endpoints=tuple(preflight.wanted_endpoints(spec)) if cfg.airgap is not None and not cfg.network.bring_your_own else ()),
+        child)
     security = ClusterSecurityGroup(name, ClusterSecurityGroupArgs(
         cluster_id=cfg.cluster_id, vpc_id=network.vpc_id, admin_cidrs=cfg.access.admin_cidrs,
         extra_tags=cfg.tags, admin_aliases=cluster.admin_aliases), child)

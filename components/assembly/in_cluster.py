@@ -16,7 +16,7 @@ from ..cluster import ebs_csi, upgrades
 from ..cluster.ccm import CloudControllerManager, CloudControllerManagerArgs
 from ..cluster.identity_addons import IdentityAddons, IdentityAddonsArgs, WebhookCertificate
 from ..cluster.rancher import RancherAgent, RancherAgentArgs, RancherRegistration, RancherRegistrationArgs
-from ..plan import ccm_values, identity_ebs_csi, identity_lbc, identity_webhook, rancher
+from ..plan import ccm_values, cluster_documents, identity_ebs_csi, identity_lbc, identity_webhook, rancher
 from ..plan.model import ClusterSpec
 
 
@@ -119,7 +119,7 @@ def install(name: str, spec: ClusterSpec, prepared: Prepared, kubeconfig: Any, c
         return Installed(None, (), False)
     ccm = CloudControllerManager(name, CloudControllerManagerArgs(
         kubeconfig=pulumi.Output.secret(kubeconfig), chart_version=cfg.ccm.chart_version, values=prepared.values,
-        cluster_id=cfg.cluster_id), child)
+        cluster_id=cfg.cluster_id, charts=cluster_documents.chart_location(cfg.registry)), child)
     names = ["aws-cloud-controller-manager"]
     if rke2:
         # Rancher owning upgrades: only the Plan CRD stays (shared with Rancher's controller).
@@ -133,7 +133,8 @@ def install(name: str, spec: ClusterSpec, prepared: Prepared, kubeconfig: Any, c
         ebs_csi.EbsCsiDriver(name, ebs_csi.EbsCsiDriverArgs(provider=ccm.provider, values=prepared.ebs_values,
                                                              credentials=prepared.ebs_credentials,
                                                              null_overrides=prepared.ebs_nulls,
-                                                             depends_on=prepared.ebs_depends_on), child)
+                                                             depends_on=prepared.ebs_depends_on,
+                                                             charts=cluster_documents.chart_location(cfg.registry)), child)
         names.append("aws-ebs-csi-driver")
     if prepared.webhook_cert is not None:
         addons = IdentityAddons(name, IdentityAddonsArgs(

@@ -3,16 +3,19 @@ and which node role may read or write which of them."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import pulumi
+import pulumi_aws as aws
 
 from ..aws.iam import ETCD_IAM_ROLE, ParameterAccess
 from ..aws.identity import WorkloadIdentity
 from ..aws.join_secrets import InitMarker, JoinTokenArgs, JoinTokens, PublishedKubeconfig
 from ..cluster.manifests import ServerManifests
 from ..plan.model import ClusterSpec
-from ..plan.names import manifest_path
+from ..plan.names import manifest_path, registry_password_parameter_name
+from ..settings import tags
 
 
 @dataclass(frozen=True)
@@ -20,12 +23,16 @@ class Secrets:
     join_token: JoinTokens
     marker: InitMarker
     published: PublishedKubeconfig | None
+    # registry.password (issue 35): a SecureString every node reads at boot, never in user data
+    registry_password: aws.ssm.Parameter | None = None
+    registry_password_name: str | None = None
 
     @property
     def parameters(self) -> list[pulumi.Resource]:
         """Everything a node reads at boot, in the order it must exist."""
         return [self.join_token.parameters[0], *self.marker.parameters, *self.join_token.parameters[1:],
-                *(self.published.parameters if self.published else [])]
+                *(self.published.parameters if self.published else []),
+                *([self.registry_password] if self.registry_password is not None else [])]
 
 
 def build(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions) -> Secrets | None:
@@ -45,7 +52,20 @@ def build(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions) -> Secret
     join_token = JoinTokens(name, args, child)
     marker = InitMarker(name, args, child)
     published = PublishedKubeconfig(name, args, child) if spec.publish_kubeconfig else None
-    return Secrets(join_token, marker, published)
+    reg = cfg.registry
+    if reg is None or reg.password is None or not reg.username:
+        return Secrets(join_token, marker, published)
+    parameter_name = registry_password_parameter_name(cfg.cluster_id)
+    parameter = aws.ssm.Parameter(
+        f"{name}-registry-password",
+        name=parameter_name,
+        type="SecureString",  # encrypted with the account's aws/ssm key, like the join tokens
+        value=pulumi.Output.secret(reg.password.get_secret_value()),
+        description=f"Private registry password of cluster {cfg.cluster_id} (rke-aws)",
+        tags=tags.named(f"{name}-registry-password", cfg.tags),
+        opts=child,
+    )
+    return Secrets(join_token, marker, published, parameter, parameter_name)
 
 
 def parameter_access(spec: ClusterSpec, secrets: Secrets | None,
@@ -69,6 +89,8 @@ def parameter_access(spec: ClusterSpec, secrets: Secrets | None,
         read_path=[path_arn] if path_arn is not None else [],
         encrypt_keys=[published.key_arn] if published else [],
     )
+    registry = [secrets.registry_password.arn] if secrets.registry_password is not None else []
+    server_access = dataclasses.replace(server_access, read=[*server_access.read, *registry])
     controlplane_access = server_access
     if identity is not None:
         controlplane_access = ParameterAccess(
@@ -78,5 +100,5 @@ def parameter_access(spec: ClusterSpec, secrets: Secrets | None,
         # RKE2 etcd-only servers are servers too: the first may initialise, all sync the manifests.
         "controlplane": controlplane_access, ETCD_IAM_ROLE: server_access,
         # Agents: the agent token only (the server token where the cluster has just one).
-        "worker": ParameterAccess(read=[agent_arn if agent_arn is not None else join_token.parameter_arn]),
+        "worker": ParameterAccess(read=[agent_arn if agent_arn is not None else join_token.parameter_arn, *registry]),
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,6 +10,7 @@ import pulumi
 
 from ..aws import backups
 from ..aws.backups import EtcdBackupBucket, EtcdBackupBucketArgs
+from ..node import airgap_artifacts
 from ..plan.model import ClusterSpec
 
 
@@ -39,4 +41,11 @@ def build(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions) -> Storag
                                      also=[(s.bucket, s.folder, s.kms_key_arn) for s in others])
         for role in spec.snapshot_roles:
             out.extra_policies.setdefault(role, []).append(("etcd-snapshots", policy))
+    airgap = cfg.airgap
+    if airgap is not None and airgap.artifacts_bucket and not airgap.preinstalled:
+        # Every node installs RKE2 from the artifacts bucket (issue 35): read under the prefix, nothing else.
+        policy = json.dumps(airgap_artifacts.artifacts_policy_document(
+            cfg.partition.name, airgap.artifacts_bucket, airgap.artifacts_prefix or ""), indent=2, sort_keys=True)
+        for role in spec.node_roles:
+            out.extra_policies.setdefault(role, []).append(("airgap-artifacts", policy))
     return Storage(out.boot_dependencies, out.extra_policies, etcd_s3)

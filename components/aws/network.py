@@ -18,6 +18,7 @@ from ..plan.network import PlannedSubnet
 from ..plan.nodes import node_range
 from ..settings import tags
 from ..settings.resolve import NetworkConfig
+from .vpc_endpoints import INTERFACE, Endpoint
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,9 @@ class NetworkArgs:
     # Bring-your-own: subnet ID -> its position-numbered key ("private-0") when earlier releases
     # named the tags by position (from the stack's last outputs), for aliases; None: no aliases.
     legacy_subnet_keys: Mapping[str, str] | None = None
+    # airgap (issue 35): no internet gateway, no NAT; these VPC endpoints instead (vpc_endpoints.py)
+    airgap: bool = False
+    endpoints: tuple[Endpoint, ...] = ()
 
 
 class Network(pulumi.ComponentResource):
@@ -67,7 +71,8 @@ class Network(pulumi.ComponentResource):
             opts=child,
         )
         self.vpc_id = vpc.id
-        igw = aws.ec2.InternetGateway(f"{n}-igw", vpc_id=vpc.id, tags=tags.named(f"{n}-igw", a.extra_tags), opts=child)
+        igw = None if a.airgap else aws.ec2.InternetGateway(
+            f"{n}-igw", vpc_id=vpc.id, tags=tags.named(f"{n}-igw", a.extra_tags), opts=child)
 
         subnets: dict[str, aws.ec2.Subnet] = {}
         reservations: dict[str, aws.ec2.SubnetCidrReservation] = {}
@@ -97,12 +102,15 @@ class Network(pulumi.ComponentResource):
                 opts=child,
             )
 
+        public_plans = [p for p in a.subnets if p.tier == "public"]
+        if igw is None:
+            self._private(vpc, subnets, reservations, {})
+            return
         public_rt = aws.ec2.RouteTable(f"{n}-public", vpc_id=vpc.id, tags=self._owned(f"{n}-public"), opts=child)
         public_default = aws.ec2.Route(
             f"{n}-public-default", route_table_id=public_rt.id, destination_cidr_block="0.0.0.0/0",
             gateway_id=igw.id, opts=child,
         )
-        public_plans = [p for p in a.subnets if p.tier == "public"]
         for plan in public_plans:
             assoc = aws.ec2.RouteTableAssociation(
                 f"{n}-{plan.key}", subnet_id=subnets[plan.key].id, route_table_id=public_rt.id, opts=child,
@@ -123,6 +131,12 @@ class Network(pulumi.ComponentResource):
             )
             nat_ids[plan.az_index] = nat.id
 
+        self._private(vpc, subnets, reservations, nat_ids)
+
+    def _private(self, vpc: aws.ec2.Vpc, subnets: Mapping[str, aws.ec2.Subnet],
+                 reservations: Mapping[str, aws.ec2.SubnetCidrReservation], nat_ids: Mapping[int, pulumi.Output[str]]) -> None:
+        a, n, child = self._args, self._name, self._child
+        tables: list[aws.ec2.RouteTable] = []
         for plan in (p for p in a.subnets if p.tier == "private"):
             rt_name = f"{n}-private-{plan.az_index}"
             rt = aws.ec2.RouteTable(rt_name, vpc_id=vpc.id, tags=self._owned(rt_name), opts=child)
@@ -137,6 +151,37 @@ class Network(pulumi.ComponentResource):
                     nat_gateway_id=nat_id, opts=child,
                 )
             self.node_dependencies[plan.key] = [reservations[plan.key], assoc]
+            tables.append(rt)
+        if a.endpoints:
+            ready = self._endpoints(vpc, [subnets[p.key] for p in a.subnets if p.tier == "private"], tables)
+            for key in self.node_dependencies:
+                self.node_dependencies[key] += ready
+
+    def _endpoints(self, vpc: aws.ec2.Vpc, subnets: list[aws.ec2.Subnet],
+                   tables: list[aws.ec2.RouteTable]) -> list[pulumi.Resource]:
+        """airgap: the interface endpoints (private DNS, in every private subnet, behind a group admitting
+        only the VPC on 443) and the gateway endpoints on the private route tables; every AWS API a node or
+        an in-cluster component calls (vpc_endpoints.py derives them from the granted actions)."""
+        a, n, child = self._args, self._name, self._child
+        group = aws.ec2.SecurityGroup(f"{n}-endpoints", vpc_id=vpc.id,
+                                      description=f"rke-aws VPC endpoints of cluster {a.cluster_id}: HTTPS from the VPC",
+                                      tags=tags.named(f"{n}-endpoints", a.extra_tags), opts=child)
+        aws.vpc.SecurityGroupIngressRule(f"{n}-endpoints-https", security_group_id=group.id, ip_protocol="tcp",
+                                         from_port=443, to_port=443, cidr_ipv4=vpc.cidr_block,
+                                         description="HTTPS from the VPC to the AWS APIs' endpoints", opts=child)
+        out: list[pulumi.Resource] = []
+        for e in a.endpoints:
+            ename = f"{n}-endpoint-{e.service.replace('.', '-')}"
+            if e.type == INTERFACE:
+                out.append(aws.ec2.VpcEndpoint(
+                    ename, vpc_id=vpc.id, service_name=e.service_name, vpc_endpoint_type=e.type,
+                    private_dns_enabled=e.private_dns, subnet_ids=[s.id for s in subnets],
+                    security_group_ids=[group.id], tags=tags.named(ename, a.extra_tags), opts=child))
+            else:
+                out.append(aws.ec2.VpcEndpoint(
+                    ename, vpc_id=vpc.id, service_name=e.service_name, vpc_endpoint_type=e.type,
+                    route_table_ids=[t.id for t in tables], tags=tags.named(ename, a.extra_tags), opts=child))
+        return out
 
     def _tag_existing(self) -> None:
         a, n, child = self._args, self._name, self._child

@@ -93,6 +93,9 @@ class NodesArgs:
     # What runs, per (pool, index), from the stack's last outputs (state.model.NodeState.running, by output
     # key): the stale notes and which root volumes are kept.
     running: Mapping[tuple[str, int], Mapping[str, Any]] = field(default_factory=dict)
+    # RKE1 with `registry` (issue 35): cluster.yml private_registries (registries.rke1_private_registries); a
+    # password makes the whole cluster.yml output secret
+    rke_private_registries: tuple[Mapping[str, Any], ...] = ()
 
 
 def user_data_base64(node: str, text: str) -> str:
@@ -241,11 +244,13 @@ class Nodes(pulumi.ComponentResource):
     def _cluster_yml(self, args: NodesArgs) -> pulumi.Output[str]:
         public = {n.name: self.instances[n.name].public_ip for n in args.nodes if n.public}
         ips = pulumi.Output.all(**public) if public else pulumi.Output.from_input({})
+        if any("password" in r for r in args.rke_private_registries):
+            ips = pulumi.Output.secret(ips)  # cluster.yml carries the registry's password (RKE has no other way)
         return ips.apply(lambda known: rke1_cluster.rke_cluster_yml(
             args.nodes, known, cluster_id=args.cluster_id, kubernetes_version=args.kubernetes_version,
             ssh_user=args.ssh_user, ssh_key_path=args.ssh_key_path, leader_migration=args.leader_migration,
             api_endpoint=args.api_endpoint, etcd_s3=args.etcd_s3, ingress=args.rke_ingress,
-            proxy=args.proxy.variables() if args.proxy else None))
+            proxy=args.proxy.variables() if args.proxy else None, private_registries=args.rke_private_registries))
 
     @staticmethod
     def _user_data(node: PlannedNode, args: NodesArgs) -> str:

@@ -27,6 +27,7 @@ Who calls what (read offline, research sheet 35 §7-§8):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -114,6 +115,15 @@ def vpc_endpoints(action_lists: Iterable[Iterable[str]], region: str, *, ecr: bo
                 needed.setdefault(endpoint, []).append(action)
     return [Endpoint(svc, type_, service_name(svc, region, type_), tuple(iam.normalise(actions)))
             for (svc, type_), actions in sorted(needed.items())]
+
+
+# A private ECR registry's host (RKE's util/ecr.go matches the same shape for its credential plugin):
+# <account>.dkr.ecr[-fips].<region>.amazonaws.com[.cn]
+ECR_HOST = re.compile(r"^[0-9]{12}\.dkr\.ecr(-fips)?\.[a-z0-9-]+\.amazonaws\.com(\.cn)?(:[0-9]+)?$")
+
+
+def is_ecr_registry(host: str) -> bool:
+    return ECR_HOST.match(host) is not None
 
 
 def document_actions(document: str | Mapping) -> list[str]:

@@ -23,6 +23,7 @@ class CloudControllerManagerArgs:
     chart_version: str
     values: CcmValues
     cluster_id: str
+    charts: tuple[str | None, str | None] = (None, None)  # registry.charts and its CA (cluster_documents.chart_location)
 
 
 class CloudControllerManager(pulumi.ComponentResource):
@@ -43,7 +44,7 @@ class CloudControllerManager(pulumi.ComponentResource):
         )
         overrides = args.values.overrides_yaml()
         self.release = charts.release(
-            cluster_documents.ccm(args.chart_version),
+            cluster_documents.ccm(args.chart_version).located(*args.charts),
             f"{name}-release",
             args.values.values,
             pulumi.ResourceOptions(parent=self, provider=provider),

@@ -17,9 +17,10 @@ def release(chart: Chart, resource_name: str, values: pulumi.Input[Mapping[str, 
     return k8s.helm.v3.Release(
         resource_name,
         name=chart.name,
-        chart=chart.name,
+        chart=chart.reference,
         version=chart.version,
-        repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=chart.repo),
+        # An OCI chart is its full reference (oci://host/path/name) and takes no repository.
+        repository_opts=None if chart.oci else k8s.helm.v3.RepositoryOptsArgs(repo=chart.repo),
         namespace=chart.namespace,
         values=values,
         opts=opts,

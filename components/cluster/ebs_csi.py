@@ -128,6 +128,7 @@ class EbsCsiDriverArgs:
     credentials: EbsCsiCredentials | None  # None: the controller runs on its IRSA role (no key Secret)
     null_overrides: dict[str, Any] | None = None  # chart defaults deleted (awsAccessSecret: null on IRSA)
     depends_on: tuple[pulumi.Resource, ...] = ()  # the role and its grant, before the release names it
+    charts: tuple[str | None, str | None] = (None, None)  # registry.charts and its CA (cluster_documents.chart_location)
 
 
 class EbsCsiDriver(pulumi.ComponentResource):
@@ -148,7 +149,7 @@ class EbsCsiDriver(pulumi.ComponentResource):
         # ccm.py says how it travels).
         nulls = dump_yaml(args.null_overrides, sort_keys=True) if args.null_overrides else None
         self.release = charts.release(
-            EBS_CSI, f"{name}-ebs-csi", args.values,
+            EBS_CSI.located(*args.charts), f"{name}-ebs-csi", args.values,
             pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=before),
             **({"value_yaml_files": [pulumi.StringAsset(nulls)]} if nulls else {}))
         self.register_outputs({"status": self.release.status})

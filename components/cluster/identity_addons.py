@@ -7,7 +7,7 @@ The webhook's certificate: the chart cannot make one without cert-manager (plan/
 program makes a CA (pulumi-tls SelfSignedCert, is_ca_certificate) and a serving certificate it signs for the
 webhook service's DNS names (LocallySignedCert), puts both halves in the TLS Secret the chart reads
 (`pki.existingSecret`), and the CA into `pki.caBundle` of the MutatingWebhookConfiguration. Ten years: the
-webhook reloads its certificate from disk, but nothing here renews it (README, rotation).
+webhook reloads its certificate from disk, but nothing here renews it (docs/features/identity.md).
 """
 
 from __future__ import annotations

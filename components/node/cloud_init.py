@@ -13,6 +13,8 @@ from typing import Any
 from ..plan.cluster_documents import dump_yaml
 from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
+from ..settings import os_images
+from . import registries
 from .rke1_cluster import RKE_KERNEL_MODULES, RKE_SYSCTLS
 from .rke2_config import (
     AUDIT_POLICY,
@@ -29,7 +31,10 @@ from .scripts import (
     SSM_AGENT_UNIT,
     SYNC_INTERVAL,
     SYNC_PATH,
+    Airgap,
+    NodeSteps,
     manifest_sync_script,
+    node_steps,
     rke2_boot_script,
     rke_boot_script,
 )
@@ -72,13 +77,38 @@ WantedBy=timers.target
 """
 
 
+def rke2_steps(node: PlannedNode, boot: Rke2Boot) -> NodeSteps | None:
+    """The boot script's OS, FIPS, air-gap and registry steps (scripts.node_steps) for the node's pool; None for
+    an Ubuntu node online without FIPS or a registry password (the script of before)."""
+    os_name = node.pool.os
+    if (os_name == os_images.DEFAULT_OS and not boot.fips and not boot.airgap
+            and boot.registry_password_parameter is None):
+        return None
+    airgap = (Airgap(boot.airgap_bucket or "", boot.airgap_prefix, boot.airgap_preinstalled) if boot.airgap else None)
+    return node_steps(os_name, region=boot.region, dns_suffix=boot.dns_suffix,
+                      arch=boot.arch_of(node.pool.name or ""), release=boot.install_version, fips=boot.fips,
+                      airgap=airgap, registry_password_parameter=boot.registry_password_parameter)
+
+
+def _registry_files(boot: Rke2Boot) -> list[dict[str, Any]]:
+    """registries.yaml (or, with a password, its template for registries.sh) and the registry's CA."""
+    files: list[dict[str, Any]] = []
+    if boot.registry_ca:
+        files.append({"path": registries.REGISTRY_CA_PATH, "permissions": "0644", "content": boot.registry_ca})
+    if boot.registries_yaml is not None:
+        path = registries.REGISTRIES_TEMPLATE_PATH if boot.registry_password_parameter else registries.REGISTRIES_PATH
+        files.append({"path": path, "permissions": "0600", "content": boot.registries_yaml})
+    return files
+
+
 def rke2_user_data(node: PlannedNode, boot: Rke2Boot) -> str:
     """cloud-init for an RKE2 node: hostname, config.yaml, the boot script (and on servers in manifest
     mode the manifest sync with its timer), then one runcmd: the boot script."""
     files = [
         {"path": RKE2_CONFIG_PATH, "permissions": "0600", "content": rke2_config_yaml(rke2_config(node, boot))},
-        {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke2_boot_script(node, boot)},
+        {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke2_boot_script(node, boot, rke2_steps(node, boot))},
     ]
+    files += _registry_files(boot)
     if boot.proxy is not None:
         # Read by the RKE2 unit at start (EnvironmentFile=-/etc/default/%N): written before the install.
         kind = "server" if node.pool.is_server else "agent"

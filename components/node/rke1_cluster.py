@@ -47,6 +47,7 @@ def rke_cluster_config(
     etcd_s3: EtcdS3 | None = None,
     ingress: str | None = None,
     proxy: Mapping[str, str] | None = None,
+    private_registries: Sequence[Mapping[str, Any]] = (),
 ) -> dict[str, Any]:
     """cluster.yml for `rke up`. `public_ips` maps node name to its public IP (absent: private only)."""
     doc: dict[str, Any] = {
@@ -92,6 +93,10 @@ def rke_cluster_config(
         doc["cloud_provider"] = {"name": RKE_EXTERNAL_PROVIDER}
     if services:
         doc["services"] = services
+    if private_registries:
+        # registry (issue 35): rancher/rke types/rke_types.go PrivateRegistry (url, user, password, is_default);
+        # the docker.io mirror is the default registry, prefixing RKE's system images (registries.py).
+        doc["private_registries"] = [dict(r) for r in private_registries]
     if ingress is not None:
         # ingress.controller: RKE deploys its ingress-nginx for provider nginx (its default) and, on `rke up`
         # with none, removes the one it deployed (rancher/rke cluster/addons.go deployIngress).

@@ -57,12 +57,24 @@ class Rke2Boot:
     # servers' `ingress-controller` (plan/ingress.py); None: no key, RKE2 keeps what the cluster runs
     ingress_controller: str | None = None
     psa_rancher: bool = False  # with cis_profile: Rancher's namespaces exempted too (`rancher` set)
-    # issue 35: `fips`, the partition's DNS suffix (the SSM agent's bucket) and each pool's CPU architecture
-    # (pool name -> x86_64 | arm64): what a node's OS steps need (scripts.node_steps).
+    # issue 35: `fips`, the partition's DNS suffix (the SSM agent's bucket, the S3 endpoint host) and each pool's
+    # CPU architecture (pool name -> x86_64 | arm64): what a node's OS and air-gap steps need (scripts.node_steps).
     fips: bool = False
     dns_suffix: str = "amazonaws.com"
     pool_archs: Mapping[str, str] = field(default_factory=dict)
     identity: Rke2Identity | None = None  # identity.serviceAccounts irsa: the API servers' issuer and key files
+    # ---- issue 35: a private registry and an air-gapped install (all unset: the boot of before) ----
+    registries_yaml: str | None = None  # registries.yaml (node/registries.py); a template when a password is set
+    registry_ca: str | None = None  # registry.caBundle, written to registries.REGISTRY_CA_PATH
+    system_default_registry: str | None = None  # config.yaml system-default-registry (servers and agents)
+    registry_password_parameter: str | None = None  # the SecureString registries.sh fills the template from
+    airgap_bucket: str | None = None  # airgap: the artifacts bucket (None: online, or preinstalled)
+    airgap_prefix: str = ""
+    airgap_preinstalled: bool = False
+    airgap: bool = False  # airgap set at all (default route, no public host)
+
+    def arch_of(self, pool: str) -> str:
+        return self.pool_archs.get(pool, "x86_64")
 
 
 @dataclass(frozen=True)
@@ -184,6 +196,8 @@ def rke2_config(node: PlannedNode, boot: Rke2Boot) -> dict[str, Any]:
     doc["cloud-provider-name"] = "aws" if boot.leader_migration else "external"
     if boot.cis_profile:
         doc["profile"] = boot.cis_profile
+    if boot.system_default_registry:
+        doc["system-default-registry"] = boot.system_default_registry
     if server:
         doc["tls-san"] = [boot.endpoint, node.name, node.private_ip]
         if boot.etcd_s3 and node.pool.is_etcd:  # only etcd members take snapshots

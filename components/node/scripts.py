@@ -230,8 +230,18 @@ def manifest_sync_script(boot: Rke2Boot) -> str:
         "MANIFEST_REQUEST": json.dumps({"Path": boot.manifest_path, "Recursive": False, "MaxResults": 10,
                                         "WithDecryption": True}),
     }
+    airgap: tuple[str, ...] = ()
+    retry = _RETRY_SH
+    if boot.airgap_bucket:  # s3:// manifests from the artifacts bucket (airgap; s3_download.sh)
+        settings["S3_HOST"] = f"s3.{boot.region}.{boot.dns_suffix}"
+        airgap = (_S3_SH, fragment("s3_download"))
+        # s3_download.sh replaces retry.sh's `download`, and the sync lists no bucket: tell shellcheck.
+        retry = _RETRY_SH.replace("\ndownload() {", "\n# shellcheck disable=SC2329  # replaced by s3_download.sh\ndownload() {")
+        assert retry != _RETRY_SH, "retry.sh no longer defines download()"
+        airgap = (_S3_SH.replace("\ns3_list() {", "\n# shellcheck disable=SC2329  # the sync lists nothing\ns3_list() {"),
+                  fragment("s3_download"))
     return _script("Mirror this cluster's manifests from SSM into RKE2's manifests directory", settings,
-                   _RETRY_SH, _SSM_SH, _SYNC_SH, proxy=boot.proxy)
+                   retry, _SSM_SH, *airgap, _SYNC_SH, proxy=boot.proxy)
 
 
 def rke_boot_script(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None) -> str:

@@ -409,9 +409,16 @@ def check_subnets(c: Clients, exp: Expectations) -> list[Result]:
     azs = sorted({s["AvailabilityZone"] for s in subnets if s["SubnetId"] in key_of}
                  | {i["Placement"]["AvailabilityZone"] for i in node_instances(c, exp).values() if i})
     out = []
+    # An air-gapped VPC (issue 35: `airgap`) routes nowhere through an internet gateway: it has no public tier.
+    airgapped = not any(str(r.get("GatewayId", "")).startswith("igw-") for t in tables for r in t.get("Routes") or [])
     for az in azs:
+        if airgapped:
+            out.append(Result("subnets", PASS, f"{az} public", "no route to an internet gateway in the VPC (air-gapped): "
+                                                               "no internet-facing load balancers, as intended"))
         for tier, role_tag, purpose in (("public", tagsets.ROLE_ELB, "internet-facing"),
                                         ("private", tagsets.ROLE_INTERNAL_ELB, "internal")):
+            if airgapped and tier == "public":
+                continue
             cands = [s for s in subnets if s["AvailabilityZone"] == az and is_public(s) == (tier == "public")
                      and not other_cluster(s)]
             good = [s for s in cands if exp.cluster_tag in _tags(s) and role_tag in _tags(s)]

@@ -223,7 +223,8 @@ def manifest_size_problems(cfg: StackConfig, ccm_image: str, proxy: ProxyEnv | N
         return []
     values = ccm_values.helm_values(cfg.distribution, cfg.node_pools, cfg.ccm.leader_migration, cfg.ccm.extra_args,
                                     ccm_image, proxy)
-    text = cluster_documents.ccm(cfg.ccm.chart_version).manifest(values.merged_for_manifest(), bootstrap=True)
+    text = cluster_documents.ccm(cfg.ccm.chart_version).located(*cluster_documents.chart_location(cfg.registry)).manifest(
+        values.merged_for_manifest(), bootstrap=True)
     size = len(text.encode())
     if size <= ADVANCED_TIER_MAX:
         return []

@@ -4,6 +4,7 @@ upgrade Plans. Pure; the cluster layer (components/cluster/) installs them."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -27,10 +28,29 @@ class Chart:
     version: str
     namespace: str
 
+    repo_ca: str | None = None  # PEM the chart download trusts (registry.caBundle), HelmChart repoCA
+
+    @property
+    def oci(self) -> bool:
+        return self.repo.startswith("oci://")
+
+    @property
+    def reference(self) -> str:
+        """What helm installs: the chart's name in an HTTP repository, its full reference in an OCI one."""
+        return f"{self.repo.rstrip('/')}/{self.name}" if self.oci else self.name
+
+    def located(self, charts: str | None, repo_ca: str | None = None) -> Chart:
+        """The same chart from `registry.charts` (a mirror of its repository); itself when unset."""
+        return dataclasses.replace(self, repo=charts, repo_ca=repo_ca) if charts else self
+
     def manifest(self, values: Mapping[str, Any], *, bootstrap: bool = False) -> str:
-        """The HelmChart; `bootstrap`: installed before the cluster has a pod network or initialised nodes."""
-        spec: dict[str, Any] = {"chart": self.name, "repo": self.repo, "version": self.version,
-                                "targetNamespace": self.namespace}
+        """The HelmChart; `bootstrap`: installed before the cluster has a pod network or initialised nodes.
+        An OCI chart is named by its full reference, with no repo (k3s-io/helm-controller
+        pkg/controllers/chart/chart.go: a chart starting with oci:// is pulled from the registry)."""
+        spec: dict[str, Any] = {"chart": self.reference, **({} if self.oci else {"repo": self.repo}),
+                                "version": self.version, "targetNamespace": self.namespace}
+        if self.repo_ca:
+            spec["repoCA"] = self.repo_ca  # helm-controller types.go HelmChartSpec.RepoCA: --ca-file
         if bootstrap:
             spec["bootstrap"] = True
         spec["valuesContent"] = dump_yaml(dict(values), sort_keys=True)
@@ -42,6 +62,11 @@ class Chart:
 def ccm(version: str) -> Chart:
     """The CCM at the configured chart version (ccm.chartVersion)."""
     return Chart(versions.CCM_CHART_NAME, versions.CCM_CHART_REPO, version, "kube-system")
+
+
+def chart_location(registry: Any) -> tuple[str | None, str | None]:
+    """(registry.charts, registry.caBundle) of a resolved `registry` section (None: the public repositories)."""
+    return (registry.charts, registry.ca_bundle) if registry is not None and registry.charts else (None, None)
 
 
 EBS_CSI = Chart(versions.EBS_CSI_CHART_NAME, versions.EBS_CSI_CHART_REPO, versions.EBS_CSI_CHART_VERSION, "kube-system")

@@ -43,6 +43,9 @@ FAILURES: dict[str, AwsCall] = {
     # bucket_data_source.go findBucket: HeadBucket, which S3 authorises as s3:ListBucket.
     "aws:s3/getBucket:getBucket": AwsCall("HeadBucket", ("s3:ListBucket",)),
     "aws:s3/getBuckets:getBuckets": AwsCall("ListBuckets", ("s3:ListAllMyBuckets",)),
+    # objects_data_source.go: ListObjectsV2, authorised as s3:ListBucket.
+    "aws:s3/getObjects:getObjects": AwsCall("ListObjectsV2", ("s3:ListBucket",)),
+    "aws:ec2/getVpcEndpoint:getVpcEndpoint": AwsCall("DescribeVpcEndpoints", ("ec2:DescribeVpcEndpoints",)),
     "aws:ec2/getKeyPair:getKeyPair": AwsCall("DescribeKeyPairs", ("ec2:DescribeKeyPairs",)),
     "aws:ec2/getInstanceType:getInstanceType": AwsCall("DescribeInstanceTypes", ("ec2:DescribeInstanceTypes",)),
     "aws:ec2/getInstanceTypes:getInstanceTypes": AwsCall("DescribeInstanceTypes", ("ec2:DescribeInstanceTypes",)),
@@ -214,6 +217,17 @@ class PulumiLookups:
     def bucket_names(self, prefix: str) -> list[str]:
         found = self._call("aws:s3/getBuckets:getBuckets", self._aws().s3.get_buckets, prefix=prefix)
         return [b.name for b in found.buckets or ()]
+
+    def objects(self, bucket: str, prefix: str) -> list[str]:
+        """The keys under `prefix` (ListObjectsV2; an air-gapped cluster's artifacts: a few dozen at most)."""
+        found = self._call("aws:s3/getObjects:getObjects", self._aws().s3.get_objects, bucket=bucket, prefix=prefix,
+                           max_keys=1000)
+        return list(found.keys or ())
+
+    def vpc_endpoint(self, vpc_id: str, service_name: str) -> Any:
+        """The VPC's available endpoint of `service_name` (fails when there is none)."""
+        return self._call("aws:ec2/getVpcEndpoint:getVpcEndpoint", self._aws().ec2.get_vpc_endpoint, vpc_id=vpc_id,
+                          service_name=service_name, state="available")
 
     def key_pair(self, name: str) -> Any:
         return self._call("aws:ec2/getKeyPair:getKeyPair", self._aws().ec2.get_key_pair, key_name=name)

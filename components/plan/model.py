@@ -107,6 +107,11 @@ class ClusterSpec:
         return tuple(sorted({n.iam_role for n in self.plan.nodes if n.pool.is_etcd} or {"controlplane"}))
 
     @property
+    def node_roles(self) -> tuple[str, ...]:
+        """The IAM roles the cluster's nodes run under."""
+        return tuple(sorted({n.iam_role for n in self.plan.nodes} or {"controlplane", "worker"}))
+
+    @property
     def agent_token(self) -> bool:
         """Clusters created before agent tokens keep one token (components/aws/join_secrets.py)."""
         return self.plan.first_deployment or bool(self.previous and self.previous.has_agent_token)

@@ -71,6 +71,11 @@ def agent_token_parameter_name(cluster_id: str) -> str:
     return f"/rke-aws/{cluster_id}/rke2-agent-token"
 
 
+def registry_password_parameter_name(cluster_id: str) -> str:
+    """The private registry's password (`registry.password`), a SecureString every node reads at boot."""
+    return f"/rke-aws/{cluster_id}/registry-password"
+
+
 def marker_parameter_name(cluster_id: str) -> str:
     return f"/rke-aws/{cluster_id}/rke2-initialized"
 

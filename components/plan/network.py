@@ -121,6 +121,9 @@ def plan(cfg: StackConfig, previous: ClusterState | None, env: Environment) -> T
                                cfg.network.private_subnet_cidrs, previous.subnet_zones if previous else None)
     except ValueError as err:
         raise ConfigError([Diagnostic("network.availabilityZones", str(err), "network.no-subnet-slot")]) from None
+    if cfg.airgap is not None:
+        # airgap: no way to the internet, so no public subnets (settings/rules/registry.py refuses public pools)
+        planned = [p for p in planned if p.tier != "public"]
     return Topology(tuple(azs), tuple(planned))
 
 
@@ -237,7 +240,7 @@ def check_brought(cfg: StackConfig, topology: Topology, nodes: Sequence[_Placed]
                 key, f"'{sid}' has no route to an internet gateway, so it is not public (the CCM puts internet-facing "
                 "load balancers there); list a public subnet or add 0.0.0.0/0 via an igw-", "network.public-no-igw",
                 value=sid))
-        if planned.tier == "private" and not (route and (route.nat_gateway_id or route.transit_gateway_id or
+        if planned.tier == "private" and cfg.airgap is None and not (route and (route.nat_gateway_id or route.transit_gateway_id or
                                                           route.network_interface_id or route.instance_id)):
             problems.append(Diagnostic(
                 key, f"'{sid}' has no default route (NAT gateway, transit gateway or appliance); its nodes download "

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..diagnostics import ConfigError, Diagnostic, Severity
+from ..settings import registry_hosts
 from ..settings.resolve import ClusterConfig as StackConfig
 from ..settings.rules.pools import split_server_pools
 from ..state.model import ClusterState
@@ -80,6 +81,9 @@ def _build(cfg: StackConfig, previous: ClusterState | None, env: Environment) ->
     problems += addons.allow_uninstall_problems(cfg, previous, in_cluster)
     problems += network.cluster_network_problems(cfg, topology)
     image, image_notes = versions.ccm_image(cfg, previous, vstate)
+    if cfg.distribution == "rke" and cfg.registry is not None and cfg.registry.mirrors and not cfg.ccm.image:
+        # RKE1's Docker has no per-registry mirrors (rancher/rke types PrivateRegistry): the image names the mirror.
+        image = registry_hosts.rewrite_image(image, cfg.registry.mirrors)
     proxy = proxy_env(cfg.proxy, network.vpc_cidrs(cfg, env), endpoint_name(cfg.cluster_id))
     problems += addons.manifest_size_problems(cfg, image, proxy)
     archs, found, images = machine_checks.architectures_and_images(cfg, env)

@@ -241,7 +241,7 @@ class NodePool(_Section):
                                     "address and name (worker-only pools, RKE1 ones in private subnets; fixed for running nodes).")
     os: Annotated[OsName, Msg(kind="an operating system", reason="what every pool ran before `os` existed")] = Field(
         DEFAULT_OS, description="The nodes' OS: the vendor's latest image per partition and architecture (or `ami`), "
-                                "its login user and boot steps (README \"Operating systems, SELinux and FIPS\"); a "
+                                "its login user and boot steps (docs/features/airgap-os-fips.md, 'Operating systems, SELinux and FIPS'); a "
                                 "running pool's nodes go stale and `rke-aws rotate` replaces them.")
 
     @property
@@ -440,7 +440,47 @@ class Identity(_Section):
         (), description="IAM roles for service accounts (exported as identityRoleArns by <namespace>/<name>).")
     key_generation: Annotated[int, Whole(1, 1000), Msg(reason="the first signing key")] = Field(
         1, description="Raise by one to rotate the signing key: the new key is published and trusted first, signs once "
-                       "every server has it, and the old one stays published until the next rotation drops it (README).")
+                       "every server has it, and the old one stays published until the next rotation drops it (docs/features/identity.md).")
+class Registry(_Section):
+    """registry: a private registry (mirror) every image this program deploys is pulled through (issue 35)."""
+
+    mirrors: Annotated[dict[str, Annotated[str, Strict()]], Msg(
+        item="{json} is not a mirror endpoint; give https://host[:port][/path]", type_name="map", default="`{}`"),
+        WithJsonSchema({"type": "object", "additionalProperties": {"type": "string"}})] = Field(
+        default_factory=dict, description="Upstream registry host (docker.io, registry.k8s.io, public.ecr.aws, or \"*\") "
+                                          "-> the mirror's endpoint (https://host[:port][/path]).")
+    username: OrUnset[Annotated[str, NonEmpty(whole(r"[!-~]+"), max_length=255), Msg(what="a user name of printable ASCII without spaces")]] = Field(
+        None, description="The mirror's user (with password; https mirrors only).")
+    password: OrUnset[Annotated[SecretStr, Strict(), Msg(
+        type="is not text; set it with `pulumi config set --secret --path registry.password <password>`",
+        type_name="encrypted string", default="unset")]] = Field(
+        None, description="The mirror's password: a `secure:` value only; nodes read it from an SSM SecureString, never from user data.")
+    ca_bundle: OrUnset[Annotated[str, Strict(), Msg(what="a PEM bundle", type_name="PEM")]] = Field(
+        None, description="PEM certificates the nodes trust for the mirror (a private CA).")
+    system_default: OrUnset[Annotated[str, NonEmpty(whole(r"[!-.0-~]+"), max_length=255), Msg(what="host[:port] of a registry")]] = Field(
+        None, description="RKE2's system-default-registry (host[:port]): RKE2's own images and bundled charts come from it.")
+    charts: OrUnset[Annotated[str, NonEmpty(whole(r'(https|oci)://[!-"$-/0->@-~]+'), max_length=2048), Msg(
+        what="a chart repository URL: https://host[/path] (a Helm repository) or oci://host[/path] (an OCI registry)",
+        default="the charts' public repositories", type_name="URL")]] = Field(
+        None, description="Where the CCM and EBS CSI charts come from instead of their public repositories (the same chart "
+                          "names and versions); required with airgap. Read without credentials (caBundle is trusted).")
+
+
+class Airgap(_Section):
+    """airgap: RKE2 nodes that never reach the internet: RKE2 from your bucket (or preinstalled), images from `registry`."""
+
+    artifacts_bucket: OrUnset[Annotated[str, NonEmpty(BUCKET_PATTERN), Msg(
+        what="an S3 bucket name (3-63 lowercase letters, digits, dots and hyphens)", type_name="bucket name", why=bucket_why)]] = Field(
+        None, description="Bucket (in the cluster's region) holding RKE2's release assets (docs/features/airgap-os-fips.md).")
+    artifacts_prefix: OrUnset[Annotated[str, NonEmpty(FOLDER_PATTERN, max_length=200), Msg(
+        what="a key prefix like rke2 (no leading, trailing or double /)", default="bucket root", type_name="key prefix", why=folder_why)]] = Field(
+        None, description="Key prefix of the artifacts in the bucket (<prefix>/<release>/...).")
+    preinstalled: Annotated[Bool, Msg(reason="installing from the bucket needs no image of your own")] = Field(
+        False, description="The nodes' image already holds RKE2 of kubernetesVersion (no bucket needed).")
+
+    @property
+    def from_bucket(self) -> bool:
+        return not self.preinstalled
 
 
 class ClusterKeys(_Section):
@@ -501,9 +541,12 @@ class ClusterKeys(_Section):
                           "about the running cluster when it cannot be read; a code confirms nothing once the state moves on.")
     fips: Annotated[Bool, Msg(declare=True, reason="FIPS mode needs an OS and images that support it")] = Field(
         False, description="RKE2 with its FIPS 140 build on OSes in FIPS mode (RHEL/Rocky 9 and AL2023 switched at first "
-                           "boot, others from your FIPS `ami`); x86_64, Canal, RKE2 only (README \"Operating systems, "
-                           "SELinux and FIPS\").")
+                           "boot, others from your FIPS `ami`); x86_64, Canal, RKE2 only ("
+                           "docs/features/airgap-os-fips.md, 'Operating systems, SELinux and FIPS').")
     identity: Annotated[Identity, Msg()] = Field(default_factory=Identity, description=Identity.__doc__)
+    registry: OrUnset[Annotated[Registry, Msg(default="unset (public registries)", type=(
+        "is not a map; expected {{mirrors, username, password, caBundle, systemDefault}}"))]] = Field(None, description=Registry.__doc__)
+    airgap: OrUnset[Annotated[Airgap, Msg(default="unset (nodes reach the internet)")]] = Field(None, description=Airgap.__doc__)
 
 
 # The sections by stack key (a map of settings each), in the stack file's order.
@@ -512,6 +555,8 @@ SECTIONS: dict[str, type[_Section]] = {
     "etcdBackup": EtcdBackup, "addons": Addons, "proxy": Proxy, "rancher": Rancher, "ingress": Ingress,
     "rotation": Rotation,
     "identity": Identity,
+    "registry": Registry,
+    "airgap": Airgap,
 }
 
 

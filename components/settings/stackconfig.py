@@ -61,7 +61,7 @@ STRING_KEYS = tuple(k for k in SCALAR_KEYS if k not in BOOL_KEYS)
 # the stack's state show in plain text. `rancher` holds the Rancher API token: the CLI marks a structured key
 # secret as a whole when a value inside it is `secure:` (pulumi/pulumi sdk/go/common/resource/config/map.go
 # SecureKeys), so the program can only require the key to be secret (and never shows its text).
-SECRET_KEYS = ("kubeconfig", "rancher")
+SECRET_KEYS = ("kubeconfig", "rancher", "registry")  # registry: its password (issue 35)
 SECRET_AS_TEXT = ("is encrypted (a `secure:` value, set with --secret), but the program uses it as plain text: it becomes "
                   "names, tags, addresses or settings that AWS, the preview and the stack's state show unencrypted; "
                   "store it without --secret (`pulumi config set [--path] ...`), or leave it out")

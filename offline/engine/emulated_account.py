@@ -76,7 +76,7 @@ class MotoMocks(ResourceHandlers, InvokeHandlers, pulumi.runtime.Mocks):
                  create_missing_key_pairs: bool | None = None,
                  setup: Callable[[MotoMocks], None] | None = None, *, zones: Iterable[str] | None = None,
                  unoffered: Iterable[tuple[str, str]] = (), images: Mapping[str, Mapping[str, str]] | None = None,
-                 foreign_buckets: Iterable[str] = ()):
+                 foreign_buckets: Iterable[str] = (), objects: Mapping[str, Iterable[str]] | None = None):
         self.region = region
         self.seed = seed
         self.key_pairs = tuple(key_pairs or ())
@@ -86,6 +86,9 @@ class MotoMocks(ResourceHandlers, InvokeHandlers, pulumi.runtime.Mocks):
         self.unoffered = frozenset(unoffered)
         self.images = None if images is None else {k: dict(v) for k, v in images.items()}
         self.foreign_buckets = set(foreign_buckets)
+        # Buckets the account holds with their object keys ("name" in the account's region, "name@region" in
+        # another): a user's artifacts bucket, filled before the program runs.
+        self.objects = {k: tuple(v) for k, v in (objects or {}).items()}
         self.resources: list[tuple[str, str, dict]] = []
         self.ids: dict[str, str] = {}  # "<type>::<name>" -> physical ID
         self._lock = threading.RLock()
@@ -119,6 +122,7 @@ class MotoMocks(ResourceHandlers, InvokeHandlers, pulumi.runtime.Mocks):
             self._ec2b().describe_vpcs()  # creates the region's default VPC now, under the run's seed
             self._check_zones()
             self._publish_images()
+            self._fill_buckets()
             for key in self.key_pairs:
                 self._seed(f"{self.seed}:keypair::{key}")
                 self._ec2b().create_key_pair(key, "rsa", {})
@@ -193,6 +197,14 @@ class MotoMocks(ResourceHandlers, InvokeHandlers, pulumi.runtime.Mocks):
             raise EmulatedAwsError(f"InvalidParameterValue: {label}: Value ({zone}) for parameter availabilityZone "
                                    f"is invalid. Subnets can currently only be created in the following "
                                    f"availability zones: {', '.join(self.zone_names)}.")
+
+    def _fill_buckets(self) -> None:
+        s3 = backends.s3(self.region)
+        for spec, keys in sorted(self.objects.items()):
+            name, _, region = spec.partition("@")
+            s3.create_bucket(name, region or self.region)
+            for key in keys:
+                s3.put_object(name, key, b"")
 
     def _publish_images(self) -> None:
         # moto gap: its built-in AMIs have no Canonical Ubuntu 24.04 image, and RegisterImage would make the
@@ -307,7 +319,7 @@ def build(config: dict[str, str], stack: str, *, mocks: MotoMocks | None = None,
     from rke_aws_offline.engine import harness
 
     region = config.get("aws:region", "us-west-2")
-    mocks = mocks or MotoMocks(region)
+    mocks = mocks or MotoMocks(region, objects=harness.fixture_objects(config))
     mocks.start()
     try:
         run = harness.run_program(config, stack=stack, preview=preview, mocks=mocks, **program)

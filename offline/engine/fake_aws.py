@@ -104,7 +104,7 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
     def __init__(self, region: str, available_azs: list[str] | None = None,
                  existing_subnets: dict[str, dict[str, str]] | None = None,
                  key_pairs: Iterable[str] | None = None, images: dict[str, dict[str, str]] | None = None,
-                 unoffered: Iterable[tuple[str, str]] = ()):
+                 unoffered: Iterable[tuple[str, str]] = (), objects: dict[str, list[str]] | None = None):
         """`existing_subnets`: pre-existing subnets of the account, id -> {cidr, az, vpc} and optionally
         public (bool: its route table has an igw- route), route ("igw" | "nat" | "none") and hostnameType.
         `key_pairs`: the account's key pairs (None: whatever a stack names, as its file assumes).
@@ -122,6 +122,8 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         self.buckets: set[str] = set()
         # Buckets of other accounts that HeadBucket still answers for (their policy lets us list them).
         self.foreign_buckets: set[str] = set()
+        # Buckets holding objects (an air-gapped stack's artifacts): name -> keys, in the account's region.
+        self.objects: dict[str, list[str]] = {k: list(v) for k, v in (objects or {}).items()}
         # Instances of the account besides what the program creates: private IP -> their tags, and
         # the spot request that launched one (private IP -> request ID).
         self.instances: dict[str, dict[str, str]] = {}
@@ -456,9 +458,18 @@ class AwsLikeMocks(pulumi.runtime.Mocks):
         if tok == "aws:s3/getBucket:getBucket":
             # Buckets the account holds besides what the program creates (one kept by a destroy).
             name = a.get("bucket")
-            if name not in self.buckets | self.foreign_buckets:
+            if name not in self.buckets | self.foreign_buckets | set(self.objects):
                 raise ValueError(f"NotFound: bucket {name} does not exist")
-            return {"id": name, "bucket": name, "arn": f"arn:{self.partition}:s3:::{name}", "region": self.region}
+            return {"id": name, "bucket": name, "arn": f"arn:{self.partition}:s3:::{name}", "region": self.region,
+                    "bucketRegion": self.region}
+        if tok == "aws:s3/getObjects:getObjects":
+            name, prefix = a.get("bucket"), a.get("prefix") or ""
+            if name not in self.objects:
+                raise ValueError(f"NoSuchBucket: listing S3 Bucket ({name}) Objects")
+            return {"id": name, "bucket": name, "keys": sorted(k for k in self.objects[name] if k.startswith(prefix)),
+                    "commonPrefixes": [], "owners": [], "requestCharged": ""}
+        if tok == "aws:ec2/getVpcEndpoint:getVpcEndpoint":
+            raise ValueError("no matching EC2 VPC Endpoint found")
         if tok == "aws:s3/getBuckets:getBuckets":
             # ListBuckets: this account's buckets only.
             prefix = a.get("prefix") or ""

@@ -292,6 +292,19 @@ def import_checkout(root: Path) -> None:
     sys.path.insert(0, str(links))
 
 
+FIXTURE_OBJECTS = FIXTURE_STACKS_DIR / "account-objects.json"
+
+
+def fixture_objects(config: dict[str, str]) -> dict[str, list[str]]:
+    """The buckets (and their keys) of tests/stacks/account-objects.json whose name `config` mentions: what a
+    user filled before planning (an air-gapped stack's artifacts bucket)."""
+    if not FIXTURE_OBJECTS.exists():
+        return {}
+    text = json.dumps(config)
+    table = json.loads(FIXTURE_OBJECTS.read_text())
+    return {spec: keys for spec, keys in table.items() if not spec.startswith("_") and spec.split("@")[0] in text}
+
+
 def run_program(config: dict[str, str], stack: str = "test", preview: bool = False,
                 mocks: pulumi.runtime.Mocks | None = None, secret_keys: list[str] | None = None,
                 previous_outputs: dict[str, Any] | None = None, main: Path = MAIN,
@@ -311,7 +324,7 @@ def run_program(config: dict[str, str], stack: str = "test", preview: bool = Fal
     if mocks is None:
         from rke_aws_offline.engine.emulated_account import MotoMocks
 
-        mocks = MotoMocks(config.get("aws:region", "us-west-2"))
+        mocks = MotoMocks(config.get("aws:region", "us-west-2"), objects=fixture_objects(config))
     run.mocks = mocks
     account: Any = mocks
     started = not getattr(account, "active", True)  # an emulated account not yet active (light mocks: always)

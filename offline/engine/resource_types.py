@@ -273,6 +273,16 @@ TYPES: dict[str, ResourceType] = {
         fake="prefix:nat-", emulate="_nat_gateway",
         create_seconds=(105, "NAT gateway goes pending -> available in ~1-2 min (provider waits for `available`, 10 min timeout); 90-120 s typical"),
     ),
+    "aws:ec2/vpcEndpoint:VpcEndpoint": ResourceType(
+        # ForceNew: service_name, vpc_endpoint_type, vpc_id, service_region (and the resource/service-network
+        # ARNs, dns_options' private DNS preference and domains); private_dns_enabled replaces only a
+        # non-Interface endpoint (CustomizeDiff); subnets, groups, route tables, policy update in place.
+        replace=_rules(TF_AWS + "ec2/vpc_endpoint.go (resourceVPCEndpoint schema, CustomizeDiff)", "serviceName",
+                       "vpcEndpointType", "vpcId", "serviceRegion", "resourceConfigurationArn", "serviceNetworkArn",
+                       nested=[("dnsOptions", frozenset({"privateDnsPreference", "privateDnsSpecifiedDomains"}))]),
+        fake="prefix:vpce-", emulate="_vpc_endpoint",
+        create_seconds=(90, "CreateVpcEndpoint + wait for `available` (10 min timeout): interface endpoints 1-2 min"),
+    ),
     "aws:ec2/securityGroup:SecurityGroup": ResourceType(
         replace=_rules(TF_AWS + "ec2/vpc_security_group.go", "name", "namePrefix",
                        "description", "vpcId"),

@@ -228,9 +228,18 @@ def manifest_config(stack: str) -> dict[str, str]:
 
 def the_release(r: harness.ProgramRun) -> harness.Registration:
     """The CCM's Release (addons such as the EBS CSI driver have their own)."""
-    releases = [x for x in r.of_type(RELEASE_TYPE) if x.inputs.get("chart") == CHART_NAME]
+    releases = [x for x in r.of_type(RELEASE_TYPE) if (x.inputs.get("chart") or "").rsplit("/", 1)[-1] == CHART_NAME]
     assert len(releases) == 1, f"{r.stack}: expected one {RELEASE_TYPE}, got {[x.urn for x in releases]}"
     return releases[0]
+
+
+def expected_chart(config: dict[str, str]) -> tuple[str, str | None]:
+    """(chart, repo) the stack installs from: the public repository, or registry.charts (issue 35), where an
+    OCI location names the chart by its whole reference and takes no repo (k3s-io/helm-controller chart.go)."""
+    charts = json.loads(config.get("rke-aws:registry", "{}")).get("charts")
+    if not charts:
+        return CHART_NAME, CHART_REPO
+    return (f"{charts}/{CHART_NAME}", None) if charts.startswith("oci://") else (CHART_NAME, charts)
 
 
 def pools_of(config: dict[str, str]) -> list[dict]:
@@ -404,8 +413,9 @@ def test_release_chart_and_settings(stack_run):
     rel = the_release(r)
     i = rel.inputs
     where = f"{r.stack} {rel.urn}"
-    assert i.get("chart") == CHART_NAME, where
-    assert (i.get("repositoryOpts") or {}).get("repo") == CHART_REPO, where
+    chart, repo = expected_chart(r.config)
+    assert i.get("chart") == chart, where
+    assert (i.get("repositoryOpts") or {}).get("repo") == repo, where
     assert i.get("version") == CHART_VERSION, where
     assert i.get("namespace") == "kube-system", where
     # A deprecated no-op since pulumi-kubernetes 4.30 that warns on every preview.
@@ -479,8 +489,9 @@ def test_manifest_install_schedules_on_every_server():
         assert doc["apiVersion"] == "helm.cattle.io/v1" and doc["kind"] == "HelmChart", where
         spec = doc["spec"]
         assert spec.get("bootstrap") is True, f"{where}: HelmChart not bootstrap"
-        assert spec.get("chart") == CHART_NAME, where
-        assert spec.get("repo") == CHART_REPO, where
+        chart, repo = expected_chart(r.config)
+        assert spec.get("chart") == chart, where
+        assert spec.get("repo") == repo, where
         assert spec.get("version") == CHART_VERSION, where
         assert spec.get("targetNamespace") == "kube-system", where
         assert isinstance(spec.get("valuesContent"), str), f"{where}: no valuesContent"

@@ -527,12 +527,13 @@ def test_every_type_the_program_registers_is_declared_once_for_every_tool():
 def test_both_mocks_refuse_a_resource_type_they_do_not_know():
     import pulumi
 
-    args = pulumi.runtime.MockResourceArgs(typ="aws:ec2/vpcEndpoint:VpcEndpoint", name="x", inputs={}, provider=None,
-                                           resource_id=None, custom=True)
-    with pytest.raises(ValueError, match="do not know resource type aws:ec2/vpcEndpoint:VpcEndpoint"):
+    # (aws:ec2/vpcEndpoint:VpcEndpoint was this example until issue 35's air-gapped VPCs used it.)
+    args = pulumi.runtime.MockResourceArgs(typ="aws:ec2/transitGateway:TransitGateway", name="x", inputs={},
+                                           provider=None, resource_id=None, custom=True)
+    with pytest.raises(ValueError, match="do not know resource type aws:ec2/transitGateway:TransitGateway"):
         AwsLikeMocks("us-west-2").new_resource(args)
     with MotoMocks("us-west-2") as mocks:
-        with pytest.raises(ValueError, match="UnknownResourceType: aws:ec2/vpcEndpoint:VpcEndpoint"):
+        with pytest.raises(ValueError, match="UnknownResourceType: aws:ec2/transitGateway:TransitGateway"):
             mocks.new_resource(args)
 
 

@@ -182,7 +182,10 @@ def test_no_node_role_reads_a_parameter_but_its_own(stack):
               run.outputs["rke2InitMarkerParameter"]}
     # Workload identity: the API servers (controlplane role only) also read the issuer's key files.
     identity = {p.inputs["name"] for p in run.of_type("aws:ssm/parameter:Parameter") if IDENTITY in p.urn}
-    own = {"controlplane": server | identity, "etcd": server, "worker": {run.outputs["rke2AgentTokenParameter"]}}
+    # registry.password (issue 35): a SecureString every node reads.
+    registry = {n for n in arn if n == f"/rke-aws/{cid}/registry-password"}
+    own = {"controlplane": server | identity | registry, "etcd": server | registry,
+           "worker": {run.outputs["rke2AgentTokenParameter"]} | registry}
     template = arn[run.outputs["rke2TokenParameter"]]
     strangers = [template.replace(f"/rke-aws/{cid}/", "/rke-aws/other-cluster/"),
                  template.rsplit(":parameter/", 1)[0] + ":parameter/prod/database-password"]

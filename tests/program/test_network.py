@@ -66,13 +66,18 @@ def test_subnets_inside_vpc_one_public_one_private_per_az(stack_run):
         assert not any(net.overlaps(o) for o in nets), f"{reg.urn}: overlaps another subnet"
         nets.append(net)
         per_az.setdefault(reg.inputs["availabilityZone"], []).append("public" if "-public-" in reg.name else "private")
+    # An air-gapped cluster (issue 35) has no public subnets.
+    wanted = ["private"] if "rke-aws:airgap" in stack_run.config else ["private", "public"]
     for az, tiers in per_az.items():
-        assert sorted(tiers) == ["private", "public"], f"{stack_run.stack}: {az} has {tiers}"
+        assert sorted(tiers) == wanted, f"{stack_run.stack}: {az} has {tiers}"
 
 
 def test_public_subnets_route_to_igw_private_to_nat(stack_run):
     routes = stack_run.of_type("aws:ec2/route:Route")
     public = [r for r in routes if r.name.endswith("public-default")]
+    if "rke-aws:airgap" in stack_run.config:  # issue 35: no way out at all
+        assert not routes and not stack_run.of_type("aws:ec2/internetGateway:InternetGateway"), routes
+        return
     assert len(public) == 1 and public[0].inputs["gatewayId"].startswith("igw-"), public
     nat_mode = json.loads(stack_run.config["rke-aws:network"]).get("natGateways", "single")
     nat_routes = [r for r in routes if r.inputs.get("natGatewayId")]
@@ -93,6 +98,13 @@ def test_nothing_open_to_the_internet_unless_listed(stack_run):
     admin = json.loads(stack_run.config.get("rke-aws:access", "{}")).get("adminCidrs", [])
     ingress = stack_run.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
     groups = {g.state.get("id") or g.name for g in stack_run.of_type("aws:ec2/securityGroup:SecurityGroup")}
+    # An air-gapped cluster's endpoint group admits HTTPS from the VPC only (issue 35; test_airgap.py).
+    vpc_cidr = json.loads(stack_run.config.get("rke-aws:network", "{}")).get("vpcCidr")
+    endpoints = [r for r in ingress if r.name.endswith("-endpoints-https")]
+    assert all((r.inputs["cidrIpv4"], r.inputs["fromPort"], r.inputs["toPort"]) == (vpc_cidr, 443, 443) for r in endpoints)
+    ingress = [r for r in ingress if r not in endpoints]
+    groups -= {g.state.get("id") or g.name for g in stack_run.of_type("aws:ec2/securityGroup:SecurityGroup")
+               if g.name.endswith("-endpoints")}
     # The node group, and with controlPlane.endpoint nlb the load balancer's group.
     own_groups = {r.inputs.get("securityGroupId") for r in ingress}
     for rule in ingress:

@@ -73,7 +73,9 @@ def test_node_addresses_valid_unique_and_spread(stack_run):
         azs.setdefault(node["pool"], []).append(node["availabilityZone"])
     for pool in pools:
         got = azs.get(pool["name"], [])
-        assert len(set(got)) == min(len(got), len(set(stack_run.outputs["subnetIds"])) // 2), f"{pool['name']}: AZs {got}"
+        # One private and one public subnet per zone; an air-gapped cluster has private ones only.
+        zones = len(set(stack_run.outputs["subnetIds"])) // (1 if "rke-aws:airgap" in stack_run.config else 2)
+        assert len(set(got)) == min(len(got), zones), f"{pool['name']}: AZs {got}"
 
 
 def test_instance_settings(stack_run):
@@ -312,12 +314,14 @@ def test_node_roles_read_only_their_own_parameters(stack):
     def allowed(doc, action):
         return sorted(r for st in doc["Statement"] if action in st["Action"] for r in st["Resource"])
 
-    assert allowed(worker, "ssm:GetParameter") == [arn[run.outputs["rke2AgentTokenParameter"]]]
+    # registry.password (issue 35): every node reads the registry's SecureString too.
+    registry = [arn[n] for n in arn if n == f"/rke-aws/{cid}/registry-password"]
+    assert allowed(worker, "ssm:GetParameter") == sorted([arn[run.outputs["rke2AgentTokenParameter"]], *registry])
     assert not allowed(worker, "ssm:PutParameter") and not allowed(worker, "ssm:GetParametersByPath")
     # Workload identity: the API servers also read the issuer's signing key and trusted keys.
     identity = [p.state["arn"] for p in run.of_type("aws:ssm/parameter:Parameter") if "rke-aws:identity:" in p.urn]
-    assert allowed(cp, "ssm:GetParameter") == sorted([arn[run.outputs[k]] for k in (
-        "rke2TokenParameter", "rke2AgentTokenParameter", "rke2InitMarkerParameter")] + identity)
+    assert allowed(cp, "ssm:GetParameter") == sorted([*(arn[run.outputs[k]] for k in (
+        "rke2TokenParameter", "rke2AgentTokenParameter", "rke2InitMarkerParameter")), *registry, *identity])
     # The first server writes the marker and publishes the admin kubeconfig; it may encrypt with the
     # kubeconfig's key but never decrypt (no node reads the kubeconfig back).
     assert allowed(cp, "ssm:PutParameter") == sorted(arn[run.outputs[k]] for k in (

@@ -133,7 +133,7 @@ def test_project_file_declares_every_scalar_key_and_nothing_unknown():
     declared = set(yaml.safe_load((ROOT / "Pulumi.yaml").read_text())["config"])
     assert declared <= set(sections.TOP_LEVEL_KEYS), declared - set(sections.TOP_LEVEL_KEYS)
     structured = {"network", "access", "nodePools", "ccm", "controlPlane", "etcdBackup", "addons", "proxy", "tags", "rancher",
-                  "ingress", "rotation", "identity"}
+                  "ingress", "rotation", "identity", "registry", "airgap"}
     assert declared == set(sections.TOP_LEVEL_KEYS) - structured
 
 

@@ -75,7 +75,7 @@ BASE: dict[str, Any] = {
     "addons": {"ebsCsi": False},
     "kubeconfig": KUBECONFIG,
 }
-SECRET_KEYS = ("kubeconfig", "rancher")  # set with --secret (the program refuses them in plain text)
+SECRET_KEYS = ("kubeconfig", "rancher", "registry")  # set with --secret (the program refuses them in plain text)
 BYO_VPC_CIDR = "10.80.0.0/16"
 
 
@@ -170,11 +170,13 @@ class View:
         """Chart name -> (the namespace it installs into, its values): Helm releases, or HelmCharts (manifest mode)."""
         out: dict[str, tuple[str, dict]] = {}
         for rel in self.run.of_type("kubernetes:helm.sh/v3:Release"):
-            out[rel.inputs["chart"]] = (rel.inputs["namespace"], rel.inputs.get("values") or {})
+            # An OCI chart is named by its whole reference (oci://host/path/<name>): keyed by <name>.
+            out[rel.inputs["chart"].rsplit("/", 1)[-1]] = (rel.inputs["namespace"], rel.inputs.get("values") or {})
         for text in self.manifests.values():
             for doc in yaml.safe_load_all(text or ""):
                 if isinstance(doc, dict) and doc.get("kind") == "HelmChart":
-                    out[doc["spec"]["chart"]] = (doc["spec"]["targetNamespace"], yaml.safe_load(doc["spec"]["valuesContent"]))
+                    out[doc["spec"]["chart"].rsplit("/", 1)[-1]] = (doc["spec"]["targetNamespace"],
+                                                                    yaml.safe_load(doc["spec"]["valuesContent"]))
         return out
 
     def helm_chart_namespaces(self) -> set[str]:
@@ -605,6 +607,102 @@ def _identity_cis(v: View) -> None:
     from rke_aws.plan import identity_webhook
 
     assert identity_webhook.NAMESPACE in v.psa_exempt  # the webhook (and its hostPath-free pods) in kube-system
+# ---- air-gap with a private registry (issue 35) ----
+AIRGAP_BUCKET = "matrix-rke2-artifacts"
+AIRGAP_MIRROR = "https://registry.matrix.example"
+AIRGAP_CHARTS = "oci://registry.matrix.example/charts"
+
+
+def _airgap(spec: dict[str, Any]) -> None:
+    _set(spec, "network.natGateways", "none")  # settings/rules/registry.py: no way out
+    spec["registry"] = {"mirrors": {r: f"{AIRGAP_MIRROR}/{r}" for r in ("docker.io", "registry.k8s.io", "public.ecr.aws")},
+                        "charts": AIRGAP_CHARTS}
+    spec["airgap"] = {"artifactsBucket": AIRGAP_BUCKET}
+
+
+def airgap_objects(version: str) -> dict[str, list[str]]:
+    """The matrix's artifacts bucket as the README's commands fill it: RKE2's release assets for both
+    architectures (rancher/rke2 release assets: rke2.linux-<arch>.tar.gz, rke2-images.linux-<arch>.tar.zst,
+    sha256sum-<arch>.txt), install.sh and system-upgrade-controller's manifests. Written out here, not taken
+    from the program."""
+    from rke_aws.settings import versions
+
+    keys = [f"{version}/install.sh", f"system-upgrade-controller/{versions.SUC_VERSION}/crd.yaml",
+            f"system-upgrade-controller/{versions.SUC_VERSION}/system-upgrade-controller.yaml"]
+    for arch in ("amd64", "arm64"):
+        keys += [f"{version}/sha256sum-{arch}.txt", f"{version}/rke2.linux-{arch}.tar.gz",
+                 f"{version}/rke2-images.linux-{arch}.tar.zst"]
+    return {AIRGAP_BUCKET: keys}
+
+
+def _airgap_own(v: View) -> None:
+    """No internet gateway or NAT; every node installs RKE2 from the bucket for its own architecture and reads
+    registries.yaml (rke2-docs install/airgap.md, install/private_registry.md)."""
+    types = {r.type for r in v.run.resources}
+    assert not types & {"aws:ec2/internetGateway:InternetGateway", "aws:ec2/natGateway:NatGateway"}, types
+    assert v.run.of_type("aws:ec2/vpcEndpoint:VpcEndpoint"), "no VPC endpoints"
+    for inst in v.instances:
+        script = v.boot_script(inst)
+        assert "INSTALL_SCRIPT_URL='file:///var/lib/rke-aws/artifacts/install.sh'" in script, inst.urn
+        assert any(p.startswith("/etc/rancher/rke2/registries.yaml") for p in v.files(inst)), inst.urn
+
+
+def _endpoint_names(partition_prefix: str, region: str) -> Check:
+    def check(v: View) -> None:
+        names = {r.inputs["serviceName"]: r.inputs["vpcEndpointType"] for r in v.run.of_type("aws:ec2/vpcEndpoint:VpcEndpoint")}
+        assert f"{partition_prefix}.{region}.ec2" in names and names[f"com.amazonaws.{region}.s3"] == "Gateway", names
+    return check
+
+
+def _airgap_arm64(v: View) -> None:
+    for inst in v.pool_instances(lambda p: p.get("instanceType") == GRAVITON_TYPE):
+        assert "ARCH='arm64'" in v.boot_script(inst) and "rke2.linux-arm64.tar.gz" in v.boot_script(inst), inst.urn
+
+
+def _airgap_s3_gateway(v: View) -> None:
+    (s3,) = [r for r in v.run.of_type("aws:ec2/vpcEndpoint:VpcEndpoint") if r.inputs["serviceName"].endswith(".s3")]
+    assert s3.inputs["vpcEndpointType"] == "Gateway" and s3.inputs["routeTableIds"], s3.inputs
+
+
+def _airgap_charts_helm(v: View) -> None:
+    for r in v.run.of_type("kubernetes:helm.sh/v3:Release"):
+        assert r.inputs["chart"].startswith(AIRGAP_CHARTS + "/"), r.inputs["chart"]
+
+
+def _airgap_charts_manifest(v: View) -> None:
+    charts = [t for t in v.manifests.values() if "kind: HelmChart" in t]
+    assert charts and all(f"chart: {AIRGAP_CHARTS}/" in t for t in charts), charts
+    urls = [t for n, t in v.manifests.items() if n.endswith(".url") and "system-upgrade-controller" in n]
+    assert urls and all(u.startswith(f"s3://{AIRGAP_BUCKET}/") for u in urls), urls
+
+
+def _airgap_agent_image(v: View) -> None:
+    """Rancher's agent (docker.io/rancher/rancher-agent) is pulled through the docker.io mirror."""
+    for inst in v.instances:
+        text = next(t for p, t in v.files(inst).items() if p.startswith("/etc/rancher/rke2/registries.yaml"))
+        assert "docker.io" in yaml.safe_load(text)["mirrors"], text
+
+
+REGISTRY_PASSWORD = "matrix-registry-password"
+
+
+def _registry(spec: dict[str, Any]) -> None:
+    spec["registry"] = {"mirrors": {"docker.io": f"{AIRGAP_MIRROR}/hub", "registry.k8s.io": f"{AIRGAP_MIRROR}/k8s"},
+                        "username": "puller", "password": REGISTRY_PASSWORD}
+
+
+def _registry_own(v: View) -> None:
+    """RKE2: registries.yaml as a template completed from the SecureString at boot (rke2-docs
+    install/private_registry.md); RKE1: cluster.yml private_registries (rancher/rke types/rke_types.go). The
+    password never in user data."""
+    for inst in v.instances:
+        assert REGISTRY_PASSWORD not in "".join(v.files(inst).values()), f"{inst.urn}: the password in user data"
+        if v.rke2:
+            assert "/etc/rancher/rke2/registries.yaml.template" in v.files(inst), inst.urn
+            assert "registry-password" in v.boot_script(inst), inst.urn
+    if not v.rke2:
+        entries = v.cluster_yml()["private_registries"]
+        assert entries[0]["url"] == "registry.matrix.example/hub" and entries[0]["is_default"] is True, entries
 
 
 FEATURES: tuple[Feature, ...] = (
@@ -664,6 +762,10 @@ FEATURES: tuple[Feature, ...] = (
             "fips-mode-setup)", _fips_own),
     Feature("identity", "workload identity", _with("identity", {"serviceAccounts": "irsa"}), IDENTITY_SOURCE,
             _identity_own),
+    Feature("registry", "private registry", _registry,
+            "rke2-docs install/private_registry.md; rancher/rke types/rke_types.go PrivateRegistry", _registry_own),
+    Feature("airgap", "air-gap + registry", _airgap,
+            "rke2-docs install/airgap.md, install/private_registry.md (issue 35)", _airgap_own),
 )
 FEATURE = {f.name: f for f in FEATURES}
 PARTITIONS = ("aws", "aws-us-gov", "aws-cn")
@@ -861,7 +963,7 @@ def _ebs_secret_first(v: View) -> None:
         return
     (secret,) = [r for r in v.run.of_type("kubernetes:core/v1:Secret") if r.name.endswith("-ebs-csi-credentials")]
     assert secret.inputs["metadata"]["namespace"] == "kube-system"
-    (release,) = [r for r in v.run.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"] == "aws-ebs-csi-driver"]
+    (release,) = [r for r in v.run.of_type("kubernetes:helm.sh/v3:Release") if r.inputs["chart"].rsplit("/", 1)[-1] == "aws-ebs-csi-driver"]
     assert secret.urn in release.dependencies, "the driver may start before its credentials exist"
 
 
@@ -1252,6 +1354,49 @@ rule("dns", "byo-vpc", Works("the private zone is associated with the brought VP
 for _x in ("snapshots", "ebs-csi", "nlb", "dns", "byo-vpc"):
     rule(_x, "ingress", Works(INDEPENDENT, FEATURE["ingress"].source))
 
+# air-gap with a private registry (issue 35)
+AIRGAP_SRC = "rke2-docs install/airgap.md; settings/rules/registry.py"
+rule("airgap", "rke2", Works("on RKE2 (the base distribution)", AIRGAP_SRC))
+rule("airgap", "rke1", Refused("airgap", "RKE1 nodes install Docker online and rke up runs from outside",
+                               "rancher/rke (no offline install path here); settings/rules/registry.py"))
+rule("airgap", "proxy", Refused("proxy", "a proxy is a way out of the VPC, which an air-gapped cluster has none of",
+                                "rke2-docs install/airgap.md (no internet); settings/rules/registry.py (refused, not defined)"))
+rule("airgap", "byo-vpc", Refused("network.publicSubnetIds", "an air-gapped cluster uses no public subnet",
+                                  "settings/rules/registry.py; a brought air-gapped VPC gives privateSubnetIds only "
+                                  "(tests/program/test_airgap.py)"))
+rule("airgap", "aws", Works("endpoints com.amazonaws.<region>.*", "terraform-provider-aws vpc_endpoint docs",
+                            (_endpoint_names("com.amazonaws", "us-west-2"),), account=True))
+rule("airgap", "aws-us-gov", Works("endpoints com.amazonaws.us-gov-west-1.*", "AWS GovCloud VPC endpoints",
+                                   (_endpoint_names("com.amazonaws", "us-gov-west-1"),), account=True))
+rule("airgap", "aws-cn", Works("China's interface endpoints for ec2 take cn.com.amazonaws; the S3 gateway keeps com.amazonaws",
+                               "aws/aws-cdk aws-ec2/lib/vpc-endpoint.ts (VPC_ENDPOINT_SERVICE_EXCEPTIONS)",
+                               (_endpoint_names("cn.com.amazonaws", "cn-north-1"),), account=True))
+rule("airgap", "graviton", Works("arm64 nodes install the arm64 assets (install.sh: aarch64 -> arm64)",
+                                 "rancher/rke2 install.sh setup_arch", (_airgap_arm64,), account=True))
+rule("airgap", "snapshots", Works("snapshots reach S3 through the gateway endpoint on the private route tables",
+                                  "Amazon VPC, Gateway endpoints for Amazon S3", (_airgap_s3_gateway,), account=True))
+rule("airgap", "helm", Works("the charts come from registry.charts", "pulumi-kubernetes helm.sh/v3 Release (chart: oci://)",
+                             (_airgap_charts_helm,), account=True))
+rule("airgap", "manifest", Works("HelmCharts name registry.charts; SUC's manifests come from the bucket",
+                                 "k3s-io/helm-controller types.go (chart: oci://, repoCA)", (_airgap_charts_manifest,),
+                                 account=True))
+for _r in ("rancher-rke-aws", "rancher-rancher"):
+    rule("airgap", _r, Works("the agent image docker.io/rancher/rancher-agent comes through the docker.io mirror",
+                             "rke2-docs install/private_registry.md (mirrors; images keep their names)",
+                             (_airgap_agent_image,), account=True))
+for _x in ("cis", "split", "spot", "ebs-csi", "nlb", "dns", "ingress"):
+    rule("airgap", _x, Works(INDEPENDENT + " (images through the mirrors, AWS APIs through the endpoints)", AIRGAP_SRC,
+                             account=True))
+
+# a private registry, online (issue 35)
+REGISTRY_SRC = "rke2-docs install/private_registry.md (mirrors per registry; images keep their names)"
+rule("registry", "airgap", Alternatives("registry", why="air-gap brings its own registry section"))
+rule("registry", "rke1", Works("cluster.yml private_registries; the CCM image named through the mirror",
+                               "rancher/rke types/rke_types.go, cluster/defaults.go (is_default prefixes system images)"))
+for _x in ("rke2", "aws", "aws-us-gov", "aws-cn", "cis", "proxy", "rancher-rke-aws", "rancher-rancher", "split", "spot",
+           "graviton", "helm", "manifest", "snapshots", "ebs-csi", "nlb", "dns", "byo-vpc", "ingress"):
+    rule("registry", _x, Works(INDEPENDENT + " (every node reads the mirrors; the password from SSM)", REGISTRY_SRC))
+
 
 # Operating systems and FIPS (issue 35). Each OS pool's image, boot steps and login user are judged by its own
 # check (_os_own); the facts per OS and partition are components/settings/os_images.py's, each sourced there.
@@ -1464,6 +1609,12 @@ class Outcome:
         return {**self.__dict__, "_view": None}
 
 
+def _objects(spec: dict[str, Any]) -> dict[str, list[str]]:
+    from rke_aws.settings import versions
+
+    return airgap_objects(spec.get("kubernetesVersion") or versions.RKE2_VERSION) if "airgap" in spec else {}
+
+
 def plan(features: Iterable[str], emulated: bool = False) -> Outcome:
     """The program's first run of the configuration with `features` (no cache: see `planned`)."""
     import pulumi
@@ -1479,7 +1630,8 @@ def plan(features: Iterable[str], emulated: bool = False) -> Outcome:
             from rke_aws_offline.engine import emulated_account
 
             ids: dict[str, Any] = {}
-            mocks = emulated_account.MotoMocks(region, setup=_byo_account_setup(region, ids) if byo else None)
+            mocks = emulated_account.MotoMocks(region, setup=_byo_account_setup(region, ids) if byo else None,
+                                               objects=_objects(spec))
             mocks.start()
             if byo:
                 spec["network"] = dict(ids)
@@ -1494,7 +1646,7 @@ def plan(features: Iterable[str], emulated: bool = False) -> Outcome:
             existing = None
             if byo:
                 spec["network"], existing = _byo_mocks_subnets(region)
-            fake = AwsLikeMocks(region, existing_subnets=existing)
+            fake = AwsLikeMocks(region, existing_subnets=existing, objects=_objects(spec))
             try:
                 out.run = harness.run_program(flat(spec), stack=STACK, mocks=fake)
             except pulumi.RunError as err:

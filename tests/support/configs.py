@@ -83,7 +83,7 @@ BYO_KEYS = "vpcId, publicSubnetIds, privateSubnetIds"
 
 
 TOP_KEYS = ("distribution, clusterId, network, access, nodePools, kubernetesVersion, ccm, controlPlane, etcdBackup, addons, proxy, "
-            "rancher, ingress, rotation, hardening, kubeconfig, tags, allowUninstall, protectServers, confirmClusterState, fips, identity")
+            "rancher, ingress, rotation, hardening, kubeconfig, tags, allowUninstall, protectServers, confirmClusterState, fips, identity, registry, airgap")
 
 
 NAT_NONE = (

@@ -296,6 +296,15 @@ LISTS = {"vpcCidr": "10.30.0.0/16", "availabilityZones": 2, "natGateways": "sing
          "publicSubnetCidrs": ["10.30.128.0/20", "10.30.144.0/20"], "privateSubnetCidrs": ["10.30.0.0/20", "10.30.16.0/20"]}
 HEX = "0123456789abcdef0123456789abcdef"
 RANCHER = {"url": "https://rancher.example.com", "token": {"secure": "v1:abc"}}
+# issue 35: a registry, and an air-gapped cluster (its rules need the registry, no NAT and the charts)
+REGISTRY = {"mirrors": {"docker.io": "https://r.example.com/hub"}, "username": "u", "password": {"secure": "v1:abc"}}
+AIRGAP = {"rke-aws:network": {"vpcCidr": "10.30.0.0/16", "availabilityZones": 2, "natGateways": "none"},
+          "rke-aws:registry": {"mirrors": {"*": "https://r.example.com"}, "charts": "oci://r.example.com/charts"},
+          "rke-aws:airgap": {"artifactsBucket": "artifacts"}}
+# What the registry rule judges beyond a pattern (a host's labels and port, a URL's parts, a PEM): not in the schema.
+REGISTRY_RULES = ("is not a registry host", "is not a registry endpoint", "carries a query", "plain http",
+                  "is not a PEM bundle", "is not host[:port]", "username and password go together",
+                  "so the credentials and CA apply to nothing")
 
 
 def _in(*path):
@@ -373,6 +382,27 @@ AGREEMENT = {
     "rancherToken": (_in("rke-aws:rancher", "token"), st.one_of(
         texts_like(r"token-[a-z0-9]{0,5}:[a-z0-9]{0,8}"), st.builds(lambda t: {"secure": t}, st.text(max_size=8))),
         {"rke-aws:rancher": RANCHER}, ()),
+    "mirrors": (_in("rke-aws:registry", "mirrors"), st.one_of(
+        st.dictionaries(texts_like(r"[a-z0-9.:*-]{0,12}", "docker.io", "*", "r:5000"), st.just("https://r.example.com"),
+                        max_size=2),
+        st.dictionaries(st.just("docker.io"), texts_like(r"(https?|oci)://[a-z0-9.:/?-]{0,16}"), max_size=1)),
+        {"rke-aws:registry": REGISTRY}, REGISTRY_RULES),
+    "username": (_in("rke-aws:registry", "username"), texts_like(r"[ -~]{0,10}|u{250,260}"), {"rke-aws:registry": REGISTRY},
+                 REGISTRY_RULES),
+    "password": (_in("rke-aws:registry", "password"), st.one_of(
+        texts_like(r"[a-z0-9]{0,8}"), st.builds(lambda t: {"secure": t}, st.text(min_size=1, max_size=8))),
+        {"rke-aws:registry": REGISTRY}, ()),
+    "caBundle": (_in("rke-aws:registry", "caBundle"), texts_like(r"[ -~]{0,10}", "-----BEGIN CERTIFICATE-----\nx"),
+                 {"rke-aws:registry": REGISTRY}, REGISTRY_RULES),
+    "systemDefault": (_in("rke-aws:registry", "systemDefault"), texts_like(r"[a-z0-9.:/ -]{0,12}", "r.example.com:5000"),
+                      {"rke-aws:registry": REGISTRY}, REGISTRY_RULES),
+    "charts": (_in("rke-aws:registry", "charts"), texts_like(r"(https|oci|http)://[a-z0-9.:/?# -]{0,12}"),
+               {"rke-aws:registry": REGISTRY}, ()),
+    "artifactsBucket": (_in("rke-aws:airgap", "artifactsBucket"), texts_like(r"[a-z0-9.-]{1,65}", "xn--ab", "a..b"),
+                        AIRGAP, ()),
+    "artifactsPrefix": (_in("rke-aws:airgap", "artifactsPrefix"), texts_like(r"[A-Za-z0-9./_-]{1,20}", "a/./b", "a//b"),
+                        AIRGAP, ()),
+    "preinstalled": (_in("rke-aws:airgap", "preinstalled"), bools(), AIRGAP, ()),
     "rancherClusterName": (_in("rke-aws:rancher", "clusterName"), texts_like(r"[a-z0-9_A-Z-]{0,65}", "a", "a-", "-a"),
                            {"rke-aws:rancher": RANCHER}, ()),
     # Workload identity (issue 36): the issuer URL's rules are the planner's (plan/identity.py), the schema and the

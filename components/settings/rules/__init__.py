@@ -23,6 +23,7 @@ from . import (
     pools,
     proxy,
     rancher,
+    registry,
     secrets,
     tags,
     versions,
@@ -36,6 +37,7 @@ RULES: tuple[Rule, ...] = (
     backups.check, proxy.check, cluster.check, ingress.check, rancher.check, secrets.check,
     operating_systems.check,
     identity.check,
+    registry.check,
 )
 
 

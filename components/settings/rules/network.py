@@ -140,6 +140,8 @@ def check(keys: Keys, ctx: Context) -> list[Diagnostic]:
                 found.append(error(f"network.{k}", f"cannot be combined with bring-your-own network "
                                                   f"({', '.join(byo_given)}); remove {k} or the IDs", "network.byo-mixed"))
         for k in BYO_KEYS:
+            if k == "publicSubnetIds" and keys.valid.airgap is not None:
+                continue  # airgap: no public subnets (settings/rules/registry.py)
             if k not in have and k not in written:
                 found.append(error(f"network.{k}", f"missing; bring-your-own network needs all of {', '.join(BYO_KEYS)}",
                                    "network.byo-missing"))
@@ -151,7 +153,7 @@ def check(keys: Keys, ctx: Context) -> list[Diagnostic]:
                                                       "subnet-0123456789abcdef0", "network.subnet-id", s))
         # The zones are the subnets' (looked up at plan time); availabilityZones, when given, must agree.
         zones_given = net.availability_zones is not None
-        if not zones_given and ids["publicSubnetIds"] and "privateSubnetIds" in have:
+        if not zones_given and (ids["publicSubnetIds"] or keys.valid.airgap is not None) and "privateSubnetIds" in have:
             count = len(ids["privateSubnetIds"]) or count
         for k in ("publicSubnetIds", "privateSubnetIds"):
             if k in have and len(ids[k]) != count:

@@ -47,8 +47,8 @@ def check(keys: Keys, ctx: Context) -> list[Diagnostic]:
         # rke2-docs security/fips_support.md lists what RKE2 builds with BoringCrypto; the AWS cloud controller
         # manager is not RKE2's (kubernetes/cloud-provider-aws has no FIPS build or option).
         found.append(warning("fips", "true: RKE2's own components run its FIPS 140 build, but the AWS cloud controller "
-                                     "manager (and any image you add) is not FIPS-validated; README \"Operating "
-                                     "systems, SELinux and FIPS\" says what is", "fips.ccm-not-validated", True))
+                                     "manager (and any image you add) is not FIPS-validated; "
+                                     "docs/features/airgap-os-fips.md, 'Operating systems, SELinux and FIPS' says what is", "fips.ccm-not-validated", True))
         controller = keys.valid.ingress.controller
         if controller != "none" and controller != "ingress-nginx":
             # rke2-docs security/fips_support.md "Ingress": RKE2's FIPS-compliant ingress is its NGINX (controller

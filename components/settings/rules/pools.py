@@ -137,7 +137,8 @@ def check(keys: Keys, ctx: Context) -> list[Diagnostic]:
         pools = keys.complete_pools
         found += topology(pools, ctx.running.etcd_members if ctx.running is not None else None)
         net = keys.valid.network
-        if not (given(net) & set(BYO_KEYS)) and net.nat_gateways == "none":
+        # airgap: private nodes without a way out are the point (settings/rules/registry.py)
+        if not (given(net) & set(BYO_KEYS)) and net.nat_gateways == "none" and keys.valid.airgap is None:
             for entry in keys.pools:
                 pool = entry.pool
                 if pool is not None and pool.subnet == "private" and pool.count:

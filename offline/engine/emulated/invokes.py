@@ -183,7 +183,39 @@ class InvokeHandlers:
                 if backends.refusal(err) is None:
                     raise
                 raise EmulatedAwsError(f"NotFound: bucket {name} does not exist") from None
-        return {"id": name, "bucket": name, "arn": f"arn:{self.partition}:s3:::{name}", "region": self.region}
+        region = self.region
+        if name not in self.foreign_buckets:
+            region = getattr(backends.s3(self.region).get_bucket(name), "region_name", None) or self.region
+        return {"id": name, "bucket": name, "arn": f"arn:{self.partition}:s3:::{name}", "region": self.region,
+                "bucketRegion": region}
+
+    def _objects_lookup(self, a):
+        # ListObjectsV2 of this account's bucket (objects_data_source.go): the keys under the prefix.
+        s3 = backends.s3(self.region)
+        name, prefix = a["bucket"], a.get("prefix") or ""
+        try:
+            bucket = s3.get_bucket(name)
+        except Exception as err:  # noqa: BLE001 - moto's MissingBucket
+            if backends.refusal(err) is None:
+                raise
+            raise EmulatedAwsError(f"NoSuchBucket: listing S3 Bucket ({name}) Objects: the bucket does not exist") from None
+        keys, _, _, _ = s3.list_objects(bucket, prefix, None, None, None)
+        found = sorted(k.name for k in keys)[: int(a.get("maxKeys") or 1000)]
+        return {"id": name, "bucket": name, "keys": found, "commonPrefixes": [], "owners": [], "requestCharged": ""}
+
+    def _vpc_endpoint_lookup(self, a):
+        # data source aws_vpc_endpoint (vpc_endpoint_data_source.go): exactly one match, else an error.
+        found = [e for e in self._ec2b().describe_vpc_endpoints(None)
+                 if (not a.get("vpcId") or e.vpc_id == a["vpcId"])
+                 and (not a.get("serviceName") or e.service_name == a["serviceName"])
+                 and (not a.get("state") or e.state == a["state"])]
+        if len(found) != 1:
+            raise EmulatedAwsError("no matching EC2 VPC Endpoint found" if not found
+                                   else "multiple EC2 VPC Endpoints matched; use additional constraints to reduce matches to a single EC2 VPC Endpoint")
+        e = found[0]
+        return {"id": e.id, "vpcId": e.vpc_id, "serviceName": e.service_name, "state": e.state,
+                "vpcEndpointType": e.vpc_endpoint_type, "privateDnsEnabled": bool(e.private_dns_enabled),
+                "routeTableIds": list(e.route_table_ids or []), "subnetIds": list(e.subnet_ids or [])}
 
     def _buckets_lookup(self, a):
         # ListBuckets: this account's buckets only.
@@ -280,6 +312,8 @@ class InvokeHandlers:
         "aws:ec2/getRouteTable:getRouteTable": _route_table_lookup,
         "aws:s3/getBucket:getBucket": _bucket_lookup,
         "aws:s3/getBuckets:getBuckets": _buckets_lookup,
+        "aws:s3/getObjects:getObjects": _objects_lookup,
+        "aws:ec2/getVpcEndpoint:getVpcEndpoint": _vpc_endpoint_lookup,
         "aws:ec2/getInstances:getInstances": _instances_lookup,
         "aws:ssm/getParameter:getParameter": _parameter_lookup,
         "aws:ec2/getNetworkInterfaces:getNetworkInterfaces": _network_interfaces_lookup,

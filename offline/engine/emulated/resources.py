@@ -181,6 +181,14 @@ class ResourceHandlers:
         return n.id, {"privateIp": addr.get("privateIp"), "publicIp": addr.get("publicIp"),
                       "networkInterfaceId": addr.get("networkInterfaceId")}
 
+    def _vpc_endpoint(self, name, i):
+        e = self._ec2b().create_vpc_endpoint(
+            vpc_id=i["vpcId"], service_name=i["serviceName"], endpoint_type=i.get("vpcEndpointType", "Gateway"),
+            policy_document=i.get("policy"), route_table_ids=list(i.get("routeTableIds") or []),
+            subnet_ids=list(i.get("subnetIds") or []), security_group_ids=list(i.get("securityGroupIds") or []),
+            tags=tag_dict(i.get("tags")) or None, private_dns_enabled=i.get("privateDnsEnabled"))
+        return e.id, {"arn": self._arn("ec2", f"vpc-endpoint/{e.id}"), "state": "available", "ownerId": ACCOUNT_ID}
+
     def _security_group(self, name, i):
         if i.get("ingress") or i.get("egress"):
             raise NotImplementedError(f"SecurityGroup {name}: inline rules are not emulated; use aws.vpc rule resources")
