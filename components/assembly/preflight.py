@@ -75,7 +75,8 @@ def wanted_endpoints(spec: ClusterSpec) -> list[vpc_endpoints.Endpoint]:
     actions = vpc_endpoints.program_action_lists(
         cfg.partition.name, session_manager=cfg.access.ssm, snapshots=cluster.backup is not None,
         ebs_csi=bool(cluster.ebs_csi),
-        artifacts=airgap is not None and bool(airgap.artifacts_bucket) and not airgap.preinstalled)
+        artifacts=airgap is not None and bool(airgap.artifacts_bucket) and not airgap.preinstalled,
+        identity=cluster.identity is not None)
     mirrors = cfg.registry.mirrors if cfg.registry is not None else {}
     ecr = any(vpc_endpoints.is_ecr_registry(registries.mirror_authority(e)) for e in mirrors.values())
     return vpc_endpoints.vpc_endpoints(actions.values(), cfg.region, ecr=ecr)

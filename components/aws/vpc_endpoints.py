@@ -54,6 +54,8 @@ SERVICE_ENDPOINTS: dict[str, Calls] = {
     "ssmmessages": Calls((("ssmmessages", INTERFACE),), "Session Manager's data and control channels"),
     "ec2messages": Calls((("ec2messages", INTERFACE),), "the SSM agent's message channel"),
     "s3": Calls((("s3", GATEWAY),), "artifacts, etcd snapshots, the SSM agent's own bucket"),
+    "sts": Calls((("sts", INTERFACE),), "pods on IRSA exchange their service-account token at STS's regional "
+                                      "endpoint (the webhook sets AWS_STS_REGIONAL_ENDPOINTS=regional)"),
     "ecr": Calls((("ecr.api", INTERFACE), ("ecr.dkr", INTERFACE), ("s3", GATEWAY)),
                  "pulls from an ECR mirror: the API, the registry, and the layers in S3", when="ecr"),
     # Called by another AWS service on the caller's behalf: no endpoint of its own.
@@ -132,7 +134,7 @@ def document_actions(document: str | Mapping) -> list[str]:
 
 
 def program_action_lists(partition: str = "aws", *, session_manager: bool = True, snapshots: bool = True,
-                         ebs_csi: bool = True, artifacts: bool = True) -> dict[str, list[str]]:
+                         ebs_csi: bool = True, artifacts: bool = True, identity: bool = False) -> dict[str, list[str]]:
     """What the program grants, per grant, from the same functions that write the policies (placeholder
     ARNs: only the actions matter here)."""
     arn = f"arn:{partition}:ssm:region:account:parameter/x"
@@ -148,6 +150,10 @@ def program_action_lists(partition: str = "aws", *, session_manager: bool = True
         out["etcd snapshots"] = document_actions(backups.node_policy(partition, "bucket", "folder", key))
     if ebs_csi:
         out["EBS CSI controller"] = document_actions(iam.ebs_csi_policy_document("cluster", partition))
+    if identity:
+        # Not a grant but the call every IRSA pod's SDK makes first (identity_roles.ASSUME_ACTION): the role's
+        # trust policy admits it, STS answers it.
+        out["workload identity (token exchange)"] = ["sts:AssumeRoleWithWebIdentity"]
     if artifacts:
         out["air-gap artifacts"] = document_actions(airgap_artifacts.artifacts_policy_document(partition, "bucket", "prefix"))
     return out

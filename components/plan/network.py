@@ -286,6 +286,24 @@ def _own_node_holds(cfg: StackConfig, env: Environment, key: str, ip: str, name:
     return bool(found.ids)
 
 
+def airgap_change_problems(cfg: StackConfig, previous: ClusterState | None) -> list[Diagnostic]:
+    """`airgap` set on a running cluster that was built online: its network has public subnets (the state's
+    public-N keys), an internet gateway and NAT gateways, which an air-gapped network does not build, so the
+    update would delete them, and the running nodes (booted to install and pull online) would lose their way
+    out. Refused: an air-gapped cluster starts as a new stack."""
+    if previous is None or not previous.nodes or cfg.airgap is None or cfg.network.bring_your_own:
+        return []
+    public = sorted(k for k in previous.subnet_zones if k.startswith("public-"))
+    if not public:
+        return []
+    return [Diagnostic(
+        "airgap", f"set on a running cluster built online: its network has public subnets ({', '.join(public)}), an "
+        "internet gateway and NAT, which an air-gapped network does not have, so this update would delete them while "
+        "the running nodes still install and pull online. Remove airgap; an air-gapped cluster is a new stack: create "
+        "one with airgap, restore an etcd snapshot there (docs/operations/restore-snapshot.md, 'Restoring a snapshot "
+        "onto new servers') and move the workloads", "airgap.running-online", value="set")]
+
+
 def cluster_network_problems(cfg: StackConfig, topology: Topology) -> list[Diagnostic]:
     """Bring-your-own subnets (looked up) must stay clear of the cluster's pod and service networks,
     as network.vpcCidr and the subnet CIDRs this program creates must (config.py)."""

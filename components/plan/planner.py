@@ -80,6 +80,7 @@ def _build(cfg: StackConfig, previous: ClusterState | None, env: Environment) ->
     problems += addons.in_cluster_problems(cfg, previous, available)
     problems += addons.allow_uninstall_problems(cfg, previous, in_cluster)
     problems += network.cluster_network_problems(cfg, topology)
+    problems += network.airgap_change_problems(cfg, previous)
     image, image_notes = versions.ccm_image(cfg, previous, vstate)
     if cfg.distribution == "rke" and cfg.registry is not None and cfg.registry.mirrors and not cfg.ccm.image:
         # RKE1's Docker has no per-registry mirrors (rancher/rke types PrivateRegistry): the image names the mirror.

@@ -632,6 +632,11 @@ def airgap_objects(version: str) -> dict[str, list[str]]:
     for arch in ("amd64", "arm64"):
         keys += [f"{version}/sha256sum-{arch}.txt", f"{version}/rke2.linux-{arch}.tar.gz",
                  f"{version}/rke2-images.linux-{arch}.tar.zst"]
+    # The SELinux OSes' policy rpms (rancher/rke2-selinux release assets rke2-selinux-<v>.<el8|el9|slemicro>
+    # .noarch.rpm; container-selinux from the OS's repositories for EL9; Rancher's rpm key for zypper).
+    keys += ["rpms/el9/rke2-selinux-0.20-1.el9.noarch.rpm", "rpms/el9/container-selinux-2.229.0-1.el9.noarch.rpm",
+             "rpms/el8/rke2-selinux-0.20-1.el8.noarch.rpm", "rpms/slemicro/rke2-selinux-0.20-1.slemicro.noarch.rpm",
+             "rpms/slemicro/public.key"]
     return {AIRGAP_BUCKET: keys}
 
 
@@ -1396,6 +1401,30 @@ rule("registry", "rke1", Works("cluster.yml private_registries; the CCM image na
 for _x in ("rke2", "aws", "aws-us-gov", "aws-cn", "cis", "proxy", "rancher-rke-aws", "rancher-rancher", "split", "spot",
            "graviton", "helm", "manifest", "snapshots", "ebs-csi", "nlb", "dns", "byo-vpc", "ingress"):
     rule("registry", _x, Works(INDEPENDENT + " (every node reads the mirrors; the password from SSM)", REGISTRY_SRC))
+
+
+def _airgap_sts(v: View) -> None:
+    """IRSA pods exchange their token at STS's regional endpoint (the webhook's stsRegionalEndpoint): in an
+    air-gapped VPC that is an interface endpoint (AWS PrivateLink docs, "AWS services that integrate": sts)."""
+    names = {r.inputs["serviceName"] for r in v.run.of_type("aws:ec2/vpcEndpoint:VpcEndpoint")}
+    assert any(n.endswith(".sts") for n in names), names
+
+
+# issues 35 and 36 together: the registry, the air-gap, the OSes, FIPS and workload identity
+for _x in ("rhel-9", "al2023", "sle-micro", "fips", "identity"):
+    rule("registry", _x, Works(INDEPENDENT + " (registries.yaml is the same on every OS; the password from SSM)",
+                               REGISTRY_SRC))
+rule("airgap", "rhel-9", Works("rke2-selinux and container-selinux come from the bucket (rpms/el9/)",
+                               "rke2-docs install/airgap.md; rancher/rke2-selinux release assets"))
+rule("airgap", "al2023", Works("rke2-selinux (el8 build) comes from the bucket (rpms/el8/)",
+                               "rke2-docs install/airgap.md; rancher/rke2-selinux release assets"))
+rule("airgap", "sle-micro", Works("rke2-selinux and Rancher's key come from the bucket (rpms/slemicro/), installed "
+                                  "in a transactional-update snapshot", "rke2-docs install/methods.md; rancher/rke2-selinux"))
+rule("airgap", "fips", Works("fips-mode-setup is local to the node; RKE2's build is the one in the bucket",
+                             "rke2-docs security/fips_support.md; Red Hat \"Security hardening\" (RHEL 9)"))
+rule("airgap", "identity", Works("the pods' token exchange goes to the VPC's sts interface endpoint",
+                                 "components/aws/vpc_endpoints.py SERVICE_ENDPOINTS sts; " + IDENTITY_SOURCE,
+                                 (_airgap_sts,)))
 
 
 # Operating systems and FIPS (issue 35). Each OS pool's image, boot steps and login user are judged by its own

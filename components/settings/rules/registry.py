@@ -102,6 +102,13 @@ def _airgap(keys: Keys, ctx: Context) -> list[Diagnostic]:
         found.append(error("proxy", "is a way out of the VPC, but airgap nodes have none: their AWS calls go to the VPC's "
                                     "endpoints and their images to registry.mirrors; remove proxy or airgap",
                            "airgap.proxy"))
+    if keys.valid.addons.load_balancer_controller:
+        # Its upstream policy (plan/identity_lbc.py) calls ACM, WAF, WAF Regional, Shield and Cognito as well as
+        # EC2 and ELB: the endpoints for those are not derived here yet, so an air-gapped controller would fail
+        # on the first Ingress that names them.
+        found.append(error("addons.loadBalancerController", "true, but with airgap its calls to ACM, WAF, Shield and "
+                                                            "Cognito would have no VPC endpoint (not derived yet); "
+                                                            "remove it, or airgap", "airgap.load-balancer-controller"))
     net = keys.valid.network
     if not (given(net) & {"vpcId", "publicSubnetIds", "privateSubnetIds"}) and net.nat_gateways != "none":
         found.append(error("network.natGateways", f"'{net.nat_gateways}' gives the nodes a way to the internet, but airgap "
