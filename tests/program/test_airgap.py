@@ -32,7 +32,9 @@ from tests.support.userdata import cloud_config, user_data
 STACK = "rke2-airgap"
 # stack -> (region, architecture, the release's key prefix in its bucket)
 STACKS = {"rke2-airgap": ("us-west-2", "amd64", "rke2/v1.33.5+rke2r1/"),
-          "rke2-airgap-arm": ("eu-central-1", "arm64", "mirror/rke2/v1.33.5+rke2r1/")}
+          "rke2-airgap-arm": ("eu-central-1", "arm64", "mirror/rke2/v1.33.5+rke2r1/"),
+          "rke2-airgap-rhel": ("us-west-2", "amd64", "rke2/v1.33.5+rke2r1/"),
+          "rke2-airgap-slemicro": ("us-west-2", "amd64", "rke2/v1.33.5+rke2r1/")}
 URL = re.compile(r"\b([a-z][a-z0-9+.-]*)://([^/\s'\"\\]+)")
 # Hosts the internet serves this program's downloads and images from (versions.py, the charts' values,
 # install.sh's defaults): none may appear where an air-gapped node reads.
