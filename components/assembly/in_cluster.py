@@ -18,6 +18,7 @@ from ..cluster.identity_addons import IdentityAddons, IdentityAddonsArgs, Webhoo
 from ..cluster.rancher import RancherAgent, RancherAgentArgs, RancherRegistration, RancherRegistrationArgs
 from ..plan import ccm_values, cluster_documents, identity_ebs_csi, identity_lbc, identity_webhook, rancher
 from ..plan.model import ClusterSpec
+from ..settings import registry_hosts
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,9 @@ def prepare(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions,
     moving = cluster.identity.ebs_csi if cluster.identity is not None else None
     if cluster.ebs_csi:
         ebs_values = ebs_csi.values(cfg.distribution, cfg.node_pools, cfg.cluster_id, cfg.region, cluster.proxy)
+        if cfg.distribution == "rke" and cfg.registry is not None and cfg.registry.mirrors:
+            # RKE1's Docker has no per-registry mirrors: the chart's images are named through the mirror.
+            ebs_values = {**ebs_values, **registry_hosts.ebs_csi_image_values(cfg.registry.mirrors)}
     key_wanted = cluster.ebs_csi or cluster.keep_ebs_credentials
     if moving is not None and identity is not None and cluster.identity is not None and ebs_values is not None:
         # identity.serviceAccounts irsa: the controller on its role (plan/identity_ebs_csi.py: the role exists and

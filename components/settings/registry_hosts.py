@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from . import versions
@@ -139,3 +140,20 @@ def rewrite_image(image: str, mirrors: Mapping[str, str]) -> str:
     parts = urlsplit(endpoint)
     prefix = parts.netloc + parts.path.rstrip("/")
     return f"{prefix}/{path}"
+
+
+def ebs_csi_image_values(mirrors: Mapping[str, str]) -> dict[str, Any]:
+    """The EBS CSI chart's image repositories named through the mirror (its values' `image.repository` and
+    `sidecars.<name>.image.repository`, as DEPLOYED_IMAGES records where the chart names each): what RKE1 needs,
+    whose Docker has no per-registry mirrors (RKE2's containerd rewrites by registry and needs none of this)."""
+    out: dict[str, Any] = {}
+    for image in DEPLOYED_IMAGES:
+        if not image.source.startswith(_EBS + " "):
+            continue
+        path = image.source[len(_EBS) + 1:].split(".")  # "image" or "sidecars.<name>"
+        node = out
+        for part in path if path != ["image"] else []:
+            node = node.setdefault(part, {})
+        node["image"] = {"repository": rewrite_image(image.repository, mirrors)}
+    return out
+

@@ -205,6 +205,24 @@ def test_rke1_gets_private_registries_and_the_ccm_image_from_the_mirror():
     assert image["repository"] == "registry.corp.example/k8s/provider-aws/cloud-controller-manager", image
 
 
+def test_rke1_names_the_ebs_csi_images_through_the_mirror():
+    """The EBS CSI chart's images live on public.ecr.aws (kubernetes-sigs/aws-ebs-csi-driver chart values.yaml:
+    image.repository, sidecars.<name>.image.repository). RKE1's Docker pulls them from there unless the values
+    name the mirror; RKE2's containerd rewrites by registry (rke2-docs install/private_registry.md)."""
+    from rke_aws_offline.engine import harness
+    from tests.support.configs import scenario_config, set_key
+    from tests.support.runs import run_cached
+
+    cfg = scenario_config("rke-phase2")
+    set_key(cfg, "registry", {"mirrors": {"public.ecr.aws": "https://registry.corp.example/ecr"}})
+    set_key(cfg, "addons", {"ebsCsi": True})
+    run = run_cached(cfg, "rke-phase2")
+    release = next(r for r in run.of_type("kubernetes:helm.sh/v3:Release") if "ebs-csi" in r.inputs["chart"])
+    values = harness.unwrap_secrets(release.inputs["values"])
+    repos = [values["image"]["repository"], *(c["image"]["repository"] for c in values["sidecars"].values())]
+    assert len(repos) == 8 and all(r.startswith("registry.corp.example/ecr/") for r in repos), repos
+
+
 # ---- what the account must show, at plan time (components/assembly/preflight.py) ----------------------
 
 RELEASE = "v1.33.5+rke2r1"

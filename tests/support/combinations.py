@@ -692,7 +692,8 @@ REGISTRY_PASSWORD = "matrix-registry-password"
 
 
 def _registry(spec: dict[str, Any]) -> None:
-    spec["registry"] = {"mirrors": {"docker.io": f"{AIRGAP_MIRROR}/hub", "registry.k8s.io": f"{AIRGAP_MIRROR}/k8s"},
+    spec["registry"] = {"mirrors": {"docker.io": f"{AIRGAP_MIRROR}/hub", "registry.k8s.io": f"{AIRGAP_MIRROR}/k8s",
+                                    "public.ecr.aws": f"{AIRGAP_MIRROR}/ecr"},
                         "username": "puller", "password": REGISTRY_PASSWORD}
 
 
@@ -708,6 +709,14 @@ def _registry_own(v: View) -> None:
     if not v.rke2:
         entries = v.cluster_yml()["private_registries"]
         assert entries[0]["url"] == "registry.matrix.example/hub" and entries[0]["is_default"] is True, entries
+        from rke_aws.settings import versions
+
+        if versions.EBS_CSI_CHART_NAME in v.charts():
+            # Docker has no per-registry mirrors: the EBS CSI chart's images (public.ecr.aws, the chart's
+            # values.yaml image.repository and sidecars.<name>.image.repository) must name the mirror.
+            values = v.ebs_values()
+            repos = [values["image"]["repository"], *(c["image"]["repository"] for c in values["sidecars"].values())]
+            assert repos and all(r.startswith("registry.matrix.example/ecr/") for r in repos), repos
 
 
 FEATURES: tuple[Feature, ...] = (
