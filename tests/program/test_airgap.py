@@ -260,6 +260,16 @@ def _config(**changes):
     return cfg
 
 
+def test_an_selinux_pool_needs_its_policy_rpms_in_the_bucket():
+    """A RHEL 9 pool installs rke2-selinux (el9 build) and container-selinux from the bucket (rke2-docs
+    install/airgap.md, RPM method; rancher/rke2-selinux release assets): without them the plan stops, naming them."""
+    pools = [{**p, "os": "rhel-9"} for p in json.loads(_config()["rke-aws:nodePools"])]
+    text = _refusal(_config(nodePools=pools), objects={"corp-rke2-artifacts": _artifacts("amd64")})
+    assert "rke-aws:airgap.artifactsBucket: 'corp-rke2-artifacts' lacks what the nodes install from" in text, text
+    assert "s3://corp-rke2-artifacts/rke2/rpms/el9/rke2-selinux-*.el9.noarch.rpm" in text, text
+    assert "container-selinux" in text, text
+
+
 def test_missing_artifacts_for_a_pool_architecture_are_listed_before_any_resource():
     """A Graviton pool installs rke2.linux-arm64.tar.gz (rancher/rke2 install.sh: aarch64 -> arm64)."""
     pools = json.loads(_config()["rke-aws:nodePools"]) + [
