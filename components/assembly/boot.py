@@ -56,11 +56,11 @@ def manifests(name: str, spec: ClusterSpec, prepared: Prepared, child: pulumi.Re
         # SecureStrings, the way the servers mirror every manifest whose text is not known at preview.
         cert = prepared.webhook_cert
         secret_files["pod-identity-webhook.yaml"] = pulumi.Output.from_input(prepared.webhook_values).apply(
-            identity_webhook.CHART.manifest)
+            identity_webhook.CHART.located(*charts).manifest)
         secret_files["pod-identity-webhook-tls.yaml"] = cert.secret_manifest()
         if prepared.lbc_values is not None:
             secret_files["aws-load-balancer-controller.yaml"] = pulumi.Output.from_input(prepared.lbc_values).apply(
-                identity_lbc.CHART.manifest)
+                identity_lbc.CHART.located(*charts).manifest)
     registration = prepared.registration
     if manifest_install and registration is not None:
         # The address carries the registration token: a SecureString (the servers download it).

@@ -143,7 +143,8 @@ def install(name: str, spec: ClusterSpec, prepared: Prepared, kubeconfig: Any, c
     if prepared.webhook_cert is not None:
         addons = IdentityAddons(name, IdentityAddonsArgs(
             provider=ccm.provider, certificate=prepared.webhook_cert, webhook_values=prepared.webhook_values,
-            lbc_values=prepared.lbc_values, lbc_depends_on=prepared.lbc_depends_on), child)
+            lbc_values=prepared.lbc_values, lbc_depends_on=prepared.lbc_depends_on,
+            chart_location=cluster_documents.chart_location(cfg.registry)), child)
         names += addons.names
     agent_kept = False
     if prepared.registration is not None:

@@ -63,6 +63,7 @@ class IdentityAddonsArgs:
     webhook_values: pulumi.Input[dict[str, Any]]
     lbc_values: dict[str, Any] | None = None  # None: no Load Balancer Controller
     lbc_depends_on: tuple[pulumi.Resource, ...] = ()
+    chart_location: tuple[str | None, str | None] = (None, None)  # registry.charts and its CA (cluster_documents.chart_location)
 
 
 class IdentityAddons(pulumi.ComponentResource):
@@ -76,12 +77,12 @@ class IdentityAddons(pulumi.ComponentResource):
             f"{name}-pod-identity-webhook-tls",
             metadata=k8s.meta.v1.ObjectMetaArgs(**secret["metadata"]), type=secret["type"],
             string_data={"tls.crt": args.certificate.cert_pem, "tls.key": args.certificate.key_pem}, opts=in_cluster)
-        self.webhook = charts.release(identity_webhook.CHART, f"{name}-pod-identity-webhook", args.webhook_values,
+        self.webhook = charts.release(identity_webhook.CHART.located(*args.chart_location), f"{name}-pod-identity-webhook", args.webhook_values,
                                       pulumi.ResourceOptions(parent=self, provider=args.provider, depends_on=[tls_secret]))
         names = ["amazon-eks-pod-identity-webhook"]
         if args.lbc_values is not None:
             # After the webhook: the controller's pods get their role's token from it.
-            charts.release(identity_lbc.CHART, f"{name}-aws-load-balancer-controller", args.lbc_values,
+            charts.release(identity_lbc.CHART.located(*args.chart_location), f"{name}-aws-load-balancer-controller", args.lbc_values,
                            pulumi.ResourceOptions(parent=self, provider=args.provider,
                                                   depends_on=[self.webhook, *args.lbc_depends_on]))
             names.append("aws-load-balancer-controller")

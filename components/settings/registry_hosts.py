@@ -68,6 +68,7 @@ class DeployedImage:
     repository: str  # fully qualified: registry/path
     source: str  # where the program (or the chart it installs) names it
     distributions: tuple[str, ...] = ("rke", "rke2")
+    when: str | None = None  # deployed only with this feature ("identity", "load-balancer-controller")
 
 
 # The EBS CSI chart's images (kubernetes-sigs/aws-ebs-csi-driver charts/aws-ebs-csi-driver/values.yaml at
@@ -97,6 +98,12 @@ DEPLOYED_IMAGES: tuple[DeployedImage, ...] = (
     # Rancher's registration manifest runs rancher/rancher-agent (Docker Hub) unless Rancher's own
     # system-default-registry setting says otherwise.
     DeployedImage("rancher agent", "docker.io/rancher/rancher-agent", "Rancher's registration manifest"),
+    # Workload identity (issue 36): the pinned webhook and controller images (plan/identity_webhook.py,
+    # plan/identity_lbc.py set them in the charts' values).
+    DeployedImage("pod identity webhook", versions.POD_IDENTITY_WEBHOOK_IMAGE.rsplit(":", 1)[0],
+                  "settings/versions.py POD_IDENTITY_WEBHOOK_IMAGE", ("rke2",), when="identity"),
+    DeployedImage("aws-load-balancer-controller", versions.LOAD_BALANCER_CONTROLLER_IMAGE.rsplit(":", 1)[0],
+                  "settings/versions.py LOAD_BALANCER_CONTROLLER_IMAGE", ("rke2",), when="load-balancer-controller"),
 )
 
 
@@ -116,13 +123,14 @@ def mirror_for(registry: str, mirrors: Mapping[str, str]) -> str | None:
 
 
 def unmirrored_images(mirrors: Mapping[str, str], distribution: str = "rke2",
-                      images: Iterable[DeployedImage] = DEPLOYED_IMAGES) -> dict[str, list[str]]:
+                      images: Iterable[DeployedImage] = DEPLOYED_IMAGES,
+                      features: Iterable[str] = ()) -> dict[str, list[str]]:
     """Upstream registry -> the components whose images it serves and no mirror covers. With a
     registry configured and no internet (air-gap), each is an image nodes cannot pull. RKE2's
     system-default-registry does not help here: none of these read it (module docstring)."""
     out: dict[str, list[str]] = {}
     for image in images:
-        if distribution not in image.distributions:
+        if distribution not in image.distributions or (image.when is not None and image.when not in set(features)):
             continue
         registry, _ = split_image(image.repository)
         if mirror_for(registry, mirrors) is None:

@@ -223,6 +223,26 @@ def test_rke1_names_the_ebs_csi_images_through_the_mirror():
     assert len(repos) == 8 and all(r.startswith("registry.corp.example/ecr/") for r in repos), repos
 
 
+def test_an_air_gapped_cluster_with_identity_takes_the_webhook_chart_from_the_mirror_and_calls_sts_inside():
+    """Manifest mode: RKE2's helm-controller fetches the webhook's chart inside the cluster (k3s-io/helm-controller
+    HelmChart: repo, or an oci:// chart), so it must name registry.charts; IRSA pods exchange their token at
+    STS's regional endpoint (the webhook's stsRegionalEndpoint), an interface endpoint of the VPC."""
+    from rke_aws_offline.engine import harness
+    from tests.support.configs import scenario_config, set_key
+    from tests.support.runs import run_cached
+
+    cfg = scenario_config(STACK)
+    set_key(cfg, "identity", {"serviceAccounts": "irsa"})
+    run = run_cached(cfg, STACK)
+    texts = [harness.unwrap_secrets(p.inputs.get("value") or p.inputs.get("insecureValue"))
+             for p in run.of_type("aws:ssm/parameter:Parameter") if p.inputs["name"].endswith("/pod-identity-webhook.yaml")]
+    charts = [d["spec"]["chart"] for t in texts for d in yaml.safe_load_all(t) if isinstance(d, dict)
+              and d.get("kind") == "HelmChart"]
+    assert charts == ["oci://registry.corp.example/charts/amazon-eks-pod-identity-webhook"], charts
+    names = {r.inputs["serviceName"] for r in run.of_type("aws:ec2/vpcEndpoint:VpcEndpoint")}
+    assert "com.amazonaws.us-west-2.sts" in names, names
+
+
 # ---- what the account must show, at plan time (components/assembly/preflight.py) ----------------------
 
 RELEASE = "v1.33.5+rke2r1"

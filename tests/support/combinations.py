@@ -1431,9 +1431,25 @@ rule("airgap", "sle-micro", Works("rke2-selinux and Rancher's key come from the 
                                   "in a transactional-update snapshot", "rke2-docs install/methods.md; rancher/rke2-selinux"))
 rule("airgap", "fips", Works("fips-mode-setup is local to the node; RKE2's build is the one in the bucket",
                              "rke2-docs security/fips_support.md; Red Hat \"Security hardening\" (RHEL 9)"))
-rule("airgap", "identity", Works("the pods' token exchange goes to the VPC's sts interface endpoint",
+def _airgap_identity_chart(v: View) -> None:
+    """The pod identity webhook's chart comes from registry.charts, as the CCM's does: in manifest mode RKE2's
+    helm-controller fetches it inside the cluster (k3s-io/helm-controller: repo, or an oci:// chart)."""
+    from rke_aws_offline.engine import harness
+
+    refs = [r.inputs["chart"] for r in v.run.of_type("kubernetes:helm.sh/v3:Release")
+            if "pod-identity-webhook" in r.inputs["chart"]]
+    for name, text in v.manifests.items():
+        if name.startswith("pod-identity-webhook") and not name.endswith("-tls.yaml"):
+            for doc in yaml.safe_load_all(harness.unwrap_secrets(text) or ""):
+                if isinstance(doc, dict) and doc.get("kind") == "HelmChart":
+                    refs.append(doc["spec"]["chart"])
+    assert refs and all(r.startswith(AIRGAP_CHARTS + "/") for r in refs), refs
+
+
+rule("airgap", "identity", Works("the pods' token exchange goes to the VPC's sts interface endpoint; the webhook's "
+                                 "chart and image come through registry.charts and the mirror",
                                  "components/aws/vpc_endpoints.py SERVICE_ENDPOINTS sts; " + IDENTITY_SOURCE,
-                                 (_airgap_sts,)))
+                                 (_airgap_sts, _airgap_identity_chart)))
 
 
 # Operating systems and FIPS (issue 35). Each OS pool's image, boot steps and login user are judged by its own

@@ -188,3 +188,15 @@ def test_whatever_is_accepted_parses_as_a_bare_authority(text):
                                  "-bad.example", "https://registry.example", "host:port"])
 def test_not_hosts(bad):
     assert not registry_hosts.is_registry_host(bad)
+
+
+def test_with_identity_an_air_gapped_cluster_must_mirror_the_webhook_images_registry(airgap):
+    """The pod identity webhook's image is pinned on public.ecr.aws (settings/versions.py
+    POD_IDENTITY_WEBHOOK_IMAGE): with identity on, a registry without a public.ecr.aws mirror leaves it unpullable."""
+    mirrors = {k: v for k, v in _section(airgap, "registry")["mirrors"].items() if k != "public.ecr.aws"}
+    without = _with(airgap, "registry", {"mirrors": mirrors}, secret=True)
+    ecr = [p for p in config_problems(without) if p.startswith("rke-aws:registry.mirrors.public.ecr.aws: missing")]
+    assert len(ecr) == 1 and "pod identity webhook" not in ecr[0], ecr
+    with_identity = {**without, "rke-aws:identity": json.dumps({"serviceAccounts": "irsa"})}
+    ecr = [p for p in config_problems(with_identity) if p.startswith("rke-aws:registry.mirrors.public.ecr.aws: missing")]
+    assert len(ecr) == 1 and "pod identity webhook" in ecr[0], ecr

@@ -82,7 +82,8 @@ def _airgap(keys: Keys, ctx: Context) -> list[Diagnostic]:
                                                "registry.k8s.io and public.ecr.aws to your mirror (or \"*\")",
                            "airgap.no-registry"))
     else:
-        missing = registries.unmirrored_images(reg.mirrors, "rke2")
+        features = {"identity"} if keys.valid.identity.service_accounts == "irsa" else set()
+        missing = registries.unmirrored_images(reg.mirrors, "rke2", features=features)
         for upstream, components in sorted(missing.items()):
             found.append(error(f"registry.mirrors.{upstream}", f"missing: air-gapped nodes pull {', '.join(components)} "
                                                                f"from {upstream}; add a mirror for it (or \"*\")",
@@ -90,7 +91,8 @@ def _airgap(keys: Keys, ctx: Context) -> list[Diagnostic]:
     if reg is not None and reg.mirrors and reg.charts is None:
         found.append(error("registry.charts", "missing, but airgap nodes cannot reach the charts' public repositories; "
                                               "give your mirror of the aws-cloud-controller-manager and aws-ebs-csi-driver "
-                                              "charts (https://host/path or oci://host/path)", "airgap.no-charts"))
+                                              "charts, and amazon-eks-pod-identity-webhook with identity (https://host/path "
+                                              "or oci://host/path)", "airgap.no-charts"))
     if ag.preinstalled and ag.artifacts_bucket is None and keys.valid.ccm.install != "helm":
         found.append(error("airgap.artifactsBucket", "missing; with preinstalled images it still holds system-upgrade-"
                                                      "controller's manifests, which the servers apply for upgrades "
