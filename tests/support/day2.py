@@ -69,6 +69,15 @@ def changed_instances(before: harness.ProgramRun, after: harness.ProgramRun) -> 
     return out
 
 
+def with_pool_key(cfg: dict, pool: str, key: str, value) -> dict:
+    """A copy of the flat config with one key of the named pool set (`os`, `instanceType`, ...)."""
+    out = dict(cfg)
+    pools = json.loads(cfg["rke-aws:nodePools"])
+    next(p for p in pools if p["name"] == pool)[key] = value
+    out["rke-aws:nodePools"] = json.dumps(pools)
+    return out
+
+
 def pools(config: dict) -> list[dict]:
     return json.loads(config["rke-aws:nodePools"])
 

@@ -19,16 +19,8 @@ from rke_aws.ops import rotate
 from rke_aws.plan import stale
 from rke_aws_offline.engine import harness
 from tests.support import rotation as rot
-from tests.support.day2 import refused, run
+from tests.support.day2 import refused, run, with_pool_key
 from tests.support.offline_engine import HarnessEngine
-
-
-def _with_os(cfg: dict, pool: str, os_name: str) -> dict:
-    out = dict(cfg)
-    pools = json.loads(cfg["rke-aws:nodePools"])
-    next(p for p in pools if p["name"] == pool)["os"] = os_name
-    out["rke-aws:nodePools"] = json.dumps(pools)
-    return out
 
 
 def test_rke2_pool_changing_os_goes_stale_and_rotation_replaces_it():
@@ -39,7 +31,7 @@ def test_rke2_pool_changing_os_goes_stale_and_rotation_replaces_it():
     assert stale.from_outputs(base["nodes"]) == []
 
     # Change: the agents move to RHEL 9. Nothing is replaced by the update itself.
-    engine.up(_with_os(cfg, "agents", "rhel-9"))
+    engine.up(with_pool_key(cfg, "agents", "os", "rhel-9"))
     now = engine.outputs()
     assert {n["name"]: n["instanceId"] for n in now["nodes"]} == {n["name"]: n["instanceId"] for n in base["nodes"]}
     found = {s.name: s.what for s in stale.from_outputs(now["nodes"])}

@@ -21,6 +21,7 @@ import pytest
 from rke_aws.ops import rotate
 from rke_aws.plan import stale
 from tests.support import rotation as rot
+from tests.support.day2 import with_pool_key
 from tests.support.offline_engine import HarnessEngine
 
 
@@ -35,14 +36,6 @@ def make():
     yield build
     for s in made:
         s.cluster.shutdown()
-
-
-def _with_type(cfg: dict, pool: str, instance_type: str) -> dict:
-    out = dict(cfg)
-    pools = json.loads(cfg["rke-aws:nodePools"])
-    next(p for p in pools if p["name"] == pool)["instanceType"] = instance_type
-    out["rke-aws:nodePools"] = json.dumps(pools)
-    return out
 
 
 def _steps(text: str, names: list[str]) -> list[list[str]]:
@@ -62,7 +55,7 @@ def test_base_then_a_new_image_and_type_then_the_rotation_plan():
     assert stale.from_outputs(base["nodes"]) == [] and rotate.plan_text(base, 2) == "nothing is stale"
 
     # Change: a new image everywhere and a new type on the agents. The update replaces nothing.
-    changed = _with_type(rot.with_image(cfg), "agents", "m6i.xlarge")
+    changed = with_pool_key(rot.with_image(cfg), "agents", "instanceType", "m6i.xlarge")
     engine.up(changed)
     now = engine.outputs()
     assert {n["name"]: n["instanceId"] for n in now["nodes"]} == {n["name"]: n["instanceId"] for n in base["nodes"]}
