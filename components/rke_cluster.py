@@ -15,6 +15,7 @@ children's inherited aliases to the engine). tests/program/test_urns.py checks i
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,7 +25,7 @@ import pulumi
 
 from .assembly import boot, foundation, in_cluster, outputs, preflight, secrets, storage
 from .assembly import identity as workload_identity
-from .diagnostics import ConfigError, Diagnostic
+from .diagnostics import ConfigError, Diagnostic, Severity
 from .plan import identity as identity_plan
 from .plan import planner
 from .plan.environment import Environment
@@ -85,9 +86,13 @@ def plan(name: str, args: RkeClusterArgs, *, flat_outputs: bool = False, outputs
         env = environment or Environment.from_runtime()
         spec = ClusterSpec(cfg, planner.build(cfg, previous, env), previous)
         # What an air-gapped cluster needs from the account (its facts sit above plan/: assembly/preflight.py).
-        problems = preflight.airgap_problems(spec, env)
+        found = preflight.airgap_problems(spec, env)
+        problems = [d for d in found if d.severity == Severity.ERROR]
         if problems:
             raise ConfigError(problems, prefix=f"{cfg.project}:")
+        if found:
+            spec = dataclasses.replace(spec, plan=dataclasses.replace(spec.plan,
+                                                                      warnings=spec.plan.warnings + tuple(found)))
         return spec
     except ConfigError as err:
         raise RkeAwsError(str(err), err.diagnostics) from None

@@ -13,10 +13,10 @@ INSTALL_RKE2_ARTIFACT_PATH; airgap_artifacts.py cites each).
 from __future__ import annotations
 
 from ..aws import vpc_endpoints
-from ..diagnostics import Diagnostic
+from ..diagnostics import Diagnostic, Severity
 from ..node import airgap_artifacts, registries
 from ..plan.environment import Environment
-from ..plan.lookups import collect
+from ..plan.lookups import LookupFailed, collect
 from ..plan.model import ClusterSpec
 from ..plan.rancher import program_upgrades
 from ..settings import partitions
@@ -31,7 +31,14 @@ def airgap_problems(spec: ClusterSpec, env: Environment) -> list[Diagnostic]:
         return []
     problems: list[Diagnostic] = []
     bucket = airgap.artifacts_bucket
-    if bucket:
+    if bucket and env.offline and not _emulated_bucket(env, bucket):
+        # An offline plan runs against an emulated account, which holds the fixtures' buckets but cannot read
+        # the user's: say what `pulumi preview` will check instead of refusing a bucket that may well be filled.
+        problems.append(Diagnostic("airgap.artifactsBucket", f"'{bucket}' not checked offline: the emulated account "
+                                   "does not hold it; `pulumi preview` against your account checks that it is in "
+                                   f"{cfg.region} and holds what the nodes install from", "airgap.bucket-unchecked",
+                                   Severity.WARNING, value=bucket))
+    elif bucket:
         found = collect(problems, "airgap.artifactsBucket", f"looking up the bucket '{bucket}'", BUCKET_FIX,
                         lambda: env.lookups.bucket(bucket), env.offline)
         region = getattr(found, "bucket_region", None) if found is not None else None
@@ -65,6 +72,16 @@ def airgap_problems(spec: ClusterSpec, env: Environment) -> list[Diagnostic]:
                     + (" --private-dns-enabled" if endpoint.private_dns else ""),
                     lambda e=endpoint: env.lookups.vpc_endpoint(vpc_id, e.service_name), env.offline)
     return problems
+
+
+def _emulated_bucket(env: Environment, bucket: str) -> bool:
+    """Whether the (emulated) account answers for `bucket`: an offline plan of a user's own stack names a bucket
+    only their real account holds."""
+    try:
+        env.lookups.bucket(bucket)
+    except LookupFailed as failure:
+        return failure.kind != "not-found"
+    return True
 
 
 def wanted_endpoints(spec: ClusterSpec) -> list[vpc_endpoints.Endpoint]:
