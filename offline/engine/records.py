@@ -4,6 +4,7 @@ read without loading the engine or the emulated account (offline/engine/harness.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -75,3 +76,23 @@ def match_old_urns(resources: list[Registration], olds: set[str],
         match[r.urn] = found_by_alias[r.urn] = found
         holder[found] = r.urn
     return match
+
+
+def secret_strings(values: list[Any]) -> set[str]:
+    """Every string of six characters or more in `values` (nested dicts and lists): what a report masks when the
+    values are secret (shorter strings would mask ordinary words)."""
+    found: set[str] = set()
+
+    def collect(v: Any) -> None:
+        if isinstance(v, str) and len(v) >= 6:
+            found.add(v)
+        elif isinstance(v, dict):
+            for x in v.values():
+                collect(x)
+        elif isinstance(v, list):
+            for x in v:
+                collect(x)
+
+    for v in values:
+        collect(v)
+    return found

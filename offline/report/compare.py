@@ -13,6 +13,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
+from rke_aws_offline.engine.records import secret_strings
 from rke_aws_offline.engine.resource_types import RULES, TypeRules, Verdict
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -181,7 +182,7 @@ def compare(stack: str, base: dict, head: dict) -> StackDiff:
         return result
     claimed = set(match.values())
     # Every secret value of either run: never printed, even where it reaches an input that is not secret.
-    secret_values = _secret_strings([r.inputs.get(k) for r in (*old.values(), *new.values()) for k in r.secret_inputs])
+    secret_values = secret_strings([r.inputs.get(k) for r in (*old.values(), *new.values()) for k in r.secret_inputs])
     replaced_ids: set[str] = set()
     replaced_providers: set[str] = set()
     maybe_providers: set[str] = set()
@@ -305,24 +306,6 @@ def _at(inputs: dict, key: str) -> Any:
             return MISSING
         value = value[part]
     return value
-
-
-def _secret_strings(values: list[Any]) -> set[str]:
-    found: set[str] = set()
-
-    def collect(v: Any) -> None:
-        if isinstance(v, str) and len(v) >= 6:
-            found.add(v)
-        elif isinstance(v, dict):
-            for x in v.values():
-                collect(x)
-        elif isinstance(v, list):
-            for x in v:
-                collect(x)
-
-    for v in values:
-        collect(v)
-    return found
 
 
 SECRET_MASK = "****"

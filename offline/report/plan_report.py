@@ -31,9 +31,10 @@ from rke_aws.plan import stale
 from rke_aws.settings import tags as tagsets
 from rke_aws.settings import versions
 from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.records import secret_strings
 from rke_aws_offline.report import plan_text, progress
 from rke_aws_offline.report.project import Project, ProjectError
-from rke_aws_offline.report.review import MASK, _cloud_config, _parsed, decode_user_data, review_inputs
+from rke_aws_offline.report.review import MASK, cloud_config, decode_user_data, parsed, review_inputs
 
 RKE2_CONFIG_PATH = "/etc/rancher/rke2/config.yaml"
 # Keys whose values are secrets in cluster.yml / RKE2 config.yaml.
@@ -82,7 +83,7 @@ def generated_configs(run: harness.ProgramRun) -> list[dict[str, Any]]:
         configs.append({"file": "cluster.yml", "content": mask_config(yaml.safe_load(state["rkeClusterYml"]))})
     per_node = []
     for inst in run.of_type("aws:ec2/instance:Instance"):
-        doc = _cloud_config(decode_user_data(inst.inputs) or "")
+        doc = cloud_config(decode_user_data(inst.inputs) or "")
         for f in (doc or {}).get("write_files", []):
             if f.get("path") == RKE2_CONFIG_PATH:
                 node = (inst.inputs.get("tags") or {}).get("Name") or inst.name
@@ -106,7 +107,7 @@ def _chart_install(run: harness.ProgramRun, chart: str, manifest: str) -> dict[s
             out["releaseValues"] = rel.inputs.get("values")
     for param in run.of_type("aws:ssm/parameter:Parameter"):
         if param.inputs.get("name", "").endswith(f"/manifests/{manifest}"):
-            out["helmChart"] = _parsed(param.inputs.get("insecureValue"))
+            out["helmChart"] = parsed(param.inputs.get("insecureValue"))
     if not out:
         out["installedBy"] = ("nothing yet: the next `pulumi up` once a kubeconfig is set or published"
                               if state_of(run.outputs).get("distribution") else None)
@@ -133,26 +134,12 @@ def addons_section(run: harness.ProgramRun) -> dict[str, Any]:
 
 def _secret_values(run: harness.ProgramRun) -> set[str]:
     """Every secret value of the run (secret outputs and inputs, generated passwords)."""
-    found: set[str] = set()
-
-    def collect(v: Any) -> None:
-        if isinstance(v, str) and len(v) >= 6:
-            found.add(v)
-        elif isinstance(v, dict):
-            for x in v.values():
-                collect(x)
-        elif isinstance(v, list):
-            for x in v:
-                collect(x)
-
-    for key in run.secret_outputs:
-        collect(run.outputs.get(key))
+    values: list[Any] = [run.outputs.get(key) for key in run.secret_outputs]
     for reg in run.resources:
-        for key in reg.secret_inputs:
-            collect(reg.inputs.get(key))
+        values += [reg.inputs.get(key) for key in reg.secret_inputs]
         if reg.type == "random:index/randomPassword:RandomPassword":
-            collect(reg.state.get("result"))
-    return found
+            values.append(reg.state.get("result"))
+    return secret_strings(values)
 
 
 def _scrub(value: Any, secrets: set[str]) -> Any:

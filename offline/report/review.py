@@ -27,7 +27,7 @@ ASSIGNMENT = re.compile(r"^(?:export )?([A-Z][A-Z0-9_]*)='(.*)'$")
 RELEASE = "kubernetes:helm.sh/v3:Release"
 
 
-def _cloud_config(text: str) -> dict | None:
+def cloud_config(text: str) -> dict | None:
     if not isinstance(text, str) or not text.startswith("#cloud-config"):
         return None
     try:
@@ -64,7 +64,7 @@ def script_settings(script: str) -> dict[str, str]:
 def user_data_summary(text: str) -> dict[str, Any]:
     """What a reviewer needs of user data: the files it writes, the boot script's settings, and a
     digest that changes with any byte of it (the configs section shows the node configs whole)."""
-    doc = _cloud_config(text) or {}
+    doc = cloud_config(text) or {}
     out: dict[str, Any] = {"sha256": hashlib.sha256((text or "").encode()).hexdigest()[:16],
                            "files": sorted(f.get("path") for f in doc.get("write_files") or [])}
     for f in doc.get("write_files") or []:
@@ -74,7 +74,7 @@ def user_data_summary(text: str) -> dict[str, Any]:
     return out
 
 
-def _parsed(value: Any) -> Any:
+def parsed(value: Any) -> Any:
     """A YAML/JSON document string as data (manifests in SSM parameters), else the value itself."""
     if not isinstance(value, str) or "\n" not in value:
         return value
@@ -106,7 +106,7 @@ def review_inputs(reg: Registration, mask: bool = True) -> dict[str, Any]:
     if isinstance(inputs.get("userDataBase64"), str) and inputs["userDataBase64"] != MASK:
         inputs["userDataBase64"] = user_data_summary(decode_user_data(inputs) or "")
     if reg.type == "aws:ssm/parameter:Parameter" and "insecureValue" in inputs:
-        inputs["insecureValue"] = _parsed(inputs["insecureValue"])
+        inputs["insecureValue"] = parsed(inputs["insecureValue"])
     if reg.type == RELEASE:
-        inputs["valueYamlFiles"] = [_parsed(getattr(a, "text", a)) for a in inputs.get("valueYamlFiles") or []]
+        inputs["valueYamlFiles"] = [parsed(getattr(a, "text", a)) for a in inputs.get("valueYamlFiles") or []]
     return inputs
