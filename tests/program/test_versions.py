@@ -20,22 +20,11 @@ from rke_aws.diagnostics import ConfigError
 from rke_aws.settings import resolve, stackfile, versions
 from rke_aws.settings.rules import versions as versions_rules
 from rke_aws_offline.engine import harness
+from tests.support.releases import etcd, key, minor
 from tests.support.stackconfig import parse_flat
 
 INSTANCE = "aws:ec2/instance:Instance"
 KUBECONFIG = "apiVersion: v1\nkind: Config\n"
-
-
-def key(release: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"[0-9]+", release))
-
-
-def minor(release: str) -> int:
-    return int(release.split(".")[1])
-
-
-def etcd(release: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in versions.RKE2_RELEASES[release].split("."))
 
 
 def parse(cfg: dict, **kw) -> resolve.ClusterConfig:

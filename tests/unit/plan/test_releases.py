@@ -14,19 +14,8 @@ from rke_aws.plan import releases
 from rke_aws.plan.day2 import versions as day2
 from rke_aws.plan.day2.confirmations import Observed
 from rke_aws.settings import versions
+from tests.support.releases import etcd, key, minor
 from tests.support.states import state
-
-
-def key(release: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"[0-9]+", release))
-
-
-def minor(release: str) -> int:
-    return int(release.split(".")[1])
-
-
-def etcd(release: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in versions.RKE2_RELEASES[release].split("."))
 
 
 def texts(found) -> list[str]:
