@@ -39,13 +39,15 @@ def check(keys: Keys, ctx: Context) -> list[Diagnostic]:
                                                      "ICP recordal, and STS reads the issuer's documents anonymously; "
                                                      "publish them yourself on an ICP-recorded https host and set "
                                                      "identity.issuerUrl to it", "identity.china-s3"))
-    if irsa and identity.issuer_url is not None and ctx.region is not None and \
+    registry = keys.valid.registry
+    mirrored = registry is not None and ("public.ecr.aws" in registry.mirrors or "*" in registry.mirrors)
+    if irsa and identity.issuer_url is not None and ctx.region is not None and not mirrored and \
             of_region(ctx.region).name in S3_ISSUER_REFUSED_PARTITIONS:
         # plan/identity_webhook.py image_for: the images are on public.ecr.aws, which EKS does not use in China.
         found.append(warning("identity.serviceAccounts", f"in {ctx.region} the pod identity webhook's (and the Load "
                                                          "Balancer Controller's) image comes from public.ecr.aws, which "
                                                          "EKS does not use in the China regions; check the nodes can pull "
-                                                         "it, or mirror it (not verified from here)",
+                                                         "it, or mirror it: registry.mirrors public.ecr.aws (not verified from here)",
                              "identity.china-images", "irsa"))
     seen: dict[str, int] = {}
     for i, role in enumerate(identity.roles):

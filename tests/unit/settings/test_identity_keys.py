@@ -106,3 +106,19 @@ def test_a_policy_arn_must_be_an_arn():
     problems = _refused(_config({"serviceAccounts": "irsa",
                                  "roles": [{"serviceAccount": "apps/a", "policyArns": ["AmazonS3ReadOnlyAccess"]}]}))
     assert any("identity.roles[0].policyArns[0]" in p for p in problems), problems
+
+
+def test_china_with_its_own_issuer_warns_about_public_ecr_unless_it_is_mirrored():
+    """The webhook's and the controller's images are on public.ecr.aws (plan/identity_webhook.py cites their build
+    workflows), which EKS does not use in the China regions (EKS user guide, "View Amazon container image
+    registries for Amazon EKS add-ons"): a warning, gone once registry.mirrors covers public.ecr.aws (containerd
+    pulls through the mirror: rke2-docs install/containerd_registry_configuration.md)."""
+    identity = {"serviceAccounts": "irsa", "issuerUrl": "https://oidc.example.cn/c1"}
+    warned = from_flat(_config(identity, region="cn-north-1"), project="rke-aws", stack="c1").warnings
+    assert any(w.startswith("rke-aws:identity.serviceAccounts: in cn-north-1 the pod identity webhook") for w in warned), warned
+    for mirrors in ({"public.ecr.aws": "https://registry.corp.example.cn"}, {"*": "https://registry.corp.example.cn"}):
+        quiet = from_flat(_config(identity, region="cn-north-1", registry={"mirrors": mirrors}), project="rke-aws",
+                          stack="c1").warnings
+        assert not [w for w in quiet if "public.ecr.aws" in w], quiet
+    assert not [w for w in from_flat(_config(identity, region="us-west-2"), project="rke-aws", stack="c1").warnings
+                if "public.ecr.aws" in w]
