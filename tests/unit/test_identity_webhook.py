@@ -80,12 +80,9 @@ def test_manifest_mode_carries_the_same_values():
     assert "PRIVATE KEY" not in webhook.CHART.manifest(user)  # the key travels in its own Secret
 
 
-def test_china_needs_a_named_image():
+def test_an_image_splits_into_the_charts_registry_repository_and_tag():
     from rke_aws.plan import identity_webhook as images
 
-    assert images.image_for("aws", versions.POD_IDENTITY_WEBHOOK_IMAGE, None, "k")[0]
-    image, problem = images.image_for("aws-cn", versions.POD_IDENTITY_WEBHOOK_IMAGE, None, "identity.webhookImage")
-    assert image is None and "rke-aws:identity.webhookImage" in problem
     assert images.split_image("registry.example.cn:5000/eks/webhook:v0.6.17") == {
         "registry": "registry.example.cn:5000", "repository": "eks/webhook", "tag": "v0.6.17"}
     with pytest.raises(ValueError):

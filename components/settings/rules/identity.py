@@ -43,7 +43,7 @@ def check(keys: Keys, ctx: Context) -> list[Diagnostic]:
     mirrored = registry is not None and ("public.ecr.aws" in registry.mirrors or "*" in registry.mirrors)
     if irsa and identity.issuer_url is not None and ctx.region is not None and not mirrored and \
             of_region(ctx.region).name in S3_ISSUER_REFUSED_PARTITIONS:
-        # plan/identity_webhook.py image_for: the images are on public.ecr.aws, which EKS does not use in China.
+        # plan/identity_webhook.py: the images are on public.ecr.aws, which EKS does not use in China.
         found.append(warning("identity.serviceAccounts", f"in {ctx.region} the pod identity webhook's (and the Load "
                                                          "Balancer Controller's) image comes from public.ecr.aws, which "
                                                          "EKS does not use in the China regions; check the nodes can pull "
