@@ -273,11 +273,6 @@ def flatten_stack(doc: Any, where: str = "stack file", placeholder: Callable[[st
     return flat, sorted(secret)
 
 
-def flatten_config(doc: dict) -> dict[str, str]:
-    """A stack file's `config:` as the flat map the Pulumi CLI hands a program (see flatten_stack)."""
-    return flatten_stack(doc)[0]
-
-
 def load_stack_text(text: str, where: str = "stack file", placeholder: Callable[[str], str] | None = None,
                     project: str = PROJECT) -> tuple[dict[str, str], list[str]]:
     """Parse a stack file as the Pulumi CLI does: (flat config, secret keys), or a ConfigError.

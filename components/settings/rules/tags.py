@@ -58,19 +58,6 @@ def tag_value_problem(v: str) -> str | None:
     return f"has characters AWS does not take in tag values of every service (IAM, SSM); {TAG_RULE}"
 
 
-def valid_tags(tags: object) -> dict[str, str]:
-    """The tags of a map as written that every rule here accepts (the others are refused by `check`)."""
-    out: dict[str, str] = {}
-    folded: set[str] = set()
-    for k, v in (tags.items() if isinstance(tags, dict) else ()):
-        if isinstance(k, str) and isinstance(v, str) and not tag_key_problem(k) and not tag_value_problem(v) \
-                and k.lower() not in folded:
-            out[k] = v
-        if isinstance(k, str):
-            folded.add(k.lower())
-    return out
-
-
 def check(keys: Keys, ctx: Context) -> list[Diagnostic]:
     raw = keys.section("tags")
     if raw is None:
