@@ -50,7 +50,7 @@ def node_pools(n: int) -> list[dict]:
 
 
 def stack_config(distribution: str, n: int, kubeconfig: bool = True) -> dict[str, str]:
-    """The flat config map the engine would hand the program (as offline.stackfile.flatten_config makes it)."""
+    """The flat config map the engine would hand the program (as rke_aws.settings.stackfile.flatten_stack makes it)."""
     cfg = {
         "aws:region": REGION,
         "rke-aws:distribution": distribution,
