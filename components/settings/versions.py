@@ -201,6 +201,11 @@ SUC_IMAGE = f"rancher/system-upgrade-controller:{SUC_VERSION}"
 SUC_KUBECTL_IMAGE = "rancher/kubectl:v1.30.3"
 # How long the rancher2 provider waits for Rancher's API (it retries every 5 s; Go duration).
 RANCHER_API_TIMEOUT = "120s"
+# RKE2's `disable-default-registry-endpoint` (server and agent): containerd pulls a mirrored registry's images
+# from its mirrors only, never falling back to the public registry (rke2-docs install/private_registry.md
+# "Default Endpoint Fallback", for "a true air-gapped environment"). In pkg/cli/cmds/agent.go and server.go
+# from v1.26.13, v1.27.10, v1.28.6 and every 1.29+ (read at each release tag of rancher/rke2).
+RKE2_DISABLE_DEFAULT_ENDPOINT_SINCE = ({26: 13, 27: 10, 28: 6}, 29)
 # The upgrade image the Plans run; the Plan's `version` selects its tag.
 RKE2_UPGRADE_IMAGE = "rancher/rke2-upgrade"
 
