@@ -174,7 +174,7 @@ def images_for(cfg: ClusterConfig, archs: Iterable[str] = ARCHITECTURES) -> Mirr
         unknown.append(UnknownTag(
             "rancher agent", RANCHER_AGENT, agent, RANCHER_VERSION_VARIABLE,
             "Rancher's registration manifest runs rancher/rancher-agent at the Rancher server's own version, "
-            "which no stack key holds"))
+            "which no stack key holds: set RANCHER_VERSION to it (v2.X.Y)"))
     lists = _rke2_lists(cfg, mirrors, archs) if cfg.distribution == "rke2" else _rke1_lists(cfg, mirrors)
     return MirrorPlan(tuple(images), tuple(lists), tuple(unknown))
 
@@ -199,8 +199,9 @@ def copy_commands(plan: MirrorPlan) -> str:
         lines.append(f"skopeo copy --all docker://{_copyable(image.upstream)} docker://{_copyable(image.mirror)}")
     for unknown in plan.unknown:
         var = unknown.variable
-        lines.append(f"skopeo copy --all docker://{unknown.repository}:${{{var}:?set {var}: {unknown.why}}} "
-                     f"docker://{unknown.mirror}:${{{var}}}")
+        lines.append(f"# {unknown.component}: {unknown.why}")
+        lines.append(f'skopeo copy --all "docker://{unknown.repository}:${{{var}:?set {var}}}" '
+                     f'"docker://{unknown.mirror}:${{{var}}}"')
     for listed in plan.lists:
         lines.append(f"# {listed.what}")
         files = []

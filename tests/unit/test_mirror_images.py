@@ -67,7 +67,8 @@ def test_rancher_s_agent_is_copied_at_the_version_given_and_the_commands_stop_wi
     (agent,) = plan.unknown
     assert agent.repository == "docker.io/rancher/rancher-agent"
     assert agent.mirror == "registry.corp.example/dockerhub/rancher/rancher-agent"
-    line = next(cmd for cmd in mirror_images.copy_commands(plan).splitlines() if "rancher-agent" in cmd)
+    line = next(cmd for cmd in mirror_images.copy_commands(plan).splitlines()
+                if cmd.startswith("skopeo") and "rancher-agent" in cmd)
     stub = 'skopeo() { printf "%s\\n" "$*" >> log; }\n'
     missing = subprocess.run(["bash", "-e", "-c", stub + line], cwd=tmp_path, capture_output=True, text=True,
                              env={"PATH": "/usr/bin:/bin"})
