@@ -145,3 +145,47 @@ def test_the_ebs_csi_table_names_the_repositories_the_mirror_check_knows():
              if " values.yaml " in d.source}
     for path, image in versions.EBS_CSI_IMAGES.items():
         assert known[path] == image.rsplit(":", 1)[0], path
+
+
+def _image_keys(node, path=()):
+    """Every `image` mapping in a chart's values (the keys its templates take an image from)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "image" and isinstance(value, dict) and "repository" in value:
+                yield ".".join((*path, key))
+            else:
+                yield from _image_keys(value, (*path, key))
+
+
+@pytest.mark.parametrize("chart", ["aws-cloud-controller-manager-0.0.11", "amazon-eks-pod-identity-webhook-2.6.5",
+                                   "aws-load-balancer-controller-3.5.0"])
+def test_the_charts_whose_image_the_program_sets_run_no_other(chart):
+    """The CCM, pod identity webhook and LBC charts (their values.yaml as released, tests/data/upstream/) each
+    name one image, the one the program sets (ccm_values image_values, identity_webhook/identity_lbc values): so
+    images_for lists all they run. EBS CSI names several, all pinned in versions.EBS_CSI_IMAGES."""
+    import yaml
+
+    from tests.support import upstream
+
+    values = yaml.safe_load((upstream.DATA / chart / "values.yaml").read_text())
+    assert list(_image_keys(values)) == ["image"]
+
+
+def test_every_image_the_ebs_csi_chart_names_is_pinned_or_not_deployed():
+    import yaml
+
+    from tests.support import upstream
+
+    chart_dir = upstream.DATA / f"aws-ebs-csi-driver-{versions.EBS_CSI_CHART_VERSION}"
+    values = yaml.safe_load((chart_dir / "values.yaml").read_text())
+    app = yaml.safe_load((chart_dir / "Chart.yaml").read_text())["appVersion"]
+    named = {k.removesuffix(".image") or "image" for k in _image_keys(values)}
+    # volumemodifier: templates/controller.yaml runs it only with controller.volumeModificationFeature.enabled
+    assert named - set(versions.EBS_CSI_IMAGES) == {"sidecars.volumemodifier"}
+    for path, image in versions.EBS_CSI_IMAGES.items():
+        node = values
+        for part in (path.split(".") if path != "image" else []):
+            node = node[part]
+        assert image.rsplit(":", 1)[0] == node["image"]["repository"], path
+        # an empty tag is v<appVersion> (templates/_helpers.tpl fullImagePath)
+        assert image.rsplit(":", 1)[1] == (node["image"]["tag"] or f"v{app}"), path
