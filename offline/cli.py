@@ -5,6 +5,7 @@
     rke-aws doctor <stack> [--emulated] [...]        check an AWS account for what the cloud provider needs
     rke-aws kubeconfig <stack> [...]                 the cluster's admin kubeconfig (mode 0600)
     rke-aws rotate <stack> [--dry-run] [...]         replace stale nodes one at a time (docs/operations/rotate.md)
+    rke-aws images <stack> [--arch amd64|arm64]      the commands that copy the stack's images into its registry mirror
     rke-aws snapshots [--check] [stack ...]          (this repository) rewrite or compare tests/snapshots/<stack>.json
     rke-aws schema [--write]                         (this repository) regenerate what comes from the config model
 
@@ -188,9 +189,40 @@ def rotate(argv: list[str] | None = None, project: Project | None = None) -> int
     return rotation.command(args.stack, args.kubeconfig, args.dry_run, work_dir=project.root)
 
 
+# ---- images: the list and the commands are rke_aws.node.mirror_images'; the stack file is read here -------
+
+def images(argv: list[str] | None = None, project: Project | None = None) -> int:
+    from rke_aws.diagnostics import ConfigError
+    from rke_aws.node import mirror_images
+    from rke_aws.node.airgap_artifacts import RKE2_ARCH
+    from rke_aws.settings.resolve import from_flat
+
+    ap = argparse.ArgumentParser(prog="rke-aws images", description=mirror_images.__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("stack")
+    ap.add_argument("--arch", action="append", choices=sorted(RKE2_ARCH.values()),
+                    help="RKE2's image lists of this architecture only (repeatable; default: amd64 and arm64, "
+                         "which covers every pool; the other images are copied with all their platforms)")
+    args = ap.parse_args(argv)
+    project = project or Project.find()
+    by_name = {v: k for k, v in RKE2_ARCH.items()}
+    try:
+        flat, secret_keys = project.stack_config(args.stack)
+        cfg = from_flat(flat, project=project.namespace_of(args.stack), stack=args.stack, secret_keys=secret_keys)
+    except (ConfigError, FileNotFoundError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    plan = mirror_images.images_for(cfg, [by_name[a] for a in args.arch] if args.arch else mirror_images.ARCHITECTURES)
+    if not plan.images and not plan.lists and not plan.unknown:
+        print(f"{args.stack}: no registry.mirrors, so no image is pulled through a mirror", file=sys.stderr)
+        return 0
+    print(mirror_images.copy_commands(plan))
+    return 0
+
+
 COMMANDS: dict[str, Callable[..., int]] = {
     "plan": _plan, "diff": _diff, "doctor": doctor, "kubeconfig": kubeconfig, "rotate": rotate,
-    "snapshots": _snapshots, "schema": _schema,
+    "snapshots": _snapshots, "schema": _schema, "images": images,
 }
 
 

@@ -10,6 +10,7 @@
     python3 -m offline.tasks diff [--base REF] [...] # offline per-resource diff against a git ref
     python3 -m offline.tasks kubeconfig <stack>     # the cluster's admin kubeconfig (README "The kubeconfig")
     python3 -m offline.tasks rotate <stack> [...]   # replace stale nodes one at a time (docs/operations/rotate.md)
+    python3 -m offline.tasks images <stack> [...]   # the commands that copy the stack's images into its mirror
     python3 -m offline.tasks schema [--write]       # check / regenerate what comes from the config model
     python3 -m offline.tasks -v <task> [...]        # the same, showing uv's and npm's own output
 
@@ -54,6 +55,7 @@ IN_VENV = {
     # Real backend and AWS (Automation API) and the cluster's API server: rke_aws.ops.rotate.
     "rotate": ["rke-aws", "rotate"],
     "schema": ["rke-aws", "schema"],
+    "images": ["rke-aws", "images"],
 }
 TASKS = ("setup", *IN_VENV)
 # Run by `test` before pytest: lint (pyproject [tool.ruff]), the import contracts ([tool.importlinter]) and

@@ -198,6 +198,9 @@ def rke2_config(node: PlannedNode, boot: Rke2Boot) -> dict[str, Any]:
         doc["profile"] = boot.cis_profile
     if boot.system_default_registry:
         doc["system-default-registry"] = boot.system_default_registry
+    if boot.airgap and versions.rke2_patch_at_least(boot.install_version, *versions.RKE2_DISABLE_DEFAULT_ENDPOINT_SINCE):
+        # No way to the public registries: never fall back to them (versions.RKE2_DISABLE_DEFAULT_ENDPOINT_SINCE).
+        doc["disable-default-registry-endpoint"] = True
     if server:
         doc["tls-san"] = [boot.endpoint, node.name, node.private_ip]
         if boot.etcd_s3 and node.pool.is_etcd:  # only etcd members take snapshots

@@ -23,6 +23,22 @@ CCM_CHART_VERSION = "0.0.11"
 EBS_CSI_CHART_REPO = "https://kubernetes-sigs.github.io/aws-ebs-csi-driver"
 EBS_CSI_CHART_NAME = "aws-ebs-csi-driver"
 EBS_CSI_CHART_VERSION = "2.64.0"
+# The images that chart deploys, which the program does not set (values path -> repository:tag): read from
+# charts/aws-ebs-csi-driver/values.yaml at tag helm-chart-aws-ebs-csi-driver-2.64.0 (commit 9767d852);
+# `image` has no tag there, and templates/_helpers.tpl fullImagePath defaults it to v<appVersion> (1.64.0).
+# Only what its templates deploy with this program's values: the snapshotter where the cluster serves
+# snapshot.storage.k8s.io (templates/controller.yaml; RKE2 bundles those CRDs, rke2-snapshot-controller-crd
+# in rancher/rke2 charts/chart_versions.yaml from v1.26.11, v1.27.8, v1.28.4 and 1.29), not `volumemodifier`
+# (controller.volumeModificationFeature.enabled is false and never set here). Mirrors copy them at these tags.
+EBS_CSI_IMAGES = {
+    "image": "public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:v1.64.0",
+    "sidecars.provisioner": "public.ecr.aws/csi-components/csi-provisioner:v6.3.0-eksbuild.4",
+    "sidecars.attacher": "public.ecr.aws/csi-components/csi-attacher:v4.12.0-eksbuild.5",
+    "sidecars.snapshotter": "public.ecr.aws/csi-components/csi-snapshotter:v8.6.0-eksbuild.5",
+    "sidecars.livenessProbe": "public.ecr.aws/csi-components/livenessprobe:v2.19.0-eksbuild.5",
+    "sidecars.resizer": "public.ecr.aws/csi-components/csi-resizer:v2.2.1-eksbuild.3",
+    "sidecars.nodeDriverRegistrar": "public.ecr.aws/csi-components/csi-node-driver-registrar:v2.17.0-eksbuild.5",
+}
 
 # The CCM image per Kubernetes minor. Kubernetes' version-skew policy: a cloud-controller-manager
 # must not be newer than kube-apiserver (it may be one minor older, during an upgrade), and
@@ -177,10 +193,27 @@ SUC_MANIFEST_URLS = (
     f"https://github.com/rancher/system-upgrade-controller/releases/download/{SUC_VERSION}/crd.yaml",
     f"https://github.com/rancher/system-upgrade-controller/releases/download/{SUC_VERSION}/system-upgrade-controller.yaml",
 )
+# The images in that release's system-upgrade-controller.yaml (scripts/package-controller at v0.20.1, commit
+# f1362a3f: `kustomize edit set image` names the controller rancher/system-upgrade-controller:<release>;
+# manifests/system-upgrade-controller.yaml's ConfigMap sets SYSTEM_UPGRADE_JOB_KUBECTL_IMAGE, the image of
+# the Plans' drain/cordon jobs). Docker Hub images.
+SUC_IMAGE = f"rancher/system-upgrade-controller:{SUC_VERSION}"
+SUC_KUBECTL_IMAGE = "rancher/kubectl:v1.30.3"
 # How long the rancher2 provider waits for Rancher's API (it retries every 5 s; Go duration).
 RANCHER_API_TIMEOUT = "120s"
+# RKE2's `disable-default-registry-endpoint` (server and agent): containerd pulls a mirrored registry's images
+# from its mirrors only, never falling back to the public registry (rke2-docs install/private_registry.md
+# "Default Endpoint Fallback", for "a true air-gapped environment"). In pkg/cli/cmds/agent.go and server.go
+# from v1.26.13, v1.27.10, v1.28.6 and every 1.29+ (read at each release tag of rancher/rke2).
+RKE2_DISABLE_DEFAULT_ENDPOINT_SINCE = ({26: 13, 27: 10, 28: 6}, 29)
 # The upgrade image the Plans run; the Plan's `version` selects its tag.
 RKE2_UPGRADE_IMAGE = "rancher/rke2-upgrade"
+
+
+def rke2_upgrade_tag(release: str) -> str:
+    """The tag of RKE2_UPGRADE_IMAGE a Plan of `release` runs: the version with + replaced by -, as
+    system-upgrade-controller does (pkg/upgrade/plan/plan.go at v0.20.1; rke2-docs install/airgap.md)."""
+    return release.replace("+", "-")
 
 # Default node image: Canonical's Ubuntu 24.04 LTS; the owner account is per partition
 # (components/settings/partitions.py).

@@ -118,3 +118,36 @@ def test_rke1_private_registries():
     assert entries[1] == {"url": "registry.corp.example:5000/ecr", "user": "robot", "password": "pw"}
     assert [e for e in entries if e.get("is_default")] == [entries[0]]
     assert reg.rke1_private_registries({"registry.k8s.io": "https://k.example"}) == [{"url": "k.example"}]
+
+
+@pytest.mark.parametrize("version, airgap, written", [
+    ("v1.33.5+rke2r1", True, True), ("v1.28.6+rke2r1", True, True), ("v1.29.0+rke2r1", True, True),
+    ("v1.28.5+rke2r1", True, False), ("v1.26.12+rke2r1", True, False), ("v1.33.5+rke2r1", False, False),
+])
+def test_air_gapped_nodes_never_fall_back_to_the_public_registries(version, airgap, written):
+    """rke2-docs install/private_registry.md "Default Endpoint Fallback": containerd tries a mirrored registry's
+    public endpoint last unless `disable-default-registry-endpoint: true`, the setting for "a true air-gapped
+    environment" (a server and agent key, reference/server_config.md, linux_agent_config.md; in rancher/rke2
+    pkg/cli/cmds/agent.go and server.go from v1.26.13, v1.27.10, v1.28.6 and 1.29.0)."""
+    from pathlib import Path
+
+    from rke_aws.node import rke2_config as rc
+    from rke_aws.plan.network import PlannedSubnet
+    from rke_aws.plan.nodes import PlannedNode
+    from rke_aws.settings import stackfile
+    from rke_aws.settings.resolve import from_flat
+
+    root = Path(__file__).resolve().parents[2]
+    flat, secret_keys = stackfile.load_stack_text((root / "tests" / "stacks" / "Pulumi.rke2-airgap.yaml").read_text())
+    cfg = from_flat(flat, project="rke-aws", stack="rke2-airgap", secret_keys=secret_keys)
+    boot = rc.Rke2Boot(region="us-west-2", ssm_host="ssm.us-west-2.amazonaws.com", install_version=version,
+                       endpoint="api.x.rke-aws.internal", server_ips=(), token_parameter="t", marker_parameter="m",
+                       airgap=airgap)
+    for pool, keys in zip(cfg.node_pools, (RKE2_SERVER_KEYS, RKE2_AGENT_KEYS), strict=True):
+        node = PlannedNode(pool=pool, index=0, resource_name="n-0", private_ip="10.96.4.10",
+                           name="ip-10-96-4-10.us-west-2.compute.internal", az="us-west-2a", az_index=0,
+                           subnet=PlannedSubnet("private", 0, "us-west-2a", "10.96.0.0/20"), is_first_server=False,
+                           rke2=True)
+        doc = rc.rke2_config(node, boot)
+        assert doc.get("disable-default-registry-endpoint") is (True if written else None), pool.name
+        assert "disable-default-registry-endpoint" in keys
