@@ -180,9 +180,11 @@ def _ssm_agent_proxy(proxy: ProxyEnv | None) -> list[dict[str, str]]:
     return [{"path": SSM_AGENT_PROXY_DROP_IN, "permissions": "0644", "content": proxy.systemd_drop_in()}]
 
 
-def rke_user_data(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None) -> str:
+def rke_user_data(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None,
+                  steps: NodeSteps | None = None) -> str:
     """cloud-init for an RKE1 node: hostname, kernel settings, a Docker engine RKE supports (with the
-    proxy in its unit's environment: docs.docker.com/engine/daemon/proxy, "systemd unit file")."""
+    proxy in its unit's environment: docs.docker.com/engine/daemon/proxy, "systemd unit file"); `steps`: its
+    OS's (scripts.rke1_node_steps)."""
     sysctl = "".join(f"{k} = {v}\n" for k, v in RKE_SYSCTLS.items())
     modules = "".join(f"{m}\n" for m in RKE_KERNEL_MODULES)
     doc = {
@@ -193,7 +195,7 @@ def rke_user_data(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = Non
             *([{"path": DOCKER_PROXY_DROP_IN, "permissions": "0644", "content": proxy.systemd_drop_in()}]
               if proxy is not None else []),
             *_ssm_agent_proxy(proxy),
-            {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke_boot_script(node, ssh_user, proxy)},
+            {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke_boot_script(node, ssh_user, proxy, steps)},
         ],
         "runcmd": [[BOOTSTRAP_PATH]],
     }
