@@ -166,9 +166,10 @@ RHEL9 = OsImage(
     # docker-ce of that version with dnf (rancher/install-docker dist/27.5.1.sh @ d69b486; its tests run on
     # redhat/ubi9 and rockylinux 9, pkg/27.5.1/config.sh). docker-ce needs container-selinux from the OS's
     # own repositories. SELinux stays enforcing: Docker's daemon leaves its own SELinux labelling off unless
-    # told, and RKE's rancher-selinux check (rke_container_t) runs only when `docker info` reports selinux
-    # (rancher/rke cluster/selinux.go RunSELinuxCheck, hosts/hosts.go IsDockerSELinuxEnabled), so RKE1 needs
-    # no extra policy. firewalld and nm-cloud-setup off, as for RKE2 (rke1-docs docs/os/os.md, RHEL note).
+    # told (`selinux-enabled` unset: moby daemon/daemon_unix.go configureKernelSecuritySupport disables it, and
+    # `docker info` then reports no selinux), and RKE's rancher-selinux check (rke_container_t, rancher/
+    # rancher-selinux) runs only when it does (rancher/rke cluster/selinux.go RunSELinuxCheck, hosts/hosts.go
+    # IsDockerSELinuxEnabled), so RKE1 needs no extra policy. firewalld and nm-cloud-setup off, as for RKE2 (rke1-docs docs/os/os.md, RHEL note).
     rke1=True, rke1_docker="install-docker",
 )
 
