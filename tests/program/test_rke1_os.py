@@ -74,3 +74,17 @@ def test_rke1_os_user_data_is_valid_cloud_config(run):
     for inst in run.of_type(INSTANCE):
         errors = list(validator.iter_errors(cloud_config(inst)))
         assert not errors, f"{inst.urn}: {errors[:3]}"
+
+
+def test_rke1_rhel_node_behind_a_proxy_gives_its_rpm_agent_the_proxy():
+    """The agent RHEL/Rocky get is the rpm's amazon-ssm-agent.service (AWS Systems Manager User Guide
+    agent-install-rhel.md), not Ubuntu's snap unit: its proxy drop-in goes where systemd reads that unit's
+    (systemd.unit(5): <unit>.d/*.conf), and proxy.sh restarts that unit."""
+    cfg = {**rke1_os_config(), "rke-aws:proxy": '{"httpsProxy": "http://proxy.corp.example:3128"}'}
+    run = run_cached(cfg, stack="rke1os")
+    files = {f["path"] for f in cloud_config(_pool(run, "rhel-9"))["write_files"]}
+    assert "/etc/systemd/system/amazon-ssm-agent.service.d/http-proxy.conf" in files, sorted(files)
+    assert not any(p.startswith("/etc/systemd/system/snap.") for p in files), sorted(files)
+    assert "SSM_AGENT_UNIT='amazon-ssm-agent.service'" in _script(_pool(run, "rhel-9"))
+    ubuntu = {f["path"] for f in cloud_config(_pool(run, "ubuntu"))["write_files"]}
+    assert f"/etc/systemd/system/{scripts.SSM_AGENT_UNIT}.d/http-proxy.conf" in ubuntu
