@@ -165,7 +165,7 @@ RHEL9 = OsImage(
     # Docker CE here: its rhel|rocky branch adds download.docker.com's linux/rhel/docker-ce.repo and installs
     # docker-ce of that version with dnf (rancher/install-docker dist/27.5.1.sh @ d69b486; its tests run on
     # redhat/ubi9 and rockylinux 9, pkg/27.5.1/config.sh). docker-ce needs container-selinux from the OS's
-    # own repositories. SELinux stays enforcing: Docker's daemon leaves its own SELinux labelling off unless
+    # own repositories (Docker's docker-ce.spec: Requires container-selinux >= 2.9). SELinux stays enforcing: Docker's daemon leaves its own SELinux labelling off unless
     # told (`selinux-enabled` unset: moby daemon/daemon_unix.go configureKernelSecuritySupport disables it, and
     # `docker info` then reports no selinux), and RKE's rancher-selinux check (rke_container_t, rancher/
     # rancher-selinux) runs only when it does (rancher/rke cluster/selinux.go RunSELinuxCheck, hosts/hosts.go
