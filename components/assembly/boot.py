@@ -12,7 +12,7 @@ from ..aws.iam import ETCD_IAM_ROLE, NODE_IAM_ROLES, NodeIam, NodeIamArgs, Param
 from ..aws.nodes import Nodes, NodesArgs
 from ..cluster import ebs_csi
 from ..cluster.manifests import ServerManifests, ServerManifestsArgs, with_emptied
-from ..node import airgap_artifacts, registries, rke2_config
+from ..node import airgap_artifacts, registries, rke2_config, scripts
 from ..plan import cluster_documents, identity_lbc, identity_webhook, rancher
 from ..plan.ccm_values import CcmValues
 from ..plan.model import ClusterSpec
@@ -181,6 +181,10 @@ def machines(name: str, spec: ClusterSpec, foundation: Foundation, secrets: Secr
             cfg.registry.mirrors, cfg.registry.username,
             cfg.registry.password.get_secret_value() if cfg.registry.password else None))
         if cfg.distribution == "rke" and cfg.registry is not None and cfg.registry.mirrors else (),
+        # RKE1 pools on another OS than Ubuntu: that OS's boot steps (issue 35 item 3)
+        rke1_steps={n.pool.name: steps for n in cluster.nodes if cfg.distribution == "rke" and (
+            steps := scripts.rke1_node_steps(n.pool.os, region=cfg.region, dns_suffix=cfg.partition.dns_suffix,
+                                             arch=cluster.pool_archs.get(n.pool.name, "x86_64"))) is not None},
         # What each running node runs (its last outputs): the stale notes, root volumes kept (issue 37).
         running={n.key: n.running for n in spec.previous.nodes} if spec.previous else {},
     ), child)

@@ -14,6 +14,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..node import cloud_init, rke1_cluster, rke2_config
+from ..node.scripts import NodeSteps
 from ..plan import snapshots, stale
 from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
@@ -96,6 +97,8 @@ class NodesArgs:
     # RKE1 with `registry` (issue 35): cluster.yml private_registries (registries.rke1_private_registries); a
     # password makes the whole cluster.yml output secret
     rke_private_registries: tuple[Mapping[str, Any], ...] = ()
+    # RKE1 on another OS than Ubuntu (issue 35): pool name -> its OS's boot steps (scripts.rke1_node_steps)
+    rke1_steps: Mapping[str, NodeSteps] = field(default_factory=dict)
 
 
 def user_data_base64(node: str, text: str) -> str:
@@ -255,6 +258,6 @@ class Nodes(pulumi.ComponentResource):
     @staticmethod
     def _user_data(node: PlannedNode, args: NodesArgs) -> str:
         if args.distribution == "rke":
-            return cloud_init.rke_user_data(node, args.ssh_user, args.proxy)
+            return cloud_init.rke_user_data(node, args.ssh_user, args.proxy, args.rke1_steps.get(node.pool.name))
         assert args.rke2 is not None
         return cloud_init.rke2_user_data(node, args.rke2)

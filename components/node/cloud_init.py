@@ -114,7 +114,7 @@ def rke2_user_data(node: PlannedNode, boot: Rke2Boot) -> str:
         kind = "server" if node.pool.is_server else "agent"
         files.append({"path": f"{RKE2_ENVIRONMENT_DIR}/rke2-{kind}", "permissions": "0644",
                       "content": boot.proxy.rke2_environment()})
-        files += _ssm_agent_proxy(boot.proxy)
+        files += _ssm_agent_proxy(boot.proxy, node.pool.os)
     if node.pool.is_server and boot.cis_profile:
         files += [
             {"path": PSA_CONFIG_PATH, "permissions": "0600", "content": dump_yaml(psa_config(boot.psa_rancher))},
@@ -174,15 +174,21 @@ DOCKER_PROXY_DROP_IN = "/etc/systemd/system/docker.service.d/http-proxy.conf"
 SSM_AGENT_PROXY_DROP_IN = f"/etc/systemd/system/{SSM_AGENT_UNIT}.d/http-proxy.conf"
 
 
-def _ssm_agent_proxy(proxy: ProxyEnv | None) -> list[dict[str, str]]:
+def _ssm_agent_proxy(proxy: ProxyEnv | None, os: str = os_images.DEFAULT_OS) -> list[dict[str, str]]:
+    """The agent's proxy drop-in, for the unit of the node's OS (os_images ssm_agent_unit: the snap's on Ubuntu,
+    amazon-ssm-agent.service where the agent is the rpm)."""
     if proxy is None:
         return []
-    return [{"path": SSM_AGENT_PROXY_DROP_IN, "permissions": "0644", "content": proxy.systemd_drop_in()}]
+    unit = os_images.OS_IMAGES[os].ssm_agent_unit
+    path = SSM_AGENT_PROXY_DROP_IN if unit == SSM_AGENT_UNIT else f"/etc/systemd/system/{unit}.d/http-proxy.conf"
+    return [{"path": path, "permissions": "0644", "content": proxy.systemd_drop_in()}]
 
 
-def rke_user_data(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None) -> str:
+def rke_user_data(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None,
+                  steps: NodeSteps | None = None) -> str:
     """cloud-init for an RKE1 node: hostname, kernel settings, a Docker engine RKE supports (with the
-    proxy in its unit's environment: docs.docker.com/engine/daemon/proxy, "systemd unit file")."""
+    proxy in its unit's environment: docs.docker.com/engine/daemon/proxy, "systemd unit file"); `steps`: its
+    OS's (scripts.rke1_node_steps)."""
     sysctl = "".join(f"{k} = {v}\n" for k, v in RKE_SYSCTLS.items())
     modules = "".join(f"{m}\n" for m in RKE_KERNEL_MODULES)
     doc = {
@@ -192,8 +198,8 @@ def rke_user_data(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = Non
             {"path": "/etc/sysctl.d/90-rke.conf", "content": sysctl},
             *([{"path": DOCKER_PROXY_DROP_IN, "permissions": "0644", "content": proxy.systemd_drop_in()}]
               if proxy is not None else []),
-            *_ssm_agent_proxy(proxy),
-            {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke_boot_script(node, ssh_user, proxy)},
+            *_ssm_agent_proxy(proxy, node.pool.os),
+            {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke_boot_script(node, ssh_user, proxy, steps)},
         ],
         "runcmd": [[BOOTSTRAP_PATH]],
     }

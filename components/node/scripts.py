@@ -244,7 +244,9 @@ def manifest_sync_script(boot: Rke2Boot) -> str:
                    retry, _SSM_SH, *airgap, _SYNC_SH, proxy=boot.proxy)
 
 
-def rke_boot_script(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None) -> str:
+def rke_boot_script(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None,
+                    steps: NodeSteps | None = None) -> str:
+    """`steps`: the node's OS steps (rke1_node_steps; None on Ubuntu: the script of before)."""
     ssh_user = os_images.login_user(node.pool.os, ssh_user)
     settings = {
         "NODE_NAME": node.name,
@@ -258,9 +260,14 @@ def rke_boot_script(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = N
         "DOCKER_PROXY": "yes" if proxy is not None else "no",
     }
     proxy_settings, proxy_step = _proxy_step(proxy)
+    # The OS's steps (os_prep.sh, Docker from the OS's packages) before rke.sh; their settings win (the OS's
+    # SSM agent unit, the Docker installer).
+    extra: dict[str, Any] = dict(steps.settings) if steps else {}
+    if steps is not None and steps.install_script_url is not None:
+        extra["DOCKER_INSTALL_URL"] = steps.install_script_url
     return _script("RKE1 node bootstrap: kernel settings and the Docker engine RKE supports",
-                   {**settings, **proxy_settings}, _RETRY_SH, *proxy_step, 'mkdir -p "$ROOT$WORK"\n', _RKE_SH,
-                   proxy=proxy)
+                   {**settings, **proxy_settings, **extra}, _RETRY_SH, *proxy_step, *(steps.helpers if steps else ()),
+                   'mkdir -p "$ROOT$WORK"\n', *(steps.before_rke2 if steps else ()), _RKE_SH, proxy=proxy)
 
 
 # ---- other operating systems, air-gapped installs, a private registry (issue 35) ---------------------
@@ -281,6 +288,9 @@ _PREINSTALLED_SH = fragment("preinstalled")
 
 
 _REGISTRIES_SH = fragment("registries")
+
+
+_RKE1_DOCKER_SH = fragment("rke1_docker")
 
 
 # rke2-selinux for SLE Micro when online: Rancher's repository (rancher/rke2 install.sh do_install_rpm:
@@ -385,3 +395,23 @@ def node_steps(os: str, *, region: str, dns_suffix: str, arch: str, release: str
     if not (settings or before):
         return None
     return NodeSteps(settings, tuple(helpers), tuple(before), install_url)
+
+
+# Written by rke1_docker.sh where Docker comes from the OS's packages: rke.sh fetches and runs it (installs nothing).
+RKE1_DOCKER_INSTALLED = f"{WORK_DIR}/docker-from-os.sh"
+
+
+def rke1_node_steps(os: str, *, region: str, dns_suffix: str, arch: str) -> NodeSteps | None:
+    """An RKE1 node's OS steps (issue 35): os_prep.sh with the settings node_steps builds for RKE2 on that OS
+    (the SSM agent where the image lacks it, firewalld and nm-cloud-setup off, NetworkManager's keyfile for
+    Canal, wicked's forwarding sysctls: OS facts, components/settings/os_images.py), and Docker from the OS's
+    packages where Rancher's install-docker does not install (rke1_docker.sh). None on Ubuntu (the script of
+    before). No FIPS and no air-gap: both are refused for RKE1 (settings/rules)."""
+    steps = node_steps(os, region=region, dns_suffix=dns_suffix, arch=arch, release="")
+    image = os_images.OS_IMAGES[os]
+    if steps is None or image.rke1_docker != "os-package":
+        return steps
+    return NodeSteps({**steps.settings, "DOCKER_VERSION": f"from {image.title}'s docker package",
+                      "DOCKER_PACKAGE": "docker", "DOCKER_MODULE": "sle-module-containers",
+                      "DOCKER_INSTALLED": RKE1_DOCKER_INSTALLED},
+                     steps.helpers, (*steps.before_rke2, _RKE1_DOCKER_SH), f"file://{RKE1_DOCKER_INSTALLED}")

@@ -38,6 +38,10 @@ InstallMethod = Literal["tar", "rpm"]
 # The OS's FIPS mode: "switch": the boot script turns it on (`fips-mode-setup --enable`, then a reboot);
 # "image": only a FIPS image the user brings (`ami`) runs in it; None: no FIPS mode usable here.
 FipsMode = Literal["switch", "image"] | None
+# Where an RKE1 node's Docker engine comes from: "install-docker": Rancher's install-docker script of
+# versions.RKE_DOCKER_VERSION (Docker CE from download.docker.com); "os-package": the OS's own `docker`
+# package (components/node/scripts/rke1_docker.sh), where that script does not install.
+Rke1Docker = Literal["install-docker", "os-package"]
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,7 @@ class OsImage:
     fips: FipsMode
     fips_package: str | None  # the package that brings fips-mode-setup, when the image may lack it
     rke1: bool  # RKE1 (Docker) supported here
+    rke1_docker: Rke1Docker = "install-docker"  # where RKE1's Docker comes from (when rke1)
     sources: dict[str, str] = field(default_factory=dict)
 
     def image(self, partition: str, arch: str) -> tuple[tuple[str, ...], str] | None:
@@ -156,8 +161,16 @@ RHEL9 = OsImage(
     # installation "does not guarantee compliance" (keys made before are not FIPS-generated).
     fips="switch", fips_package=None,
     # RKE1 on RHEL 9.5 and Rocky 9.5 validated (rancher/rancher#48550); Docker CE, not podman-docker, and
-    # an SSH user other than root (rke1-docs docs/os/os.md).
-    rke1=True,
+    # an SSH user other than root (rke1-docs docs/os/os.md). Rancher's install-docker 27.5.1.sh installs
+    # Docker CE here: its rhel|rocky branch adds download.docker.com's linux/rhel/docker-ce.repo and installs
+    # docker-ce of that version with dnf (rancher/install-docker dist/27.5.1.sh @ d69b486; its tests run on
+    # redhat/ubi9 and rockylinux 9, pkg/27.5.1/config.sh). docker-ce needs container-selinux from the OS's
+    # own repositories (Docker's docker-ce.spec: Requires container-selinux >= 2.9). SELinux stays enforcing: Docker's daemon leaves its own SELinux labelling off unless
+    # told (`selinux-enabled` unset: moby daemon/daemon_unix.go configureKernelSecuritySupport disables it, and
+    # `docker info` then reports no selinux), and RKE's rancher-selinux check (rke_container_t, rancher/
+    # rancher-selinux) runs only when it does (rancher/rke cluster/selinux.go RunSELinuxCheck, hosts/hosts.go
+    # IsDockerSELinuxEnabled), so RKE1 needs no extra policy. firewalld and nm-cloud-setup off, as for RKE2 (rke1-docs docs/os/os.md, RHEL note).
+    rke1=True, rke1_docker="install-docker",
 )
 
 # --- Rocky Linux 9 ---------------------------------------------------------------------------------------
@@ -180,7 +193,7 @@ ROCKY9 = OsImage(
     # ssm-docs agent-install-rocky.md: Rocky AMIs do not ship the agent; install the rpm.
     ssm_agent_preinstalled=False, ssm_agent_unit="amazon-ssm-agent.service",
     fips="switch", fips_package=None,  # RHEL's fips-mode-setup (bug-for-bug RHEL 9)
-    rke1=True,  # rancher/rancher#48550
+    rke1=True, rke1_docker="install-docker",  # rancher/rancher#48550; install-docker's rocky branch, as RHEL
 )
 
 # --- SLES 15 (newest service pack: SP7) --------------------------------------------------------------------
@@ -210,8 +223,11 @@ SLES15 = OsImage(
     # SLES has a FIPS mode, but this program does not switch it (not verified offline): a FIPS image only.
     fips="image", fips_package=None,
     # SLES 15 SP6 with RKE1 validated (rancher/rancher#46249, #47302, Docker 25); Docker from SUSE's
-    # Containers module (rke1-docs docs/os/os.md).
-    rke1=True,
+    # Containers module (rke1-docs docs/os/os.md: the package `docker`, in the Containers module, activated
+    # with `SUSEConnect -p sle-module-containers/<version>/<arch>`). Rancher's install-docker does not install
+    # here: its sles branch stops unless the machine is s390x ("Packages for SLES are currently only
+    # available for s390x", rancher/install-docker dist/27.5.1.sh @ d69b486).
+    rke1=True, rke1_docker="os-package",
 )
 
 # --- SLE Micro 6 -------------------------------------------------------------------------------------------

@@ -1461,8 +1461,22 @@ _PLAIN = ("cis", "proxy", "rancher-rke-aws", "rancher-rancher", "split", "spot",
 for _o in OS_FEATURES:
     rule("rke2", _o, Works("on RKE2 (the base distribution)", FEATURE[_o].source))
     independent(_o, _PLAIN, INDEPENDENT + " (the OS steps run before RKE2 on each node of the pool)", _OS_SOURCE)
-rule("rhel-9", "rke1", Works("RKE1 on RHEL 9 (Docker CE); cluster.yml logs in as ec2-user",
-                             "rancher/rancher#48550 (RKE1 on RHEL/Rocky 9.5 validated); rke1-docs docs/os/os.md"))
+
+
+def _rke1_rhel_step(v: View) -> None:
+    """RKE1's RHEL nodes get their OS step before Docker CE: the SSM agent the image lacks, firewalld and
+    nm-cloud-setup off (rke1-docs docs/os/os.md; components/node/scripts.py rke1_node_steps)."""
+    for inst in v.pool_instances(lambda p: p.get("os") == "rhel-9"):
+        script = v.boot_script(inst)
+        assert "OS_NAME='Red Hat Enterprise Linux 9'" in script and "amazon-ssm-agent.rpm'" in script, inst.urn
+        assert "FIREWALLD='yes'" in script and "NM_CLOUD_SETUP='yes'" in script, inst.urn
+        assert "DOCKER_INSTALL_URL='https://releases.rancher.com/install-docker/" in script, inst.urn
+
+
+rule("rhel-9", "rke1", Works("RKE1 on RHEL 9 (Docker CE from install-docker, the OS step first); cluster.yml logs "
+                             "in as ec2-user",
+                             "rancher/rancher#48550 (RKE1 on RHEL/Rocky 9.5 validated); rke1-docs docs/os/os.md; "
+                             "rancher/install-docker dist/27.5.1.sh (rhel|rocky branch)", (_rke1_rhel_step,)))
 rule("al2023", "rke1", Refused("nodePools[agents].os", "RKE1 on Amazon Linux is not validated",
                                "rancher/rancher#31645 (open)"))
 rule("sle-micro", "rke1", Refused(f"nodePools[{MICRO_POOL}].os", "SLE Micro ships no Docker for RKE1",

@@ -147,3 +147,52 @@ class Node:
             (self.root / "proc/sys/crypto/fips_enabled").write_text("1")
         self.state_file.write_text(json.dumps(state))
         return self.boot()
+
+
+# ---- RKE1 nodes on other operating systems (issue 35 item 3) --------------------------------------------------
+
+OS_RELEASE = {  # /etc/os-release as each vendor's image has it (the ID install-docker and rke1_docker.sh read)
+    "rhel-9": 'NAME="Red Hat Enterprise Linux"\nID="rhel"\nVERSION_ID="9.6"\n',
+    "rocky-9": 'NAME="Rocky Linux"\nID="rocky"\nVERSION_ID="9.6"\n',
+    "sles-15": 'NAME="SLES"\nID="sles"\nVERSION_ID="15.7"\n',
+    "ubuntu-24.04": 'NAME="Ubuntu"\nID=ubuntu\nVERSION_ID="24.04"\n',
+}
+
+
+def stand_in_install_docker() -> str:
+    """Rancher's install-docker script (rancher/install-docker dist/27.5.1.sh @ d69b486) as far as these tests go:
+    the distribution is /etc/os-release's ID; rhel and rocky add download.docker.com's linux/rhel repository
+    and install docker-ce with dnf; sles stops on every machine but s390x ("Packages for SLES are currently only
+    available for s390x"); any other ID is an unsupported distribution. (Ubuntu's apt path is not stood in.)"""
+    return """#!/bin/sh
+set -e
+lsb_dist=$(. "$RKE_AWS_ROOT/etc/os-release" && echo "$ID")
+case "$lsb_dist" in
+  rhel|rocky)
+    dnf install -y docker-ce docker-ce-cli containerd.io ;;
+  sles)
+    if [ "$(uname -m)" != s390x ]; then
+      echo "Packages for SLES are currently only available for s390x"
+      exit 1
+    fi ;;
+  *)
+    echo "ERROR: Unsupported distribution '$lsb_dist'"
+    exit 1 ;;
+esac
+"""
+
+
+RKE1_OS_REGION = "us-west-2"
+RKE1_OSES = ("rhel-9", "rocky-9", "sles-15")
+
+
+def rke1_os_config() -> dict[str, str]:
+    """An RKE1 cluster with a pool of each OS RKE1 runs on besides Ubuntu (commercial partition, where every
+    vendor publishes), planned by tests/program and booted by tests/tooling (tests.support.runs.run_cached)."""
+    pools = [{"name": "control", "roles": ["controlplane", "etcd"], "count": 1, "os": "rhel-9"},
+             {"name": "ubuntu", "roles": ["worker"], "count": 1}]
+    pools += [{"name": o.replace(".", ""), "roles": ["worker"], "count": 1, "os": o} for o in RKE1_OSES]
+    return {"aws:region": RKE1_OS_REGION, "rke-aws:distribution": "rke", "rke-aws:clusterId": "rke1os",
+            "rke-aws:nodePools": json.dumps(pools),
+            "rke-aws:access": json.dumps({"sshKeyName": "rke1os", "sshKeyPath": "~/.ssh/rke1os.pem",
+                                          "adminCidrs": ["10.0.0.0/8"]})}

@@ -22,7 +22,7 @@ FILES = sorted(SCRIPTS.glob("*.sh"))
 def test_there_are_fragments():
     assert {p.stem for p in FILES} == {"retry", "ssm", "rke2", "sync", "rke", "proxy",
                                        "s3", "os_prep", "airgap", "preinstalled", "registries", "identity",
-                                       "s3_download"}
+                                       "s3_download", "rke1_docker"}
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)

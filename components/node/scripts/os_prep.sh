@@ -1,6 +1,7 @@
 # shellcheck shell=sh
 # An RKE2 node's OS preparation (before rke2.sh; after retry.sh, ssm.sh and, when air-gapped, s3.sh): what
-# components/node/os_images.py says the node's OS needs before RKE2 is installed:
+# components/node/os_images.py says the node's OS needs before RKE2 is installed (also an RKE1 node's, before
+# rke.sh installs Docker: components/node/scripts.py rke1_node_steps; no FIPS, air-gap or reboot there):
 # - NetworkManager told to leave Canal's interfaces alone, nm-cloud-setup and firewalld switched off, the
 #   forwarding sysctls written where wicked would revert them (rke2-docs known_issues.md);
 # - RKE2's SELinux policy (rke2-selinux) with what it needs, from the artifacts bucket when air-gapped

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Package managers and system tools for the boot-script tests of other operating systems (tests/unit/
 tests/tooling/test_node_boot.py), in front of tests/support/stubs/: dnf, rpm, zypper, transactional-update, fips-mode-setup,
-ssh-keygen, ip, rke2 and the parts of systemctl that answer questions. Each records its call in
+ssh-keygen, ip, rke2, SUSEConnect, modprobe, sysctl, usermod and the parts of systemctl that answer questions. Each records its call in
 $STUB_LOG.os (one JSON line: the command and its arguments) and keeps what it changed in $STUB_STATE
 (a JSON file shared with tests/support/stubs/curl.py): `installed` packages, `units` that exist, `fips_pending`
 (fips-mode-setup --enable ran; the test's "reboot" turns it on), `snapshot_pending` (transactional-update
@@ -171,5 +171,24 @@ elif command == "systemctl":
         state.setdefault("started", []).append(args[-1])
         save()
     os.execv(os.environ["STUB_SYSTEMCTL"], ["systemctl", *args])
+elif command in ("modprobe", "sysctl", "usermod"):
+    # An RKE1 node's kernel settings and its SSH user in the docker group (rke.sh): recorded; usermod fails as
+    # the real one does when the group does not exist (no Docker installed).
+    if command == "usermod":
+        if args[:1] != ["-aG"] or len(args) != 3:
+            sys.exit(f"usermod: unexpected {args}")
+        if not ({"docker", "docker-ce"} & set(state.get("installed", []))):
+            sys.exit(f"usermod: group '{args[1]}' does not exist")
+        state.setdefault("groups", {}).setdefault(args[1], []).append(args[2])
+        save()
+elif command == "SUSEConnect":
+    # `SUSEConnect -p <module>/<version>/<arch>` activates a module: its repositories appear (rke1-docs
+    # docs/os/os.md, SLES: the Containers module carries `docker`); `products` lists what may be activated.
+    if args[:1] != ["-p"] or len(args) != 2:
+        sys.exit(f"SUSEConnect: unexpected {args}")
+    if args[1] not in state.get("products", []):
+        sys.exit(f"SUSEConnect: Error: product {args[1]} not found or not available")
+    state.setdefault("repos", []).append(args[1])
+    save()
 else:
     sys.exit(f"fake.py: unknown command {command}")
