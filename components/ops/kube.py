@@ -1,4 +1,4 @@
-"""A small Kubernetes API client for rotation (components/ops/rotate.py): the verbs kubectl's cordon,
+"""A small Kubernetes API client for rotation (components/ops/rotate/): the verbs kubectl's cordon,
 drain and `delete node` use, nothing more, over the standard library.
 
 It reads the same kubeconfigs as the read-only reader (components/plan/running.py parse_kubeconfig:

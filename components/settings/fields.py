@@ -568,6 +568,6 @@ def rancher_url_problem(url: str) -> str | None:
     return f"{shown(url)} {reason or 'is not valid'}; expected {RANCHER_URL_WHAT}"
 
 
-# Agents rotation may have down at once (components/ops/rotate.py): kops' default for a rolling update
+# Agents rotation may have down at once (components/ops/rotate/): kops' default for a rolling update
 # without surge (maxUnavailable 1, kops docs/operations/rolling-update.md); servers always go one at a time.
 DEFAULT_MAX_UNAVAILABLE_AGENTS = 1
