@@ -39,7 +39,8 @@ Importable without the offline tooling: the engine (Engine) is the Automation AP
 # (The docstring above is `rke-aws rotate --help`.) The package by concern: nodes.py (what Nodes and Pods say),
 # model.py (the engine interface, timing, Stop, the summary), lease.py (one rotation at a time), steps.py (one
 # node's Kubernetes steps), rotation.py (the order and the checks), automation.py (the Automation API engine),
-# main.py (the command). Its public names are importable from here.
+# main.py (the command). Its public names are importable from here; the readers of Nodes and Pods (is_ready,
+# is_voter, left_alone, ...) from rotate.nodes.
 
 from __future__ import annotations
 
@@ -64,29 +65,13 @@ from .model import (
     Summary,
     Timing,
 )
-from .nodes import (
-    ETCD_LABEL,
-    MIRROR_ANNOTATION,
-    ROTATION_ANNOTATION,
-    VOTER_CONDITION,
-    NodeView,
-    annotation,
-    is_etcd,
-    is_member,
-    is_ready,
-    is_voter,
-    kubelet_version,
-    left_alone,
-    member_status,
-    terminating,
-)
+from .nodes import ETCD_LABEL, MIRROR_ANNOTATION, ROTATION_ANNOTATION, VOTER_CONDITION, NodeView
 from .rotation import Rotation
 
 __all__ = [
     "DRAIN_SECONDS", "ETCD_LABEL", "EVICTION_RETRY_SECONDS", "HEALTH_SECONDS", "LEASE_NAME", "LEASE_RENEW_SECONDS",
     "LEASE_SECONDS", "MEMBER_SECONDS", "MIRROR_ANNOTATION", "POLL_SECONDS", "PROGRESS_SECONDS", "READY_SECONDS",
     "ROOT", "ROTATION_ANNOTATION", "VOTER_CONDITION", "AutomationEngine", "Clock", "Engine", "EngineBusy",
-    "EngineFailed", "NodeView", "RealClock", "Rotation", "Step", "Stop", "Summary", "Timing", "annotation", "command",
-    "is_etcd", "is_member", "is_ready", "is_voter", "kubelet_version", "kubeconfig_text", "left_alone",
-    "member_status", "plan_text", "rotation_settings", "terminating",
+    "EngineFailed", "NodeView", "RealClock", "Rotation", "Step", "Stop", "Summary", "Timing", "command",
+    "kubeconfig_text", "plan_text", "rotation_settings",
 ]
