@@ -32,6 +32,8 @@ DEFAULT_TIMING = Timing()
 
 
 class NodeSteps:
+    """A rotation's state, output and waits, and the steps that act on one node (Rotation adds the order)."""
+
     def __init__(self, engine: Engine, kube: kubeapi.Kube, *, max_unavailable_agents: int = 1,
                  timing: Timing = DEFAULT_TIMING, clock: Clock | None = None, say: Callable[[str], None] = print,
                  holder: str | None = None, stack: str = "<stack>"):
@@ -68,6 +70,7 @@ class NodeSteps:
         if self.clock.now() - self.lease.renewed >= LEASE_RENEW_SECONDS:
             self._take_lease()
 
+    # ---- the lease, etcd's members ----
     def _take_lease(self) -> None:
         self.lease.take("before anything changed" if not self.step else "between steps", self._lost)
 
