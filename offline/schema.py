@@ -85,7 +85,7 @@ def _as_written(node: Any) -> Any:
 
 
 def _text_forms(prop: dict[str, Any]) -> dict[str, Any]:
-    """A property with the text forms the program also takes (settings/fields.py numeric_string,
+    """A property with the text forms the program also takes (settings/field_types.py numeric_string,
     boolean_string: ASCII digits without leading zeros, six spellings of a boolean)."""
     if prop.get("type") == "integer" and "enum" in prop:
         text = {"type": "string", "pattern": whole(int_set_regex(prop["enum"]))}

@@ -43,7 +43,7 @@ IGNORED_ON_UPDATE = ["ami", "userData", "userDataBase64", "instanceType"]
 # forces a new instance (CustomizeDiff ForceNewIf) with the image the node booted. So a new type, like a
 # new image or boot configuration, is reported stale (components/plan/stale.py) and reaches running
 # nodes by rotation, one node (or `rotation.maxUnavailableAgents` agents) at a time, drained first
-# (`rke-aws rotate <stack>`, components/ops/rotate.py); new nodes and
+# (`rke-aws rotate <stack>`, components/ops/rotate/); new nodes and
 # `pulumi up --replace` take it (a targeted replacement creates from the program's inputs, not the
 # ignore_changes ones: pulumi/pulumi pkg/resource/deploy/step_generator.go, isTargetedReplace).
 # A root volume is grown in place (ModifyVolume), but EBS cannot shrink one (EC2 API Reference,

@@ -1,9 +1,10 @@
-"""A small Kubernetes API client for rotation (components/ops/rotate.py): the verbs kubectl's cordon,
+"""A small Kubernetes API client for rotation (components/ops/rotate/): the verbs kubectl's cordon,
 drain and `delete node` use, nothing more, over the standard library.
 
 It reads the same kubeconfigs as the read-only reader (components/plan/running.py parse_kubeconfig:
-client certificates or a bearer token only, never an `exec` or `auth-provider` command) and builds
-its TLS context the same way (certificate data in 0600 temp files, deleted before the first request).
+client certificates or a bearer token only, never an `exec` or `auth-provider` command) and connects
+with the reader's TLS context and headers (running.tls_context: certificate data in 0600 temp files,
+deleted before the first request; running.request_headers).
 
 Verbs (Kubernetes API reference; kubectl pkg/drain):
 - cordon: PATCH the Node, `spec.unschedulable: true` (kubectl pkg/drain/cordon.go), with a JSON merge patch;
@@ -17,9 +18,7 @@ Verbs (Kubernetes API reference; kubectl pkg/drain):
 from __future__ import annotations
 
 import json
-import os
 import ssl
-import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -71,24 +70,9 @@ Transport = Callable[[str, str, Any, str], Answer]
 
 
 def https_transport(access: running.Access, timeout: float = REQUEST_SECONDS) -> Transport:
-    ctx = ssl.create_default_context(cadata=access.ca_pem) if access.ca_pem else ssl.create_default_context()
-    if access.server.startswith("http://"):
-        ctx = None  # a local test server only (parse_kubeconfig accepts https only)
-    if ctx is not None and access.cert_pem:
-        paths = []
-        try:
-            for pem in (access.cert_pem, access.key_pem or ""):
-                fd, path = tempfile.mkstemp(prefix="rke-aws-", suffix=".pem")  # mode 0600
-                paths.append(path)
-                with os.fdopen(fd, "w") as f:
-                    f.write(pem)
-            ctx.load_cert_chain(paths[0], paths[1])
-        finally:
-            for path in paths:
-                os.unlink(path)
-    headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
-    if access.token:
-        headers["Authorization"] = f"Bearer {access.token}"
+    # TLS and credentials as the read-only reader uses them (plan/running.py tls_context, request_headers).
+    ctx = None if access.server.startswith("http://") else running.tls_context(access)  # http: a local test server only
+    headers = running.request_headers(access, USER_AGENT)
     handlers: list[Any] = [urllib.request.HTTPSHandler(context=ctx)] if ctx is not None else []
     opener = urllib.request.build_opener(*handlers)
 

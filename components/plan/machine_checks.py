@@ -188,7 +188,7 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: C
     Refused only where EC2 is asked for it: pools with `booting` (new or replaced) instances, and agent
     pools whose running instances run another type than the pool's: running nodes keep their type
     (nodes.IGNORED_ON_UPDATE), and rotation launches each of them with the pool's type and image
-    (components/ops/rotate.py; a targeted replacement creates from the program's inputs, so a type of
+    (components/ops/rotate/; a targeted replacement creates from the program's inputs, so a type of
     another CPU architecture is no problem), so the type must be offered in their zones and run the
     pool's image before the first of them is replaced. Servers and spot workers that run another type
     are warned about (plan/nodes.py instance_type_warnings). The image is read by RunInstances only, so

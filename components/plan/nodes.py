@@ -317,7 +317,7 @@ def market_problems(previous: ClusterState | None, pools: Sequence[Any]) -> list
 def os_problems(previous: ClusterState | None, distribution: str, pools: Sequence[Any]) -> list[Diagnostic]:
     """RKE1: a running pool keeps its `os`. The instance ignores a new image (nodes.IGNORED_ON_UPDATE), so its
     nodes would keep running the old OS while cluster.yml named the new OS's login user for them, and `rke up`
-    could no longer log in; and `rke-aws rotate` replaces RKE2 nodes only (components/ops/rotate.py). RKE2
+    could no longer log in; and `rke-aws rotate` replaces RKE2 nodes only (components/ops/rotate/). RKE2
     pools may change it: their nodes are stale (image, boot digest: plan/stale.py) until rotation replaces
     them one at a time."""
     if previous is None or distribution != "rke":

@@ -241,8 +241,10 @@ def snapshot(get: Get, rke2: bool, server: str = "") -> LiveCluster:
 
 # ---- the transport ----------------------------------------------------------------------------
 
-def https(access: Access) -> Get:
-    """GET over TLS with the kubeconfig's CA and client certificate (or token)."""
+def tls_context(access: Access) -> ssl.SSLContext:
+    """A TLS context that trusts the kubeconfig's CA (else the system's) and presents its client certificate.
+    The ssl module loads a certificate chain from files only: the PEMs go to 0600 temp files, deleted before
+    this returns. The rotation's client (components/ops/kube.py) connects the same way."""
     ctx = ssl.create_default_context(cadata=access.ca_pem) if access.ca_pem else ssl.create_default_context()
     if access.cert_pem:
         paths = []
@@ -256,9 +258,21 @@ def https(access: Access) -> Get:
         finally:
             for path in paths:
                 os.unlink(path)
-    headers = {"Accept": "application/json", "User-Agent": "rke-aws-day2-check"}
+    return ctx
+
+
+def request_headers(access: Access, user_agent: str) -> dict[str, str]:
+    """JSON, who asks, and the kubeconfig's bearer token when it has one."""
+    headers = {"Accept": "application/json", "User-Agent": user_agent}
     if access.token:
         headers["Authorization"] = f"Bearer {access.token}"
+    return headers
+
+
+def https(access: Access) -> Get:
+    """GET over TLS with the kubeconfig's CA and client certificate (or token)."""
+    ctx = tls_context(access)
+    headers = request_headers(access, "rke-aws-day2-check")
     opener = urllib.request.build_opener(urllib.request.HTTPSHandler(context=ctx))
 
     def get(path: str) -> dict | None:

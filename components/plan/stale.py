@@ -4,7 +4,7 @@ Running instances ignore a new image, a new boot configuration (user data) and a
 (components/aws/nodes.py IGNORED_ON_UPDATE), and keep a root volume larger than the pool's (EBS cannot
 shrink a volume: EC2 API Reference, ModifyVolume, "Size ... must be greater than or equal to the
 existing size"). Such a node keeps running as it booted until it is replaced; rotation
-(components/ops/rotate.py) replaces the stale ones one at a time.
+(components/ops/rotate/) replaces the stale ones one at a time.
 
 Each node in the stack's `nodes` output carries both sides: what runs, read from the instance's state
 (after an update that ignores an input, the engine keeps the instance's old value: pulumi/pulumi

@@ -1,7 +1,7 @@
 """Regular expressions that mean the same to every engine that evaluates them.
 
 The configuration model's patterns are read by three engines: pydantic (Python's `re`, see
-settings/model.py _Section), the JSON Schema validators in Python (jsonschema calls `re.search`) and
+settings/section.py Section), the JSON Schema validators in Python (jsonschema calls `re.search`) and
 editors (ECMA-262, yaml-language-server). They agree only on a small common subset, so every
 pattern here is built from it:
 

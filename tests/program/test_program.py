@@ -33,7 +33,7 @@ EXPECTED_OUTPUTS = {
 }
 NODE_OUTPUT_KEYS = {"name", "pool", "index", "roles", "instanceId", "privateIp", "privateDns", "publicIp",
                     "availabilityZone", "subnet", "ipBlock", "keyName", "instanceType", "market",
-                    # rotation (components/plan/stale.py, components/ops/rotate.py): what runs, what is wanted
+                    # rotation (components/plan/stale.py, components/ops/rotate/): what runs, what is wanted
                     "urn", "image", "bootDigest", "rootVolumeGb", "wanted", "firstServer"}
 # Spot nodes also name their persistent request and its end date (README "Spot worker pools").
 SPOT_NODE_OUTPUT_KEYS = NODE_OUTPUT_KEYS | {"spotRequestId", "spotValidUntil"}

@@ -1,4 +1,4 @@
-"""Rotation (components/ops/rotate.py) against a fake Kubernetes API (tests/support/fake_kube.py: Nodes,
+"""Rotation (components/ops/rotate/) against a fake Kubernetes API (tests/support/fake_kube.py: Nodes,
 Pods, PDB-checked evictions, RKE2's etcd member removal on Node deletion, Leases) and the offline harness
 in place of the Pulumi engine (tests/support/offline_engine.py). Every scenario asserts, over the whole
 run, that etcd never fell below quorum and that no two servers were down at once.

@@ -275,3 +275,32 @@ def test_a_server_the_ca_does_not_vouch_for_is_not_read(tmp_path):
         server.shutdown()
     assert isinstance(reading, running.Unreadable) and "CERTIFICATE_VERIFY_FAILED" in reading.reason, reading
     assert not [s for s in seen if s[2]], "the token was sent to a server the CA does not vouch for"
+
+
+def test_the_rotations_client_connects_as_the_reader_does(tmp_path, monkeypatch):
+    """components/ops/kube.py (rotation's cordon/evict/delete client) takes its TLS context and headers from
+    running.py (tls_context, request_headers): the kubeconfig's CA is trusted, its client certificate is
+    presented from 0600 temp files that are gone before the first request, and a server the CA does not vouch
+    for gets nothing."""
+    from rke_aws.ops import kube as kubeapi
+
+    ca_pem, client_pem, client_key, paths = _certificates(tmp_path)
+    seen: list = []
+    server = _serve(paths, require_client_cert=True, seen=seen)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    os.mkdir(tmp_path / "tmp")
+    url = f"https://127.0.0.1:{server.server_address[1]}"
+    user = {"client-certificate-data": b64(client_pem), "client-key-data": b64(client_key)}
+    (tmp_path / "other").mkdir()
+    other_ca, _, _, _ = _certificates(tmp_path / "other")
+    try:
+        names = [n["metadata"]["name"] for n in kubeapi.Kube.from_kubeconfig(
+            kubeconfig(cluster={"server": url, "certificate-authority-data": b64(ca_pem)}, user=user)).nodes()]
+        assert not glob.glob(str(tmp_path / "tmp" / "rke-aws-*")), os.listdir(tmp_path / "tmp")
+        stranger = kubeapi.Kube.from_kubeconfig(
+            kubeconfig(cluster={"server": url, "certificate-authority-data": b64(other_ca)}, user=user))
+        with pytest.raises(kubeapi.Unreachable, match="CERTIFICATE_VERIFY_FAILED"):
+            stranger.nodes()
+    finally:
+        server.shutdown()
+    assert names == ["ip-10-0-1-10"] and seen == [("GET", running.NODES_PATH, None, True)], seen

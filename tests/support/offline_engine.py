@@ -1,5 +1,5 @@
 """The stack for rotation tests: the offline harness (offline/engine/harness.py run_program) stands in for the Pulumi
-engine behind components/ops/rotate.py's Engine interface, and drives a FakeCluster's machines.
+engine behind components/ops/rotate/model.py's Engine interface, and drives a FakeCluster's machines.
 
 Each update evaluates the program with the stack's last outputs, as the engine hands them to it, and
 keeps what the engine keeps (pulumi/pulumi pkg/resource/deploy/step_generator.go):

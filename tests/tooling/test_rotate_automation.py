@@ -1,4 +1,4 @@
-"""The real engine of `rotate` (components/ops/rotate.py AutomationEngine) through the real Automation API
+"""The real engine of `rotate` (components/ops/rotate/automation.py AutomationEngine) through the real Automation API
 (pulumi.automation: LocalWorkspace, select_stack, Stack.preview/up/outputs), offline: only the Pulumi CLI
 is replaced (PulumiCommand.run records the command line and answers as the CLI does), so what is checked
 is exactly what the CLI would be asked to do.

@@ -141,7 +141,7 @@ def test_a_new_server_type_stops_no_running_server_and_says_how_to_roll(prod):
     for inst in after.of_type(INSTANCE):
         # What the engine compares: inputs minus the registration's own ignore_changes. Every running node
         # keeps its type (agents too: one update would stop every agent of a pool at once, undrained);
-        # rotation rolls it (components/plan/stale.py, components/ops/rotate.py).
+        # rotation rolls it (components/plan/stale.py, components/ops/rotate/).
         assert "instanceType" in inst.ignore_changes, f"{inst.urn}: ignore_changes {inst.ignore_changes}"
     (warning,) = [m for lvl, m in after.logs if lvl == "warning" and m.startswith(f"rke-aws:nodePools[{p[0]['name']}].instanceType")]
     for name in servers:

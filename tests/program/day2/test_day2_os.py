@@ -7,7 +7,7 @@ the next one's previous outputs:
   replace-on-change); its nodes are stale by their image and boot configuration (plan/stale.py), and
   `rke-aws rotate` replaces them one at a time, like a new image. So it is not refused.
 - RKE1: refused. `rke up` logs in to each node as cluster.yml's `user`, which is the OS's login user, while
-  the running instances keep their old OS; and rotation replaces RKE2 nodes only (components/ops/rotate.py).
+  the running instances keep their old OS; and rotation replaces RKE2 nodes only (components/ops/rotate/).
 """
 
 from __future__ import annotations
