@@ -15,7 +15,7 @@ from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
 from ..settings import os_images
 from . import registries
-from .rke1_cluster import RKE_KERNEL_MODULES, RKE_SYSCTLS
+from .rke1_cluster import RKE_KERNEL_MODULES, RKE_SYSCTLS, Rke1Identity
 from .rke2_config import (
     AUDIT_POLICY,
     AUDIT_POLICY_PATH,
@@ -180,7 +180,8 @@ def _ssm_agent_proxy(proxy: ProxyEnv | None) -> list[dict[str, str]]:
     return [{"path": SSM_AGENT_PROXY_DROP_IN, "permissions": "0644", "content": proxy.systemd_drop_in()}]
 
 
-def rke_user_data(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None) -> str:
+def rke_user_data(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None,
+                  identity: Rke1Identity | None = None) -> str:
     """cloud-init for an RKE1 node: hostname, kernel settings, a Docker engine RKE supports (with the
     proxy in its unit's environment: docs.docker.com/engine/daemon/proxy, "systemd unit file")."""
     sysctl = "".join(f"{k} = {v}\n" for k, v in RKE_SYSCTLS.items())
@@ -193,7 +194,7 @@ def rke_user_data(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = Non
             *([{"path": DOCKER_PROXY_DROP_IN, "permissions": "0644", "content": proxy.systemd_drop_in()}]
               if proxy is not None else []),
             *_ssm_agent_proxy(proxy),
-            {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke_boot_script(node, ssh_user, proxy)},
+            {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke_boot_script(node, ssh_user, proxy, identity)},
         ],
         "runcmd": [[BOOTSTRAP_PATH]],
     }

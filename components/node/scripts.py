@@ -9,13 +9,20 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from ..plan.identity_apiserver import KEY_DIR, SIGNING_KEY_FILE, TRUSTED_KEYS_FILE
+from ..plan.identity_apiserver import (
+    KEY_DIR,
+    RKE1_KEY_DIR,
+    RKE1_SIGNING_KEY_FILE,
+    RKE1_TRUSTED_KEYS_FILE,
+    SIGNING_KEY_FILE,
+    TRUSTED_KEYS_FILE,
+)
 from ..plan.names import KUBE_API_PORT, MANIFEST_PREFIX, RKE2_SUPERVISOR_PORT
 from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
 from ..settings import os_images, versions
 from . import airgap_artifacts, registries
-from .rke1_cluster import RKE_KERNEL_MODULES
+from .rke1_cluster import RKE_KERNEL_MODULES, Rke1Identity
 from .rke2_config import (
     CIS_SYSCTL_SOURCES,
     RKE2_AGENT_TOKEN_PATH,
@@ -244,7 +251,12 @@ def manifest_sync_script(boot: Rke2Boot) -> str:
                    retry, _SSM_SH, *airgap, _SYNC_SH, proxy=boot.proxy)
 
 
-def rke_boot_script(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None) -> str:
+def rke_boot_script(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None,
+                    identity: Rke1Identity | None = None) -> str:
+    """`identity` (identity.serviceAccounts irsa): controlplane nodes fetch the issuer's key files from SSM
+    (identity.sh, RKE1's paths) before Docker is installed, so `rke up` finds them when it starts kube-apiserver
+    with the directory bound in (rke1_cluster.py); other nodes' scripts are unchanged. Both files always: `rke up`
+    never rewrites host files, and the signing key must be there when a bring-your-own issuer starts signing."""
     ssh_user = os_images.login_user(node.pool.os, ssh_user)
     settings = {
         "NODE_NAME": node.name,
@@ -258,8 +270,14 @@ def rke_boot_script(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = N
         "DOCKER_PROXY": "yes" if proxy is not None else "no",
     }
     proxy_settings, proxy_step = _proxy_step(proxy)
+    keys: tuple[str, ...] = ()
+    if identity is not None and node.pool.is_controlplane:
+        extra, body = identity_step(identity.key_parameter, identity.trusted_parameter, RKE1_KEY_DIR,
+                                    RKE1_SIGNING_KEY_FILE, RKE1_TRUSTED_KEYS_FILE)
+        proxy_settings |= {"REGION": identity.region, "SSM_HOST": identity.ssm_host, "IMDS": IMDS_URL, **extra}
+        keys = (_SSM_SH, *body)
     return _script("RKE1 node bootstrap: kernel settings and the Docker engine RKE supports",
-                   {**settings, **proxy_settings}, _RETRY_SH, *proxy_step, 'mkdir -p "$ROOT$WORK"\n', _RKE_SH,
+                   {**settings, **proxy_settings}, _RETRY_SH, *proxy_step, 'mkdir -p "$ROOT$WORK"\n', *keys, _RKE_SH,
                    proxy=proxy)
 
 
