@@ -96,3 +96,16 @@ def test_the_addons_run_on_rke1_controlplane_nodes_and_no_access_key_exists():
     annotation = ebs["controller"]["serviceAccount"]["annotations"][identity_roles.ROLE_ARN_ANNOTATION]
     assert annotation.endswith(f":role/{role.inputs['name']}"), annotation
     assert ebs["controller"]["nodeSelector"] == selector
+
+
+def test_the_policy_pack_refuses_an_access_key_beside_the_rke1_issuer():
+    """policies/rules.py irsa-no-access-keys holds on RKE1 as on RKE2: the stack passes, a planted key is caught."""
+    from policies import rules
+    from tests.support.policies import POLICY, Rec, records, run_stack_policy
+
+    policy = POLICY["irsa-no-access-keys"]
+    recs = records(STACK)
+    assert run_stack_policy(policy, recs) == []
+    urn = f"urn:pulumi:{STACK}::rke-aws::rke-aws:index:RkeCluster$aws:iam/accessKey:AccessKey::planted"
+    recs.append(Rec(rules.IAM_ACCESS_KEY, urn, "planted", {"user": "someone"}))
+    assert [u for _, u in run_stack_policy(policy, recs)] == [urn]
