@@ -109,3 +109,27 @@ def test_the_policy_pack_refuses_an_access_key_beside_the_rke1_issuer():
     urn = f"urn:pulumi:{STACK}::rke-aws::rke-aws:index:RkeCluster$aws:iam/accessKey:AccessKey::planted"
     recs.append(Rec(rules.IAM_ACCESS_KEY, urn, "planted", {"user": "someone"}))
     assert [u for _, u in run_stack_policy(policy, recs)] == [urn]
+
+
+def test_a_bring_your_own_issuer_trusts_first_with_both_key_files_already_on_the_hosts():
+    """identity.issuerUrl: the servers start by trusting the cluster's key (RKE's key signs) and sign only after the
+    user confirms the documents are published (plan/identity.py). That next step changes cluster.yml alone (`rke up`
+    applies it), so the signing key must already be on the controlplane hosts: their first boot fetches it too."""
+    import copy
+
+    from rke_aws_offline.engine import harness
+    from tests.support.configs import set_key
+    from tests.support.runs import run_cached
+
+    cfg = copy.deepcopy(harness.stack_config(STACK))
+    url = "https://oidc.example.com/rke1-irsa"
+    set_key(cfg, "identity", {**json.loads(cfg["rke-aws:identity"]), "issuerUrl": url})
+    run = run_cached(cfg, STACK)
+    assert run.outputs["identitySigning"] is False
+    kube_api = yaml.safe_load(run.outputs["rkeClusterYml"])["services"]["kube-api"]
+    assert kube_api["extra_args_array"]["service-account-issuer"] == [url]
+    assert "service-account-issuer" not in kube_api["extra_args"]
+    for inst in run.of_type(INSTANCE):
+        if _controlplane(inst):
+            script = written_file(cloud_config(inst), scripts.BOOTSTRAP_PATH)
+            assert json.dumps({"Name": "/rke-aws/rke1-irsa/identity/signing-key", "WithDecryption": True}) in script
