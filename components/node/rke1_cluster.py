@@ -53,21 +53,22 @@ def merge_service(service: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[
     """`extra` (a service's extra_args / extra_args_array / extra_binds ...) added to what `service` already holds,
     without dropping any of it: maps merged (a flag set in both must agree: two values for one map flag is a
     program error, RKE would keep only one), arrays' lists concatenated per flag, lists concatenated."""
-    out = {k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, list) else v) for k, v in service.items()}
-    for key, value in extra.items():
-        have = out.get(key)
-        if have is None:
+    out: dict[str, Any] = {}
+    for key in [*service, *(k for k in extra if k not in service)]:
+        have, add = service.get(key), extra.get(key)
+        if add is None or have is None:
+            value = have if add is None else add
             out[key] = dict(value) if isinstance(value, Mapping) else list(value) if isinstance(value, list) else value
         elif key == "extra_args":
-            clash = {f for f in value if f in have and have[f] != value[f]}
+            clash = sorted(f for f in add if f in have and have[f] != add[f])
             if clash:
-                raise ValueError(f"services: {sorted(clash)} set twice with different values")
-            have.update(value)
+                raise ValueError(f"services: {clash} set twice with different values")
+            out[key] = {**have, **add}
         elif isinstance(have, Mapping):  # extra_args_array (and the like): each flag's values, in order
-            for flag, values in value.items():
-                have[flag] = [*have.get(flag, []), *[v for v in values if v not in have.get(flag, [])]]
+            out[key] = {f: [*have.get(f, []), *(v for v in add.get(f, []) if v not in have.get(f, []))]
+                        for f in [*have, *(f for f in add if f not in have)]}
         elif isinstance(have, list):
-            have.extend(v for v in value if v not in have)
+            out[key] = [*have, *(v for v in add if v not in have)]
         else:
             raise ValueError(f"services: {key} set twice")
     return out
