@@ -101,7 +101,8 @@ def identity_step(key_parameter: str | None, trusted_parameter: str | None, key_
                   trusted_file: str, generations: str = "") -> tuple[dict[str, str], tuple[str, ...]]:
     """A server boot script's settings and body for the service-account issuer's keys
     (components/plan/identity_apiserver.py names the files): the signing key (SecureString) and the trusted
-    public keys, fetched before RKE2 starts; None skips a file. Not used while the issuer is off."""
+    public keys, fetched before RKE2 starts (RKE1: before Docker, rke_boot_script); None skips a file. Not used
+    while the issuer is off."""
     if key_parameter is None and trusted_parameter is None:
         return {}, ()
     settings = {

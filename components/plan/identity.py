@@ -191,7 +191,7 @@ def plan(cfg: StackConfig, previous: ClusterState | None, account_id: str, ebs_c
     irsa = identity.service_accounts == "irsa"
     before = ebs_credentials_before(previous)
     if not irsa:
-        return None, []
+        return None, rke1_off_warnings(cfg, previous)
     partition = cfg.partition
     bucket = None
     if identity.issuer_url is not None:
@@ -285,6 +285,21 @@ def rke1_running_problems(cfg: StackConfig, previous: ClusterState | None) -> li
                                                  "workloads to a new cluster for a new key",
                        "identity.rke1-rotation", cfg.identity.key_generation)]
     return []
+
+
+def rke1_off_warnings(cfg: StackConfig, previous: ClusterState | None) -> list[Diagnostic]:
+    """irsa turned off on a running RKE1 cluster: the next `rke up` restarts kube-apiserver with RKE's issuer and
+    key alone (cluster.yml no longer names ours), at once on every controlplane node, so tokens the cluster's key
+    signed (pods' own tokens included) are refused until the kubelet replaces them; RKE2's servers keep theirs until
+    they are rotated."""
+    if (cfg.distribution != "rke" or previous is None or previous.identity_issuer_url is None
+            or not servers_running(previous)):
+        return []
+    return [Diagnostic("identity.serviceAccounts", "'none' on a running RKE1 cluster: after the next `rke up` "
+                                                   "kube-apiserver accepts only RKE's own tokens, so the tokens pods "
+                                                   "hold from the cluster's issuer are refused until the kubelet "
+                                                   "replaces them; restart the pods that talk to the API server "
+                                                   "after `rke up`", "identity.rke1-off", Severity.WARNING, "none")]
 
 
 def role_problems(namespace: str, service_account: str, policy: str | None, allow_all_actions: bool = False) -> list[str]:

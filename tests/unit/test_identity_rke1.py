@@ -187,3 +187,17 @@ def test_a_running_rke1_cluster_cannot_take_a_new_key_generation():
     text = problem.render("rke-aws:")
     assert text.startswith("rke-aws:identity.keyGeneration: 2 would rotate the signing key"), text
     assert "keep 1" in text
+
+
+def test_turning_irsa_off_on_a_running_rke1_cluster_warns_that_pods_tokens_stop_working():
+    """Off, cluster.yml drops our flags and `rke up` restarts every kube-apiserver with `rke` alone (cluster/plan.go:
+    nothing but KDM's issuer and RKE's key remain), so a token our key signed no longer authenticates."""
+    server = apiserver(rke_up({}), FILES)
+    assert not authenticates(server, ISSUER, "our-key", ["unknown"])
+    running = _running(identity_issuer_url=ISSUER, identity_key_generations=(1,), identity_signing_generation=1)
+    plan, found = identity_plan.plan(_cfg(None), running, "123456789012", ebs_csi=False)
+    assert plan is None
+    (warning,) = found
+    assert warning.severity.name == "WARNING"
+    assert warning.render("rke-aws:").startswith("rke-aws:identity.serviceAccounts: 'none' on a running RKE1 cluster")
+    assert identity_plan.plan(_cfg(None), _running(), "123456789012", ebs_csi=False) == (None, [])
