@@ -150,7 +150,8 @@ class RkeCluster(pulumi.ComponentResource):
         machines = boot.machines(name, spec, base, tokens, shipped,
                                  secrets.parameter_access(spec, tokens, shipped.component, identity),
                                  kept.extra_policies, boot_dependencies, kept.etcd_s3, child,
-                                 identity=workload_identity.rke2_identity(spec, identity))
+                                 identity=workload_identity.rke2_identity(spec, identity),
+                                 rke_identity=workload_identity.rke1_identity(spec, identity))
         # An explicit kubeconfig wins over the one the first server published (RKE2).
         kubeconfig = cfg.kubeconfig.get_secret_value() if cfg.kubeconfig is not None else cluster.published_kubeconfig
         installed = in_cluster.install(name, spec, prepared, kubeconfig, child,

@@ -12,7 +12,7 @@ from ..aws.iam import ETCD_IAM_ROLE, NODE_IAM_ROLES, NodeIam, NodeIamArgs, Param
 from ..aws.nodes import Nodes, NodesArgs
 from ..cluster import ebs_csi
 from ..cluster.manifests import ServerManifests, ServerManifestsArgs, with_emptied
-from ..node import airgap_artifacts, registries, rke2_config, scripts
+from ..node import airgap_artifacts, registries, rke1_cluster, rke2_config, scripts
 from ..plan import cluster_documents, identity_lbc, identity_webhook, rancher
 from ..plan.ccm_values import CcmValues
 from ..plan.model import ClusterSpec
@@ -117,7 +117,8 @@ class Machines:
 def machines(name: str, spec: ClusterSpec, foundation: Foundation, secrets: Secrets | None, shipped: Manifests,
              parameters: dict[str, ParameterAccess], extra_policies: dict[str, list[tuple[str, str]]],
              boot_dependencies: list[pulumi.Resource], etcd_s3: Any, child: pulumi.ResourceOptions,
-             identity: rke2_config.Rke2Identity | None = None) -> Machines:
+             identity: rke2_config.Rke2Identity | None = None,
+             rke_identity: rke1_cluster.Rke1Identity | None = None) -> Machines:
     """The node roles (and what they may read and write), RKE2's boot configuration, and the instances."""
     cfg, cluster = spec.config, spec.plan
     iam = NodeIam(name, NodeIamArgs(cluster_id=cfg.cluster_id, ssm=cfg.access.ssm, extra_tags=cfg.tags,
@@ -185,6 +186,7 @@ def machines(name: str, spec: ClusterSpec, foundation: Foundation, secrets: Secr
         rke1_steps={n.pool.name: steps for n in cluster.nodes if cfg.distribution == "rke" and (
             steps := scripts.rke1_node_steps(n.pool.os, region=cfg.region, dns_suffix=cfg.partition.dns_suffix,
                                              arch=cluster.pool_archs.get(n.pool.name, "x86_64"))) is not None},
+        rke_identity=rke_identity,
         # What each running node runs (its last outputs): the stale notes, root volumes kept (issue 37).
         running={n.key: n.running for n in spec.previous.nodes} if spec.previous else {},
     ), child)

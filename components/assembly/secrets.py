@@ -70,10 +70,13 @@ def build(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions) -> Secret
 
 def parameter_access(spec: ClusterSpec, secrets: Secrets | None,
                      manifests: ServerManifests | None, identity: WorkloadIdentity | None = None) -> dict[str, ParameterAccess]:
-    """Node role -> the parameters it reads and writes (RKE1: none). `identity`: the API servers (controlplane
-    role) also read the issuer's signing key and trusted keys, and no other role does."""
+    """Node role -> the parameters it reads and writes (RKE1: none but the issuer's). `identity`: the API servers
+    (controlplane role) also read the issuer's signing key and trusted keys, and no other role does."""
     if secrets is None:
-        return {}
+        # RKE1: no join tokens; with irsa the controlplane nodes' boot script reads the two key parameters.
+        if identity is None:
+            return {}
+        return {"controlplane": ParameterAccess(read=[identity.key_parameter.arn, identity.trusted_parameter.arn])}
     cfg = spec.config
     join_token, marker, published = secrets.join_token, secrets.marker, secrets.published
     agent_arn = join_token.agent_parameter_arn

@@ -99,6 +99,8 @@ class NodesArgs:
     rke_private_registries: tuple[Mapping[str, Any], ...] = ()
     # RKE1 on another OS than Ubuntu (issue 35): pool name -> its OS's boot steps (scripts.rke1_node_steps)
     rke1_steps: Mapping[str, NodeSteps] = field(default_factory=dict)
+    # RKE1 with identity.serviceAccounts irsa: cluster.yml's kube-api flags, the controlplane nodes' key files
+    rke_identity: rke1_cluster.Rke1Identity | None = None
 
 
 def user_data_base64(node: str, text: str) -> str:
@@ -253,11 +255,13 @@ class Nodes(pulumi.ComponentResource):
             args.nodes, known, cluster_id=args.cluster_id, kubernetes_version=args.kubernetes_version,
             ssh_user=args.ssh_user, ssh_key_path=args.ssh_key_path, leader_migration=args.leader_migration,
             api_endpoint=args.api_endpoint, etcd_s3=args.etcd_s3, ingress=args.rke_ingress,
-            proxy=args.proxy.variables() if args.proxy else None, private_registries=args.rke_private_registries))
+            proxy=args.proxy.variables() if args.proxy else None, private_registries=args.rke_private_registries,
+            identity=args.rke_identity))
 
     @staticmethod
     def _user_data(node: PlannedNode, args: NodesArgs) -> str:
         if args.distribution == "rke":
-            return cloud_init.rke_user_data(node, args.ssh_user, args.proxy, args.rke1_steps.get(node.pool.name))
+            return cloud_init.rke_user_data(node, args.ssh_user, args.proxy, args.rke1_steps.get(node.pool.name),
+                                            args.rke_identity)
         assert args.rke2 is not None
         return cloud_init.rke2_user_data(node, args.rke2)

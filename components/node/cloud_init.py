@@ -15,7 +15,7 @@ from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
 from ..settings import os_images
 from . import registries
-from .rke1_cluster import RKE_KERNEL_MODULES, RKE_SYSCTLS
+from .rke1_cluster import RKE_KERNEL_MODULES, RKE_SYSCTLS, Rke1Identity
 from .rke2_config import (
     AUDIT_POLICY,
     AUDIT_POLICY_PATH,
@@ -185,7 +185,7 @@ def _ssm_agent_proxy(proxy: ProxyEnv | None, os: str = os_images.DEFAULT_OS) -> 
 
 
 def rke_user_data(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None,
-                  steps: NodeSteps | None = None) -> str:
+                  steps: NodeSteps | None = None, identity: Rke1Identity | None = None) -> str:
     """cloud-init for an RKE1 node: hostname, kernel settings, a Docker engine RKE supports (with the
     proxy in its unit's environment: docs.docker.com/engine/daemon/proxy, "systemd unit file"); `steps`: its
     OS's (scripts.rke1_node_steps)."""
@@ -199,7 +199,8 @@ def rke_user_data(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = Non
             *([{"path": DOCKER_PROXY_DROP_IN, "permissions": "0644", "content": proxy.systemd_drop_in()}]
               if proxy is not None else []),
             *_ssm_agent_proxy(proxy, node.pool.os),
-            {"path": BOOTSTRAP_PATH, "permissions": "0700", "content": rke_boot_script(node, ssh_user, proxy, steps)},
+            {"path": BOOTSTRAP_PATH, "permissions": "0700",
+             "content": rke_boot_script(node, ssh_user, proxy, steps, identity)},
         ],
         "runcmd": [[BOOTSTRAP_PATH]],
     }

@@ -6,9 +6,11 @@ against the lists below by the tests."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..plan.cluster_documents import dump_yaml
+from ..plan.identity_apiserver import rke1_args
 from ..plan.nodes import PlannedNode
 from ..plan.snapshots import EtcdS3
 from ..settings import os_images
@@ -34,6 +36,44 @@ RKE_KERNEL_MODULES = ("br_netfilter", "overlay")
 RKE_INGRESS_PROVIDERS = {"ingress-nginx": "nginx", "none": "none"}
 
 
+@dataclass(frozen=True)
+class Rke1Identity:
+    """identity.serviceAccounts irsa on RKE1 (new clusters only: plan/identity.py rke1_running_problems): the
+    issuer's kube-api arguments in cluster.yml, and the SSM parameters the controlplane nodes' boot script writes
+    the key files from (node/scripts.py rke_boot_script; `rke up` never writes host files itself)."""
+    issuer_url: str
+    signing: bool
+    key_parameter: str
+    trusted_parameter: str
+    region: str
+    ssm_host: str
+
+
+def merge_service(service: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """`extra` (a service's extra_args / extra_args_array / extra_binds ...) added to what `service` already holds,
+    without dropping any of it: maps merged (a flag set in both must agree: two values for one map flag is a
+    program error, RKE would keep only one), arrays' lists concatenated per flag, lists concatenated."""
+    out: dict[str, Any] = {}
+    for key in [*service, *(k for k in extra if k not in service)]:
+        have, add = service.get(key), extra.get(key)
+        if add is None or have is None:
+            value = have if add is None else add
+            out[key] = dict(value) if isinstance(value, Mapping) else list(value) if isinstance(value, list) else value
+        elif key == "extra_args":
+            clash = sorted(f for f in add if f in have and have[f] != add[f])
+            if clash:
+                raise ValueError(f"services: {clash} set twice with different values")
+            out[key] = {**have, **add}
+        elif isinstance(have, Mapping):  # extra_args_array (and the like): each flag's values, in order
+            out[key] = {f: [*have.get(f, []), *(v for v in add.get(f, []) if v not in have.get(f, []))]
+                        for f in [*have, *(f for f in add if f not in have)]}
+        elif isinstance(have, list):
+            out[key] = [*have, *(v for v in add if v not in have)]
+        else:
+            raise ValueError(f"services: {key} set twice")
+    return out
+
+
 def rke_cluster_config(
     nodes: Sequence[PlannedNode],
     public_ips: Mapping[str, str],
@@ -48,6 +88,7 @@ def rke_cluster_config(
     ingress: str | None = None,
     proxy: Mapping[str, str] | None = None,
     private_registries: Sequence[Mapping[str, Any]] = (),
+    identity: Rke1Identity | None = None,
 ) -> dict[str, Any]:
     """cluster.yml for `rke up`. `public_ips` maps node name to its public IP (absent: private only)."""
     doc: dict[str, Any] = {
@@ -91,6 +132,11 @@ def rke_cluster_config(
         services["kube-controller"] = {"extra_args": {"enable-leader-migration": "true"}}
     else:
         doc["cloud_provider"] = {"name": RKE_EXTERNAL_PROVIDER}
+    if identity is not None:
+        # identity.serviceAccounts irsa: the issuer's flags and the key directory (plan/identity_apiserver.py
+        # rke1_args), added to whatever else kube-api gets here.
+        services["kube-api"] = merge_service(services.get("kube-api", {}),
+                                             rke1_args(identity.issuer_url, identity.signing))
     if services:
         doc["services"] = services
     if private_registries:

@@ -9,13 +9,20 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
-from ..plan.identity_apiserver import KEY_DIR, SIGNING_KEY_FILE, TRUSTED_KEYS_FILE
+from ..plan.identity_apiserver import (
+    KEY_DIR,
+    RKE1_KEY_DIR,
+    RKE1_SIGNING_KEY_FILE,
+    RKE1_TRUSTED_KEYS_FILE,
+    SIGNING_KEY_FILE,
+    TRUSTED_KEYS_FILE,
+)
 from ..plan.names import KUBE_API_PORT, MANIFEST_PREFIX, RKE2_SUPERVISOR_PORT
 from ..plan.nodes import PlannedNode
 from ..plan.proxy import ProxyEnv
 from ..settings import os_images, versions
 from . import airgap_artifacts, registries
-from .rke1_cluster import RKE_KERNEL_MODULES
+from .rke1_cluster import RKE_KERNEL_MODULES, Rke1Identity
 from .rke2_config import (
     CIS_SYSCTL_SOURCES,
     RKE2_AGENT_TOKEN_PATH,
@@ -94,7 +101,8 @@ def identity_step(key_parameter: str | None, trusted_parameter: str | None, key_
                   trusted_file: str, generations: str = "") -> tuple[dict[str, str], tuple[str, ...]]:
     """A server boot script's settings and body for the service-account issuer's keys
     (components/plan/identity_apiserver.py names the files): the signing key (SecureString) and the trusted
-    public keys, fetched before RKE2 starts; None skips a file. Not used while the issuer is off."""
+    public keys, fetched before RKE2 starts (RKE1: before Docker, rke_boot_script); None skips a file. Not used
+    while the issuer is off."""
     if key_parameter is None and trusted_parameter is None:
         return {}, ()
     settings = {
@@ -245,8 +253,12 @@ def manifest_sync_script(boot: Rke2Boot) -> str:
 
 
 def rke_boot_script(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = None,
-                    steps: NodeSteps | None = None) -> str:
-    """`steps`: the node's OS steps (rke1_node_steps; None on Ubuntu: the script of before)."""
+                    steps: NodeSteps | None = None, identity: Rke1Identity | None = None) -> str:
+    """`steps`: the node's OS steps (rke1_node_steps; None on Ubuntu: the script of before).
+    `identity` (identity.serviceAccounts irsa): controlplane nodes fetch the issuer's key files from SSM
+    (identity.sh, RKE1's paths) before Docker is installed, so `rke up` finds them when it starts kube-apiserver
+    with the directory bound in (rke1_cluster.py); other nodes' scripts are unchanged. Both files always: `rke up`
+    never rewrites host files, and the signing key must be there when a bring-your-own issuer starts signing."""
     ssh_user = os_images.login_user(node.pool.os, ssh_user)
     settings = {
         "NODE_NAME": node.name,
@@ -265,9 +277,17 @@ def rke_boot_script(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = N
     extra: dict[str, Any] = dict(steps.settings) if steps else {}
     if steps is not None and steps.install_script_url is not None:
         extra["DOCKER_INSTALL_URL"] = steps.install_script_url
+    ssm: tuple[str, ...] = ()
+    keys: tuple[str, ...] = ()
+    if identity is not None and node.pool.is_controlplane:
+        id_settings, body = identity_step(identity.key_parameter, identity.trusted_parameter, RKE1_KEY_DIR,
+                                          RKE1_SIGNING_KEY_FILE, RKE1_TRUSTED_KEYS_FILE)
+        proxy_settings |= {"REGION": identity.region, "SSM_HOST": identity.ssm_host, "IMDS": IMDS_URL, **id_settings}
+        ssm, keys = (_SSM_SH,), tuple(body)
     return _script("RKE1 node bootstrap: kernel settings and the Docker engine RKE supports",
-                   {**settings, **proxy_settings, **extra}, _RETRY_SH, *proxy_step, *(steps.helpers if steps else ()),
-                   'mkdir -p "$ROOT$WORK"\n', *(steps.before_rke2 if steps else ()), _RKE_SH, proxy=proxy)
+                   {**settings, **proxy_settings, **extra}, _RETRY_SH, *proxy_step, *ssm,
+                   *(steps.helpers if steps else ()), 'mkdir -p "$ROOT$WORK"\n', *keys,
+                   *(steps.before_rke2 if steps else ()), _RKE_SH, proxy=proxy)
 
 
 # ---- other operating systems, air-gapped installs, a private registry (issue 35) ---------------------

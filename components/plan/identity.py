@@ -191,7 +191,7 @@ def plan(cfg: StackConfig, previous: ClusterState | None, account_id: str, ebs_c
     irsa = identity.service_accounts == "irsa"
     before = ebs_credentials_before(previous)
     if not irsa:
-        return None, []
+        return None, rke1_off_warnings(cfg, previous)
     partition = cfg.partition
     bucket = None
     if identity.issuer_url is not None:
@@ -260,6 +260,46 @@ def key_generation_problems(cfg: StackConfig, previous: ClusterState | None) -> 
                                                  f"servers trust; set {newest} (or {newest + 1} to rotate again)",
                        "identity.key-generation-down", cfg.identity.key_generation)]
     return []
+
+
+def rke1_running_problems(cfg: StackConfig, previous: ClusterState | None) -> list[Diagnostic]:
+    """RKE1 takes the issuer on a new cluster only. Its key files reach a controlplane host only at the node's
+    first boot (node/scripts.py rke_boot_script): `rke up` writes no host files (rancher/rke cluster/plan.go binds
+    what is there), and `rke-aws rotate` replaces RKE2 nodes only. So on a running RKE1 cluster turning irsa on,
+    or raising identity.keyGeneration (a key the hosts' trusted-keys file lacks), is refused before any resource:
+    the servers would be told to read files they do not have."""
+    if (cfg.distribution != "rke" or cfg.identity.service_accounts != "irsa"
+            or not servers_running(previous)):
+        return []
+    assert previous is not None
+    why = ("a running RKE1 cluster's controlplane hosts get the issuer's key files only at their first boot: `rke up` "
+           "writes no host files and `rke-aws rotate` replaces RKE2 nodes only")
+    if previous.identity_issuer_url is None:
+        return [_error("identity.serviceAccounts", f"'irsa' cannot be turned on here: {why}; build a new RKE1 cluster "
+                                                   "with irsa set before its first `pulumi up` (or use rke2), or set "
+                                                   "none", "identity.rke1-running", "irsa")]
+    newest = max(previous.identity_key_generations or [1])
+    if cfg.identity.key_generation > newest:
+        return [_error("identity.keyGeneration", f"{cfg.identity.key_generation} would rotate the signing key, which "
+                                                 f"this cluster cannot take: {why}; keep {newest}, or move the "
+                                                 "workloads to a new cluster for a new key",
+                       "identity.rke1-rotation", cfg.identity.key_generation)]
+    return []
+
+
+def rke1_off_warnings(cfg: StackConfig, previous: ClusterState | None) -> list[Diagnostic]:
+    """irsa turned off on a running RKE1 cluster: the next `rke up` restarts kube-apiserver with RKE's issuer and
+    key alone (cluster.yml no longer names ours), at once on every controlplane node, so tokens the cluster's key
+    signed (pods' own tokens included) are refused until the kubelet replaces them; RKE2's servers keep theirs until
+    they are rotated."""
+    if (cfg.distribution != "rke" or previous is None or previous.identity_issuer_url is None
+            or not servers_running(previous)):
+        return []
+    return [Diagnostic("identity.serviceAccounts", "'none' on a running RKE1 cluster: after the next `rke up` "
+                                                   "kube-apiserver accepts only RKE's own tokens, so the tokens pods "
+                                                   "hold from the cluster's issuer are refused until the kubelet "
+                                                   "replaces them; restart the pods that talk to the API server "
+                                                   "after `rke up`", "identity.rke1-off", Severity.WARNING, "none")]
 
 
 def role_problems(namespace: str, service_account: str, policy: str | None, allow_all_actions: bool = False) -> list[str]:

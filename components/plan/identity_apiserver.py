@@ -60,6 +60,11 @@ TRUSTED_KEYS_FILE = f"{KEY_DIR}/trusted.pub"  # our public keys accepted now (PE
 # RKE1 --------------------------------------------------------------------------------------------------
 
 RKE1_DEFAULT_ISSUER = "rke"
+# KDM's `api-audiences` for every RKE1 Kubernetes line this program deploys (getKubeAPIOptions121/124). Written
+# out: with issuers set and no `api-audiences`, kube-apiserver takes the issuer list as its audiences
+# (authentication.go ToAuthenticationConfig), and in-cluster tokens (requested without an audience, so for the API
+# server's own) would then carry our issuer, no longer the audience RKE's tokens have always carried.
+RKE1_API_AUDIENCES = "unknown"
 RKE1_KEY_DIR = "/opt/rke-aws/identity"  # bound into the kube-apiserver container read-only
 RKE1_SIGNING_KEY_FILE = f"{RKE1_KEY_DIR}/signing.key"
 RKE1_TRUSTED_KEYS_FILE = f"{RKE1_KEY_DIR}/trusted.pub"
@@ -134,21 +139,29 @@ def rke2_args(issuer_url: str, signing: bool) -> list[str]:
 
 def rke1_kube_api(state: SigningState) -> dict[str, Any]:
     """`services.kube-api` keys for RKE1's cluster.yml (merged into what else the program sets there)."""
+    return rke1_args(state.issuer_url, state.signing)
+
+
+def rke1_args(issuer_url: str, signing: bool) -> dict[str, Any]:
+    """rke1_kube_api by what it depends on (cluster.yml is written before the key's PEM is known).
+
+    RKE puts every `extra_args` flag (a map: it replaces KDM's value of the same flag) before every
+    `extra_args_array` flag (each value its own flag), and RKE's own `service-account-key-file` stays in the map
+    (rancher/rke cluster/plan.go BuildKubeAPIProcess, appendArgs then appendArrayArgs). So, signing: our issuer
+    first (it signs) and `rke` after it (accepted), our private key signing, RKE's key and ours verifying. Only
+    trusting: `rke` stays the map's issuer and signs with RKE's key; ours is accepted after it."""
     arrays: dict[str, list[str]] = {"service-account-key-file": [RKE1_TRUSTED_KEYS_FILE]}
-    args: dict[str, str] = {}
-    if state.signing:
-        args = {
-            "service-account-issuer": state.issuer_url,
+    args: dict[str, str] = {"api-audiences": RKE1_API_AUDIENCES}
+    if signing:
+        args |= {
+            "service-account-issuer": issuer_url,
             "service-account-signing-key-file": RKE1_SIGNING_KEY_FILE,
-            "service-account-jwks-uri": jwks_uri(state.issuer_url),
+            "service-account-jwks-uri": jwks_uri(issuer_url),
         }
         arrays["service-account-issuer"] = [RKE1_DEFAULT_ISSUER]
     else:
-        arrays["service-account-issuer"] = [state.issuer_url]
-    out: dict[str, Any] = {"extra_args_array": arrays, "extra_binds": [f"{RKE1_KEY_DIR}:{RKE1_KEY_DIR}:ro"]}
-    if args:
-        out["extra_args"] = args
-    return out
+        arrays["service-account-issuer"] = [issuer_url]
+    return {"extra_args": args, "extra_args_array": arrays, "extra_binds": [f"{RKE1_KEY_DIR}:{RKE1_KEY_DIR}:ro"]}
 
 
 @dataclass(frozen=True)

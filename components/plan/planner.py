@@ -56,7 +56,8 @@ def build(cfg: StackConfig, previous: ClusterState | None, env: Environment) -> 
 
 def _build(cfg: StackConfig, previous: ClusterState | None, env: Environment) -> ClusterPlan:
     refuse(cluster_id.check(cfg, previous) + identity_plan.config_problems(cfg)
-           + identity_plan.key_generation_problems(cfg, previous), cfg)
+           + identity_plan.key_generation_problems(cfg, previous)
+           + identity_plan.rke1_running_problems(cfg, previous), cfg)
     seen = observe.cluster(cfg, previous, env)
     observed = seen.observed
     vstate = versions.version_state(previous, observed, cfg.cluster_id)

@@ -160,6 +160,8 @@ def test_rke_cluster_yml_matches_nodes_and_uses_only_known_keys(stack):
     assert set(doc) <= rke1_keys.RKE_CLUSTER_KEYS, f"{stack}: unknown cluster.yml keys {set(doc) - rke1_keys.RKE_CLUSTER_KEYS}"
     assert doc["cloud_provider"] == {"name": "external-aws"}
     assert doc["kubernetes_version"] == run.outputs["kubernetesVersion"]
+    kube_api = doc.get("services", {}).get("kube-api", {})
+    assert set(kube_api) <= rke1_keys.RKE_KUBE_API_KEYS, f"{stack}: unknown kube-api keys {set(kube_api) - rke1_keys.RKE_KUBE_API_KEYS}"
     by_name = {n["name"]: n for n in run.outputs["nodes"]}
     assert [n["hostname_override"] for n in doc["nodes"]] == [n["name"] for n in run.outputs["nodes"]]
     for n in doc["nodes"]:

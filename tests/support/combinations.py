@@ -570,10 +570,31 @@ def _identity_own(v: View) -> None:
     assert not provider.inputs.get("thumbprintLists"), "IAM verifies S3's certificate itself"
     assert not v.run.of_type("aws:iam/accessKey:AccessKey"), "an access key beside workload identity"
     url = provider.inputs["url"]
-    api = [i for i in v.instances if v.rke2_config(i).get("kube-apiserver-arg")]
-    assert api and all(f"service-account-issuer-={url}" in v.rke2_config(i)["kube-apiserver-arg"] for i in api)
-    assert all("controlplane" in v.roles(i) for i in api), "issuer flags on a node without kube-apiserver"
+    if v.rke2:
+        api = [i for i in v.instances if v.rke2_config(i).get("kube-apiserver-arg")]
+        assert api and all(f"service-account-issuer-={url}" in v.rke2_config(i)["kube-apiserver-arg"] for i in api)
+    else:
+        _identity_rke1(v, url)
+        api = [i for i in v.instances if "IDENTITY_KEY_REQUEST=" in v.boot_script(i)]
+    assert api and all("controlplane" in v.roles(i) for i in api), "issuer keys on a node without kube-apiserver"
     assert identity_webhook.CHART.name in v.charts(), "no pod identity webhook"
+
+
+def _identity_rke1(v: View, url: str) -> None:
+    """RKE1 (rancher/rke cluster/plan.go BuildKubeAPIProcess): the issuer's flags in cluster.yml's kube-api, our
+    issuer first (extra_args) and RKE's after it (extra_args_array), the key directory bound in; every
+    controlplane node's first boot fetches the key files (`rke up` writes none), only the controlplane role may."""
+    from rke_aws.plan import identity_apiserver as api
+
+    kube_api = v.cluster_yml()["services"]["kube-api"]
+    assert kube_api["extra_args"]["service-account-issuer"] == url, kube_api
+    assert kube_api["extra_args_array"]["service-account-issuer"] == [api.RKE1_DEFAULT_ISSUER], kube_api
+    assert f"{api.RKE1_KEY_DIR}:{api.RKE1_KEY_DIR}:ro" in kube_api["extra_binds"], kube_api
+    for inst in v.instances:
+        fetches = f"IDENTITY_DIR='{api.RKE1_KEY_DIR}'" in v.boot_script(inst)
+        assert fetches == ("controlplane" in v.roles(inst)), inst.urn
+    for kind in ("worker", "etcd"):
+        assert not any("identity/signing-key" in str(d) for d in v.role_policies(kind).values()), kind
 
 
 def _identity_partition(partition: str, region: str) -> Check:
@@ -597,7 +618,8 @@ def _identity_ebs(v: View) -> None:
 
 def _identity_split(v: View) -> None:
     for inst in v.instances:
-        has = bool(v.rke2_config(inst).get("kube-apiserver-arg"))
+        has = (bool(v.rke2_config(inst).get("kube-apiserver-arg")) if v.rke2
+               else "IDENTITY_KEY_REQUEST=" in v.boot_script(inst))
         assert has == ("controlplane" in v.roles(inst)), inst.urn  # etcd-only servers run no kube-apiserver
     key = [r for r in v.run.of_type("aws:ssm/parameter:Parameter") if r.name.endswith("-sa-signing-key")]
     assert key and not any("identity/signing-key" in d for d in v.role_policies("etcd").values())
@@ -1504,8 +1526,10 @@ rule("sle-micro", "fips", Refused(f"nodePools[{MICRO_POOL}].os", "SLE Micro is n
                                   "SUSE crypto-policies-FIPS.patch (fips-mode-setup refuses on read-only systems)"))
 # workload identity (issue 36)
 rule("rke2", "identity", Works("the API servers sign with the cluster's key under its S3 issuer", IDENTITY_SOURCE))
-rule("rke1", "identity", Refused("identity.serviceAccounts", "the RKE1 servers' key files and kube-api args are not "
-                                 "delivered yet", "rancher/rke cluster/plan.go extra_args (possible, not built)"))
+rule("rke1", "identity", Works("a new RKE1 cluster: the issuer's flags in cluster.yml's kube-api, the key files from "
+                               "SSM at the controlplane nodes' first boot (a running one is refused: `rke up` writes no "
+                               "host files)", "rancher/rke cluster/plan.go BuildKubeAPIProcess (extra_args, "
+                               "extra_args_array, extra_binds); " + IDENTITY_SOURCE))
 rule("aws", "identity", Works("the issuer on S3 in the region, the provider an ARN of aws", IDENTITY_SOURCE,
                               (_identity_partition("aws", "us-west-2"),)))
 rule("aws-us-gov", "identity", Works("the issuer on GovCloud's S3, the provider an ARN of aws-us-gov",

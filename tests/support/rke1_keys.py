@@ -18,3 +18,16 @@ RKE_NODE_KEYS = frozenset({
 
 
 RKE_CLOUD_PROVIDER_KEYS = frozenset({"name", "useInstanceMetadataHostname"})
+
+
+# services.<name> keys every service takes (BaseService), and kube-api's own (KubeAPIService), rke_types.go.
+RKE_BASE_SERVICE_KEYS = frozenset({
+    "image", "extra_args", "extra_args_array", "extra_binds", "extra_env",
+    "win_extra_args", "win_extra_args_array", "win_extra_binds", "win_extra_env",
+})
+
+
+RKE_KUBE_API_KEYS = RKE_BASE_SERVICE_KEYS | frozenset({
+    "service_cluster_ip_range", "service_node_port_range", "pod_security_configuration", "always_pull_images",
+    "secrets_encryption_config", "audit_log", "admission_configuration", "event_rate_limit",
+})

@@ -92,3 +92,28 @@ def test_the_assembled_script_passes_shellcheck(tmp_path):
     proc = subprocess.run([str(exe), "--format=gcc", "--severity=style", str(path)], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_an_rke1_controlplane_node_has_the_keys_in_its_bound_directory_before_docker(tmp_path):
+    """RKE1 (tests/stacks/Pulumi.rke1-irsa.yaml): the controlplane node's own boot script, run up to its RKE1
+    part (Docker's install, which `rke up` needs), leaves the key files where cluster.yml binds them into
+    kube-apiserver (rancher/rke cluster/plan.go: extra_binds; the container runs as root), 0600 in a 0700
+    directory; the private key never reaches the log."""
+    from tests.support.runs import run_stack_cached
+    from tests.support.userdata import cloud_config, written_file
+
+    stack = run_stack_cached("rke1-irsa")
+    inst = next(i for i in stack.of_type("aws:ec2/instance:Instance") if "controlplane" in i.inputs["tags"]["rke-aws/roles"])
+    text = written_file(cloud_config(inst), scripts.BOOTSTRAP_PATH)
+    rke_part = scripts.fragment("rke")
+    assert text.endswith(rke_part)
+    proc, root, calls = run(tmp_path, text[: -len(rke_part)], {"/rke-aws/rke1-irsa/identity/signing-key": PRIVATE,
+                                                              "/rke-aws/rke1-irsa/identity/trusted-keys": PUBLIC})
+    assert proc.returncode == 0, proc.stderr
+    key, trusted = at(root, api.RKE1_SIGNING_KEY_FILE), at(root, api.RKE1_TRUSTED_KEYS_FILE)
+    assert key.read_text() == PRIVATE.rstrip("\n") and trusted.read_text() == PUBLIC.rstrip("\n")
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and stat.S_IMODE(at(root, api.RKE1_KEY_DIR).stat().st_mode) == 0o700
+    assert "PRIVATE KEY" not in proc.stderr + proc.stdout
+    gets = [json.loads(c["data"]) for c in calls if c["target"] == "AmazonSSM.GetParameter"]
+    assert {g["Name"]: g["WithDecryption"] for g in gets} == {"/rke-aws/rke1-irsa/identity/signing-key": True,
+                                                              "/rke-aws/rke1-irsa/identity/trusted-keys": True}

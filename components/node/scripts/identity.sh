@@ -1,5 +1,6 @@
 # shellcheck shell=sh
-# The service-account issuer's keys for kube-apiserver (servers only), from SSM, before RKE2 starts:
+# The service-account issuer's keys for kube-apiserver (servers only), from SSM, before RKE2 starts (RKE1:
+# before Docker is installed, so before `rke up` can start kube-apiserver with the directory bound in):
 # the signing key (a SecureString only the servers' role may read) and the public keys kube-apiserver
 # accepts. After retry.sh and ssm.sh (fetch_secret writes 0600 through a temporary file).
 # A fragment: components/node/scripts.py puts it after the script's header, which sets

@@ -1,8 +1,9 @@
 """identity: workload identity (IRSA) keys that need each other: the issuer's keys only with irsa on, the Load
-Balancer Controller only with the issuer, the S3-hosted issuer not where S3 cannot serve it anonymously (China),
-RKE2 only for now. The checks that read a value's form against the issuer's and IAM's rules (the issuer URL, a
-service account's names, a role's policy) are the planner's (plan/identity.py): they use the pure cores of
-plan/, which this layer does not import. Both run before any resource exists."""
+Balancer Controller only with the issuer, the S3-hosted issuer not where S3 cannot serve it anonymously (China).
+RKE1 takes irsa on a new cluster only: that check reads the last outputs (plan/identity.py rke1_running_problems).
+The checks that read a value's form against the issuer's and IAM's rules (the issuer URL, a service account's
+names, a role's policy) are the planner's (plan/identity.py): they use the pure cores of plan/, which this layer
+does not import. Both run before any resource exists."""
 
 from __future__ import annotations
 
@@ -27,10 +28,6 @@ def check(keys: Keys, ctx: Context) -> list[Diagnostic]:
         found.append(error("addons.loadBalancerController", "true needs workload identity for the controller's role: "
                                                             "set identity.serviceAccounts irsa (or set it false)",
                            "identity.lbc-without-irsa", True))
-    if irsa and keys.valid.distribution == "rke":
-        found.append(error("identity.serviceAccounts", "'irsa' is built for RKE2 only: the RKE1 servers' kube-api "
-                                                       "arguments and key files are not delivered yet; use rke2, or none",
-                           "identity.rke1", "irsa"))
     if irsa and identity.issuer_url is None and ctx.region is not None:
         partition = of_region(ctx.region).name
         if partition in S3_ISSUER_REFUSED_PARTITIONS:

@@ -73,9 +73,13 @@ def test_one_list_of_refused_partitions_in_both_layers():
     assert set(identity_issuer.S3_ISSUER_REFUSED) == set(identity_rules.S3_ISSUER_REFUSED_PARTITIONS)
 
 
-def test_rke1_is_refused_naming_the_key():
-    problems = _refused(_config({"serviceAccounts": "irsa"}, distribution="rke"))
-    assert any(p.startswith("rke-aws:identity.serviceAccounts: 'irsa' is built for RKE2 only") for p in problems), problems
+def test_rke1_takes_irsa():
+    """RKE1's kube-api extra_args carry the issuer's flags (rancher/rke cluster/plan.go BuildKubeAPIProcess);
+    only a running RKE1 cluster is refused, by the planner, which reads the last outputs
+    (tests/unit/test_identity_rke1.py)."""
+    cfg = from_flat(_config({"serviceAccounts": "irsa"}, distribution="rke", addons={"loadBalancerController": True}),
+                    project="rke-aws", stack="c1")
+    assert cfg.identity.service_accounts == "irsa" and identity_plan.config_problems(cfg) == []
 
 
 def test_every_value_problem_at_once_naming_its_key():
