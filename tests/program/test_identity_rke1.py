@@ -133,3 +133,25 @@ def test_a_bring_your_own_issuer_trusts_first_with_both_key_files_already_on_the
         if _controlplane(inst):
             script = written_file(cloud_config(inst), scripts.BOOTSTRAP_PATH)
             assert json.dumps({"Name": "/rke-aws/rke1-irsa/identity/signing-key", "WithDecryption": True}) in script
+
+
+def test_an_rke1_controlplane_on_rhel_fetches_the_keys_once_before_its_os_step_and_docker(tmp_path):
+    """Two features in one boot script (issue 35's RKE1 OS steps, issue 36's RKE1 identity): ssm.sh defined once,
+    the key files fetched before the OS's preparation and Docker (so before `rke up` starts kube-apiserver), and
+    the script still passes shellcheck."""
+    from tests.support.node_boot import rke1_os_config
+    from tests.support.runs import run_cached
+    from tests.support.shell import shellcheck
+
+    cfg = rke1_os_config()
+    cfg["rke-aws:identity"] = json.dumps({"serviceAccounts": "irsa"})
+    run = run_cached(cfg, stack="rke1os")
+    (control,) = [i for i in run.of_type(INSTANCE) if i.inputs["tags"]["rke-aws/pool"] == "control"]
+    script = written_file(cloud_config(control), scripts.BOOTSTRAP_PATH)
+    assert script.count("\nssm() {") == 1, "ssm.sh twice"
+    fetch = script.index("pem_file \"$IDENTITY_KEY_REQUEST\"")
+    assert fetch < script.index("fetch_ssm_agent") < script.index("install-docker.sh")
+    assert shellcheck(script, tmp_path / "bootstrap.sh") == ""
+    for inst in run.of_type(INSTANCE):
+        if inst is not control:
+            assert "IDENTITY_KEY_REQUEST" not in written_file(cloud_config(inst), scripts.BOOTSTRAP_PATH), inst.urn
