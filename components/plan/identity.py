@@ -213,6 +213,20 @@ def plan(cfg: StackConfig, previous: ClusterState | None, account_id: str, ebs_c
     # new cluster's servers start by trusting, and sign once the user confirms the documents are served.
     trusted, signer = key_step(before_trusted, before_signer, identity.key_generation, running or byo)
     problems: list[Diagnostic] = []
+    if running and previous is not None and previous.identity_issuer_url and not same_issuer:
+        # kube-apiserver accepts only the issuers it lists (kubernetes pkg/kubeapiserver/options/authentication.go)
+        # and STS only its OIDC provider's: servers moved to another issuer would refuse every token of the old one
+        # at once (identity_apiserver.transition refuses the same move).
+        was = previous.identity_issuer_url
+        hosted = s3_issuer_url(issuer_bucket_name(cfg.cluster_id, account_id, cfg.region), cfg.region,
+                               partition.dns_suffix)
+        keep = "remove identity.issuerUrl (the S3 issuer this stack hosts)" if was == hosted else \
+            f"set identity.issuerUrl back to '{was}'"
+        problems.append(_error(
+            "identity.issuerUrl", f"{repr(url) if byo else 'unset'} would move the running cluster from its "
+                                  f"issuer '{was}' to '{url}', and every service-account token the old one issued would "
+                                  f"be refused at once; {keep} (a new issuer means a new cluster)",
+            "identity.issuer-changed", identity.issuer_url or "unset"))
     behind = servers_behind(previous) if running and same_issuer else []
     if behind and (trusted, signer) != (before_trusted, before_signer):
         # Every server must run a step before the next one starts (identity_apiserver.transition): hold.

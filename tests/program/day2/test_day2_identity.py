@@ -13,6 +13,7 @@ exists from the first update on: it works before the key is deleted."""
 from __future__ import annotations
 
 import copy
+import json
 
 from rke_aws_offline.engine import harness
 from rke_aws_offline.report import compare, diff
@@ -152,3 +153,21 @@ def test_the_next_key_step_waits_for_servers_still_on_the_last_one():
     warnings = [m for lvl, m in held.logs if lvl == "warning" and "rke-aws:identity:" in m]
     assert warnings and server["name"] in warnings[0] and "rke-aws rotate" in warnings[0], held.logs
     assert held.of_type(ACCESS_KEY), "the EBS CSI key must stay while the issuer does not sign"
+
+
+def test_moving_a_running_cluster_to_another_issuer_is_refused():
+    """kube-apiserver accepts only the issuers it lists and STS only the OIDC provider's
+    (plan/identity_apiserver.py cites kubernetes pkg/kubeapiserver/options/authentication.go): a running cluster
+    given another issuer would refuse every token of the old one at once. Refused before any resource, naming
+    identity.issuerUrl and how to keep the old one."""
+    from tests.support.day2 import refused
+
+    base = run(_config(True), stack=STACK)
+    moved = copy.deepcopy(_config(True))
+    identity = json.loads(moved["rke-aws:identity"])
+    moved["rke-aws:identity"] = json.dumps({**identity, "issuerUrl": "https://oidc.corp.example/rke2-irsa"})
+    message = refused(moved, base, stack=STACK)
+    assert "rke-aws:identity.issuerUrl: 'https://oidc.corp.example/rke2-irsa' would move the running cluster" in message, message
+    assert "remove identity.issuerUrl (the S3 issuer this stack hosts)" in message, message
+    # The same issuer again plans (the guard is about the move).
+    assert run(_config(True), base, stack=STACK).outputs["identityIssuerUrl"] == base.outputs["identityIssuerUrl"]
