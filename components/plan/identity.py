@@ -191,7 +191,7 @@ def plan(cfg: StackConfig, previous: ClusterState | None, account_id: str, ebs_c
     irsa = identity.service_accounts == "irsa"
     before = ebs_credentials_before(previous)
     if not irsa:
-        return None, rke1_off_warnings(cfg, previous)
+        return None, off_warnings(cfg, previous)
     partition = cfg.partition
     bucket = None
     if identity.issuer_url is not None:
@@ -301,14 +301,21 @@ def rke1_running_problems(cfg: StackConfig, previous: ClusterState | None) -> li
     return []
 
 
-def rke1_off_warnings(cfg: StackConfig, previous: ClusterState | None) -> list[Diagnostic]:
-    """irsa turned off on a running RKE1 cluster: the next `rke up` restarts kube-apiserver with RKE's issuer and
+def off_warnings(cfg: StackConfig, previous: ClusterState | None) -> list[Diagnostic]:
+    """irsa turned off on a running cluster. RKE2: the resources go now, the servers' flags when rotated. RKE1: the next `rke up` restarts kube-apiserver with RKE's issuer and
     key alone (cluster.yml no longer names ours), at once on every controlplane node, so tokens the cluster's key
     signed (pods' own tokens included) are refused until the kubelet replaces them; RKE2's servers keep theirs until
     they are rotated."""
-    if (cfg.distribution != "rke" or previous is None or previous.identity_issuer_url is None
-            or not servers_running(previous)):
+    if previous is None or previous.identity_issuer_url is None or not servers_running(previous):
         return []
+    if cfg.distribution == "rke2":
+        return [Diagnostic("identity.serviceAccounts", "'none' on a running cluster: this update deletes the OIDC "
+                                                       "provider, the issuer's documents and the service-account roles "
+                                                       "(pods that assume them lose AWS access now), and the servers keep "
+                                                       "the cluster's issuer until `rke-aws rotate` replaces them; a "
+                                                       "replaced server accepts only RKE2's own tokens, so restart the "
+                                                       "pods that talk to the API server after the rotation",
+                           "identity.off", Severity.WARNING, "none")]
     return [Diagnostic("identity.serviceAccounts", "'none' on a running RKE1 cluster: after the next `rke up` "
                                                    "kube-apiserver accepts only RKE's own tokens, so the tokens pods "
                                                    "hold from the cluster's issuer are refused until the kubelet "

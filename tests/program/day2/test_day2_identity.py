@@ -171,3 +171,18 @@ def test_moving_a_running_cluster_to_another_issuer_is_refused():
     assert "remove identity.issuerUrl (the S3 issuer this stack hosts)" in message, message
     # The same issuer again plans (the guard is about the move).
     assert run(_config(True), base, stack=STACK).outputs["identityIssuerUrl"] == base.outputs["identityIssuerUrl"]
+
+
+def test_turning_irsa_off_on_a_running_cluster_warns_what_goes_when():
+    """irsa off: the OIDC provider, the issuer's documents and the roles go in this update (Pulumi deletes what the
+    program no longer declares), while the running servers keep the issuer's flags until rotated (user data is
+    ignored on running instances); the warning says both, and no instance is replaced by this update."""
+    base = run(_config(True), stack=STACK)
+    off = run(_config(False), base, stack=STACK)
+    warned = [text for level, text in off.logs if level == "warning" and "identity.serviceAccounts: 'none' on a running" in text]
+    assert warned and "rke-aws rotate" in warned[0], off.logs
+    assert not off.of_type("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
+    d = _diff(base, off)
+    assert not [c for c in d.changes if c.type == INSTANCE and c.action in ("replace", "delete", "unknown")], d.changes
+    # A new cluster without identity says nothing of the kind.
+    assert not [t for _, t in run(_config(False), stack=STACK).logs if "'none' on a running" in t]
