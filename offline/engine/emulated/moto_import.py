@@ -5,8 +5,11 @@ plan never reads: three fresh boto3 sessions (each parsing botocore's endpoint d
 each partition, and every region's instance-type offerings (150,000 rows) for a plan that asks about one region.
 `load()` imports it with one shared session for the region lists and the offerings read per region on first use.
 moto reads the offerings table only through `table[location_type][region]` and `.get(region, default)` (moto
-5.2: ec2/models/instances.py run_instances, instance_types.py, spot_requests.py); tests/emulated/
-test_moto_import.py holds the patched names to the locked moto and the answers to an untrimmed import's.
+5.2: ec2/models/instances.py run_instances, instance_types.py, spot_requests.py). Each service's backend registry
+lists its regions through a session of its own (moto 5.2: core/base_backend.py AccountSpecificBackend.get_session),
+which parses botocore's endpoint data and EC2's service model a second time (0.3 s of every plan): it gets the
+same shared session. tests/emulated/test_moto_import.py holds the patched names to the locked moto and the
+answers to an untrimmed import's.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from typing import Any
 
 _LOCK = threading.Lock()
 _LOADED = False
+# The one boto3 session (no credentials read) that answers moto's region lists in this process.
+SESSION: Any = None
 # Set before moto is imported: moto's ~5,000 built-in AMIs cost 0.1 s per region and hold no image a stack
 # asks for (the account publishes its own, rke_aws_offline.engine.emulated_account).
 MOTO_ENV = {"MOTO_EC2_LOAD_DEFAULT_AMIS": "false"}
@@ -60,7 +65,7 @@ class _OfferingsByRegion(dict):
 
 def load() -> None:
     """Import moto's EC2, IAM, SSM, S3, KMS, Route 53, ELBv2 and STS models, trimmed (once per process)."""
-    global _LOADED
+    global _LOADED, SESSION
     if _LOADED:
         return
     with _LOCK:
@@ -99,6 +104,12 @@ def load() -> None:
         finally:
             moto_utils.load_resource = real_load
             boto3.Session = real_session  # type: ignore[misc]
+        from moto.core.base_backend import AccountSpecificBackend
+
+        SESSION = shared[0] if shared else real_session()
+        # The region lists of a backend registry: the session's only use there (get_available_partitions and
+        # get_available_regions, which read no credentials).
+        AccountSpecificBackend.get_session = classmethod(lambda cls: SESSION)  # type: ignore[method-assign,assignment]
         for location_type in list(instance_types.INSTANCE_TYPE_OFFERINGS):
             files = {os.path.basename(p).split(".")[0]: p for p in skipped if f"/{location_type}/" in p}
             instance_types.INSTANCE_TYPE_OFFERINGS[location_type] = _OfferingsByRegion(location_type, files, real_load)
