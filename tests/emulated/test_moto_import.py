@@ -4,8 +4,10 @@ and what the trimmed import answers equals what botocore's own data says.
 moto 5.2 sources read (the locked version, .venv): core/base_backend.py (AccountSpecificBackend lists a
 backend registry's regions through `get_session()`, a `boto3.Session` of its own, with get_available_partitions and
 get_available_regions), ec2/models/availability_zones_and_regions.py (the region table, from fresh sessions),
-ec2/models/instance_types.py (INSTANCE_TYPE_OFFERINGS read per region). botocore's Session.get_available_regions
-reads the service model (its endpointPrefix) and the endpoint data, the two files the trim parses once.
+ec2/models/instance_types.py (INSTANCE_TYPE_OFFERINGS read per region). botocore 1.x session.py
+Session.get_available_regions: the service's model for its endpointPrefix (metadata), then the endpoint resolver
+over the bundled endpoint data (regions.py EndpointResolver.get_available_endpoints); the trim reads the
+endpointPrefix from moto_import.ENDPOINT_PREFIXES instead, and parses the endpoint data once.
 """
 
 from __future__ import annotations
@@ -18,6 +20,27 @@ from rke_aws_offline.engine.emulated.provider_checks import ACCOUNT_ID, known_re
 
 def _regions(session: boto3.Session, service: str) -> list[str]:
     return [r for p in session.get_available_partitions() for r in session.get_available_regions(service, p)]
+
+
+def test_the_endpoint_prefixes_are_botocores():
+    fresh = boto3.Session()
+    for service, prefix in moto_import.ENDPOINT_PREFIXES.items():
+        assert fresh._session.get_service_data(service)["metadata"].get("endpointPrefix", service) == prefix, service
+
+
+def test_the_region_lists_are_botocores_without_parsing_service_models():
+    """Every partition's regions of each service, as a fresh botocore session lists them (with and without the
+    non-regional endpoints), from the endpoint data alone: no service's model is parsed (EC2's is 4 MB of JSON)."""
+    moto_import.load()
+    lists, fresh = moto_import.SESSION, boto3.Session()
+    for service in moto_import.ENDPOINT_PREFIXES:
+        for partition in fresh.get_available_partitions():
+            for non_regional in (False, True):
+                assert lists.get_available_regions(service, partition, non_regional) == \
+                    fresh.get_available_regions(service, partition, non_regional), (service, partition)
+    assert lists.get_available_partitions() == fresh.get_available_partitions()
+    loaded = lists._session.get_component("data_loader")._cache
+    assert not [key for key in loaded if key[0] == "load_service_model"], list(loaded)
 
 
 def test_backend_registries_list_regions_through_the_one_shared_session():
@@ -43,5 +66,7 @@ def test_the_trimmed_region_lists_are_botocores():
         # moto's region table: the commercial, GovCloud and China partitions (not the ISO ones botocore lists).
         table = {r for p in ("aws", "aws-us-gov", "aws-cn") for r in fresh.get_available_regions("ec2", p)}
         assert known_regions() == frozenset(table)
+        loaded = moto_import.SESSION._session.get_component("data_loader")._cache
+        assert not [key for key in loaded if key[0] == "load_service_model"], list(loaded)
     finally:
         backends.stop()
