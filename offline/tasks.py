@@ -220,6 +220,10 @@ def run(task: str, args: list[str], verbose: bool = False) -> int:
     quiet_uv = [] if verbose else ["--quiet"]
     run = [*uv, "run", "--frozen", "--no-sync", *quiet_uv]
     if task == "test":
+        # pytest caches its assertion-rewritten test modules as bytecode (tests/**/__pycache__, ignored by git)
+        # only where bytecode may be written: with PYTHONDONTWRITEBYTECODE set, every run (and every xdist
+        # worker) parses and rewrites each test module again, a fifth of the unit tier's CPU.
+        env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
         fast = "--fast" in args
         if fast:
             args = [a for a in args if a != "--fast"]

@@ -31,3 +31,18 @@ def test_every_task_in_the_venv_runs_after_the_sources_are_compiled(monkeypatch)
     monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: calls.append(cmd[-2]) or subprocess.CompletedProcess(cmd, 0))
     assert tasks.run("plan", ["rke2-dev"]) == 0
     assert calls == ["sync", "compile", "plan"]
+
+
+def test_the_tests_run_where_pytest_may_cache_its_rewritten_modules(monkeypatch):
+    """pytest writes its assertion-rewritten modules only when `sys.dont_write_bytecode` is false (pytest
+    src/_pytest/assertion/rewrite.py exec_module: `write = not sys.dont_write_bytecode`): the test task runs
+    pytest without PYTHONDONTWRITEBYTECODE, so the rewrite is cached across runs and xdist workers."""
+    envs: list[dict] = []
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    monkeypatch.setattr(tasks, "find_uv", lambda: ["uv"])
+    monkeypatch.setattr(tasks, "sync", lambda *a: 0)
+    monkeypatch.setattr(tasks, "install_node_tools", lambda *a: 0)
+    monkeypatch.setattr(tasks, "compile_sources", lambda: None)
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: envs.append(kw["env"]) or subprocess.CompletedProcess(cmd, 0))
+    assert tasks.run("test", ["--fast"]) == 0
+    assert envs and all("PYTHONDONTWRITEBYTECODE" not in env for env in envs)
