@@ -63,6 +63,9 @@ FAST_LINTERS = LINTERS[:1]
 # The inner loop: the unit tier (tests/conftest.py marks each test by its directory), in this process.
 # Collected from tests/unit alone: collecting the other tiers imports the engine and moto.
 FAST_TEST = ["python", "-m", "pytest", "tests/unit", "-m", "unit", "-n", "0"]
+# Set for `test --fast` only: the property tests draw a tenth of their examples (tests/support/properties.py), so
+# the inner loop stays one; the full `test` runs the same unit tier with every example.
+FAST_TESTS_ENV = "RKE_AWS_FAST_TESTS"
 VENV = ROOT / ".venv"
 # What the last sync that compiled bytecode installed (a digest of uv.lock, pyproject.toml and uv's version):
 # bytecode is compiled only when that changes. Compiling checks every installed file again (~12,000 files:
@@ -228,6 +231,7 @@ def run(task: str, args: list[str], verbose: bool = False) -> int:
         if fast:
             args = [a for a in args if a != "--fast"]
             command = FAST_TEST
+            env[FAST_TESTS_ENV] = "1"
         # Lint, the import contracts and the types first: each in seconds.
         for check in FAST_LINTERS if fast else LINTERS:
             code = subprocess.run([*run, *check], cwd=ROOT, env=env).returncode
