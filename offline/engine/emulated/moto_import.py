@@ -27,7 +27,7 @@ SESSION: Any = None
 # The endpointPrefix (botocore data/<service>/<version>/service-2.json, metadata) of the services whose backends an
 # emulated account builds; tests/emulated/test_moto_import.py holds it to botocore's models.
 ENDPOINT_PREFIXES = {"ec2": "ec2", "iam": "iam", "ssm": "ssm", "s3": "s3", "kms": "kms", "route53": "route53",
-                     "sts": "sts", "elbv2": "elasticloadbalancing"}
+                     "sts": "sts", "elb": "elasticloadbalancing", "elbv2": "elasticloadbalancing"}
 
 
 class RegionLists:
