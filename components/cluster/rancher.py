@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_kubernetes as k8s
-import pulumi_rancher2 as rancher2
 
 from ..settings import versions
 
@@ -37,6 +36,10 @@ class RancherRegistration(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: RancherRegistrationArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__("rke-aws:rancher:RancherRegistration", name, None, opts)
+        # Imported here, by the stacks that register with Rancher only: the SDK costs a plan without Rancher a
+        # third of a bare `import pulumi_aws` (bench/RESULTS.md, issue 33.7).
+        import pulumi_rancher2 as rancher2
+
         # An explicit provider: rancher2:* stack keys and RANCHER_* variables play no part; TLS is
         # verified (insecure false: the token goes with every call).
         self.provider = rancher2.Provider(

@@ -15,10 +15,18 @@ from ..settings import versions
 
 # libyaml's emitter when present: same output, several times faster at hundreds of nodes.
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+# libyaml's parser when present, with PyYAML's safe constructor and resolver (the same documents as
+# yaml.safe_load): parsing a node's cloud-config (its boot script as one YAML string) costs 60 ms in pure Python.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def dump_yaml(doc: Any, *, sort_keys: bool = False, width: int = 80) -> str:
     return yaml.dump(doc, Dumper=_DUMPER, sort_keys=sort_keys, width=width)
+
+
+def load_yaml(text: str) -> Any:
+    """yaml.safe_load, through libyaml when present."""
+    return yaml.load(text, Loader=_LOADER)  # noqa: S506 - CSafeLoader / SafeLoader
 
 
 @dataclass(frozen=True)

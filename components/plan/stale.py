@@ -31,6 +31,7 @@ from typing import Any
 import yaml
 
 from ..state.model import NodeBuild, NodeState
+from .cluster_documents import load_yaml
 
 # Output keys are the state model's (components/state/model.py, the one place they are spelled).
 WANTED = NodeState.output_key("wanted")  # the node output key holding what the configuration asks
@@ -112,7 +113,7 @@ def _steady(doc: Any) -> Any:
 def boot_digest(user_data: str) -> str:
     """A short digest of a node's cloud-config (as text), without what reaches running nodes anyway."""
     try:
-        doc = yaml.safe_load(user_data)
+        doc = load_yaml(user_data)
     except yaml.YAMLError:
         doc = user_data
     canonical = json.dumps(_steady(doc), sort_keys=True, default=str)

@@ -48,10 +48,13 @@ def literal(text: str) -> str:
 
 def int_set_regex(values: Iterable[int]) -> str:
     """A regex matching exactly the decimal forms (no leading zeros) of `values` (0..999)."""
-    words = sorted({str(v) for v in values})
-    if not words:
-        return "(?!)"
-    return _trie_regex(words)
+    return _words_regex(tuple(sorted({str(v) for v in values})))
+
+
+@functools.cache
+def _words_regex(words: tuple[str, ...]) -> str:
+    # Cached: the CIDR patterns ask for the same few octet sets ~150 times (settings/fields.py, at import).
+    return _trie_regex(list(words)) if words else "(?!)"
 
 
 def _trie_regex(words: list[str]) -> str:
@@ -140,7 +143,9 @@ def _address_regex(intervals: tuple[Interval, ...], step: int, level: int) -> st
     that are multiples of `step`."""
     size = 1 << (8 * (3 - level))  # addresses one value of this octet spans
     groups: dict[str, list[int]] = {}
-    for v in range(256):
+    # Only the octet values some interval reaches (every one of them for 0.0.0.0/0; a few for 10.0.0.0/8).
+    reached = sorted({v for a, b in intervals for v in range(max(a // size, 0), min(b // size, 255) + 1)})
+    for v in reached:
         base = v * size
         sub = tuple((max(a, base) - base, min(b, base + size - 1) - base)
                     for a, b in intervals if a <= base + size - 1 and b >= base)

@@ -34,7 +34,7 @@ from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.records import secret_strings
 from rke_aws_offline.report import plan_text, progress
 from rke_aws_offline.report.project import Project, ProjectError
-from rke_aws_offline.report.review import MASK, cloud_config, decode_user_data, parsed, review_inputs
+from rke_aws_offline.report.review import MASK, YAML_LOADER, cloud_config, decode_user_data, parsed, review_inputs
 
 RKE2_CONFIG_PATH = "/etc/rancher/rke2/config.yaml"
 # Keys whose values are secrets in cluster.yml / RKE2 config.yaml.
@@ -80,7 +80,7 @@ def generated_configs(run: harness.ProgramRun) -> list[dict[str, Any]]:
     configs: list[dict[str, Any]] = []
     state = state_of(run.outputs)
     if state.get("rkeClusterYml"):
-        configs.append({"file": "cluster.yml", "content": mask_config(yaml.safe_load(state["rkeClusterYml"]))})
+        configs.append({"file": "cluster.yml", "content": mask_config(yaml.load(state["rkeClusterYml"], Loader=YAML_LOADER))})
     per_node = []
     for inst in run.of_type("aws:ec2/instance:Instance"):
         doc = cloud_config(decode_user_data(inst.inputs) or "")
@@ -88,7 +88,7 @@ def generated_configs(run: harness.ProgramRun) -> list[dict[str, Any]]:
             if f.get("path") == RKE2_CONFIG_PATH:
                 node = (inst.inputs.get("tags") or {}).get("Name") or inst.name
                 per_node.append({"file": RKE2_CONFIG_PATH, "node": node, "privateIp": inst.inputs.get("privateIp"),
-                                 "content": mask_config(yaml.safe_load(f.get("content") or "") or {})})
+                                 "content": mask_config(yaml.load(f.get("content") or "", Loader=YAML_LOADER) or {})})
     per_node.sort(key=lambda c: (ipaddress.ip_address(c["privateIp"]) if c["privateIp"] else ipaddress.ip_address(0), c["node"]))
     return configs + per_node
 

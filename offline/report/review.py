@@ -19,6 +19,8 @@ import yaml
 from rke_aws_offline.engine.records import Registration
 
 MASK = "****"
+# libyaml's parser when present (yaml.safe_load's documents, faster): rke_aws.plan.cluster_documents.
+YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Inputs holding JSON documents (IAM policies) that are shown parsed.
 JSON_INPUTS = ("policy", "assumeRolePolicy")
 # NAME='value' settings, and the proxy variables the header exports (the upper-case ones: the lower-case
@@ -31,7 +33,7 @@ def cloud_config(text: str) -> dict | None:
     if not isinstance(text, str) or not text.startswith("#cloud-config"):
         return None
     try:
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=YAML_LOADER)  # noqa: S506 - CSafeLoader / SafeLoader
     except yaml.YAMLError:
         return None
     return doc if isinstance(doc, dict) else None
@@ -79,7 +81,7 @@ def parsed(value: Any) -> Any:
     if not isinstance(value, str) or "\n" not in value:
         return value
     try:
-        docs = [d for d in yaml.safe_load_all(value)]
+        docs = [d for d in yaml.load_all(value, Loader=YAML_LOADER)]  # noqa: S506 - CSafeLoader / SafeLoader
     except yaml.YAMLError:
         return value
     if len(docs) == 1 and isinstance(docs[0], (dict, list)):

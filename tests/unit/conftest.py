@@ -11,6 +11,15 @@ from __future__ import annotations
 import sys
 
 import pytest
+from hypothesis import settings
+
+from tests.support import properties
+
+# The inner loop's property tests (tests/support/properties.py): Hypothesis's default count scaled as the tests'
+# own counts are (`examples(n)`), when `python3 -m offline.tasks test --fast` runs the tier.
+if properties.fast():
+    settings.register_profile("fast", max_examples=properties.examples(settings.default.max_examples))
+    settings.load_profile("fast")
 
 # What a unit test may not load: moto (the emulated account) and the offline engine that runs programs.
 FORBIDDEN = ("moto", "rke_aws_offline.engine.harness", "rke_aws_offline.engine.emulated_account",

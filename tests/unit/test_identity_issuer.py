@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from rke_aws.plan import identity_issuer as issuer
 from tests.support import sts
+from tests.support.properties import examples
 
 KEY = sts.new_key()
 OTHER = sts.new_key()
@@ -159,7 +160,7 @@ def valid_issuers(draw):
     return f"https://{host}{path}"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(valid_issuers())
 def test_property_valid_issuers_pass_and_name_their_provider(url):
     assert issuer.issuer_url_problems(url) == []
@@ -167,7 +168,7 @@ def test_property_valid_issuers_pass_and_name_their_provider(url):
     assert issuer.jwks_uri(url) == url + "/openid/v1/jwks"  # never a double slash
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(valid_issuers(), st.sampled_from(["?q", "#f", "/", ":443", "http"]))
 def test_property_each_breach_is_refused(url, breach):
     if breach == "http":
@@ -181,7 +182,7 @@ def test_property_each_breach_is_refused(url, breach):
     assert issuer.issuer_url_problems(bad), bad
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.text(max_size=40))
 def test_property_anything_accepted_is_an_https_url_iam_takes(text):
     if not issuer.issuer_url_problems(text):

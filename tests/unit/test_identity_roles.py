@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from rke_aws.plan import identity_issuer as issuer
 from rke_aws.plan import identity_roles as roles
 from tests.support import resource_policy as rp
+from tests.support.properties import examples
 
 ISSUER = "https://rke-aws-irsa-c1.s3.us-gov-west-1.amazonaws.com"
 HOST = issuer.host_path(ISSUER)
@@ -101,7 +102,7 @@ def kubernetes_accepts(namespace: str, name: str) -> bool:
     return label_ok and sub_ok
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(alphabet="abz09-.*/_A", max_size=20), st.text(alphabet="abz09-.*_A", max_size=70))
 def test_property_names_follow_kubernetes(namespace, name):
     parsed, _ = roles.parse_service_account(f"{namespace}/{name}")

@@ -22,8 +22,9 @@ from rke_aws.aws import backups
 from rke_aws.aws.endpoint import short_name
 from rke_aws.settings import fields
 from rke_aws.settings.rules import tags as tags_rules
+from tests.support.properties import examples
 
-PROPERTY = settings(derandomize=True, database=None, max_examples=300, deadline=None,
+PROPERTY = settings(derandomize=True, database=None, max_examples=examples(300), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 cluster_ids = st.from_regex(fields.CLUSTER_ID_PATTERN)
 LOADER = botocore.loaders.Loader()

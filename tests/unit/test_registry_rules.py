@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 
 from rke_aws.settings import registry_hosts, stackfile
 from tests.support.configs import config_problems, parse_config, scenario_config, set_key
+from tests.support.properties import examples
 
 PASSWORD = "offline-placeholder"  # what the offline stack reader puts for the `secure:` password
 
@@ -161,7 +162,7 @@ def test_every_problem_at_once(airgap):
 _label = st.text(string.ascii_lowercase + string.digits, min_size=1, max_size=20).filter(lambda s: s[0] != "-")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(_label, min_size=1, max_size=4), st.one_of(st.none(), st.integers(1, 65535)))
 def test_dns_names_with_a_port_are_registry_hosts(labels, port):
     host = ".".join(labels) + (f":{port}" if port else "")
@@ -171,7 +172,7 @@ def test_dns_names_with_a_port_are_registry_hosts(labels, port):
     assert parts.port == port
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(min_size=1, max_size=40))
 def test_whatever_is_accepted_parses_as_a_bare_authority(text):
     """Anything accepted is what urlsplit takes as the whole netloc of https://<text>, with no user info,

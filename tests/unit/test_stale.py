@@ -92,3 +92,17 @@ def test_values_from_instance_inputs_and_running_values_from_the_previous_output
     moved = node(name="ip-10-0-4-99.ec2.internal", image="ami-new", wanted={"image": "ami-new"})
     (fresh,) = stale.with_running([moved], [old])
     assert stale.stale_node(fresh) is None, "a node at another address is a new instance"
+
+
+def test_user_data_is_read_by_libyaml_into_the_documents_safe_load_reads():
+    """The digest parses each node's cloud-config (its boot script one long YAML string): through libyaml when
+    PyYAML has it (pure Python costs 60 ms a node, issue 33.7), with PyYAML's safe constructor and resolver, so the
+    documents, and the digests the stack outputs keep, are yaml.safe_load's (the golden plans hold them too)."""
+    import yaml
+
+    from rke_aws.plan import cluster_documents
+
+    doc = BOOT + "runcmd:\n- [sh, -c, 'x: 1']\nbootcmd: ~\nflags: [yes, 'no', 0o17, 1e3, 2024-01-01]\n"
+    assert cluster_documents.load_yaml(doc) == yaml.safe_load(doc)
+    if yaml.__with_libyaml__:
+        assert cluster_documents._LOADER is yaml.CSafeLoader

@@ -5,8 +5,13 @@ plan never reads: three fresh boto3 sessions (each parsing botocore's endpoint d
 each partition, and every region's instance-type offerings (150,000 rows) for a plan that asks about one region.
 `load()` imports it with one shared session for the region lists and the offerings read per region on first use.
 moto reads the offerings table only through `table[location_type][region]` and `.get(region, default)` (moto
-5.2: ec2/models/instances.py run_instances, instance_types.py, spot_requests.py); tests/emulated/
-test_moto_import.py holds the patched names to the locked moto and the answers to an untrimmed import's.
+5.2: ec2/models/instances.py run_instances, instance_types.py, spot_requests.py). Each service's backend registry
+lists its regions through a session of its own (moto 5.2: core/base_backend.py AccountSpecificBackend.get_session),
+which parses botocore's endpoint data and EC2's service model a second time (0.3 s of every plan): it gets the
+same shared session. That session answers region lists from botocore's endpoint data alone (RegionLists): botocore
+parses a service's whole model for its endpointPrefix (EC2's: 4 MB of JSON, 0.2 s), which for the services an
+account builds is known. tests/emulated/test_moto_import.py holds the patched names to the locked moto and the
+answers to an untrimmed import's.
 """
 
 from __future__ import annotations
@@ -17,6 +22,48 @@ from typing import Any
 
 _LOCK = threading.Lock()
 _LOADED = False
+# The one session (no credentials read) that answers moto's region lists in this process: a RegionLists.
+SESSION: Any = None
+# The endpointPrefix (botocore data/<service>/<version>/service-2.json, metadata) of the services whose backends an
+# emulated account builds; tests/emulated/test_moto_import.py holds it to botocore's models.
+ENDPOINT_PREFIXES = {"ec2": "ec2", "iam": "iam", "ssm": "ssm", "s3": "s3", "kms": "kms", "route53": "route53",
+                     "sts": "sts", "elb": "elasticloadbalancing", "elbv2": "elasticloadbalancing"}
+
+
+class RegionLists:
+    """What moto asks a boto3 session while it lists regions (get_available_partitions, get_available_regions:
+    moto 5.2 core/base_backend.py, ec2/models/availability_zones_and_regions.py), answered as botocore's
+    Session.get_available_regions does (its endpoint resolver over the bundled endpoint data), with the
+    endpointPrefix of ENDPOINT_PREFIXES' services taken from there instead of their parsed models."""
+
+    def __init__(self) -> None:
+        import botocore.session
+
+        self._session = botocore.session.Session()
+        self._resolver: Any = None
+
+    def _endpoints(self) -> Any:
+        if self._resolver is None:
+            from botocore.regions import EndpointResolver
+
+            loader = self._session.get_component("data_loader")
+            data, path = loader.load_data_with_path("endpoints")
+            self._resolver = EndpointResolver(data, uses_builtin_data=loader.is_builtin_path(path))
+        return self._resolver
+
+    def get_available_partitions(self) -> list[str]:
+        return self._endpoints().get_available_partitions()
+
+    def get_available_regions(self, service_name: str, partition_name: str = "aws",
+                              allow_non_regional: bool = False) -> list[str]:
+        prefix = ENDPOINT_PREFIXES.get(service_name)
+        if prefix is None:
+            return self._session.get_available_regions(service_name, partition_name, allow_non_regional)
+        return self._endpoints().get_available_endpoints(prefix, partition_name, allow_non_regional)
+
+    def __getattr__(self, name: str) -> Any:
+        # Anything else moto might ask while importing: botocore's session answers it.
+        return getattr(self._session, name)
 # Set before moto is imported: moto's ~5,000 built-in AMIs cost 0.1 s per region and hold no image a stack
 # asks for (the account publishes its own, rke_aws_offline.engine.emulated_account).
 MOTO_ENV = {"MOTO_EC2_LOAD_DEFAULT_AMIS": "false"}
@@ -60,7 +107,7 @@ class _OfferingsByRegion(dict):
 
 def load() -> None:
     """Import moto's EC2, IAM, SSM, S3, KMS, Route 53, ELBv2 and STS models, trimmed (once per process)."""
-    global _LOADED
+    global _LOADED, SESSION
     if _LOADED:
         return
     with _LOCK:
@@ -80,16 +127,12 @@ def load() -> None:
                 return []
             return real_load(path, *args, **kwargs)
 
-        shared: list[boto3.Session] = []
+        SESSION = RegionLists()
         real_session = boto3.Session
 
-        def one_session(*args: Any, **kwargs: Any) -> boto3.Session:
+        def one_session(*args: Any, **kwargs: Any) -> Any:
             # moto's region table asks three fresh sessions for the regions of each partition.
-            if args or kwargs:
-                return real_session(*args, **kwargs)
-            if not shared:
-                shared.append(real_session())
-            return shared[0]
+            return real_session(*args, **kwargs) if args or kwargs else SESSION
 
         moto_utils.load_resource = load_resource
         boto3.Session = one_session  # type: ignore[misc]
@@ -99,6 +142,11 @@ def load() -> None:
         finally:
             moto_utils.load_resource = real_load
             boto3.Session = real_session  # type: ignore[misc]
+        from moto.core.base_backend import AccountSpecificBackend
+
+        # The region lists of a backend registry: the session's only use there (get_available_partitions and
+        # get_available_regions, which read no credentials).
+        AccountSpecificBackend.get_session = classmethod(lambda cls: SESSION)  # type: ignore[method-assign,assignment]
         for location_type in list(instance_types.INSTANCE_TYPE_OFFERINGS):
             files = {os.path.basename(p).split(".")[0]: p for p in skipped if f"/{location_type}/" in p}
             instance_types.INSTANCE_TYPE_OFFERINGS[location_type] = _OfferingsByRegion(location_type, files, real_load)

@@ -14,6 +14,7 @@ from rke_aws.plan import releases
 from rke_aws.plan.day2 import versions as day2
 from rke_aws.plan.day2.confirmations import Observed
 from rke_aws.settings import versions
+from tests.support.properties import examples
 from tests.support.releases import etcd, key, minor
 from tests.support.states import state
 
@@ -62,7 +63,7 @@ UPGRADES = [(a, b) for a in versions.RKE2_RELEASES for b in versions.RKE2_RELEAS
             if key(a) < key(b) and minor(b) - minor(a) <= 1 and minor(a) >= 31]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.sampled_from(UPGRADES))
 def test_the_guard_refuses_exactly_the_unsafe_moves_and_its_advice_is_safe(pair):
     running, wanted = pair
