@@ -121,7 +121,7 @@ def vpc_endpoints(action_lists: Iterable[Iterable[str]], region: str, *, ecr: bo
 
 # A private ECR registry's host (RKE's util/ecr.go matches the same shape for its credential plugin):
 # <account>.dkr.ecr[-fips].<region>.amazonaws.com[.cn]
-ECR_HOST = re.compile(r"^[0-9]{12}\.dkr\.ecr(-fips)?\.[a-z0-9-]+\.amazonaws\.com(\.cn)?(:[0-9]+)?$")
+ECR_HOST = re.compile(r"^[0-9]{12}\.dkr\.ecr(-fips)?\.[a-z0-9-]+\.amazonaws\.com(\.cn)?(:[0-9]+)?\Z")
 
 
 def is_ecr_registry(host: str) -> bool:

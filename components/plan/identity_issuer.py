@@ -174,8 +174,8 @@ S3_ISSUER_REFUSED = {
                "and STS reads the issuer's documents anonymously (hashicorp/terraform-provider-aws#15420)"),
 }
 
-_BUCKET = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$")
-_PREFIX_SEGMENT = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]\Z")
+_PREFIX_SEGMENT = re.compile(r"^[a-z0-9][a-z0-9_-]*\Z")
 
 
 def s3_issuer_problem(partition: str) -> str | None:
@@ -205,8 +205,8 @@ def object_keys(prefix: str = "") -> tuple[str, str]:
     return f"{base}{DISCOVERY_PATH}", f"{base}{JWKS_PATH}"
 
 
-_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
-_PATH_SEGMENT = re.compile(r"^[A-Za-z0-9._~-]+$")
+_LABEL = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\Z")
+_PATH_SEGMENT = re.compile(r"^[A-Za-z0-9._~-]+\Z")
 
 
 def issuer_url_problems(value: object) -> list[str]:

@@ -30,7 +30,7 @@ from .identity_issuer import STS_AUDIENCE, host_path
 ASSUME_ACTION = "sts:AssumeRoleWithWebIdentity"
 ROLE_ARN_ANNOTATION = "eks.amazonaws.com/role-arn"  # what the webhook reads on a service account
 
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
 DNS_LABEL_MAX = 63
 DNS_SUBDOMAIN_MAX = 253
 

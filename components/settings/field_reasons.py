@@ -51,7 +51,7 @@ def cluster_id_why(v: str) -> str | None:
 
 
 def image_why(v: str) -> str | None:
-    if re.search(r":latest$", v):
+    if re.search(r":latest\Z", v):
         return "is pinned to 'latest', which moves (a CCM must not become newer than the cluster)"
     return None
 

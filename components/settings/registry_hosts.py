@@ -16,7 +16,7 @@ DOCKER_HUB = "docker.io"
 
 # A registry host as containerd and RKE2 take it: a DNS name or IPv4 address, optionally with a port.
 _LABEL = r"(?!-)[A-Za-z0-9-]{1,63}(?<!-)"
-HOST_PATTERN = re.compile(rf"^(?:{_LABEL}(?:\.{_LABEL})*)(?::(?P<port>[0-9]{{1,5}}))?$")
+HOST_PATTERN = re.compile(rf"^(?:{_LABEL}(?:\.{_LABEL})*)(?::(?P<port>[0-9]{{1,5}}))?\Z")
 
 
 def is_registry_host(value: str) -> bool:

@@ -25,7 +25,7 @@ from .model import STATE_VERSION, ClusterState
 
 UNKNOWN_PLACEHOLDER = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 _NODE_NAME_RE = re.compile(r"^ip-(\d{1,3})-(\d{1,3})-(\d{1,3})-(\d{1,3})\.")
-ENDPOINT_RE = re.compile(r"^api\.([a-z][a-z0-9-]*)\.rke-aws\.internal$")
+ENDPOINT_RE = re.compile(r"^api\.([a-z][a-z0-9-]*)\.rke-aws\.internal\Z")
 # What manifest mode delivered before rke2Manifests recorded it (0.1 and earlier: 00b944d components/
 # manifests.py): the CCM and the upgrade controller with its Plans, and the EBS CSI driver with its key.
 LEGACY_MANIFESTS = ("ccm.yaml", "upgrade-plans.yaml", "system-upgrade-controller.yaml",

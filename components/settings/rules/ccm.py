@@ -15,7 +15,7 @@ FLAG_RE = re.compile(FLAG_PATTERN)
 # The in-tree AWS provider was removed in Kubernetes 1.27.
 IN_TREE_REMOVED_MINOR = 27
 # A release tag (v1.33.4, 1.33.4-eks-1); anything else (stable, main, dev) is a moving tag.
-VERSION_TAG_RE = re.compile(r":v?[0-9]+\.[0-9]+(?:\.[0-9]+)?(?:[-+._][A-Za-z0-9.-]*)?$")
+VERSION_TAG_RE = re.compile(r":v?[0-9]+\.[0-9]+(?:\.[0-9]+)?(?:[-+._][A-Za-z0-9.-]*)?\Z")
 
 
 def check(keys: Keys, ctx: Context) -> list[Diagnostic]:
