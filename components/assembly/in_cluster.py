@@ -18,7 +18,7 @@ from ..cluster.identity_addons import IdentityAddons, IdentityAddonsArgs, Webhoo
 from ..cluster.rancher import RancherAgent, RancherAgentArgs, RancherRegistration, RancherRegistrationArgs
 from ..plan import ccm_values, cluster_documents, identity_ebs_csi, identity_lbc, identity_webhook, rancher
 from ..plan.model import ClusterSpec
-from ..settings import registry_hosts
+from ..settings import registry_hosts, versions
 
 
 @dataclass(frozen=True)
@@ -92,8 +92,11 @@ def prepare(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions,
         plan = cluster.identity
         webhook_cert = WebhookCertificate(name, cfg.cluster_id, child)
         pools = cfg.node_pools
+        mirrors = cfg.registry.mirrors if cfg.registry is not None else None
+        webhook_image = registry_hosts.pulled_as(versions.POD_IDENTITY_WEBHOOK_IMAGE, cfg.distribution, mirrors)
+        lbc_image = registry_hosts.pulled_as(versions.LOAD_BALANCER_CONTROLLER_IMAGE, cfg.distribution, mirrors)
         webhook_values = webhook_cert.ca_pem.apply(
-            lambda ca: identity_webhook.values(cfg.distribution, pools, cfg.region, ca))
+            lambda ca: identity_webhook.values(cfg.distribution, pools, cfg.region, ca, image=webhook_image))
         if plan.load_balancer_controller:
             role = identity.addon_role("lb-controller-role", plan.lbc_role, identity_lbc.NAMESPACE,
                                        identity_lbc.SERVICE_ACCOUNT,
@@ -101,7 +104,7 @@ def prepare(name: str, spec: ClusterSpec, child: pulumi.ResourceOptions,
             lbc_depends_on = (role, *identity.addon_grants)
             proxy = cluster.proxy
             lbc_values = pulumi.Output.from_input(vpc_id).apply(lambda vpc: identity_lbc.values(
-                cfg.cluster_id, cfg.region, vpc, plan.lbc_role_arn, cfg.distribution, pools,
+                cfg.cluster_id, cfg.region, vpc, plan.lbc_role_arn, cfg.distribution, pools, image=lbc_image,
                 proxy=proxy.variables() if proxy is not None else None))
     return Prepared(values, ebs_values, credentials, registration, ebs_nulls, ebs_depends_on,
                     webhook_cert, webhook_values, lbc_values, lbc_depends_on)

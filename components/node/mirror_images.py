@@ -119,9 +119,9 @@ def _program_images(cfg: ClusterConfig) -> list[tuple[str, str]]:
                 ("kubectl in upgrade jobs", versions.SUC_KUBECTL_IMAGE),
                 ("rke2-upgrade in Plans",
                  f"{versions.RKE2_UPGRADE_IMAGE}:{versions.rke2_upgrade_tag(cfg.kubernetes_version)}")]
-    if cfg.distribution == "rke2" and cfg.identity.service_accounts == "irsa":
+    if cfg.identity.service_accounts == "irsa":
         out.append(("pod identity webhook", versions.POD_IDENTITY_WEBHOOK_IMAGE))
-    if cfg.distribution == "rke2" and cfg.addons.load_balancer_controller:
+    if cfg.addons.load_balancer_controller:
         out.append(("aws-load-balancer-controller", versions.LOAD_BALANCER_CONTROLLER_IMAGE))
     return out
 
@@ -193,8 +193,9 @@ def _copyable(ref: str) -> str:
 
 
 def copy_commands(plan: MirrorPlan) -> str:
-    """A bash script that copies every image of `plan` into the mirror (`skopeo login` to the mirror first)."""
-    lines: list[str] = []
+    """A bash script that copies every image of `plan` into the mirror (`skopeo login` to the mirror first). It
+    stops at the first failure: a checksum that does not match, a list that cannot be had, a copy refused."""
+    lines: list[str] = ["set -euo pipefail"]
     for image in plan.images:
         lines.append(f"skopeo copy --all docker://{_copyable(image.upstream)} docker://{_copyable(image.mirror)}")
     for unknown in plan.unknown:
@@ -211,9 +212,10 @@ def copy_commands(plan: MirrorPlan) -> str:
         for sums, file in listed.checksums:
             lines.append(f"curl -sfLO {sums}")
             lines.append(f"grep -E ' {file.replace('.', '[.]')}$' {sums.rsplit('/', 1)[1]} | sha256sum -c -")
-        source = f"$({listed.command})" if listed.command else f"$(sort -u {' '.join(files)})"
+        # The list is read before the loop: a failing command inside `for x in $(...)` would not stop the script.
+        lines.append(f"images=$({listed.command})" if listed.command else f"images=$(sort -u {' '.join(files)})")
         lines += [
-            f"for image in {source}; do",
+            "for image in $images; do",
             '  case "${image%%/*}" in',
             f"    {listed.registry}) path=${{image#*/}} ;;",
             f'    *.*|*:*|localhost) echo "not a {listed.registry} image: $image" >&2; exit 1 ;;',

@@ -316,6 +316,8 @@ def off_warnings(cfg: StackConfig, previous: ClusterState | None) -> list[Diagno
                                                        "replaced server accepts only RKE2's own tokens, so restart the "
                                                        "pods that talk to the API server after the rotation",
                            "identity.off", Severity.WARNING, "none")]
+    if not previous.identity_signing and previous.identity_signing_generation is None:  # RKE's key signed all
+        return []
     return [Diagnostic("identity.serviceAccounts", "'none' on a running RKE1 cluster: after the next `rke up` "
                                                    "kube-apiserver accepts only RKE's own tokens, so the tokens pods "
                                                    "hold from the cluster's issuer are refused until the kubelet "

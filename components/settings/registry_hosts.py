@@ -101,9 +101,9 @@ DEPLOYED_IMAGES: tuple[DeployedImage, ...] = (
     # Workload identity (issue 36): the pinned webhook and controller images (plan/identity_webhook.py,
     # plan/identity_lbc.py set them in the charts' values).
     DeployedImage("pod identity webhook", versions.POD_IDENTITY_WEBHOOK_IMAGE.rsplit(":", 1)[0],
-                  "settings/versions.py POD_IDENTITY_WEBHOOK_IMAGE", ("rke2",), when="identity"),
+                  "settings/versions.py POD_IDENTITY_WEBHOOK_IMAGE", ("rke2", "rke"), when="identity"),
     DeployedImage("aws-load-balancer-controller", versions.LOAD_BALANCER_CONTROLLER_IMAGE.rsplit(":", 1)[0],
-                  "settings/versions.py LOAD_BALANCER_CONTROLLER_IMAGE", ("rke2",), when="load-balancer-controller"),
+                  "settings/versions.py LOAD_BALANCER_CONTROLLER_IMAGE", ("rke2", "rke"), when="load-balancer-controller"),
 )
 
 
@@ -136,6 +136,13 @@ def unmirrored_images(mirrors: Mapping[str, str], distribution: str = "rke2",
         if mirror_for(registry, mirrors) is None:
             out.setdefault(registry, []).append(image.component)
     return out
+
+
+def pulled_as(image: str, distribution: str, mirrors: Mapping[str, str] | None) -> str:
+    """The reference the program gives a chart for `image`: RKE2's containerd pulls through registries.yaml's
+    mirrors whatever the name says; RKE1's Docker has no per-registry mirrors (rancher/rke types PrivateRegistry),
+    so there the image must name the mirror (rewrite_image)."""
+    return rewrite_image(image, mirrors) if distribution == "rke" and mirrors else image
 
 
 def rewrite_image(image: str, mirrors: Mapping[str, str]) -> str:

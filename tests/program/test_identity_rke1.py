@@ -155,3 +155,27 @@ def test_an_rke1_controlplane_on_rhel_fetches_the_keys_once_before_its_os_step_a
     for inst in run.of_type(INSTANCE):
         if inst is not control:
             assert "IDENTITY_KEY_REQUEST" not in written_file(cloud_config(inst), scripts.BOOTSTRAP_PATH), inst.urn
+
+
+def test_with_a_registry_the_webhook_and_the_controller_name_the_mirror_on_rke1():
+    """RKE1's Docker has no per-registry mirrors (rancher/rke types PrivateRegistry: a registry list, `is_default`
+    prefixing system images only), so an image pulled through the mirror must name it, as the CCM's and EBS CSI's
+    already do; the webhook's and the controller's images are on public.ecr.aws (their build workflows, cited in
+    plan/identity_webhook.py)."""
+    from rke_aws_offline.engine import harness
+    from tests.support.runs import run_cached
+
+    cfg = dict(harness.stack_config(STACK))
+    cfg["rke-aws:registry"] = json.dumps({"mirrors": {"public.ecr.aws": "https://registry.corp.example/ecr-public",
+                                                      "docker.io": "https://registry.corp.example/hub",
+                                                      "registry.k8s.io": "https://registry.corp.example/k8s"}})
+    run = run_cached(cfg, stack=STACK)
+    releases = {r.name: r for r in run.of_type("kubernetes:helm.sh/v3:Release")}
+    webhook = releases[f"{STACK}-pod-identity-webhook"].inputs["values"]["image"]
+    lbc = releases[f"{STACK}-aws-load-balancer-controller"].inputs["values"]["image"]
+    # The webhook chart joins image.registry and image.repository; the controller's names image.repository whole
+    # (tests/data/upstream/<chart>/values.yaml).
+    assert f"{webhook['registry']}/{webhook['repository']}" == \
+        "registry.corp.example/ecr-public/eks/amazon-eks-pod-identity-webhook", webhook
+    assert lbc["repository"] == "registry.corp.example/ecr-public/eks/aws-load-balancer-controller", lbc
+    assert "public.ecr.aws" not in json.dumps([webhook, lbc])

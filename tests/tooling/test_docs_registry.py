@@ -166,7 +166,7 @@ def _run(script: str, tmp_path: Path, tamper: str = "") -> tuple[subprocess.Comp
         (lists / f"rke2-images-all.linux-{arch}.txt").write_text("\n".join(lines) + "\n")
     work = tmp_path / "work"
     work.mkdir()
-    proc = subprocess.run(["bash", "-e", "-c", STUBS + script], cwd=work, capture_output=True, text=True,
+    proc = subprocess.run(["bash", "-c", STUBS + script], cwd=work, capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin", "LISTS": str(lists), "TAMPER": tamper})
     log = work / "copies.log"
     copies = []

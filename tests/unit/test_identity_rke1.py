@@ -201,3 +201,10 @@ def test_turning_irsa_off_on_a_running_rke1_cluster_warns_that_pods_tokens_stop_
     assert warning.severity.name == "WARNING"
     assert warning.render("rke-aws:").startswith("rke-aws:identity.serviceAccounts: 'none' on a running RKE1 cluster")
     assert identity_plan.plan(_cfg(None), _running(), "123456789012", ebs_csi=False) == (None, [])
+
+
+def test_turning_irsa_off_while_rke1_only_trusted_our_key_warns_nothing():
+    """A bring-your-own issuer never confirmed: RKE's own key signed every token (identity_apiserver: trusting
+    only), so dropping our flags refuses no token in use."""
+    running = _running(identity_issuer_url=ISSUER, identity_key_generations=(1,), identity_signing=False)
+    assert identity_plan.plan(_cfg(None), running, "123456789012", ebs_csi=False) == (None, [])

@@ -126,7 +126,7 @@ def test_a_digest_pinned_ccm_image_is_copied_by_digest():
     digest = "sha256:" + "a" * 64
     plan = mirror_images.images_for(_cfg(ccm={"install": "manifest", "image":
                                               f"registry.k8s.io/provider-aws/cloud-controller-manager:v1.33.4@{digest}"}))
-    line = mirror_images.copy_commands(plan).splitlines()[0]
+    line = mirror_images.copy_commands(plan).splitlines()[1]  # after set -euo pipefail
     assert line == (f"skopeo copy --all docker://registry.k8s.io/provider-aws/cloud-controller-manager@{digest} "
                     f"docker://registry.corp.example/k8s/provider-aws/cloud-controller-manager@{digest}")
 
@@ -189,3 +189,12 @@ def test_every_image_the_ebs_csi_chart_names_is_pinned_or_not_deployed():
         assert image.rsplit(":", 1)[0] == node["image"]["repository"], path
         # an empty tag is v<appVersion> (templates/_helpers.tpl fullImagePath)
         assert image.rsplit(":", 1)[1] == (node["image"]["tag"] or f"v{app}"), path
+
+
+def test_the_script_stops_at_the_first_failure_and_reads_a_list_before_looping_over_it():
+    """bash runs on after a failed command unless told otherwise (bash(1), "set -e"), and a failing command
+    substitution in `for x in $(cmd)` does not stop even `set -e`: the list goes into a variable first."""
+    plan = mirror_images.images_for(_cfg())
+    lines = mirror_images.copy_commands(plan).splitlines()
+    assert lines[0] == "set -euo pipefail"
+    assert not [line for line in lines if line.startswith("for ") and "$(" in line], lines
