@@ -31,16 +31,28 @@ def airgap_problems(spec: ClusterSpec, env: Environment) -> list[Diagnostic]:
         return []
     problems: list[Diagnostic] = []
     bucket = airgap.artifacts_bucket
-    if bucket and env.offline and not _emulated_bucket(env, bucket):
+    found, unchecked = None, False
+    if bucket and env.offline:
         # An offline plan runs against an emulated account, which holds the fixtures' buckets but cannot read
         # the user's: say what `pulumi preview` will check instead of refusing a bucket that may well be filled.
-        problems.append(Diagnostic("airgap.artifactsBucket", f"'{bucket}' not checked offline: the emulated account "
-                                   "does not hold it; `pulumi preview` against your account checks that it is in "
-                                   f"{cfg.region} and holds what the nodes install from", "airgap.bucket-unchecked",
-                                   Severity.WARNING, value=bucket))
+        try:
+            found = env.lookups.bucket(bucket)
+        except LookupFailed as failure:
+            if failure.kind != "not-found":  # reported as any failed look-up is
+                def again(failure: LookupFailed = failure) -> object:
+                    raise failure
+                collect(problems, "airgap.artifactsBucket", f"looking up the bucket '{bucket}'", BUCKET_FIX, again,
+                        env.offline)
+            else:
+                unchecked = True
+                problems.append(Diagnostic("airgap.artifactsBucket", f"'{bucket}' not checked offline: the emulated "
+                                           "account does not hold it; `pulumi preview` against your account checks that "
+                                           f"it is in {cfg.region} and holds what the nodes install from",
+                                           "airgap.bucket-unchecked", Severity.WARNING, value=bucket))
     elif bucket:
         found = collect(problems, "airgap.artifactsBucket", f"looking up the bucket '{bucket}'", BUCKET_FIX,
                         lambda: env.lookups.bucket(bucket), env.offline)
+    if bucket and not unchecked:
         region = getattr(found, "bucket_region", None) if found is not None else None
         theirs = partitions.of_region(region).name if region else None
         for why in airgap_artifacts.bucket_problems(region, cfg.region, theirs, cfg.partition.name):
@@ -72,16 +84,6 @@ def airgap_problems(spec: ClusterSpec, env: Environment) -> list[Diagnostic]:
                     + (" --private-dns-enabled" if endpoint.private_dns else ""),
                     lambda e=endpoint: env.lookups.vpc_endpoint(vpc_id, e.service_name), env.offline)
     return problems
-
-
-def _emulated_bucket(env: Environment, bucket: str) -> bool:
-    """Whether the (emulated) account answers for `bucket`: an offline plan of a user's own stack names a bucket
-    only their real account holds."""
-    try:
-        env.lookups.bucket(bucket)
-    except LookupFailed as failure:
-        return failure.kind != "not-found"
-    return True
 
 
 def wanted_endpoints(spec: ClusterSpec) -> list[vpc_endpoints.Endpoint]:

@@ -277,17 +277,15 @@ def rke_boot_script(node: PlannedNode, ssh_user: str, proxy: ProxyEnv | None = N
     extra: dict[str, Any] = dict(steps.settings) if steps else {}
     if steps is not None and steps.install_script_url is not None:
         extra["DOCKER_INSTALL_URL"] = steps.install_script_url
-    ssm: tuple[str, ...] = ()
     keys: tuple[str, ...] = ()
     if identity is not None and node.pool.is_controlplane:
         id_settings, body = identity_step(identity.key_parameter, identity.trusted_parameter, RKE1_KEY_DIR,
                                           RKE1_SIGNING_KEY_FILE, RKE1_TRUSTED_KEYS_FILE)
         proxy_settings |= {"REGION": identity.region, "SSM_HOST": identity.ssm_host, "IMDS": IMDS_URL, **id_settings}
-        ssm, keys = (_SSM_SH,), tuple(body)
+        keys = (_SSM_SH, *body)
     return _script("RKE1 node bootstrap: kernel settings and the Docker engine RKE supports",
-                   {**settings, **proxy_settings, **extra}, _RETRY_SH, *proxy_step, *ssm,
-                   *(steps.helpers if steps else ()), 'mkdir -p "$ROOT$WORK"\n', *keys,
-                   *(steps.before_rke2 if steps else ()), _RKE_SH, proxy=proxy)
+                   {**settings, **proxy_settings, **extra}, _RETRY_SH, *proxy_step, *(steps.helpers if steps else ()),
+                   'mkdir -p "$ROOT$WORK"\n', *keys, *(steps.before_rke2 if steps else ()), _RKE_SH, proxy=proxy)
 
 
 # ---- other operating systems, air-gapped installs, a private registry (issue 35) ---------------------

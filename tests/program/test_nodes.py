@@ -246,7 +246,9 @@ def test_rke2_configs(stack):
         # Split roles (rke2-docs install/server_roles.md): etcd-only servers disable every control-plane
         # component, control-plane-only ones etcd, and always with `server:` (without it RKE2 starts a
         # single-node SQLite server: rke2-docs datastore/embedded.md).
-        disabled = {k for k, v in cfg.items() if k.startswith("disable-") and k != "disable-cloud-controller" and v}
+        # `disable-default-registry-endpoint` (air-gapped stacks) is a containerd setting, not a component.
+        disabled = {k for k, v in cfg.items() if k.startswith("disable-") and v
+                    and k not in ("disable-cloud-controller", "disable-default-registry-endpoint")}
         if is_server and "controlplane" not in n["roles"]:
             assert disabled == {"disable-apiserver", "disable-controller-manager", "disable-scheduler"}, n["name"]
         elif is_server and "etcd" not in n["roles"]:
