@@ -27,7 +27,6 @@ import yaml
 from rke_aws.settings import stackfile
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated_account import MotoMocks
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from rke_aws_offline.report import diff
 from tests.support.diff import NLB_STACK, base_of, change_of, res
 
@@ -521,7 +520,7 @@ def test_every_type_the_program_registers_is_declared_once_for_every_tool():
     declared = {t for t, r in resource_types.TYPES.items() if r.replace and r.fake and r.emulate}
     assert not types - declared, f"offline/engine/resource_types.py does not declare {sorted(types - declared)} fully"
     assert diff.RULES is resource_types.RULES
-    assert set(diff.RULES) == AwsLikeMocks.KNOWN_TYPES == MotoMocks.KNOWN_TYPES == declared
+    assert set(diff.RULES) == MotoMocks.KNOWN_TYPES == MotoMocks.KNOWN_TYPES == declared
 
 
 def test_both_mocks_refuse_a_resource_type_they_do_not_know():
@@ -531,7 +530,7 @@ def test_both_mocks_refuse_a_resource_type_they_do_not_know():
     args = pulumi.runtime.MockResourceArgs(typ="aws:ec2/transitGateway:TransitGateway", name="x", inputs={},
                                            provider=None, resource_id=None, custom=True)
     with pytest.raises(ValueError, match="do not know resource type aws:ec2/transitGateway:TransitGateway"):
-        AwsLikeMocks("us-west-2").new_resource(args)
+        MotoMocks("us-west-2").new_resource(args)
     with MotoMocks("us-west-2") as mocks:
         with pytest.raises(ValueError, match="UnknownResourceType: aws:ec2/transitGateway:TransitGateway"):
             mocks.new_resource(args)

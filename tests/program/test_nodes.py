@@ -432,9 +432,9 @@ def test_deployment_stops_when_ec2_names_a_node_differently():
     """A mock that answers like EC2 with a custom DHCP domain: the planned name no longer matches."""
     from pulumi import RunError
 
-    from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+    from rke_aws_offline.engine.emulated_account import MotoMocks
 
-    class OtherDomain(AwsLikeMocks):
+    class OtherDomain(MotoMocks):
         def _instance(self, name, inputs):
             out = super()._instance(name, inputs)
             out["privateDns"] = out["privateDns"].split(".")[0] + ".corp.example"

@@ -1733,12 +1733,12 @@ def plan(features: Iterable[str], emulated: bool = False) -> Outcome:
             except pulumi.RunError as err:
                 out.refusal, out.registered = str(err), len(mocks.resources) if hasattr(mocks, "resources") else 0
         else:
-            from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+            from rke_aws_offline.engine.emulated_account import MotoMocks
 
             existing = None
             if byo:
                 spec["network"], existing = _byo_mocks_subnets(region)
-            fake = AwsLikeMocks(region, existing_subnets=existing, objects=_objects(spec))
+            fake = MotoMocks(region, existing_subnets=existing, objects=_objects(spec))
             try:
                 out.run = harness.run_program(flat(spec), stack=STACK, mocks=fake)
             except pulumi.RunError as err:

@@ -52,6 +52,7 @@ class ResourceHandlers:
     seed: str
     create_missing_key_pairs: bool
     spot_requests: dict[str, str]
+    launched_before: frozenset[str]
 
     # ---- helpers ----------------------------------------------------------------------------------
 
@@ -263,15 +264,19 @@ class ResourceHandlers:
                 raise EmulatedAwsError(f"InvalidParameterValue: {label}: address {ip} is reserved by AWS in {net}")
         ami = i.get("ami")
         # moto gap: AMI, key pair and instance type are not validated unless moto's import-time settings say
-        # so; AWS refuses unknown ones.
-        image = self._image(ami, label)
+        # so; AWS refuses unknown ones. An instance launched before this run (`launched_before`: an update
+        # registers it again, where the engine calls no RunInstances) keeps running after its image is
+        # deregistered or its key pair deleted (EC2 user guide: deregistering an AMI does not affect instances
+        # already launched from it; a key pair is only read at launch), so neither is asked for again.
+        launched = name in self.launched_before
+        image = self._image(ami, label) if not launched or self._ec2b().amis.get(ami) else None
         itype = i.get("instanceType") or "m1.small"
         from moto.ec2.models.instance_types import INSTANCE_TYPES
 
         if itype not in INSTANCE_TYPES:
             raise EmulatedAwsError(f"InvalidInstanceType: {label}: instance type '{itype}' does not exist")
         key = i.get("keyName")
-        if key:
+        if key and not launched:
             self._key_pair(key, f"{label}: ")
         refusal = user_data_refusal(name, i)
         if refusal:
@@ -327,7 +332,8 @@ class ResourceHandlers:
                 "Encrypted": root.get("encrypted"),
                 "DeleteOnTermination": root.get("deleteOnTermination", True),
             }.items() if v is not None}
-            kwargs["block_device_mappings"] = [{"DeviceName": image.root_device_name or ROOT_DEVICE, "Ebs": ebs}]
+            kwargs["block_device_mappings"] = [{"DeviceName": (image.root_device_name if image else None) or ROOT_DEVICE,
+                                                "Ebs": ebs}]
         market = i.get("instanceMarketOptions") or {}
         if market.get("marketType"):
             kwargs["instance_market_options"] = market["marketType"]
