@@ -135,9 +135,9 @@ def equivalence(prog, base) -> str:
 
 def derive_spec(d: str, n: int, stack: str):
     """One untimed program run with ID-recording mocks; sets baseline.SPEC from it."""
-    mocks = runner.IdRecordingMocks(configs.REGION)
+    mocks = runner.MotoMocks(configs.REGION)
     full = runner.run_main(MAINS["program"], configs.stack_config(d, n), stack, mocks=mocks)
-    baseline.SPEC[:] = baseline.derive(full, mocks.ids)
+    baseline.SPEC[:] = baseline.derive(full, runner.ids_by_type_and_name(mocks))
     return full
 
 

@@ -24,9 +24,9 @@ PROGRAM_MAIN = harness.MAIN
 
 
 def run_main(main: Path, config: dict[str, str], stack: str, mocks: MotoMocks | None = None) -> harness.ProgramRun:
-    """One evaluation of `main`. The program and its baselines run under the same light mocks (the baselines
-    replay the program's IDs, so both must come from one kind of account; the harness's default is the emulated
-    one, whose cost is the plan's, measured apart by bench/commands.py --cpu)."""
+    """One evaluation of `main` in a fresh emulated account. The program and its baselines run in the same kind of
+    account (the baselines replay the program's IDs, which the account derives from each resource's type and
+    name)."""
     mocks = mocks or MotoMocks(config.get("aws:region", "us-west-2"))
     run = harness.run_program(config, stack=stack, mocks=mocks, main=Path(main))
     _drop_logger(run)
@@ -49,18 +49,10 @@ def release() -> None:
     gc.collect()
 
 
-class IdRecordingMocks(MotoMocks):
-    """MotoMocks that also remember the ID they gave each (type, name): the baseline needs
-    them to turn an input holding another resource's ID back into that resource's `id` output."""
-
-    def __init__(self, region: str):
-        super().__init__(region)
-        self.ids: dict[tuple[str, str], str] = {}
-
-    def new_resource(self, args):
-        rid, state = super().new_resource(args)
-        self.ids[(args.typ, args.name)] = rid
-        return rid, state
+def ids_by_type_and_name(mocks: MotoMocks) -> dict[tuple[str, str], str]:
+    """The ID the account gave each (type, name) of a run: the baseline needs them to turn an input holding
+    another resource's ID back into that resource's `id` output."""
+    return {(typ, name): rid for key, rid in mocks.ids.items() for typ, _, name in [key.partition("::")]}
 
 
 @dataclass

@@ -236,7 +236,7 @@ class MotoMocks(ResourceHandlers, InvokeHandlers, pulumi.runtime.Mocks):
         if self.existing:
             seeding.network(ec2, self.existing, self.vpc_dns)
         if self.taken_ips:
-            seeding.taken_addresses(ec2, self.taken_ips)
+            seeding.taken_addresses(ec2, self.taken_ips - set(self.instances))  # an instance's address is taken
         if self.instances:
             ids = seeding.instances(ec2, self.instances, ubuntu_image_id(self.region, "amd64"))
             self.spot_requests.update({ids[ip]: rid for ip, rid in self.spot_requests_at.items()})

@@ -262,7 +262,7 @@ def test_an_instance_relaunched_by_a_spot_request_is_named_with_the_way_out(how)
     mocks = MotoMocks("us-gov-west-1")
     if how == "by-request":
         mocks.instances[node["privateIp"]] = {}  # untagged, at the node's address
-        mocks.spot_requests[node["privateIp"]] = node["spotRequestId"]
+        mocks.spot_requests_at[node["privateIp"]] = node["spotRequestId"]
     else:
         mocks.instances["10.70.5.99"] = {"Name": node["name"], f"kubernetes.io/cluster/{base.outputs['clusterId']}": "owned"}
     after = harness.run_program(harness.stack_config(NLB_STACK), stack=NLB_STACK, mocks=mocks,

@@ -20,7 +20,8 @@ from typing import Any
 
 from rke_aws.ops import rotate
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import MotoMocks, _hex
+from rke_aws_offline.engine.emulated.provider_checks import hex_of
+from rke_aws_offline.engine.emulated_account import MotoMocks
 
 from .fake_kube import FakeCluster
 
@@ -40,7 +41,7 @@ class _EngineMocks(MotoMocks):
         if args.typ != INSTANCE:
             return rid, state
         if args.name in self.replaced:
-            return f"i-{_hex(f'{args.name}:{self.generation}')}", state
+            return f"i-{hex_of(f'{args.name}:{self.generation}', 17)}", state
         old = self.kept.get(args.name)
         if old is None:
             return rid, state
@@ -69,7 +70,7 @@ class HarnessEngine:
         self.fail_apply = False
         self.previews = 0
         # Runs are never changed once made (each update makes a new one), so tests may share them.
-        # Every run of this engine in the light account its updates use (_EngineMocks): one backend's images
+        # Every run of this engine in the kind of account its updates use (_EngineMocks): one backend's images
         # and IDs throughout, so a change is the configuration's and never the backend's.
         self._run = run if run is not None else harness.run_program(self.config, stack=stack,
                                                                     mocks=MotoMocks(self.region))

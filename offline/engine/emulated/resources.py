@@ -345,17 +345,24 @@ class ResourceHandlers:
         kwargs["tags"] = tags
         # Re-seeded here so the look-ups above (and a key pair created on the way) leave the IDs alone.
         self._seed(f"{self.seed}:aws:ec2/instance:Instance::{name}:run")
-        try:
-            reservation = b.run_instances(ami, 1, user_data, [], **kwargs)
-        except Exception as exc:
-            if backends.refusal(exc) is not None:
-                raise
-            # moto gap: address conflicts come back as plain exceptions
-            msg = str(exc)
-            code = "InvalidIPAddress.InUse" if "in use" in msg else "InvalidParameterValue"
-            raise EmulatedAwsError(f"{code}: {label}: {msg} (private IP {ip}, subnet {subnet_id})") from None
-        inst = reservation.instances[0]
-        if profile:
+        # An instance an earlier update launched that the account already holds at its address: this run's
+        # registration updates it (the engine calls no RunInstances for it).
+        held = [x for r in b.describe_instances(filters={"private-ip-address": [ip], "subnet-id": [subnet_id]})
+                for x in r.instances] if launched and ip else []
+        if held:
+            inst = held[0]
+        else:
+            try:
+                reservation = b.run_instances(ami, 1, user_data, [], **kwargs)
+            except Exception as exc:
+                if backends.refusal(exc) is not None:
+                    raise
+                # moto gap: address conflicts come back as plain exceptions
+                msg = str(exc)
+                code = "InvalidIPAddress.InUse" if "in use" in msg else "InvalidParameterValue"
+                raise EmulatedAwsError(f"{code}: {label}: {msg} (private IP {ip}, subnet {subnet_id})") from None
+            inst = reservation.instances[0]
+        if profile and not held:
             b.associate_iam_instance_profile(instance_id=inst.id, iam_instance_profile_name=profile)
         iid = inst.id
         if kwargs["nics"] and groups:

@@ -139,15 +139,14 @@ def legacy_account(r: harness.ProgramRun, old_state: dict[str, harness.Registrat
             "groupId": reg.inputs["securityGroupId"], "ipProtocol": "tcp", "fromPort": int(reg.inputs["fromPort"]),
             "toPort": int(reg.inputs["toPort"]), "cidrIpv4": reg.inputs["cidrIpv4"],
             "tags": {"Name": urn.rpartition("::")[2]}}
-        if reg.inputs["securityGroupId"] != node_group:
-            mocks.security_groups[reg.inputs["securityGroupId"]] = {
-                "vpcId": r.outputs["vpcId"], "tags": {"Name": f"{r.outputs['clusterId']}-endpoint"}}
+        group = reg.inputs["securityGroupId"]
+        mocks.security_groups[group] = {"vpcId": r.outputs["vpcId"], "tags": {} if group == node_group else
+                                        {"Name": f"{r.outputs['clusterId']}-endpoint"}}
     return mocks
 
 
 def light_run(cfg: dict, previous: harness.ProgramRun | None = None) -> harness.ProgramRun:
-    """A run under the light mocks, like the legacy account built from it (legacy_account): the IDs of the
-    security groups and rules it records must be that account's (the harness's default is the emulated one)."""
+    """A run whose security groups the legacy account built from it (legacy_account) holds under the same IDs."""
     return harness.run_program(cfg, stack="day2", mocks=MotoMocks(cfg["aws:region"]),
                                previous_outputs=previous.outputs if previous else None)
 
@@ -302,7 +301,9 @@ def test_an_address_held_by_this_clusters_own_node_is_planned_on():
     planned = byo_run(grown, before)
     new = ({n["name"]: n for n in planned.outputs["nodes"]}.keys() - {n["name"] for n in before.outputs["nodes"]}).pop()
     ip = next(n["privateIp"] for n in planned.outputs["nodes"] if n["name"] == new)
-    mocks = MotoMocks("us-east-1", existing_subnets=EXISTING)
+    # The update that planned it launched it, then failed: the engine holds it and does not launch it again.
+    held = [r.name for r in planned.of_type("aws:ec2/instance:Instance") if r.state.get("privateIp") == ip]
+    mocks = MotoMocks("us-east-1", existing_subnets=EXISTING, launched_before=held)
     mocks.taken_ips.add(ip)
     own = f"kubernetes.io/cluster/{before.outputs['clusterId']}"
     mocks.instances[ip] = {"Name": new, own: "owned"}
@@ -348,8 +349,7 @@ def test_removing_a_zone_with_running_nodes_names_a_real_way(prod_nlb):
 def test_the_zone_count_limit_at_its_boundary(count, ok):
     cfg = set_key(harness.stack_config("rke2-prod"), "network",
                   {**json.loads(harness.stack_config("rke2-prod")["rke-aws:network"]), "availabilityZones": count})
-    mocks = MotoMocks("us-west-2")  # four zones
-    assert len(mocks.azs) == 4
+    mocks = MotoMocks("us-west-2")  # four zones (usw2-az1 to az4; moto's us-west-2a to d)
     if ok:
         assert len(harness.run_program(cfg, stack="day2", mocks=mocks).outputs["subnets"]) == 2 * count
     else:
