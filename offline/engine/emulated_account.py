@@ -78,7 +78,7 @@ class MotoMocks(ResourceHandlers, InvokeHandlers, pulumi.runtime.Mocks):
                  setup: Callable[[MotoMocks], None] | None = None, *, zones: Iterable[str] | None = None,
                  unoffered: Iterable[tuple[str, str]] = (), images: Mapping[str, Mapping[str, str]] | None = None,
                  foreign_buckets: Iterable[str] = (), objects: Mapping[str, Iterable[str]] | None = None,
-                 existing_subnets: Mapping[str, Mapping[str, Any]] | None = None, launched_before: Iterable[str] = ()):
+                 existing_subnets: Mapping[str, Mapping[str, Any]] | None = None, created_before: Iterable[str] = ()):
         self.region = region
         self.seed = seed
         self.key_pairs = tuple(key_pairs or ())
@@ -106,9 +106,11 @@ class MotoMocks(ResourceHandlers, InvokeHandlers, pulumi.runtime.Mocks):
         self.buckets: set[str] = set()
         self.security_groups: dict[str, dict[str, Any]] = {}
         self.security_group_rules: dict[str, dict[str, Any]] = {}
-        # Instances (resource names) an earlier update launched: registered again by this run, they are not
-        # launched again (resources.py _instance: their image and key pair are not asked for).
-        self.launched_before = frozenset(launched_before)
+        # Resources (names) an earlier update created, which this run's registrations update rather than create
+        # (the engine holds them in its state): an instance is not launched again (resources.py _instance: its image
+        # and key pair are not asked for; one the account holds at its address is that instance), a bucket the
+        # account holds is that bucket.
+        self.created_before = frozenset(created_before)
         self.resources: list[tuple[str, str, dict]] = []
         self.ids: dict[str, str] = {}  # "<type>::<name>" -> physical ID
         self._lock = threading.RLock()

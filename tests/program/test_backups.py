@@ -317,8 +317,8 @@ def test_a_bucket_kept_by_an_earlier_destroy_is_used_not_created_again():
     assert _snapshot_grants(again), "the servers still need the grant"
     (note,) = [m for lvl, m in again.logs if lvl == "warning" and f"the bucket {bucket} exists already" in m]
     assert "does not declare it" in note, note
-    # The stack's own bucket (in its last outputs) is never looked up as someone else's.
-    mocks = MotoMocks("us-west-2")
+    # The stack's own bucket (in its last outputs, created by its last update) is never looked up as someone else's.
+    mocks = MotoMocks("us-west-2", created_before=[r.name for r in first.of_type("aws:s3/bucket:Bucket")])
     mocks.buckets.add(bucket)
     managed = harness.run_program(harness.stack_config("rke2-prod"), stack="rke2-prod", mocks=mocks,
                                   previous_outputs=first.outputs)

@@ -141,7 +141,7 @@ PROGRAM_CASES = [
 @pytest.mark.parametrize("mutate, line", PROGRAM_CASES)
 def test_program_stops_before_registering_anything(base_config, mutate, line):
     mutate(base_config)
-    mocks = MotoMocks(base_config["aws:region"])
+    mocks = MotoMocks(base_config.get("aws:region") or "us-east-1")
     with pytest.raises(pulumi.RunError) as info:
         harness.run_program(base_config, stack="test", mocks=mocks)
     assert line in str(info.value)

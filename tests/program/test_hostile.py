@@ -451,7 +451,7 @@ def _day2(base_config, **mock_kwargs):
     where something it was deployed with has gone since."""
     first = harness.run_program(base_config, stack="day2")
     return first, lambda cfg: harness.run_program(cfg, stack="day2", previous_outputs=first.outputs,
-                                                  mocks=MotoMocks("us-east-1", launched_before=launched(first),
+                                                  mocks=MotoMocks("us-east-1", created_before=launched(first),
                                                                   **mock_kwargs))
 
 
@@ -529,7 +529,7 @@ def test_an_agent_type_for_another_architecture_waits_for_rotation(base_config):
 
 
 def run_refused_day2(cfg, first, **mock_kwargs) -> str:
-    mocks = MotoMocks("us-east-1", launched_before=launched(first), **mock_kwargs)
+    mocks = MotoMocks("us-east-1", created_before=launched(first), **mock_kwargs)
     with pytest.raises(pulumi.RunError) as info:
         harness.run_program(cfg, stack="day2", mocks=mocks, previous_outputs=first.outputs)
     assert mocks.resources == [], "registered before refusing"

@@ -206,6 +206,7 @@ def first_run() -> harness.ProgramRun:
 
 
 _FIRST = None
+SSM_PARAMETER = "aws:ssm/parameter:Parameter"
 
 
 def _published(value: str, *, kubeconfig_param: bool = True, **config):
@@ -216,7 +217,8 @@ def _published(value: str, *, kubeconfig_param: bool = True, **config):
     if not kubeconfig_param:
         outputs.pop("rke2KubeconfigParameter", None)
     cfg = helm_config(**config)
-    mocks = MotoMocks(cfg["aws:region"])
+    # The parameter the first update created, holding what the servers published since.
+    mocks = MotoMocks(cfg["aws:region"], created_before=[r.name for r in first_run().of_type(SSM_PARAMETER)])
     mocks.parameters[PARAMETER] = value
     return harness.run_program(cfg, stack=RKE2_STACK, mocks=mocks, previous_outputs=outputs), mocks
 

@@ -52,7 +52,7 @@ class ResourceHandlers:
     seed: str
     create_missing_key_pairs: bool
     spot_requests: dict[str, str]
-    launched_before: frozenset[str]
+    created_before: frozenset[str]
 
     # ---- helpers ----------------------------------------------------------------------------------
 
@@ -264,11 +264,11 @@ class ResourceHandlers:
                 raise EmulatedAwsError(f"InvalidParameterValue: {label}: address {ip} is reserved by AWS in {net}")
         ami = i.get("ami")
         # moto gap: AMI, key pair and instance type are not validated unless moto's import-time settings say
-        # so; AWS refuses unknown ones. An instance launched before this run (`launched_before`: an update
-        # registers it again, where the engine calls no RunInstances) keeps running after its image is
+        # so; AWS refuses unknown ones. An instance launched before this run (`created_before`: resources an
+        # earlier update created, which this run's registration updates: no RunInstances) keeps running after its image is
         # deregistered or its key pair deleted (EC2 user guide: deregistering an AMI does not affect instances
         # already launched from it; a key pair is only read at launch), so neither is asked for again.
-        launched = name in self.launched_before
+        launched = name in self.created_before
         image = self._image(ami, label) if not launched or self._ec2b().amis.get(ami) else None
         itype = i.get("instanceType") or "m1.small"
         from moto.ec2.models.instance_types import INSTANCE_TYPES
@@ -478,9 +478,12 @@ class ResourceHandlers:
             # moto gap: AWS refuses standard parameters over 4 KB.
             raise EmulatedAwsError(f"ValidationException: parameter {name}: standard parameters hold at most 4096 bytes")
         ssm = backends.ssm(self.region)
-        param = ssm.put_parameter(pname, i.get("description"), value, i.get("type", "String"), None,
-                                  i.get("keyId"), False, tag_list(i.get("tags")) or None, "text", tier=tier,
-                                  policies=None)
+        # One an earlier update created (`created_before`) is that parameter, with the value it holds now (the
+        # servers publish into it; the program ignores changes to it).
+        held = ssm.get_parameter(pname) if name in self.created_before else None
+        param = held or ssm.put_parameter(pname, i.get("description"), value, i.get("type", "String"), None,
+                                          i.get("keyId"), False, tag_list(i.get("tags")) or None, "text", tier=tier,
+                                          policies=None)
         from moto.ssm.utils import parameter_arn
 
         return pname, {"name": pname, "arn": parameter_arn(ACCOUNT_ID, self.region, pname), "version": param.version,
@@ -520,8 +523,10 @@ class ResourceHandlers:
 
     def _bucket(self, name, i):
         bucket = self._autoname(name, i.get("bucket"))
+        held = self._s3b().buckets.get(bucket) if name in self.created_before else None
         # AWS refuses a LocationConstraint of us-east-1 and needs one elsewhere: the provider sends the region's.
-        created = self._s3b().create_bucket(bucket, self.region)
+        # A bucket an earlier update created (`created_before`) is updated, not created again.
+        created = held or self._s3b().create_bucket(bucket, self.region)
         if i.get("objectLockEnabled"):
             created.object_lock_enabled = True
             created.versioning_status = "Enabled"

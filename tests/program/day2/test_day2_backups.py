@@ -165,7 +165,8 @@ def test_outputs_from_before_etcd_bucket_managed_keep_the_bucket_this_program_cr
     cfg = harness.stack_config("rke2-prod")
     first = run(cfg)
     legacy = {k: v for k, v in first.outputs.items() if k != "etcdBucketManaged"}
-    mocks = MotoMocks("us-west-2")
+    # The state holds the bucket the earlier release created: this update updates it.
+    mocks = MotoMocks("us-west-2", created_before=[r.name for r in first.of_type(BUCKET)])
     mocks.buckets.add(first.outputs["etcdSnapshotLocation"].split("/")[2])
     after = harness.run_program(cfg, stack="day2", mocks=mocks, previous_outputs=legacy)
     before_children, after_children = bucket_children(first), bucket_children(after)

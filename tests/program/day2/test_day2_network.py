@@ -303,7 +303,7 @@ def test_an_address_held_by_this_clusters_own_node_is_planned_on():
     ip = next(n["privateIp"] for n in planned.outputs["nodes"] if n["name"] == new)
     # The update that planned it launched it, then failed: the engine holds it and does not launch it again.
     held = [r.name for r in planned.of_type("aws:ec2/instance:Instance") if r.state.get("privateIp") == ip]
-    mocks = MotoMocks("us-east-1", existing_subnets=EXISTING, launched_before=held)
+    mocks = MotoMocks("us-east-1", existing_subnets=EXISTING, created_before=held)
     mocks.taken_ips.add(ip)
     own = f"kubernetes.io/cluster/{before.outputs['clusterId']}"
     mocks.instances[ip] = {"Name": new, own: "owned"}
