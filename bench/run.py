@@ -1,7 +1,7 @@
 """rke-aws offline bench (issue 8): `make bench`, or `python -m bench [--write] [--quick]`.
 
 For N in SIZES nodes and both distributions it
-1. times the offline evaluation of `__main__.py` (rke_aws_offline.engine.harness.run_program under AwsLikeMocks)
+1. times the offline evaluation of `__main__.py` (rke_aws_offline.engine.harness.run_program under MotoMocks)
    against two baselines that register the same resources through the same harness and mocks:
    `baseline` with the provider SDKs' classes (pulumi_aws.ec2.Instance, ...) and `floor` with plain
    `pulumi.CustomResource`s, neither with components, validation, planning or outputs;
@@ -135,9 +135,9 @@ def equivalence(prog, base) -> str:
 
 def derive_spec(d: str, n: int, stack: str):
     """One untimed program run with ID-recording mocks; sets baseline.SPEC from it."""
-    mocks = runner.IdRecordingMocks(configs.REGION)
+    mocks = runner.MotoMocks(configs.REGION)
     full = runner.run_main(MAINS["program"], configs.stack_config(d, n), stack, mocks=mocks)
-    baseline.SPEC[:] = baseline.derive(full, mocks.ids)
+    baseline.SPEC[:] = baseline.derive(full, runner.ids_by_type_and_name(mocks))
     return full
 
 

@@ -1,7 +1,7 @@
 """Run a main program (the real `__main__.py` or the bench's baseline) through the offline harness.
 
 `rke_aws_offline.engine.harness.run_program(main=...)` evaluates the given module, so the baseline goes through
-exactly the same machinery as the program: the same `_RecordingMonitor`, `AwsLikeMocks`, config
+exactly the same machinery as the program: the same `_RecordingMonitor`, `MotoMocks`, config
 handling, runpy execution and output resolution.
 """
 
@@ -18,16 +18,16 @@ from pathlib import Path
 from pulumi.runtime import settings
 
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine.emulated_account import MotoMocks
 
 PROGRAM_MAIN = harness.MAIN
 
 
-def run_main(main: Path, config: dict[str, str], stack: str, mocks: AwsLikeMocks | None = None) -> harness.ProgramRun:
-    """One evaluation of `main`. The program and its baselines run under the same light mocks (the baselines
-    replay the program's IDs, so both must come from one kind of account; the harness's default is the emulated
-    one, whose cost is the plan's, measured apart by bench/commands.py --cpu)."""
-    mocks = mocks or AwsLikeMocks(config.get("aws:region", "us-west-2"))
+def run_main(main: Path, config: dict[str, str], stack: str, mocks: MotoMocks | None = None) -> harness.ProgramRun:
+    """One evaluation of `main` in a fresh emulated account. The program and its baselines run in the same kind of
+    account (the baselines replay the program's IDs, which the account derives from each resource's type and
+    name)."""
+    mocks = mocks or MotoMocks(config.get("aws:region", "us-west-2"))
     run = harness.run_program(config, stack=stack, mocks=mocks, main=Path(main))
     _drop_logger(run)
     return run
@@ -49,18 +49,10 @@ def release() -> None:
     gc.collect()
 
 
-class IdRecordingMocks(AwsLikeMocks):
-    """AwsLikeMocks that also remember the ID they gave each (type, name): the baseline needs
-    them to turn an input holding another resource's ID back into that resource's `id` output."""
-
-    def __init__(self, region: str):
-        super().__init__(region)
-        self.ids: dict[tuple[str, str], str] = {}
-
-    def new_resource(self, args):
-        rid, state = super().new_resource(args)
-        self.ids[(args.typ, args.name)] = rid
-        return rid, state
+def ids_by_type_and_name(mocks: MotoMocks) -> dict[tuple[str, str], str]:
+    """The ID the account gave each (type, name) of a run: the baseline needs them to turn an input holding
+    another resource's ID back into that resource's `id` output."""
+    return {(typ, name): rid for key, rid in mocks.ids.items() for typ, _, name in [key.partition("::")]}
 
 
 @dataclass

@@ -36,6 +36,7 @@ from typing import Any
 import pulumi
 
 from rke_aws_offline.engine.emulated import backends
+from rke_aws_offline.engine.emulated import seed as seeding
 from rke_aws_offline.engine.emulated.invokes import InvokeHandlers
 from rke_aws_offline.engine.emulated.provider_checks import (
     ACCOUNT_ID,
@@ -76,7 +77,8 @@ class MotoMocks(ResourceHandlers, InvokeHandlers, pulumi.runtime.Mocks):
                  create_missing_key_pairs: bool | None = None,
                  setup: Callable[[MotoMocks], None] | None = None, *, zones: Iterable[str] | None = None,
                  unoffered: Iterable[tuple[str, str]] = (), images: Mapping[str, Mapping[str, str]] | None = None,
-                 foreign_buckets: Iterable[str] = (), objects: Mapping[str, Iterable[str]] | None = None):
+                 foreign_buckets: Iterable[str] = (), objects: Mapping[str, Iterable[str]] | None = None,
+                 existing_subnets: Mapping[str, Mapping[str, Any]] | None = None, created_before: Iterable[str] = ()):
         self.region = region
         self.seed = seed
         self.key_pairs = tuple(key_pairs or ())
@@ -89,6 +91,26 @@ class MotoMocks(ResourceHandlers, InvokeHandlers, pulumi.runtime.Mocks):
         # Buckets the account holds with their object keys ("name" in the account's region, "name@region" in
         # another): a user's artifacts bucket, filled before the program runs.
         self.objects = {k: tuple(v) for k, v in (objects or {}).items()}
+        # What the account holds before the run besides the above, created through moto's APIs at start
+        # (offline/engine/emulated/seed.py; a test may fill these before the account starts): a user's subnets
+        # (id -> {cidr, az, vpc, public | route, hostnameType}) and their VPCs' DNS attributes (VPC -> (support,
+        # hostnames)), addresses in use, instances (private IP -> tags) and the spot request that launched one
+        # (private IP -> request ID), SSM parameters (name -> value), empty buckets, and security groups and
+        # rules an earlier release left (group ID -> {vpcId, tags}; rule ID -> {groupId, ..., tags}).
+        self.existing: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (existing_subnets or {}).items()}
+        self.vpc_dns: dict[str, tuple[bool, bool]] = {}
+        self.taken_ips: set[str] = set()
+        self.instances: dict[str, dict[str, str]] = {}
+        self.spot_requests_at: dict[str, str] = {}
+        self.parameters: dict[str, str] = {}
+        self.buckets: set[str] = set()
+        self.security_groups: dict[str, dict[str, Any]] = {}
+        self.security_group_rules: dict[str, dict[str, Any]] = {}
+        # Resources (names) an earlier update created, which this run's registrations update rather than create
+        # (the engine holds them in its state): an instance is not launched again (resources.py _instance: its image
+        # and key pair are not asked for; one the account holds at its address is that instance), a bucket the
+        # account holds is that bucket.
+        self.created_before = frozenset(created_before)
         self.resources: list[tuple[str, str, dict]] = []
         self.ids: dict[str, str] = {}  # "<type>::<name>" -> physical ID
         self._lock = threading.RLock()
@@ -126,6 +148,8 @@ class MotoMocks(ResourceHandlers, InvokeHandlers, pulumi.runtime.Mocks):
             for key in self.key_pairs:
                 self._seed(f"{self.seed}:keypair::{key}")
                 self._ec2b().create_key_pair(key, "rsa", {})
+            self._seed(f"{self.seed}:existing")
+            self._hold_existing()
             if self.setup:
                 self.setup(self)
         except BaseException:
@@ -205,6 +229,23 @@ class MotoMocks(ResourceHandlers, InvokeHandlers, pulumi.runtime.Mocks):
             s3.create_bucket(name, region or self.region)
             for key in keys:
                 s3.put_object(name, key, b"")
+        for name in sorted(self.buckets - {spec.partition("@")[0] for spec in self.objects}):
+            s3.create_bucket(name, self.region)
+
+    def _hold_existing(self) -> None:
+        ec2 = self.client("ec2") if (self.existing or self.taken_ips or self.instances or self.security_groups
+                                     or self.security_group_rules) else None
+        if self.existing:
+            seeding.network(ec2, self.existing, self.vpc_dns)
+        if self.taken_ips:
+            seeding.taken_addresses(ec2, self.taken_ips - set(self.instances))  # an instance's address is taken
+        if self.instances:
+            ids = seeding.instances(ec2, self.instances, ubuntu_image_id(self.region, "amd64"))
+            self.spot_requests.update({ids[ip]: rid for ip, rid in self.spot_requests_at.items()})
+        if self.security_groups or self.security_group_rules:
+            seeding.security_groups(ec2, self.security_groups, self.security_group_rules)
+        for name, value in sorted(self.parameters.items()):
+            self.client("ssm").put_parameter(Name=name, Value=value, Type="SecureString")
 
     def _publish_images(self) -> None:
         # moto gap: its built-in AMIs have no Canonical Ubuntu 24.04 image, and RegisterImage would make the

@@ -327,7 +327,7 @@ def run_program(config: dict[str, str], stack: str = "test", preview: bool = Fal
         mocks = MotoMocks(config.get("aws:region", "us-west-2"), objects=fixture_objects(config))
     run.mocks = mocks
     account: Any = mocks
-    started = not getattr(account, "active", True)  # an emulated account not yet active (light mocks: always)
+    started = not getattr(account, "active", True)  # an emulated account not yet active
     if started:
         account.start()
     try:

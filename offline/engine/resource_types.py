@@ -3,11 +3,10 @@
 Per type: what makes its provider replace it (`replace`: the inputs terraform-provider-aws marks
 ForceNew / RequiresReplace as bridged by pulumi-aws 7, pulumi-kubernetes' and terraform-provider-random's
 own, and the rules that depend on old and new values, each with the upstream file it was read from;
-offline/report/diff.py judges changes with them), the ID and attributes the AWS-like mocks give it (`fake`: an
-AwsLikeMocks method, `prefix:<id prefix>` or `elb:<ARN kind>`; offline/engine/fake_aws.py), the emulated account's
-handler (`emulate`: a MotoMocks method; offline/engine/emulated/resources.py) and a typical create latency for the
-bench's `pulumi up` estimate (`create_seconds`; bench/latencies.py). A type missing here is refused by
-both mocks (they never fake what is not known) and judged "unknown: may replace" by the diff.
+offline/report/diff.py judges changes with them), the emulated account's handler (`emulate`: a MotoMocks method;
+offline/engine/emulated/resources.py) and a typical create latency for the bench's `pulumi up` estimate
+(`create_seconds`; bench/latencies.py). A type missing here is refused by the emulated account (it never fakes
+what is not known) and judged "unknown: may replace" by the diff.
 """
 
 from __future__ import annotations
@@ -213,7 +212,6 @@ _IMMUTABLE_SECRET = ("stringData", "data", "type")
 @dataclass(frozen=True)
 class ResourceType:
     replace: TypeRules | None = None  # None: not registered as a custom resource by the program
-    fake: str | None = None  # AwsLikeMocks: a method name, "prefix:<ID prefix>" or "elb:<ARN kind>"
     emulate: str | None = None  # MotoMocks: a method name
     create_seconds: tuple[float, str] | None = None  # bench: typical create latency and where it comes from
 
@@ -222,55 +220,55 @@ TYPES: dict[str, ResourceType] = {
     "aws:ec2/vpc:Vpc": ResourceType(
         replace=_rules(TF_AWS + "ec2/vpc_.go", "cidrBlock", "instanceTenancy", "ipv4IpamPoolId",
                        "ipv4NetmaskLength"),
-        fake="_vpc", emulate="_vpc",
+        emulate="_vpc",
         create_seconds=(5, "CreateVpc is synchronous (~1-2 s); the provider then waits for `available` and sets DNS support/hostnames (ModifyVpcAttribute)"),
     ),
     "aws:ec2/subnet:Subnet": ResourceType(
         replace=_rules(TF_AWS + "ec2/vpc_subnet.go", "vpcId", "cidrBlock", "availabilityZone",
                        "availabilityZoneId", "outpostArn"),
-        fake="_subnet", emulate="_subnet",
+        emulate="_subnet",
         create_seconds=(3, "CreateSubnet + wait for `available` + ModifySubnetAttribute: 2-5 s"),
     ),
     "aws:ec2/subnetCidrReservation:SubnetCidrReservation": ResourceType(
         replace=_rules(
             TF_AWS + "ec2/vpc_subnet_cidr_reservation.go (no update function)",
             "subnetId", "cidrBlock", "reservationType", "description"),
-        fake="prefix:scr-", emulate="_subnet_cidr_reservation",
+        emulate="_subnet_cidr_reservation",
         create_seconds=(1, "single synchronous CreateSubnetCidrReservation call"),
     ),
     "aws:ec2/internetGateway:InternetGateway": ResourceType(
         replace=_rules(TF_AWS + "ec2/vpc_internet_gateway.go (vpc_id attaches in place)"),
-        fake="prefix:igw-", emulate="_internet_gateway",
+        emulate="_internet_gateway",
         create_seconds=(4, "CreateInternetGateway + AttachInternetGateway, provider waits for `attached`: a few seconds"),
     ),
     "aws:ec2/routeTable:RouteTable": ResourceType(
         replace=_rules(TF_AWS + "ec2/vpc_route_table.go", "vpcId"),
-        fake="prefix:rtb-", emulate="_route_table",
+        emulate="_route_table",
         create_seconds=(2, "CreateRouteTable + wait until readable: 1-3 s"),
     ),
     "aws:ec2/route:Route": ResourceType(
         replace=_rules(TF_AWS + "ec2/vpc_route.go (targets: ReplaceRoute)", "routeTableId",
                        "destinationCidrBlock", "destinationIpv6CidrBlock", "destinationPrefixListId"),
-        fake="prefix:r-", emulate="_route",
+        emulate="_route",
         create_seconds=(2, "CreateRoute + provider waits for the route to show `active`: 1-3 s"),
     ),
     "aws:ec2/routeTableAssociation:RouteTableAssociation": ResourceType(
         replace=_rules(
             TF_AWS + "ec2/vpc_route_table_association.go (route_table_id: ReplaceRouteTableAssociation)",
             "subnetId", "gatewayId"),
-        fake="prefix:rtbassoc-", emulate="_route_table_association",
+        emulate="_route_table_association",
         create_seconds=(2, "AssociateRouteTable + wait for `associated`: 1-3 s"),
     ),
     "aws:ec2/eip:Eip": ResourceType(
         replace=_rules(TF_AWS + "ec2/ec2_eip.go", "domain", "address", "customerOwnedIpv4Pool",
                        "networkBorderGroup", "publicIpv4Pool", "ipamPoolId"),
-        fake="_eip", emulate="_eip",
+        emulate="_eip",
         create_seconds=(2, "AllocateAddress is synchronous; provider reads it back: 1-2 s"),
     ),
     "aws:ec2/natGateway:NatGateway": ResourceType(
         replace=_rules(TF_AWS + "ec2/vpc_nat_gateway.go", "allocationId", "subnetId",
                        "connectivityType", "privateIp"),
-        fake="prefix:nat-", emulate="_nat_gateway",
+        emulate="_nat_gateway",
         create_seconds=(105, "NAT gateway goes pending -> available in ~1-2 min (provider waits for `available`, 10 min timeout); 90-120 s typical"),
     ),
     "aws:ec2/vpcEndpoint:VpcEndpoint": ResourceType(
@@ -280,27 +278,27 @@ TYPES: dict[str, ResourceType] = {
         replace=_rules(TF_AWS + "ec2/vpc_endpoint.go (resourceVPCEndpoint schema, CustomizeDiff)", "serviceName",
                        "vpcEndpointType", "vpcId", "serviceRegion", "resourceConfigurationArn", "serviceNetworkArn",
                        nested=[("dnsOptions", frozenset({"privateDnsPreference", "privateDnsSpecifiedDomains"}))]),
-        fake="prefix:vpce-", emulate="_vpc_endpoint",
+        emulate="_vpc_endpoint",
         create_seconds=(90, "CreateVpcEndpoint + wait for `available` (10 min timeout): interface endpoints 1-2 min"),
     ),
     "aws:ec2/securityGroup:SecurityGroup": ResourceType(
         replace=_rules(TF_AWS + "ec2/vpc_security_group.go", "name", "namePrefix",
                        "description", "vpcId"),
-        fake="_security_group", emulate="_security_group",
+        emulate="_security_group",
         create_seconds=(3, "CreateSecurityGroup + revoke the default egress rule + tags: 2-4 s"),
     ),
     "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": ResourceType(
         replace=_rules(
             TF_AWS + "ec2/vpc_security_group_ingress_rule.go (securityGroupRuleResource, ModifyPlan)", "securityGroupId",
             conditions=[(RULE_SOURCES, _sg_rule_source)]),
-        fake="prefix:sgr-", emulate="_ingress",
+        emulate="_ingress",
         create_seconds=(1, "single AuthorizeSecurityGroupIngress call"),
     ),
     "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": ResourceType(
         replace=_rules(
             TF_AWS + "ec2/vpc_security_group_egress_rule.go (securityGroupRuleResource, ModifyPlan)", "securityGroupId",
             conditions=[(RULE_SOURCES, _sg_rule_source)]),
-        fake="prefix:sgr-", emulate="_egress",
+        emulate="_egress",
         create_seconds=(1, "single AuthorizeSecurityGroupEgress call"),
     ),
     "aws:ec2/instance:Instance": ResourceType(
@@ -313,73 +311,73 @@ TYPES: dict[str, ResourceType] = {
             nested=[("rootBlockDevice", frozenset({"encrypted", "kmsKeyId"}))],
             conditions=[(("instanceType",), _instance_type), (("userData", "userDataBase64"), _user_data)],
             stops=("instanceType", "userData", "userDataBase64")),
-        fake="_instance_shape", emulate="_instance",
+        emulate="_instance",
         create_seconds=(45, "RunInstances, provider waits for state `running` (not status checks): 30-60 s typical"),
     ),
     "aws:ec2/tag:Tag": ResourceType(
         replace=_rules(TF_AWS + "ec2/ec2_tag.go", "resourceId", "key"),
-        fake="_named", emulate="_ec2_tag",
+        emulate="_ec2_tag",
         create_seconds=(1, "single CreateTags call (bring-your-own network only)"),
     ),
     "aws:iam/role:Role": ResourceType(
         replace=_rules(TF_AWS + "iam/role.go", "name", "namePrefix", "path"),
-        fake="_role", emulate="_role",
+        emulate="_role",
         create_seconds=(2, "CreateRole is synchronous; the provider retries reads for IAM eventual consistency: 1-3 s"),
     ),
     "aws:iam/rolePolicy:RolePolicy": ResourceType(
         replace=_rules(TF_AWS + "iam/role_policy.go", "role", "name", "namePrefix"),
-        fake="_role_policy", emulate="_role_policy",
+        emulate="_role_policy",
         create_seconds=(1, "single PutRolePolicy call"),
     ),
     "aws:iam/rolePolicyAttachment:RolePolicyAttachment": ResourceType(
         replace=_rules(TF_AWS + "iam/role_policy_attachment.go",
                        "role", "policyArn"),
-        fake="_named", emulate="_role_policy_attachment",
+        emulate="_role_policy_attachment",
         create_seconds=(1, "single AttachRolePolicy call"),
     ),
     "aws:iam/instanceProfile:InstanceProfile": ResourceType(
         replace=_rules(TF_AWS + "iam/instance_profile.go", "name", "namePrefix", "path"),
-        fake="_instance_profile", emulate="_instance_profile",
+        emulate="_instance_profile",
         create_seconds=(10, "CreateInstanceProfile + AddRoleToInstanceProfile, then ~10 s until EC2 accepts the new profile (IAM propagation; the provider waits/retries)"),
     ),
     "aws:iam/user:User": ResourceType(
         replace=_rules(TF_AWS + "iam/user.go (name and path: UpdateUser)"),
-        fake="_user", emulate="_user",
+        emulate="_user",
     ),
     "aws:iam/userPolicy:UserPolicy": ResourceType(
         replace=_rules(TF_AWS + "iam/user_policy.go", "user", "name", "namePrefix"),
-        fake="_role_policy", emulate="_user_policy",
+        emulate="_user_policy",
     ),
     "aws:iam/policy:Policy": ResourceType(
         replace=_rules(TF_AWS + "iam/policy.go", "name", "namePrefix", "path", "description"),
-        fake="_policy", emulate="_iam_policy",
+        emulate="_iam_policy",
         create_seconds=(2, "CreatePolicy + read-back: 1-3 s"),
     ),
     "aws:iam/userPolicyAttachment:UserPolicyAttachment": ResourceType(
         replace=_rules(TF_AWS + "iam/user_policy_attachment.go",
                        "user", "policyArn"),
-        fake="_named", emulate="_user_policy_attachment",
+        emulate="_user_policy_attachment",
     ),
     "aws:iam/accessKey:AccessKey": ResourceType(
         replace=_rules(TF_AWS + "iam/access_key.go", "user", "pgpKey"),
-        fake="_access_key", emulate="_access_key",
+        emulate="_access_key",
     ),
     "aws:ssm/parameter:Parameter": ResourceType(
         replace=_rules(TF_AWS + "ssm/parameter.go (CustomizeDiff ForceNewIfChange tier)", "name",
                        conditions=[(("tier",), _ssm_tier)]),
-        fake="_ssm_parameter", emulate="_ssm_parameter",
+        emulate="_ssm_parameter",
         create_seconds=(1, "single PutParameter call"),
     ),
     "aws:route53/zone:Zone": ResourceType(
         replace=_rules(TF_AWS + "route53/zone.go", "name", "delegationSetId"),
-        fake="_zone", emulate="_zone",
+        emulate="_zone",
         create_seconds=(45, "CreateHostedZone (private, with the VPC association); the provider waits for the change to be INSYNC: 30-60 s"),
     ),
     # type is updated (delete + create of the record set in one change batch), not replaced
     "aws:route53/record:Record": ResourceType(
         replace=_rules(TF_AWS + "route53/record.go (resourceRecordUpdate)", "zoneId", "name",
                        "setIdentifier"),
-        fake="_named", emulate="_record",
+        emulate="_record",
         create_seconds=(40, "ChangeResourceRecordSets, provider waits for INSYNC: 30-60 s"),
     ),
     "aws:lb/loadBalancer:LoadBalancer": ResourceType(
@@ -387,69 +385,69 @@ TYPES: dict[str, ResourceType] = {
             TF_AWS + "elbv2/load_balancer.go (customizeDiffLoadBalancerNLB)",
             "name", "namePrefix", "internal", "loadBalancerType", "customerOwnedIpv4Pool",
             conditions=[(("subnets", "securityGroups"), _nlb)]),
-        fake="elb:loadbalancer/net", emulate="_load_balancer",
+        emulate="_load_balancer",
         create_seconds=(180, "NLB provisioning -> active: 2-4 min (provider waits for `active`)"),
     ),
     "aws:lb/targetGroup:TargetGroup": ResourceType(
         replace=_rules(TF_AWS + "elbv2/target_group.go", "name", "namePrefix", "port",
                        "protocol", "protocolVersion", "vpcId", "targetType", "ipAddressType"),
-        fake="elb:targetgroup", emulate="_target_group",
+        emulate="_target_group",
         create_seconds=(2, "CreateTargetGroup is synchronous"),
     ),
     "aws:lb/targetGroupAttachment:TargetGroupAttachment": ResourceType(
         replace=_rules(
             TF_AWS + "elbv2/target_group_attachment.go (no update function)",
             "targetGroupArn", "targetId", "port", "availabilityZone"),
-        fake="_named", emulate="_target_group_attachment",
+        emulate="_target_group_attachment",
         create_seconds=(2, "RegisterTargets is synchronous"),
     ),
     "aws:lb/listener:Listener": ResourceType(
         replace=_rules(TF_AWS + "elbv2/listener.go", "loadBalancerArn"),
-        fake="elb:listener/net", emulate="_listener",
+        emulate="_listener",
         create_seconds=(2, "CreateListener is synchronous"),
     ),
     "aws:s3/bucket:Bucket": ResourceType(
         replace=_rules(TF_AWS + "s3/bucket.go", "bucket", "bucketPrefix", "objectLockEnabled"),
-        fake="_bucket", emulate="_bucket",
+        emulate="_bucket",
     ),
     "aws:s3/bucketVersioning:BucketVersioning": ResourceType(
         replace=_rules(TF_AWS + "s3/bucket_versioning.go", "bucket",
                        "expectedBucketOwner"),
-        fake="_named", emulate="_bucket_versioning",
+        emulate="_bucket_versioning",
     ),
     "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration": ResourceType(
         replace=_rules(
             TF_AWS + "s3/bucket_server_side_encryption_configuration.go", "bucket", "expectedBucketOwner"),
-        fake="_named", emulate="_bucket_encryption",
+        emulate="_bucket_encryption",
     ),
     "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock": ResourceType(
         replace=_rules(TF_AWS + "s3/bucket_public_access_block.go",
                        "bucket"),
-        fake="_named", emulate="_bucket_public_access",
+        emulate="_bucket_public_access",
     ),
     "aws:s3/bucketPolicy:BucketPolicy": ResourceType(
         replace=_rules(TF_AWS + "s3/bucket_policy.go", "bucket"),
-        fake="_named", emulate="_bucket_policy",
+        emulate="_bucket_policy",
     ),
     "aws:s3/bucketOwnershipControls:BucketOwnershipControls": ResourceType(
         replace=_rules(TF_AWS + "s3/bucket_ownership_controls.go", "bucket"),
-        fake="_named", emulate="_bucket_ownership",
+        emulate="_bucket_ownership",
     ),
     "aws:s3/bucketObjectv2:BucketObjectv2": ResourceType(
         replace=_rules(TF_AWS + "s3/object.go (bucket, key ForceNew; content changes update in place)", "bucket", "key"),
-        fake="_named", emulate="_bucket_object",
+        emulate="_bucket_object",
         create_seconds=(0.3, "one PutObject"),
     ),
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": ResourceType(
         replace=_rules(TF_AWS + "iam/openid_connect_provider.go (url ForceNew; client IDs and thumbprints updated in place)",
                        "url"),
-        fake="_oidc_provider", emulate="_oidc_provider",
+        emulate="_oidc_provider",
         create_seconds=(1, "CreateOpenIDConnectProvider is synchronous"),
     ),
     "tls:index/privateKey:PrivateKey": ResourceType(
         replace=_rules("hashicorp/terraform-provider-tls internal/provider/resource_private_key.go (every argument "
                        "RequiresReplace)", "algorithm", "rsaBits", "ecdsaCurve"),
-        fake="_tls_private_key", emulate="_tls_private_key",
+        emulate="_tls_private_key",
         create_seconds=(0.5, "generated locally by the tls provider, no API call"),
     ),
     "tls:index/selfSignedCert:SelfSignedCert": ResourceType(
@@ -457,13 +455,13 @@ TYPES: dict[str, ResourceType] = {
                        "RequiresReplace)", "privateKeyPem", "subject", "validityPeriodHours", "allowedUses",
                        "dnsNames", "ipAddresses", "uris", "isCaCertificate", "earlyRenewalHours", "setSubjectKeyId",
                        "setAuthorityKeyId", "maxPathLength"),
-        fake="_tls_self_signed_cert", emulate="_tls_self_signed_cert",
+        emulate="_tls_self_signed_cert",
         create_seconds=(0.1, "signed locally by the tls provider"),
     ),
     "tls:index/certRequest:CertRequest": ResourceType(
         replace=_rules("hashicorp/terraform-provider-tls internal/provider/resource_cert_request.go (every argument "
                        "RequiresReplace)", "privateKeyPem", "subject", "dnsNames", "ipAddresses", "uris"),
-        fake="_tls_cert_request", emulate="_tls_cert_request",
+        emulate="_tls_cert_request",
         create_seconds=(0.1, "made locally by the tls provider"),
     ),
     "tls:index/locallySignedCert:LocallySignedCert": ResourceType(
@@ -471,29 +469,29 @@ TYPES: dict[str, ResourceType] = {
                        "argument RequiresReplace)", "certRequestPem", "caPrivateKeyPem", "caCertPem",
                        "validityPeriodHours", "allowedUses", "isCaCertificate", "earlyRenewalHours",
                        "setSubjectKeyId", "maxPathLength"),
-        fake="_tls_locally_signed_cert", emulate="_tls_locally_signed_cert",
+        emulate="_tls_locally_signed_cert",
         create_seconds=(0.1, "signed locally by the tls provider"),
     ),
     "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration": ResourceType(
         replace=_rules(
             TF_AWS + "s3/bucket_lifecycle_configuration.go", "bucket", "expectedBucketOwner"),
-        fake="_named", emulate="_bucket_lifecycle",
+        emulate="_bucket_lifecycle",
     ),
     "aws:kms/key:Key": ResourceType(
         replace=_rules(TF_AWS + "kms/key.go", "keyUsage", "customerMasterKeySpec", "multiRegion",
                        "customKeyStoreId", "xksKeyId"),
-        fake="_kms_key", emulate="_kms_key",
+        emulate="_kms_key",
     ),
     "aws:kms/alias:Alias": ResourceType(
         replace=_rules(TF_AWS + "kms/alias.go", "name", "namePrefix"),
-        fake="_kms_alias", emulate="_kms_alias",
+        emulate="_kms_alias",
     ),
     "random:index/randomPassword:RandomPassword": ResourceType(
         replace=_rules(
             "hashicorp/terraform-provider-random internal/provider/resource_password.go (every argument RequiresReplace)",
             "length", "special", "upper", "lower", "number", "numeric", "minNumeric", "minUpper", "minLower",
             "minSpecial", "overrideSpecial", "keepers"),
-        fake="_random_password", emulate="_random_password",
+        emulate="_random_password",
         create_seconds=(0.1, "computed locally by the random provider, no API call"),
     ),
     # Secrets are immutable unless the provider sets enableSecretMutable (this program does not).
@@ -501,26 +499,26 @@ TYPES: dict[str, ResourceType] = {
         replace=_rules(
             K8S + "diff.go forceNewProperties (.metadata.name, .metadata.namespace, .type, .stringData, .data)",
             *_IMMUTABLE_SECRET, nested=[("metadata", frozenset({"name", "namespace"}))]),
-        fake="_named", emulate="_in_cluster",
+        emulate="_in_cluster",
     ),
     # Kinds without an entry in diff.go's forceNew table: only the identity replaces.
     "kubernetes:upgrade.cattle.io/v1:Plan": ResourceType(
         replace=_rules(
             K8S + "diff.go metadataForceNewProperties", nested=[("metadata", frozenset({"name", "namespace"}))]),
-        fake="_named", emulate="_in_cluster",
+        emulate="_in_cluster",
         create_seconds=(1, "one server-side apply of a custom resource"),
     ),
     "kubernetes:helm.sh/v3:Release": ResourceType(
         replace=_rules(K8S + "helm_release.go Diff (forceNewFields .name, .namespace)",
                        "name", "namespace"),
-        fake="_named", emulate="_helm_release",
+        emulate="_helm_release",
         create_seconds=(45, "chart pull + install, Pulumi waits for the release's resources (DaemonSet/Deployment) to be ready: 30-60 s"),
     ),
     "pulumi:providers:kubernetes": ResourceType(
         replace=_rules(
             K8S + "provider.go DiffConfig", "renderYamlToDirectory",
             conditions=[(("kubeconfig", "context", "cluster", "clusterIdentifier"), _k8s_provider)]),
-        fake="_named", emulate="_in_cluster",
+        emulate="_in_cluster",
         create_seconds=(1, "provider configuration only (parses kubeconfig, discovers the API server): ~1 s"),
     ),
     "kubernetes:yaml/v2:ConfigFile": ResourceType(
@@ -533,7 +531,7 @@ TYPES: dict[str, ResourceType] = {
             "rancher/terraform-provider-rancher2 v13.1.4 rancher2/schema_cluster.go (ForceNew: windows_prefered_cluster; "
             "resource_rancher2_cluster.go resourceRancher2ClusterUpdate sends name, description, annotations, labels)",
             "windowsPreferedCluster"),
-        fake="_rancher_cluster", emulate="_rancher_cluster",
+        emulate="_rancher_cluster",
         create_seconds=(5, "POST /v3/clusters, the provider waits for the cluster to reach `pending` and its registration token"),
     ),
     # A bridged provider's configuration changes in place unless its ProviderInfo marks a key
@@ -542,7 +540,7 @@ TYPES: dict[str, ResourceType] = {
     "pulumi:providers:rancher2": ResourceType(
         replace=_rules("pulumi/pulumi-terraform-bridge pkg/tfbridge/provider.go (configDiffer.DiffConfig: replace only "
                        "on ForcesProviderReplace; pulumi/pulumi-rancher2 provider/resources.go sets none)"),
-        fake="_named", emulate="_in_cluster",
+        emulate="_in_cluster",
         create_seconds=(1, "provider configuration; the first call checks Rancher's API answers"),
     ),
     "pulumi:providers:aws": ResourceType(

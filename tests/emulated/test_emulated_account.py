@@ -251,23 +251,3 @@ def test_the_diff_runs_the_program_in_the_plans_account_so_every_real_instance_t
     assert isinstance(run.mocks, MotoMocks) and not run.mocks.active
     types = {r.inputs.get("instanceType") for r in run.resources if r.type == INSTANCE}
     assert "m5.xlarge" in types, types
-
-
-# The light mocks' instance types (offline/engine/fake_aws.py, still used by program tests that build their own
-# account) are EC2's: moto's data, an independent copy. Moved from tests/unit/test_names.py (it reads moto).
-
-def test_offline_instance_types_match_ec2s_own_data():
-    import gzip
-    import json
-    from pathlib import Path
-
-    import moto
-
-    from rke_aws_offline.engine.fake_aws import INSTANCE_TYPES
-
-    data = json.loads(gzip.open(Path(moto.__file__).parent / "ec2" / "resources" / "instance_types.json.gz").read())
-    for name, (vcpus, mib, archs, virts) in INSTANCE_TYPES.items():
-        ec2 = data[name]
-        assert (ec2["VCpuInfo"]["DefaultVCpus"], ec2["MemoryInfo"]["SizeInMiB"]) == (vcpus, mib), name
-        assert set(ec2["ProcessorInfo"]["SupportedArchitectures"]) == set(archs), name
-        assert set(ec2["SupportedVirtualizationTypes"]) == set(virts), name

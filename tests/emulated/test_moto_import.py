@@ -75,3 +75,23 @@ def test_the_trimmed_region_lists_are_botocores():
         assert not _models_parsed(moto_import.SESSION)
     finally:
         backends.stop()
+
+
+def test_symmetric_keys_share_one_generated_pair_and_asymmetric_keys_keep_their_own():
+    """A symmetric KMS key has no key pair in KMS (the KMS API reference, GetPublicKey: the public key of an
+    asymmetric KMS key only); moto generates an RSA-2048 pair for every key (moto 5.2 kms/models.py KmsKey), 0.1 s
+    each, twice per plan. After the trim, symmetric keys share one pair and an RSA key still gets its own."""
+    moto_import.load()
+    import moto.kms.models as kms_models
+
+    assert kms_models.generate_private_key("SYMMETRIC_DEFAULT") is kms_models.generate_private_key("SYMMETRIC_DEFAULT")
+    assert kms_models.generate_private_key("RSA_2048") is not kms_models.generate_private_key("RSA_2048")
+    backends.start()
+    try:
+        kms = backends.kms("us-west-2")
+        first = kms.create_key(None, "ENCRYPT_DECRYPT", "SYMMETRIC_DEFAULT", "", [])
+        second = kms.create_key(None, "ENCRYPT_DECRYPT", "SYMMETRIC_DEFAULT", "", [])
+        assert first.id != second.id
+        assert first.private_key is second.private_key
+    finally:
+        backends.stop()

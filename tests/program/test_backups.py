@@ -305,11 +305,11 @@ def test_a_bucket_kept_by_an_earlier_destroy_is_used_not_created_again():
     (terraform-provider-aws internal/service/s3/bucket.go checks first in us-east-1, where S3 itself
     would answer 200): it is used, unmanaged, and the update says so (tests/program/day2/test_day2_backups.py has
     the sequences and the bucket of another account)."""
-    from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+    from rke_aws_offline.engine.emulated_account import MotoMocks
 
     first = harness.run_stack("rke2-prod")
     bucket, _ = _bucket_and_folder(first)
-    mocks = AwsLikeMocks("us-west-2")
+    mocks = MotoMocks("us-west-2")
     mocks.buckets.add(bucket)
     again = harness.run_program(harness.stack_config("rke2-prod"), stack="rke2-prod", mocks=mocks)  # a new stack
     assert not again.of_type("aws:s3/bucket:Bucket"), "would try to create a bucket that exists"
@@ -317,8 +317,8 @@ def test_a_bucket_kept_by_an_earlier_destroy_is_used_not_created_again():
     assert _snapshot_grants(again), "the servers still need the grant"
     (note,) = [m for lvl, m in again.logs if lvl == "warning" and f"the bucket {bucket} exists already" in m]
     assert "does not declare it" in note, note
-    # The stack's own bucket (in its last outputs) is never looked up as someone else's.
-    mocks = AwsLikeMocks("us-west-2")
+    # The stack's own bucket (in its last outputs, created by its last update) is never looked up as someone else's.
+    mocks = MotoMocks("us-west-2", created_before=[r.name for r in first.of_type("aws:s3/bucket:Bucket")])
     mocks.buckets.add(bucket)
     managed = harness.run_program(harness.stack_config("rke2-prod"), stack="rke2-prod", mocks=mocks,
                                   previous_outputs=first.outputs)

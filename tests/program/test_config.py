@@ -17,7 +17,7 @@ from pydantic import SecretStr
 from rke_aws.diagnostics import ConfigError
 from rke_aws.settings import stackfile
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.support.configs import (
     CLUSTER_ID_RULE,
     INVALID,
@@ -68,7 +68,7 @@ def test_invalid_config_reports_exactly(base_config, mutate, expected, stack):
 def test_invalid_config_registers_nothing(base_config, mutate, expected, stack):
     """The same table through the whole program: one RunError listing every problem, no resource."""
     mutate(base_config)
-    mocks = AwsLikeMocks(base_config.get("aws:region") or "us-east-1")
+    mocks = MotoMocks(base_config.get("aws:region") or "us-east-1")
     with pytest.raises(pulumi.RunError) as info:
         harness.run_program(base_config, stack=stack, mocks=mocks)
     message = str(info.value)
@@ -110,6 +110,11 @@ def test_all_problems_reported_at_once(base_config):
 
 # --- program level: a bad config registers nothing ----------------------------------------------
 
+def put_region(cfg: dict, region: str) -> dict:
+    cfg["aws:region"] = region
+    return cfg
+
+
 PROGRAM_CASES = [
     pytest.param(lambda cfg: cfg.__setitem__("rke-aws:nodepools", cfg.pop("rke-aws:nodePools")),
                  f"rke-aws:nodepools: unknown key; did you mean nodePools? allowed keys are {TOP_KEYS}", id="unknown-key-typo"),
@@ -127,15 +132,16 @@ PROGRAM_CASES = [
     pytest.param(pool(1, count=300),
                  "rke-aws:nodePools[agents].count: 300 nodes need 150 addresses per private subnet, but a pool block "
                  "there holds 117; use fewer nodes per pool, more zones or larger subnets", id="capacity"),
-    pytest.param(net(availabilityZones=5),
-                 "rke-aws:network.availabilityZones: 5 zones asked for, but us-east-1 offers 4", id="too-many-zones"),
+    # us-west-2 has four zones (usw2-az1 to usw2-az4; moto's zone table lists us-west-2a to d).
+    pytest.param(lambda c: net(availabilityZones=5)(put_region(c, "us-west-2")),
+                 "rke-aws:network.availabilityZones: 5 zones asked for, but us-west-2 offers 4", id="too-many-zones"),
 ]
 
 
 @pytest.mark.parametrize("mutate, line", PROGRAM_CASES)
 def test_program_stops_before_registering_anything(base_config, mutate, line):
     mutate(base_config)
-    mocks = AwsLikeMocks("us-east-1")
+    mocks = MotoMocks(base_config.get("aws:region") or "us-east-1")
     with pytest.raises(pulumi.RunError) as info:
         harness.run_program(base_config, stack="test", mocks=mocks)
     assert line in str(info.value)
@@ -192,7 +198,7 @@ def test_bring_your_own_network_parses(base_config):
 
 
 def test_bring_your_own_network_program_tags_instead_of_creating(base_config):
-    mocks = AwsLikeMocks("us-east-1", existing_subnets=_existing_subnets())
+    mocks = MotoMocks("us-east-1", existing_subnets=_existing_subnets())
     run = harness.run_program(_byo_config(base_config), stack="test", mocks=mocks)
     assert run.of_type("aws:ec2/vpc:Vpc") == []
     assert run.of_type("aws:ec2/subnet:Subnet") == []
@@ -271,7 +277,7 @@ def test_bring_your_own_zones_come_from_the_subnets(base_config):
 # --- bring-your-own network: what the look-ups find ------------------------------------------------
 
 def _byo_run(base_config, change=None):
-    mocks = AwsLikeMocks("us-east-1", existing_subnets=_existing_subnets())
+    mocks = MotoMocks("us-east-1", existing_subnets=_existing_subnets())
     if change:
         change(mocks)
     with pytest.raises(pulumi.RunError) as info:

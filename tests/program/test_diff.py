@@ -27,7 +27,6 @@ import yaml
 from rke_aws.settings import stackfile
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated_account import MotoMocks
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
 from rke_aws_offline.report import diff
 from tests.support.diff import NLB_STACK, base_of, change_of, res
 
@@ -104,7 +103,7 @@ def pools_with(config: dict, **by_name) -> None:
 
 def test_adding_a_zone_replaces_nothing(repo):
     # The diff runs in the emulated account, which has each region's real zones (us-gov-west-1: three, all in use
-    # by NLB_STACK; the light mocks had four anywhere). So the base commit gets a copy of NLB_STACK on two zones,
+    # by NLB_STACK; the light mocks, since removed, had four anywhere). So the base commit gets a copy of NLB_STACK on two zones,
     # and the change adds the third; the copy is removed again by a later commit (same tree as before).
     stack = "rke2-twozones"
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(repo)]
@@ -518,20 +517,18 @@ def test_every_type_the_program_registers_is_declared_once_for_every_tool():
     set_key(with_plans, "kubeconfig", ANY_KUBECONFIG)
     types |= {r.type for r in harness.run_program(with_plans, stack="types").resources if r.custom}
     assert "kubernetes:upgrade.cattle.io/v1:Plan" in types
-    declared = {t for t, r in resource_types.TYPES.items() if r.replace and r.fake and r.emulate}
+    declared = {t for t, r in resource_types.TYPES.items() if r.replace and r.emulate}
     assert not types - declared, f"offline/engine/resource_types.py does not declare {sorted(types - declared)} fully"
     assert diff.RULES is resource_types.RULES
-    assert set(diff.RULES) == AwsLikeMocks.KNOWN_TYPES == MotoMocks.KNOWN_TYPES == declared
+    assert set(diff.RULES) == MotoMocks.KNOWN_TYPES == declared
 
 
-def test_both_mocks_refuse_a_resource_type_they_do_not_know():
+def test_the_emulated_account_refuses_a_resource_type_it_does_not_know():
     import pulumi
 
     # (aws:ec2/vpcEndpoint:VpcEndpoint was this example until issue 35's air-gapped VPCs used it.)
     args = pulumi.runtime.MockResourceArgs(typ="aws:ec2/transitGateway:TransitGateway", name="x", inputs={},
                                            provider=None, resource_id=None, custom=True)
-    with pytest.raises(ValueError, match="do not know resource type aws:ec2/transitGateway:TransitGateway"):
-        AwsLikeMocks("us-west-2").new_resource(args)
     with MotoMocks("us-west-2") as mocks:
         with pytest.raises(ValueError, match="UnknownResourceType: aws:ec2/transitGateway:TransitGateway"):
             mocks.new_resource(args)

@@ -2,8 +2,8 @@
 
 Facts from their owners:
 - EC2 DescribeInstanceTypes gives each type's SupportedArchitectures (x86_64, arm64, ...): the
-  architecture is looked up, never guessed from the type's name (the mocks answer from
-  offline/engine/fake_aws.py INSTANCE_TYPES, moto's instance-type data).
+  architecture is looked up, never guessed from the type's name (the emulated account answers from
+  moto's instance-type data).
 - Canonical names its images ubuntu-noble-24.04-<amd64|arm64>-server-<date> (Canonical, "Find Ubuntu
   images on AWS"); the mocks answer an arm64 image only for a name with `-arm64-` in it.
 - RKE2: "Add arm64 support (#4335)" in v1.27.3+rke2r1 (rke2-docs release notes, v1.27.X), its arm64
@@ -22,7 +22,6 @@ import pytest
 from rke_aws.settings import versions
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated.provider_checks import ubuntu_image_id
-from rke_aws_offline.engine.fake_aws import UBUNTU_IMAGE
 from tests.support.configs import with_pools
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -69,19 +68,25 @@ def test_an_all_graviton_cluster_asks_for_the_arm64_image_only():
 
 def test_the_architecture_is_looked_up_not_read_from_the_type_name():
     """A made-up type named like Graviton but described by EC2 as x86_64 gets the amd64 image."""
-    from rke_aws_offline.engine import fake_aws as mocks_module
+    from rke_aws_offline.engine.emulated import moto_import
 
-    types = dict(mocks_module.INSTANCE_TYPES)
-    types["m9g.large"] = (2, 8192, ("x86_64",), ("hvm",))
-    mocks = mocks_module.AwsLikeMocks("us-east-1")
-    original = mocks_module.INSTANCE_TYPES
-    mocks_module.INSTANCE_TYPES = types
+    moto_import.load()  # before moto's first import: the trimmed one
+    from moto.ec2.models import instance_types
+
+    cfg = with_pools("rke2-dev", lambda p: p[1].update(instanceType="x9g.large"))
+    # A type EC2 describes like m6i.large (x86_64) under a Graviton-looking name, offered where m6i.large is:
+    # entries in moto's tables (its copy of DescribeInstanceTypes and DescribeInstanceTypeOfferings).
+    instance_types.INSTANCE_TYPES["x9g.large"] = dict(instance_types.INSTANCE_TYPES["m6i.large"], InstanceType="x9g.large")
+    zones = instance_types.INSTANCE_TYPE_OFFERINGS["availability-zone"][cfg["aws:region"]]
+    added = [dict(row, InstanceType="x9g.large") for row in zones if row["InstanceType"] == "m6i.large"]
+    zones.extend(added)
     try:
-        run = harness.run_program(with_pools("rke2-dev", lambda p: p[1].update(instanceType="m9g.large")),
-                                  stack="rke2-dev", mocks=mocks)
+        run = harness.run_program(cfg, stack="rke2-dev")
     finally:
-        mocks_module.INSTANCE_TYPES = original
-    assert set(_amis(run).values()) == {UBUNTU_IMAGE["id"]}
+        del instance_types.INSTANCE_TYPES["x9g.large"]
+        for row in added:
+            zones.remove(row)
+    assert set(_amis(run).values()) == {_ubuntu(run, "x86_64")}
 
 
 def test_rke1_on_graviton_is_refused_with_the_reason():

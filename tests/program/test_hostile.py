@@ -25,7 +25,7 @@ from rke_aws.settings import stackfile
 from rke_aws.settings.rules import access as access_rules
 from rke_aws.settings.sections import Access
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine.emulated_account import EmulatedAwsError, MotoMocks
 from tests.support.configs import both, extra_pool, net, pool, put, set_key
 from tests.support.configs import parse_config as parse
 from tests.support.hostile import (
@@ -220,7 +220,7 @@ def test_public_address_count_is_exact():
 # --- plan time: key pairs, instance types, images, the CCM manifest, bring-your-own subnets -----------------
 
 def _plan_refused(base_config, expected, **mock_kwargs) -> str:
-    mocks = AwsLikeMocks(base_config["aws:region"], **mock_kwargs)
+    mocks = MotoMocks(base_config["aws:region"], **mock_kwargs)
     return run_refused(base_config, expected, mocks=mocks)
 
 
@@ -266,7 +266,7 @@ def test_type_not_offered_in_a_zone_of_the_pool(base_config):
 
 def test_type_offered_elsewhere_only_is_fine_when_no_node_goes_there(base_config):
     net(availabilityZones=["us-east-1a", "us-east-1c"])(base_config)
-    harness.run_program(base_config, mocks=AwsLikeMocks("us-east-1", unoffered=[("m6i.large", "us-east-1b")]))
+    harness.run_program(base_config, mocks=MotoMocks("us-east-1", unoffered=[("m6i.large", "us-east-1b")]))
 
 
 def test_paravirtual_image_on_an_hvm_only_type(base_config):
@@ -278,7 +278,7 @@ def test_paravirtual_image_on_an_hvm_only_type(base_config):
 
 def test_arm_image_on_arm_type_plans(base_config):
     pool(1, instanceType="m7g.large", ami="ami-0bbbbbbbbbbbbbbb1")(base_config)
-    run = harness.run_program(base_config, mocks=AwsLikeMocks(
+    run = harness.run_program(base_config, mocks=MotoMocks(
         "us-east-1", images={"ami-0bbbbbbbbbbbbbbb1": {"architecture": "arm64", "virtualizationType": "hvm"}}))
     assert {r.inputs["instanceType"] for r in run.of_type("aws:ec2/instance:Instance")} == {"m6i.large", "m7g.large"}
 
@@ -305,7 +305,7 @@ def test_look_ups_are_per_type_not_per_node(base_config):
 
 def test_key_pair_is_looked_up_once(base_config):
     access(sshKeyName="dev")(base_config)
-    run = harness.run_program(base_config, mocks=AwsLikeMocks("us-east-1", key_pairs=["dev"]))
+    run = harness.run_program(base_config, mocks=MotoMocks("us-east-1", key_pairs=["dev"]))
     assert [lk.args.get("keyName") for lk in run.lookups if lk.token.endswith("getKeyPair")] == ["dev"]
 
 
@@ -314,7 +314,7 @@ def test_bring_your_own_subnet_in_the_pod_network(base_config):
 
     subnets = _existing_subnets()
     subnets[PRIVATE_IDS[1]]["cidr"] = "10.42.16.0/20"
-    mocks = AwsLikeMocks("us-east-1", existing_subnets=subnets)
+    mocks = MotoMocks("us-east-1", existing_subnets=subnets)
     run_refused(_byo_config(base_config), (("network.privateSubnetIds[1]", "the subnet's 10.42.16.0/20 overlaps "
                                                                            "10.42.0.0/16, the cluster's pod or service network"),),
                 mocks=mocks)
@@ -437,11 +437,11 @@ def test_running_nodes_are_not_judged_by_todays_offerings(base_config):
     only new nodes are, and with no new node there is no offerings look-up at all."""
     first = harness.run_program(base_config, stack="day2")
     later = harness.run_program(base_config, stack="day2", previous_outputs=first.outputs,
-                                mocks=AwsLikeMocks("us-east-1", unoffered=[("m6i.large", "us-east-1b")]))
+                                mocks=MotoMocks("us-east-1", unoffered=[("m6i.large", "us-east-1b")]))
     assert later.resources and not _lookups(later, "getInstanceTypeOfferings")
     pool(1, count=3)(base_config)  # one more agent, in us-east-1a
     grown = harness.run_program(base_config, stack="day2", previous_outputs=first.outputs,
-                                mocks=AwsLikeMocks("us-east-1", unoffered=[("m6i.large", "us-east-1b")]))
+                                mocks=MotoMocks("us-east-1", unoffered=[("m6i.large", "us-east-1b")]))
     (offerings,) = _lookups(grown, "getInstanceTypeOfferings")
     assert offerings.args["filters"][1] == {"name": "location", "values": ["us-east-1a"]}
 
@@ -451,7 +451,13 @@ def _day2(base_config, **mock_kwargs):
     where something it was deployed with has gone since."""
     first = harness.run_program(base_config, stack="day2")
     return first, lambda cfg: harness.run_program(cfg, stack="day2", previous_outputs=first.outputs,
-                                                  mocks=AwsLikeMocks("us-east-1", **mock_kwargs))
+                                                  mocks=MotoMocks("us-east-1", created_before=launched(first),
+                                                                  **mock_kwargs))
+
+
+def launched(run: harness.ProgramRun) -> list[str]:
+    """The instances `run` launched: an update registers them again without launching them."""
+    return [r.name for r in run.of_type("aws:ec2/instance:Instance")]
 
 
 def test_a_key_pair_deleted_since_warns_until_a_node_is_launched(base_config):
@@ -523,7 +529,7 @@ def test_an_agent_type_for_another_architecture_waits_for_rotation(base_config):
 
 
 def run_refused_day2(cfg, first, **mock_kwargs) -> str:
-    mocks = AwsLikeMocks("us-east-1", **mock_kwargs)
+    mocks = MotoMocks("us-east-1", created_before=launched(first), **mock_kwargs)
     with pytest.raises(pulumi.RunError) as info:
         harness.run_program(cfg, stack="day2", mocks=mocks, previous_outputs=first.outputs)
     assert mocks.resources == [], "registered before refusing"
@@ -537,8 +543,8 @@ def test_every_pool_is_judged_after_a_failed_look_up(base_config):
     both(pool(0, instanceType="m6i.large", ami="ami-0ddddddddddddddd1"),
          pool(1, instanceType="m7g.large", ami="ami-0ccccccccccccccc1"))(base_config)
     _plan_refused(base_config, (("nodePools[server].ami", "looking up image 'ami-0ddddddddddddddd1' in us-east-1 failed (DescribeImages "
-                                                     "in the emulated account answered Your query returned no results (image "
-                                                     "ami-0ddddddddddddddd1). Please change your search criteria and try "
+                                                     "in the emulated account answered Your query returned no results. "
+                                                     "Please change your search criteria and try "
                                                      "again.); use an image that exists in us-east-1 and this account may "
                                                      "launch"),
                                 ("nodePools[agents].instanceType", "runs arm64")),
@@ -547,13 +553,13 @@ def test_every_pool_is_judged_after_a_failed_look_up(base_config):
 
 def test_failed_offerings_look_up_is_a_config_error(base_config, monkeypatch):
     pool(0, instanceType="m6i.xlarge")(base_config)
-    mocks = AwsLikeMocks("us-east-1")
+    mocks = MotoMocks("us-east-1")
     real = mocks._call
 
-    def failing(args):
-        if args.token.endswith("getInstanceTypeOfferings"):
-            raise ValueError("UnauthorizedOperation: not allowed to ec2:DescribeInstanceTypeOfferings")
-        return real(args)
+    def failing(tok, a):
+        if tok.endswith("getInstanceTypeOfferings"):
+            raise EmulatedAwsError("UnauthorizedOperation: not allowed to ec2:DescribeInstanceTypeOfferings")
+        return real(tok, a)
 
     monkeypatch.setattr(mocks, "_call", failing)
     run_refused(base_config, (("nodePools[].instanceType",
@@ -570,11 +576,11 @@ def test_look_up_messages_name_the_fix(base_config):
                                           ("nodePools[agents].instanceType", "InvalidInstanceType")), key_pairs=[])
     assert message.endswith(
         "  - rke-aws:access.sshKeyName: looking up the key pair 'nobody' in us-east-1 failed (DescribeKeyPairs in the "
-        "emulated account answered InvalidKeyPair.NotFound: The key pair 'nobody' does not exist); create "
+        "emulated account answered InvalidKeyPair.NotFound: the key pair 'nobody' does not exist); create "
         "or import it in us-east-1 (aws ec2 import-key-pair --key-name ...), or fix the name\n"
         "  - rke-aws:nodePools[agents].instanceType: looking up instance type 'm9z.large' in us-east-1 failed "
         "(DescribeInstanceTypes in the emulated account answered InvalidInstanceType: The following supplied instance "
-        "types do not exist: [m9z.large]); did you mean m5.large? Or use an instance type EC2 offers in us-east-1 (aws "
+        "types do not exist: [m9z.large]); did you mean m9g.large? Or use an instance type EC2 offers in us-east-1 (aws "
         "ec2 describe-instance-types)")
     assert "invoke of" not in message and "credentials" not in message
 
@@ -608,7 +614,7 @@ def test_rke2_server_size_warnings_follow_rke2s_requirements(base_config, monkey
 
     pool(0, instanceType="c7g.medium", ami="ami-0fffffffffffffff1")(base_config)
     images = {"ami-0fffffffffffffff1": {"architecture": "arm64", "virtualizationType": "hvm"}}
-    run = harness.run_program(base_config, mocks=AwsLikeMocks("us-east-1", images=images))
+    run = harness.run_program(base_config, mocks=MotoMocks("us-east-1", images=images))
     assert ("rke-aws:nodePools[server].instanceType: 'c7g.medium' has 1 vCPU and 2 GiB; RKE2 servers need at least 2 vCPU "
             "and 4 GiB (docs.rke2.io install/requirements): etcd and the API server may not keep up") in _warnings(run)
     # RKE2's VM sizing guide: 2 vCPU / 4 GiB servers carry up to 225 agents (the boundary, on the pure rule).
@@ -665,7 +671,7 @@ def test_bring_your_own_overlap_message_in_full(base_config):
     subnets = _existing_subnets()
     subnets[PRIVATE_IDS[0]]["cidr"] = "10.43.0.0/20"
     message = run_refused(_byo_config(base_config), (("network.privateSubnetIds[0]", "overlaps"),),
-                          mocks=AwsLikeMocks("us-east-1", existing_subnets=subnets))
+                          mocks=MotoMocks("us-east-1", existing_subnets=subnets))
     assert ("rke-aws:network.privateSubnetIds[0]: the subnet's 10.43.0.0/20 overlaps 10.43.0.0/16, the cluster's pod or "
             "service network (RKE2 and RKE1 default): its nodes would send traffic for those addresses into the cluster; "
             "use subnets outside 10.42.0.0/16 and 10.43.0.0/16") in message
@@ -686,14 +692,12 @@ def test_default_image_only_for_pools_without_their_own(base_config, monkeypatch
     run = harness.run_program(base_config)
     assert [lk.args["filters"][0]["name"] for lk in _lookups(run, "getAmi")] == ["image-id", "image-id"]
     pool(1, ami=None)(base_config)
-    mocks = AwsLikeMocks("us-east-1")
-    real = mocks._call
 
-    def no_ubuntu(args):
-        if args.token.endswith("getAmi") and not any(f["name"] == "image-id" for f in args.args.get("filters") or []):
-            raise ValueError("Your query returned no results.")
-        return real(args)
+    def no_ubuntu(account):  # Canonical's images gone from the region
+        ec2 = account.client("ec2")
+        for image in ec2.describe_images(Owners=["099720109477"])["Images"]:
+            ec2.deregister_image(ImageId=image["ImageId"])
 
-    monkeypatch.setattr(mocks, "_call", no_ubuntu)
+    mocks = MotoMocks("us-east-1", setup=no_ubuntu)
     message = run_refused(base_config, (("nodePools[].ami", "looking up the default image"),), mocks=mocks)
     assert "set `ami` on nodePools[agents] to an image that exists in us-east-1" in message

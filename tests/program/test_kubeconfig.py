@@ -206,17 +206,19 @@ def first_run() -> harness.ProgramRun:
 
 
 _FIRST = None
+SSM_PARAMETER = "aws:ssm/parameter:Parameter"
 
 
 def _published(value: str, *, kubeconfig_param: bool = True, **config):
     """Run the helm-mode stack again over its first run's outputs, with `value` in the published parameter."""
-    from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+    from rke_aws_offline.engine.emulated_account import MotoMocks
 
     outputs = dict(first_run().outputs)
     if not kubeconfig_param:
         outputs.pop("rke2KubeconfigParameter", None)
     cfg = helm_config(**config)
-    mocks = AwsLikeMocks(cfg["aws:region"])
+    # The parameter the first update created, holding what the servers published since.
+    mocks = MotoMocks(cfg["aws:region"], created_before=[r.name for r in first_run().of_type(SSM_PARAMETER)])
     mocks.parameters[PARAMETER] = value
     return harness.run_program(cfg, stack=RKE2_STACK, mocks=mocks, previous_outputs=outputs), mocks
 
@@ -253,10 +255,10 @@ def test_losing_the_kubeconfig_never_uninstalls_what_the_last_update_installed()
     assert installed.outputs["installedInCluster"] == ["aws-cloud-controller-manager", "system-upgrade-controller",
                                                        "aws-ebs-csi-driver"]
     from rke_aws_offline.engine import harness
-    from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+    from rke_aws_offline.engine.emulated_account import MotoMocks
 
     for value in ("pending", None):  # not published (yet / any more), or not readable with these credentials
-        mocks = AwsLikeMocks(REGION)
+        mocks = MotoMocks(REGION)
         if value is not None:
             mocks.parameters[PARAMETER] = value
         with pytest.raises(pulumi.RunError, match=r"installed aws-cloud-controller-manager, system-upgrade-controller, "
@@ -277,20 +279,20 @@ def test_switching_to_manifest_mode_would_uninstall_and_is_refused_until_handed_
     import pulumi
 
     from rke_aws_offline.engine import harness
-    from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+    from rke_aws_offline.engine.emulated_account import MotoMocks
     from tests.support.configs import set_key
 
     installed, _ = _published(_published_text())
     cfg = set_key(helm_config(), "ccm", {"install": "manifest"})
     with pytest.raises(pulumi.RunError, match=r"ccm.install: manifest on a cluster where the last update installed "
                                               r"aws-cloud-controller-manager.*pulumi state delete") as info:
-        harness.run_program(cfg, stack=RKE2_STACK, mocks=AwsLikeMocks(REGION), previous_outputs=installed.outputs)
+        harness.run_program(cfg, stack=RKE2_STACK, mocks=MotoMocks(REGION), previous_outputs=installed.outputs)
     assert "allowUninstall: true" in str(info.value)
     # After `pulumi state delete` of the releases, one update with allowUninstall hands them over.
     handed = harness.run_program(set_key(cfg, "allowUninstall", True), stack=RKE2_STACK,
-                                 mocks=AwsLikeMocks(REGION), previous_outputs=installed.outputs)
+                                 mocks=MotoMocks(REGION), previous_outputs=installed.outputs)
     assert "installedInCluster" not in handed.outputs and handed.outputs["rke2ManifestPath"]
-    later = harness.run_program(helm_config(), stack=RKE2_STACK, mocks=AwsLikeMocks(REGION),
+    later = harness.run_program(helm_config(), stack=RKE2_STACK, mocks=MotoMocks(REGION),
                                 previous_outputs=handed.outputs)  # back to helm: the HelmCharts go first
     assert [m for lvl, m in later.logs if lvl == "warning" and "helm-controller uninstalls" in m], later.logs
     assert not later.of_type("kubernetes:helm.sh/v3:Release"), "a Release while helm-controller still runs the chart"
@@ -298,10 +300,10 @@ def test_switching_to_manifest_mode_would_uninstall_and_is_refused_until_handed_
 
 def test_allow_uninstall_is_the_way_out_when_the_cluster_is_gone():
     from rke_aws_offline.engine import harness
-    from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+    from rke_aws_offline.engine.emulated_account import MotoMocks
     from tests.support.configs import set_key
 
     installed, _ = _published(_published_text())
     cfg = set_key(helm_config(), "allowUninstall", True)
-    run = harness.run_program(cfg, stack=RKE2_STACK, mocks=AwsLikeMocks(REGION), previous_outputs=installed.outputs)
+    run = harness.run_program(cfg, stack=RKE2_STACK, mocks=MotoMocks(REGION), previous_outputs=installed.outputs)
     assert not run.of_type("kubernetes:helm.sh/v3:Release") and "installedInCluster" not in run.outputs

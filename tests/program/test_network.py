@@ -11,7 +11,7 @@ import pytest
 
 from rke_aws.plan import network as network_plan
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.support.configs import set_key
 
 CLUSTER_PREFIX = "kubernetes.io/cluster/"
@@ -156,7 +156,7 @@ def test_bring_your_own_network_only_tags(base_config):
         "subnet-0bbbbbbbbbbbbbbb1": {"cidr": "172.31.32.0/20", "az": "us-east-1a", "vpc": vpc},
         "subnet-0bbbbbbbbbbbbbbb2": {"cidr": "172.31.48.0/20", "az": "us-east-1b", "vpc": vpc},
     }
-    run = harness.run_program(cfg, stack="byo", mocks=AwsLikeMocks("us-east-1", existing_subnets=existing))
+    run = harness.run_program(cfg, stack="byo", mocks=MotoMocks("us-east-1", existing_subnets=existing))
     created = {r.type for r in run.resources}
     for typ in ("aws:ec2/vpc:Vpc", "aws:ec2/subnet:Subnet", "aws:ec2/routeTable:RouteTable",
                 "aws:ec2/route:Route", "aws:ec2/routeTableAssociation:RouteTableAssociation", "aws:ec2/natGateway:NatGateway"):

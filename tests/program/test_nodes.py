@@ -434,13 +434,15 @@ def test_deployment_stops_when_ec2_names_a_node_differently():
     """A mock that answers like EC2 with a custom DHCP domain: the planned name no longer matches."""
     from pulumi import RunError
 
-    from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+    from rke_aws_offline.engine.emulated_account import MotoMocks
 
-    class OtherDomain(AwsLikeMocks):
-        def _instance(self, name, inputs):
-            out = super()._instance(name, inputs)
+    class OtherDomain(MotoMocks):
+        def _other_domain(self, name, inputs):
+            rid, out = MotoMocks._instance(self, name, inputs)
             out["privateDns"] = out["privateDns"].split(".")[0] + ".corp.example"
-            return out
+            return rid, out
+
+        _HANDLERS = {**MotoMocks._HANDLERS, "aws:ec2/instance:Instance": _other_domain}
 
     with pytest.raises(RunError, match=r"EC2 reports private DNS name ip-.*\.corp\.example"):
         harness.run_program(harness.stack_config("rke2-dev"), stack="rke2-dev", mocks=OtherDomain("us-east-1"))

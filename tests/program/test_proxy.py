@@ -36,7 +36,7 @@ from rke_aws.plan import proxy as proxy_plan
 from rke_aws.settings import fields, stackconfig, stackfile
 from rke_aws.settings.resolve import ProxyConfig
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.support.boot import boot, instances, rke2_parameters
 from tests.support.charts import ebs_release_values
 from tests.support.configs import config_problems as problems
@@ -162,7 +162,7 @@ def test_a_secret_proxy_is_refused_without_being_read(base_config):
 
 
 def test_the_refused_program_registers_nothing(base_config):
-    mocks = AwsLikeMocks("us-east-1")
+    mocks = MotoMocks("us-east-1")
     import pulumi
     with pytest.raises(pulumi.RunError) as info:
         harness.run_program(with_proxy(base_config, {"httpsProxy": "http://u:p@proxy:3128"}), stack="test", mocks=mocks)
@@ -293,9 +293,10 @@ def test_helm_mode_releases_and_nodes_go_through_the_proxy(stack):
 def test_a_brought_vpcs_cidr_blocks_bypass_the_proxy(base_config):
     from tests.support.configs import _byo_config, _existing_subnets
     cfg = with_proxy(_byo_config(base_config), {"httpsProxy": PROXY})
-    run = harness.run_program(cfg, stack="test", mocks=AwsLikeMocks("us-east-1", existing_subnets=_existing_subnets()))
-    # offline/engine/fake_aws.py answers getVpc with cidrBlock 10.0.0.0/8.
-    assert "10.0.0.0/8" in run.outputs["proxy"]["NO_PROXY"].split(",")
+    run = harness.run_program(cfg, stack="test", mocks=MotoMocks("us-east-1", existing_subnets=_existing_subnets()))
+    # The brought VPC's block (the emulated account gives it the /16 around its subnets, 10.50.x.0/20).
+    assert {lk.result["cidrBlock"] for lk in run.lookups if lk.token == "aws:ec2/getVpc:getVpc"} == {"10.50.0.0/16"}
+    assert "10.50.0.0/16" in run.outputs["proxy"]["NO_PROXY"].split(",")
 
 
 def test_without_a_proxy_nothing_names_one(base_config):

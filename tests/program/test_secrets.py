@@ -38,11 +38,11 @@ def test_kubeconfig_is_secret_in_the_provider_and_absent_from_outputs(stack):
 
 def test_plain_text_kubeconfig_is_refused_before_anything_is_registered():
     """Pulumi.yaml cannot declare kubeconfig `secret: true` (pulumi/pulumi#21865); the program insists."""
-    from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+    from rke_aws_offline.engine.emulated_account import MotoMocks
 
     cfg = harness.stack_config("rke2-prod")
     cfg["rke-aws:kubeconfig"] = str(KUBECONFIG)  # plain text, as `pulumi config set` without --secret stores it
-    mocks = AwsLikeMocks("us-west-2")
+    mocks = MotoMocks("us-west-2")
     with pytest.raises(pulumi.RunError, match=r"rke-aws:kubeconfig: is stored as plain text .* --secret"):
         # The harness marks secret only what the CLI would (secure: values): nothing here.
         harness.run_program(cfg, stack="rke2-prod", mocks=mocks)

@@ -25,7 +25,7 @@ from rke_aws.node import rke2_config as rc
 from rke_aws.plan import cluster_documents
 from rke_aws.settings.rules import pools as pools_rules
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.support.configs import config_problems as problems_of
 from tests.support.configs import parse_config as parse
 from tests.support.configs import set_key
@@ -268,7 +268,7 @@ def run(cfg: dict, previous: harness.ProgramRun | None = None) -> harness.Progra
 
 
 def refused(cfg: dict, previous: harness.ProgramRun) -> str:
-    mocks = AwsLikeMocks(cfg["aws:region"])
+    mocks = MotoMocks(cfg["aws:region"])
     with pytest.raises(pulumi.RunError) as info:
         harness.run_program(cfg, stack="split", mocks=mocks, previous_outputs=previous.outputs)
     assert mocks.resources == [], "registered before refusing"

@@ -34,7 +34,7 @@ from rke_aws import diagnostics
 from rke_aws.settings import stackfile
 from rke_aws.settings.messages import pool_labels
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine.emulated_account import MotoMocks
 from rke_aws_offline.report import diff
 from tests.support.configs import config_problems, with_pools
 from tests.support.diff import NLB_STACK, base_of, change_of, res
@@ -259,10 +259,10 @@ def test_an_instance_relaunched_by_a_spot_request_is_named_with_the_way_out(how)
     node = _spot_nodes(base)[0]
     quiet = harness.run_program(harness.stack_config(NLB_STACK), stack=NLB_STACK, previous_outputs=base.outputs)
     assert not _warnings(quiet, "is not among this stack's instances") and not _warnings(quiet, "spot request of")
-    mocks = AwsLikeMocks("us-gov-west-1")
+    mocks = MotoMocks("us-gov-west-1")
     if how == "by-request":
         mocks.instances[node["privateIp"]] = {}  # untagged, at the node's address
-        mocks.spot_requests[node["privateIp"]] = node["spotRequestId"]
+        mocks.spot_requests_at[node["privateIp"]] = node["spotRequestId"]
     else:
         mocks.instances["10.70.5.99"] = {"Name": node["name"], f"kubernetes.io/cluster/{base.outputs['clusterId']}": "owned"}
     after = harness.run_program(harness.stack_config(NLB_STACK), stack=NLB_STACK, mocks=mocks,
@@ -275,7 +275,7 @@ def test_an_instance_relaunched_by_a_spot_request_is_named_with_the_way_out(how)
     assert warning.index("cancel-spot-instance-requests") < warning.index("terminate-instances"), \
         "the request must be cancelled before the instance is terminated, or it launches another"
     # Any other account's or cluster's instance is none of this stack's business.
-    mocks = AwsLikeMocks("us-gov-west-1")
+    mocks = MotoMocks("us-gov-west-1")
     mocks.instances["10.70.5.99"] = {"Name": node["name"], "kubernetes.io/cluster/other": "owned"}
     other = harness.run_program(harness.stack_config(NLB_STACK), stack=NLB_STACK, mocks=mocks,
                                 previous_outputs=base.outputs)

@@ -13,7 +13,7 @@ from rke_aws.aws import nodes
 from rke_aws.plan import stale
 from rke_aws.settings import versions
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine.emulated_account import MotoMocks
 from rke_aws_offline.report import plan_report
 from tests.support import rotation as rot
 from tests.support.offline_engine import INSTANCE, HarnessEngine
@@ -35,7 +35,7 @@ def _pools(cfg: dict, **changes) -> dict:
 @pytest.fixture(scope="module")
 def base() -> tuple[dict, harness.ProgramRun]:
     cfg = rot.config(servers=3, agents=2)
-    return cfg, harness.run_program(cfg, stack="stale", mocks=AwsLikeMocks(cfg.get("aws:region", "us-west-2")))
+    return cfg, harness.run_program(cfg, stack="stale", mocks=MotoMocks(cfg.get("aws:region", "us-west-2")))
 
 
 def _engine(base) -> HarnessEngine:

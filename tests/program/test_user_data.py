@@ -32,7 +32,8 @@ from rke_aws.node import cloud_init
 from rke_aws.settings import fields, stackfile
 from rke_aws.settings.rules import pools as pools_rules
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import EC2_USER_DATA_LIMIT, AwsLikeMocks, user_data_refusal
+from rke_aws_offline.engine.emulated.provider_checks import EC2_USER_DATA_LIMIT, user_data_refusal
+from rke_aws_offline.engine.emulated_account import MotoMocks
 from rke_aws_offline.report.review import decode_user_data, review_inputs
 from tests.support.configs import set_key
 from tests.support.runs import run_stack_cached
@@ -249,7 +250,7 @@ def test_workers_do_not_change_any_servers_user_data():
 
 def test_more_etcd_members_than_etcd_recommends_are_refused_before_anything_is_registered():
     cfg = worst_rke2("us-gov-west-1", servers=pools_rules.MAX_ETCD_MEMBERS + 1)
-    mocks = AwsLikeMocks("us-gov-west-1")
+    mocks = MotoMocks("us-gov-west-1")
     with pytest.raises(pulumi.RunError) as info:
         harness.run_program(cfg, stack="worst", mocks=mocks)
     assert mocks.resources == [], "registered before refusing"

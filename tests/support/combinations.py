@@ -15,9 +15,10 @@ Planning stays within the suite's time budget: pairs that work are not planned o
 a few combined configurations (`combined_configs`), chosen greedily so that every working pair meets
 in at least one of them; each combined configuration is planned once per test session (shared by the
 xdist workers through a file lock). Refused pairs are planned alone (they stop before any resource).
-Configurations that hold a pair whose look-ups matter (`Works(account=True)`: a partition's images,
-a brought VPC's subnets) are planned in the emulated account (offline/engine/emulated_account.py); the rest
-under the AWS-like mocks (offline/engine/fake_aws.py).
+Every configuration is planned in the emulated account (offline/engine/emulated_account.py); those that hold a
+pair whose look-ups matter (`Works(account=True)`: a partition's images, a brought VPC's subnets) through
+emulated_account.build, with the brought VPC built by `_byo_account_setup`; the rest with the brought subnets
+given as the account's `existing_subnets`.
 
 `python -m tests.support.combinations --write` rewrites the table of docs/reference/combinations.md from here
 (tests/program/test_combinations.py fails when it differs).
@@ -1733,16 +1734,16 @@ def plan(features: Iterable[str], emulated: bool = False) -> Outcome:
             except pulumi.RunError as err:
                 out.refusal, out.registered = str(err), len(mocks.resources) if hasattr(mocks, "resources") else 0
         else:
-            from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+            from rke_aws_offline.engine.emulated_account import MotoMocks
 
             existing = None
             if byo:
                 spec["network"], existing = _byo_mocks_subnets(region)
-            fake = AwsLikeMocks(region, existing_subnets=existing, objects=_objects(spec))
+            account = MotoMocks(region, existing_subnets=existing, objects=_objects(spec))
             try:
-                out.run = harness.run_program(flat(spec), stack=STACK, mocks=fake)
+                out.run = harness.run_program(flat(spec), stack=STACK, mocks=account)
             except pulumi.RunError as err:
-                out.refusal, out.registered = str(err), len(fake.resources)
+                out.refusal, out.registered = str(err), len(account.resources)
     except Exception as err:  # noqa: BLE001 - reported by the cell that needs the plan
         harness.drain_leftover_tasks()
         out.error = f"{type(err).__name__}: {err}"

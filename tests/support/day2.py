@@ -16,7 +16,7 @@ import yaml
 from rke_aws.plan import running
 from rke_aws.settings import stackfile
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.support import fake_cluster
 from tests.support.configs import set_key
 from tests.support.runs import run_cached
@@ -46,7 +46,7 @@ def run(config: dict, previous: harness.ProgramRun | None = None, stack: str = "
 
 
 def refused(config: dict, previous: harness.ProgramRun, stack: str = "day2") -> str:
-    mocks = AwsLikeMocks(config["aws:region"])
+    mocks = MotoMocks(config["aws:region"])
     with pytest.raises(pulumi.RunError) as info:
         harness.run_program(config, stack=stack, mocks=mocks, previous_outputs=previous.outputs, **_main())
     assert mocks.resources == [], "registered before refusing"

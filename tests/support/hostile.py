@@ -11,7 +11,7 @@ import pytest
 
 from rke_aws.settings import stackfile
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.support.configs import both, net, pool, put, set_key
 
 Mutation = Callable[[dict], None]
@@ -37,10 +37,10 @@ def assert_problems(problems: list[str], expected: tuple[Expected, ...]) -> None
     assert not unmatched, f"unexpected problems: {unmatched}"
 
 
-def run_refused(cfg: dict, expected: tuple[Expected, ...], mocks: AwsLikeMocks | None = None,
+def run_refused(cfg: dict, expected: tuple[Expected, ...], mocks: MotoMocks | None = None,
                 secret_keys: list[str] | None = None, stack: str = "test") -> str:
     """The whole program: one RunError listing exactly the expected problems, nothing registered."""
-    mocks = mocks or AwsLikeMocks(cfg.get("aws:region") or "us-east-1")
+    mocks = mocks or MotoMocks(cfg.get("aws:region") or "us-east-1")
     with pytest.raises(pulumi.RunError) as info:
         harness.run_program(cfg, stack=stack, mocks=mocks, secret_keys=secret_keys)
     message = str(info.value)

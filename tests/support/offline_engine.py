@@ -20,7 +20,8 @@ from typing import Any
 
 from rke_aws.ops import rotate
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks, _hex
+from rke_aws_offline.engine.emulated.provider_checks import hex_of
+from rke_aws_offline.engine.emulated_account import MotoMocks
 
 from .fake_kube import FakeCluster
 
@@ -30,7 +31,7 @@ INSTANCE = "aws:ec2/instance:Instance"
 KEPT = ("ami", "instanceType", "userData", "userDataBase64")
 
 
-class _EngineMocks(AwsLikeMocks):
+class _EngineMocks(MotoMocks):
     def __init__(self, region: str, kept: dict[str, tuple[str, dict]], replaced: set[str], generation: int):
         super().__init__(region)
         self.kept, self.replaced, self.generation = kept, replaced, generation
@@ -40,7 +41,7 @@ class _EngineMocks(AwsLikeMocks):
         if args.typ != INSTANCE:
             return rid, state
         if args.name in self.replaced:
-            return f"i-{_hex(f'{args.name}:{self.generation}')}", state
+            return f"i-{hex_of(f'{args.name}:{self.generation}', 17)}", state
         old = self.kept.get(args.name)
         if old is None:
             return rid, state
@@ -69,10 +70,10 @@ class HarnessEngine:
         self.fail_apply = False
         self.previews = 0
         # Runs are never changed once made (each update makes a new one), so tests may share them.
-        # Every run of this engine in the light account its updates use (_EngineMocks): one backend's images
+        # Every run of this engine in the kind of account its updates use (_EngineMocks): one backend's images
         # and IDs throughout, so a change is the configuration's and never the backend's.
         self._run = run if run is not None else harness.run_program(self.config, stack=stack,
-                                                                    mocks=AwsLikeMocks(self.region))
+                                                                    mocks=MotoMocks(self.region))
         self._applied_config = dict(self.config)
 
     # ---- what the user does ----
@@ -102,7 +103,7 @@ class HarnessEngine:
         if self.config == self._applied_config:
             return found
         preview = harness.run_program(self.config, stack=self.stack, previous_outputs=self._run.outputs,
-                                      mocks=AwsLikeMocks(self.region))
+                                      mocks=MotoMocks(self.region))
         old = {r.urn: r for r in self._run.resources if r.custom}
         for r in preview.resources:
             if not r.custom:

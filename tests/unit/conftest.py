@@ -22,8 +22,7 @@ if properties.fast():
     settings.load_profile("fast")
 
 # What a unit test may not load: moto (the emulated account) and the offline engine that runs programs.
-FORBIDDEN = ("moto", "rke_aws_offline.engine.harness", "rke_aws_offline.engine.emulated_account",
-             "rke_aws_offline.engine.fake_aws")
+FORBIDDEN = ("moto", "rke_aws_offline.engine.harness", "rke_aws_offline.engine.emulated_account")
 
 
 def loaded() -> set[str]:

@@ -243,9 +243,12 @@ class InvokeHandlers:
             raise EmulatedAwsError(f"ParameterNotFound: {a['name']}")
         from moto.ssm.utils import parameter_arn
 
-        return {"id": param.name, "name": param.name, "value": param.value, "type": param.type,
-                "arn": parameter_arn(ACCOUNT_ID, self.region, param.name), "version": param.version,
-                "insecureValue": "", "withDecryption": bool(a.get("withDecryption"))}
+        # The data source decrypts a SecureString unless asked not to (terraform-provider-aws
+        # internal/service/ssm/parameter_data_source.go: with_decryption defaults to true); moto stores it encrypted.
+        decrypt = a.get("withDecryption", True) is not False
+        return {"id": param.name, "name": param.name, "value": param.decrypt(param.value) if decrypt else param.value,
+                "type": param.parameter_type, "arn": parameter_arn(ACCOUNT_ID, self.region, param.name),
+                "version": param.version, "insecureValue": "", "withDecryption": decrypt}
 
     def _network_interfaces_lookup(self, a):
         enis = self._ec2b().get_all_network_interfaces([], _filters(a))

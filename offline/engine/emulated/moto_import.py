@@ -12,6 +12,13 @@ same shared session. That session answers region lists from botocore's endpoint 
 parses a service's whole model for its endpointPrefix (EC2's: 4 MB of JSON, 0.2 s), which for the services an
 account builds is known. tests/emulated/test_moto_import.py holds the patched names to the locked moto and the
 answers to an untrimmed import's.
+
+moto also gives every KMS key a fresh RSA-2048 key pair (moto 5.2 kms/models.py KmsKey.__init__ through
+kms/utils.py generate_private_key), a symmetric one included, which has none in KMS (GetPublicKey, Sign and Verify
+take asymmetric keys only: the KMS API reference, GetPublicKey). Generating it costs 0.1-0.17 s, twice per plan
+(the program's key and EC2's default EBS key aws/ebs): half of what the emulated account adds to a run. `load()`
+gives every key that is not an RSA or ECC key one pair shared by the process, generated on first use; RSA and
+ECC keys keep their own.
 """
 
 from __future__ import annotations
@@ -150,4 +157,25 @@ def load() -> None:
         for location_type in list(instance_types.INSTANCE_TYPE_OFFERINGS):
             files = {os.path.basename(p).split(".")[0]: p for p in skipped if f"/{location_type}/" in p}
             instance_types.INSTANCE_TYPE_OFFERINGS[location_type] = _OfferingsByRegion(location_type, files, real_load)
+        _share_symmetric_keys_pair()
         _LOADED = True
+
+
+def _share_symmetric_keys_pair() -> None:
+    import moto.kms.models as kms_models
+    from moto.kms.utils import KeySpec
+
+    real = kms_models.generate_private_key
+    own_pair = set(KeySpec.rsa_key_specs()) | set(KeySpec.ecc_key_specs())
+    shared: list[Any] = []
+    lock = threading.Lock()
+
+    def generate_private_key(key_spec: str) -> Any:
+        if key_spec in own_pair:
+            return real(key_spec)
+        with lock:
+            if not shared:
+                shared.append(real(key_spec))
+            return shared[0]
+
+    kms_models.generate_private_key = generate_private_key

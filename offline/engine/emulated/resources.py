@@ -52,6 +52,7 @@ class ResourceHandlers:
     seed: str
     create_missing_key_pairs: bool
     spot_requests: dict[str, str]
+    created_before: frozenset[str]
 
     # ---- helpers ----------------------------------------------------------------------------------
 
@@ -263,15 +264,19 @@ class ResourceHandlers:
                 raise EmulatedAwsError(f"InvalidParameterValue: {label}: address {ip} is reserved by AWS in {net}")
         ami = i.get("ami")
         # moto gap: AMI, key pair and instance type are not validated unless moto's import-time settings say
-        # so; AWS refuses unknown ones.
-        image = self._image(ami, label)
+        # so; AWS refuses unknown ones. An instance launched before this run (`created_before`: resources an
+        # earlier update created, which this run's registration updates: no RunInstances) keeps running after its image is
+        # deregistered or its key pair deleted (EC2 user guide: deregistering an AMI does not affect instances
+        # already launched from it; a key pair is only read at launch), so neither is asked for again.
+        launched = name in self.created_before
+        image = self._image(ami, label) if not launched or self._ec2b().amis.get(ami) else None
         itype = i.get("instanceType") or "m1.small"
         from moto.ec2.models.instance_types import INSTANCE_TYPES
 
         if itype not in INSTANCE_TYPES:
             raise EmulatedAwsError(f"InvalidInstanceType: {label}: instance type '{itype}' does not exist")
         key = i.get("keyName")
-        if key:
+        if key and not launched:
             self._key_pair(key, f"{label}: ")
         refusal = user_data_refusal(name, i)
         if refusal:
@@ -327,7 +332,8 @@ class ResourceHandlers:
                 "Encrypted": root.get("encrypted"),
                 "DeleteOnTermination": root.get("deleteOnTermination", True),
             }.items() if v is not None}
-            kwargs["block_device_mappings"] = [{"DeviceName": image.root_device_name or ROOT_DEVICE, "Ebs": ebs}]
+            kwargs["block_device_mappings"] = [{"DeviceName": (image.root_device_name if image else None) or ROOT_DEVICE,
+                                                "Ebs": ebs}]
         market = i.get("instanceMarketOptions") or {}
         if market.get("marketType"):
             kwargs["instance_market_options"] = market["marketType"]
@@ -339,17 +345,24 @@ class ResourceHandlers:
         kwargs["tags"] = tags
         # Re-seeded here so the look-ups above (and a key pair created on the way) leave the IDs alone.
         self._seed(f"{self.seed}:aws:ec2/instance:Instance::{name}:run")
-        try:
-            reservation = b.run_instances(ami, 1, user_data, [], **kwargs)
-        except Exception as exc:
-            if backends.refusal(exc) is not None:
-                raise
-            # moto gap: address conflicts come back as plain exceptions
-            msg = str(exc)
-            code = "InvalidIPAddress.InUse" if "in use" in msg else "InvalidParameterValue"
-            raise EmulatedAwsError(f"{code}: {label}: {msg} (private IP {ip}, subnet {subnet_id})") from None
-        inst = reservation.instances[0]
-        if profile:
+        # An instance an earlier update launched that the account already holds at its address: this run's
+        # registration updates it (the engine calls no RunInstances for it).
+        held = [x for r in b.describe_instances(filters={"private-ip-address": [ip], "subnet-id": [subnet_id]})
+                for x in r.instances] if launched and ip else []
+        if held:
+            inst = held[0]
+        else:
+            try:
+                reservation = b.run_instances(ami, 1, user_data, [], **kwargs)
+            except Exception as exc:
+                if backends.refusal(exc) is not None:
+                    raise
+                # moto gap: address conflicts come back as plain exceptions
+                msg = str(exc)
+                code = "InvalidIPAddress.InUse" if "in use" in msg else "InvalidParameterValue"
+                raise EmulatedAwsError(f"{code}: {label}: {msg} (private IP {ip}, subnet {subnet_id})") from None
+            inst = reservation.instances[0]
+        if profile and not held:
             b.associate_iam_instance_profile(instance_id=inst.id, iam_instance_profile_name=profile)
         iid = inst.id
         if kwargs["nics"] and groups:
@@ -465,9 +478,12 @@ class ResourceHandlers:
             # moto gap: AWS refuses standard parameters over 4 KB.
             raise EmulatedAwsError(f"ValidationException: parameter {name}: standard parameters hold at most 4096 bytes")
         ssm = backends.ssm(self.region)
-        param = ssm.put_parameter(pname, i.get("description"), value, i.get("type", "String"), None,
-                                  i.get("keyId"), False, tag_list(i.get("tags")) or None, "text", tier=tier,
-                                  policies=None)
+        # One an earlier update created (`created_before`) is that parameter, with the value it holds now (the
+        # servers publish into it; the program ignores changes to it).
+        held = ssm.get_parameter(pname) if name in self.created_before else None
+        param = held or ssm.put_parameter(pname, i.get("description"), value, i.get("type", "String"), None,
+                                          i.get("keyId"), False, tag_list(i.get("tags")) or None, "text", tier=tier,
+                                          policies=None)
         from moto.ssm.utils import parameter_arn
 
         return pname, {"name": pname, "arn": parameter_arn(ACCOUNT_ID, self.region, pname), "version": param.version,
@@ -507,8 +523,10 @@ class ResourceHandlers:
 
     def _bucket(self, name, i):
         bucket = self._autoname(name, i.get("bucket"))
+        held = self._s3b().buckets.get(bucket) if name in self.created_before else None
         # AWS refuses a LocationConstraint of us-east-1 and needs one elsewhere: the provider sends the region's.
-        created = self._s3b().create_bucket(bucket, self.region)
+        # A bucket an earlier update created (`created_before`) is updated, not created again.
+        created = held or self._s3b().create_bucket(bucket, self.region)
         if i.get("objectLockEnabled"):
             created.object_lock_enabled = True
             created.versioning_status = "Enabled"

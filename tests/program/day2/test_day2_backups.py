@@ -14,7 +14,7 @@ import json
 import pytest
 
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.support.configs import set_key
 from tests.support.day2 import code_in, run
 
@@ -114,11 +114,11 @@ def test_destroy_then_up_then_up_never_declares_the_kept_bucket():
     bucket = first.outputs["etcdSnapshotLocation"].split("/")[2]
     assert first.outputs["etcdBucketManaged"] is True
     # `pulumi destroy` keeps the bucket (retainOnDelete); the stack has no outputs any more.
-    mocks = AwsLikeMocks("us-west-2")
+    mocks = MotoMocks("us-west-2")
     mocks.buckets.add(bucket)
     adopted = harness.run_program(cfg, stack="day2", mocks=mocks)
     assert not adopted.of_type(BUCKET) and adopted.outputs["etcdBucketManaged"] is False
-    mocks = AwsLikeMocks("us-west-2")
+    mocks = MotoMocks("us-west-2")
     mocks.buckets.add(bucket)
     later = harness.run_program(cfg, stack="day2", mocks=mocks, previous_outputs=adopted.outputs)
     assert not later.of_type(BUCKET), "the update after the adopting one declared the bucket again"
@@ -129,7 +129,7 @@ def test_a_first_update_that_created_the_bucket_and_failed_does_not_declare_it_t
     cfg = harness.stack_config("rke2-dev")  # us-east-1: S3 answers 200, the provider refuses
     first = run(cfg, stack="rke2-dev")
     bucket = first.outputs["etcdSnapshotLocation"].split("/")[2]
-    mocks = AwsLikeMocks("us-east-1")
+    mocks = MotoMocks("us-east-1")
     mocks.buckets.add(bucket)  # created; the update failed later, so the stack has no outputs
     again = harness.run_program(cfg, stack="rke2-dev", mocks=mocks)
     assert not again.of_type(BUCKET)
@@ -140,7 +140,7 @@ def test_a_bucket_of_another_account_is_never_adopted():
     cfg = harness.stack_config("rke2-prod")
     first = run(cfg)
     bucket = first.outputs["etcdSnapshotLocation"].split("/")[2]
-    mocks = AwsLikeMocks("us-west-2")
+    mocks = MotoMocks("us-west-2")
     mocks.foreign_buckets.add(bucket)
     with pytest.raises(Exception) as info:
         harness.run_program(cfg, stack="day2", mocks=mocks)
@@ -165,7 +165,8 @@ def test_outputs_from_before_etcd_bucket_managed_keep_the_bucket_this_program_cr
     cfg = harness.stack_config("rke2-prod")
     first = run(cfg)
     legacy = {k: v for k, v in first.outputs.items() if k != "etcdBucketManaged"}
-    mocks = AwsLikeMocks("us-west-2")
+    # The state holds the bucket the earlier release created: this update updates it.
+    mocks = MotoMocks("us-west-2", created_before=[r.name for r in first.of_type(BUCKET)])
     mocks.buckets.add(first.outputs["etcdSnapshotLocation"].split("/")[2])
     after = harness.run_program(cfg, stack="day2", mocks=mocks, previous_outputs=legacy)
     before_children, after_children = bucket_children(first), bucket_children(after)

@@ -27,7 +27,7 @@ import pulumi
 import pytest
 
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.support.configs import set_key
 from tests.support.day2 import refused, run
 
@@ -128,27 +128,26 @@ def legacy_state(r: harness.ProgramRun, cidrs: list[str]) -> dict[str, harness.R
     return out
 
 
-def legacy_account(r: harness.ProgramRun, old_state: dict[str, harness.Registration]) -> AwsLikeMocks:
+def legacy_account(r: harness.ProgramRun, old_state: dict[str, harness.Registration]) -> MotoMocks:
     """The account as the old release left it: its rules, each with the Name tag it set to the
     rule's resource name (tags.named in 469ec91 components/security.py and endpoint.py), and the
     load balancer's group under its Name tag."""
-    mocks = AwsLikeMocks(r.outputs["region"])
+    mocks = MotoMocks(r.outputs["region"])
     node_group = r.outputs["securityGroupId"]
     for i, (urn, reg) in enumerate(sorted(old_state.items())):
         mocks.security_group_rules[f"sgr-{i:017x}"] = {
             "groupId": reg.inputs["securityGroupId"], "ipProtocol": "tcp", "fromPort": int(reg.inputs["fromPort"]),
             "toPort": int(reg.inputs["toPort"]), "cidrIpv4": reg.inputs["cidrIpv4"],
             "tags": {"Name": urn.rpartition("::")[2]}}
-        if reg.inputs["securityGroupId"] != node_group:
-            mocks.security_groups[reg.inputs["securityGroupId"]] = {
-                "vpcId": r.outputs["vpcId"], "tags": {"Name": f"{r.outputs['clusterId']}-endpoint"}}
+        group = reg.inputs["securityGroupId"]
+        mocks.security_groups[group] = {"vpcId": r.outputs["vpcId"], "tags": {} if group == node_group else
+                                        {"Name": f"{r.outputs['clusterId']}-endpoint"}}
     return mocks
 
 
 def light_run(cfg: dict, previous: harness.ProgramRun | None = None) -> harness.ProgramRun:
-    """A run under the light mocks, like the legacy account built from it (legacy_account): the IDs of the
-    security groups and rules it records must be that account's (the harness's default is the emulated one)."""
-    return harness.run_program(cfg, stack="day2", mocks=AwsLikeMocks(cfg["aws:region"]),
+    """A run whose security groups the legacy account built from it (legacy_account) holds under the same IDs."""
+    return harness.run_program(cfg, stack="day2", mocks=MotoMocks(cfg["aws:region"]),
                                previous_outputs=previous.outputs if previous else None)
 
 
@@ -231,8 +230,8 @@ def byo(order: int = 1) -> dict:
     return set_key(cfg, "network", {"vpcId": VPC, "publicSubnetIds": pub[::order], "privateSubnetIds": priv[::order]})
 
 
-def byo_run(cfg: dict, previous: harness.ProgramRun | None = None, mocks: AwsLikeMocks | None = None) -> harness.ProgramRun:
-    return harness.run_program(cfg, stack="byo", mocks=mocks or AwsLikeMocks("us-east-1", existing_subnets=EXISTING),
+def byo_run(cfg: dict, previous: harness.ProgramRun | None = None, mocks: MotoMocks | None = None) -> harness.ProgramRun:
+    return harness.run_program(cfg, stack="byo", mocks=mocks or MotoMocks("us-east-1", existing_subnets=EXISTING),
                                previous_outputs=previous.outputs if previous else None)
 
 
@@ -256,7 +255,7 @@ def test_a_stack_with_position_numbered_subnet_tags_keeps_every_tag():
         old_state[f"{head}::{old}"] = reg
     legacy_outputs = {k: v for k, v in before.outputs.items() if k != "kubernetesVersionConfirmed"}
     for order in (1, -1):
-        after = harness.run_program(byo(order), stack="byo", mocks=AwsLikeMocks("us-east-1", existing_subnets=EXISTING),
+        after = harness.run_program(byo(order), stack="byo", mocks=MotoMocks("us-east-1", existing_subnets=EXISTING),
                                     previous_outputs=legacy_outputs)
         steps = engine_steps(old_state, of(after, TAG), {TAG: TAG_REPLACE_KEYS})
         assert steps["create"] == [] and steps["delete"] == [] and steps["replace"] == [], (order, steps)
@@ -270,7 +269,7 @@ def test_a_subnet_the_last_outputs_do_not_know_claims_no_old_tag():
     resource, which the engine refuses (pulumi/pulumi pkg/resource/deploy/step_generator.go
     getOldResource, "Duplicate resource alias"). New tags are created; ...b2's are deleted."""
     existing = {**EXISTING, "subnet-0bbbbbbbbbbbbbbb3": {"cidr": "172.31.64.0/20", "az": "us-east-1b", "vpc": VPC}}
-    before = byo_run(byo(), mocks=AwsLikeMocks("us-east-1", existing_subnets=existing))
+    before = byo_run(byo(), mocks=MotoMocks("us-east-1", existing_subnets=existing))
     by_id = {v["id"]: k for k, v in before.outputs["subnets"].items()}
     old_state = {}
     for reg in before.of_type(TAG):
@@ -279,7 +278,7 @@ def test_a_subnet_the_last_outputs_do_not_know_claims_no_old_tag():
         old_state[f"{head}::{name if sid not in by_id else name.replace(sid, by_id[sid])}"] = reg
     cfg = set_key(byo(), "network", {"vpcId": VPC, "publicSubnetIds": ["subnet-0aaaaaaaaaaaaaaa1", "subnet-0aaaaaaaaaaaaaaa2"],
                                      "privateSubnetIds": ["subnet-0bbbbbbbbbbbbbbb1", "subnet-0bbbbbbbbbbbbbbb3"]})
-    after = harness.run_program(cfg, stack="byo", mocks=AwsLikeMocks("us-east-1", existing_subnets=existing),
+    after = harness.run_program(cfg, stack="byo", mocks=MotoMocks("us-east-1", existing_subnets=existing),
                                 previous_outputs={k: v for k, v in before.outputs.items()
                                                   if k != "kubernetesVersionConfirmed"})
     new_tags = [r for r in after.of_type(TAG) if r.inputs["resourceId"] == "subnet-0bbbbbbbbbbbbbbb3"]
@@ -302,7 +301,9 @@ def test_an_address_held_by_this_clusters_own_node_is_planned_on():
     planned = byo_run(grown, before)
     new = ({n["name"]: n for n in planned.outputs["nodes"]}.keys() - {n["name"] for n in before.outputs["nodes"]}).pop()
     ip = next(n["privateIp"] for n in planned.outputs["nodes"] if n["name"] == new)
-    mocks = AwsLikeMocks("us-east-1", existing_subnets=EXISTING)
+    # The update that planned it launched it, then failed: the engine holds it and does not launch it again.
+    held = [r.name for r in planned.of_type("aws:ec2/instance:Instance") if r.state.get("privateIp") == ip]
+    mocks = MotoMocks("us-east-1", existing_subnets=EXISTING, created_before=held)
     mocks.taken_ips.add(ip)
     own = f"kubernetes.io/cluster/{before.outputs['clusterId']}"
     mocks.instances[ip] = {"Name": new, own: "owned"}
@@ -310,7 +311,7 @@ def test_an_address_held_by_this_clusters_own_node_is_planned_on():
     assert next(n["privateIp"] for n in again.outputs["nodes"] if n["name"] == new) == ip
     # Held by anything else (another cluster's instance, or one named otherwise): refused as before.
     for tags in ({"Name": new, "kubernetes.io/cluster/other": "owned"}, {"Name": "someone", own: "owned"}):
-        mocks = AwsLikeMocks("us-east-1", existing_subnets=EXISTING)
+        mocks = MotoMocks("us-east-1", existing_subnets=EXISTING)
         mocks.taken_ips.add(ip)
         mocks.instances[ip] = tags
         with pytest.raises(Exception, match=rf"planned node addresses in '.*' \({ip}\) are taken"):
@@ -348,8 +349,7 @@ def test_removing_a_zone_with_running_nodes_names_a_real_way(prod_nlb):
 def test_the_zone_count_limit_at_its_boundary(count, ok):
     cfg = set_key(harness.stack_config("rke2-prod"), "network",
                   {**json.loads(harness.stack_config("rke2-prod")["rke-aws:network"]), "availabilityZones": count})
-    mocks = AwsLikeMocks("us-west-2")  # four zones
-    assert len(mocks.azs) == 4
+    mocks = MotoMocks("us-west-2")  # four zones (usw2-az1 to az4; moto's us-west-2a to d)
     if ok:
         assert len(harness.run_program(cfg, stack="day2", mocks=mocks).outputs["subnets"]) == 2 * count
     else:

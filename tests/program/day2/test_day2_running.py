@@ -18,7 +18,7 @@ import pytest
 from rke_aws.settings import stackfile, versions
 from rke_aws.state.migrations import UNKNOWN_PLACEHOLDER
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.support.configs import set_key
 from tests.support.day2 import (
     INSTANCE,
@@ -299,7 +299,7 @@ def test_outputs_of_a_continue_on_error_update_plan_on_or_refuse_clearly(prod):
     after = harness.run_program(prod, stack="day2", previous_outputs=failed)
     assert changed_instances(base, after) == {}
     failed["nodes"][0]["pool"] = UNKNOWN_PLACEHOLDER
-    mocks = AwsLikeMocks("us-west-2")
+    mocks = MotoMocks("us-west-2")
     with pytest.raises(pulumi.RunError) as info:
         harness.run_program(prod, stack="day2", mocks=mocks, previous_outputs=failed)
     assert "saved as unknown (nodes[0].pool)" in str(info.value) and "AddressValueError" not in str(info.value)

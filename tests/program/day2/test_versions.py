@@ -10,7 +10,7 @@ import pytest
 
 from rke_aws.settings import stackfile
 from rke_aws_offline.engine import harness
-from rke_aws_offline.engine.fake_aws import AwsLikeMocks
+from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.support.configs import set_key
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -38,7 +38,7 @@ def test_an_unsafe_upgrade_is_refused_before_anything_is_registered():
     cfg = set_key(harness.stack_config("rke2-prod"), "kubeconfig", stackfile.secret(KUBECONFIG))
     cfg = set_key(cfg, "kubernetesVersion", "v1.33.5+rke2r1")
     before = harness.run_program(cfg, stack="rke2-prod")
-    mocks = AwsLikeMocks(cfg["aws:region"])
+    mocks = MotoMocks(cfg["aws:region"])
     with pytest.raises(pulumi.RunError, match=r"set kubernetesVersion to v1.33.10\+rke2r3 \(etcd 3.5.26\) first"):
         harness.run_program(set_key(copy.deepcopy(cfg), "kubernetesVersion", "v1.33.11+rke2r1"), stack="rke2-prod",
                             mocks=mocks, previous_outputs=before.outputs)
