@@ -66,12 +66,19 @@ def kms_why(v: str) -> str | None:
     return None
 
 
-def proxy_url_why(v: str) -> str | None:
+def _url_start(v: str, pattern: str, missing: str) -> tuple[str | None, re.Match[str] | None]:
+    """What every URL key checks first: printable ASCII without spaces, then `scheme://` as `pattern` splits it.
+    (why refused, None) or (None, the match)."""
     if not re.fullmatch(r"[!-~]*", v):
-        return "has a space, a control or a non-ASCII character"
-    m = re.fullmatch(r"([A-Za-z][A-Za-z0-9+.-]*)://(.*)", v)
-    if not m:
-        return "has no scheme:// (write http://host:port)"
+        return "has a space, a control or a non-ASCII character", None
+    m = re.fullmatch(pattern, v)
+    return (None, m) if m else (missing, None)
+
+
+def proxy_url_why(v: str) -> str | None:
+    why, m = _url_start(v, r"([A-Za-z][A-Za-z0-9+.-]*)://(.*)", "has no scheme:// (write http://host:port)")
+    if m is None:
+        return why
     if m.group(1) not in ("http", "https"):
         return f"has scheme {m.group(1)}; the proxy variables take http or https"
     port = re.fullmatch(r"[^/]*:([0-9]+)/?", m.group(2))
@@ -96,11 +103,10 @@ def no_proxy_why(v: str) -> str | None:
 
 def rancher_url_why(v: str) -> str | None:
     """Which rule a refused rancher.url breaks (config.py has already refused, unseen, one with @, ? or #)."""
-    if not re.fullmatch(r"[!-~]*", v):
-        return "has a space, a control or a non-ASCII character"
-    m = re.fullmatch(r"([A-Za-z][A-Za-z0-9+.-]*)://([^/]*)(.*)", v)
-    if not m:
-        return "has no https:// (write https://rancher.example.com)"
+    why, m = _url_start(v, r"([A-Za-z][A-Za-z0-9+.-]*)://([^/]*)(.*)",
+                        "has no https:// (write https://rancher.example.com)")
+    if m is None:
+        return why
     if m.group(1).lower() != "https":
         return "is not https (the API token would cross the network in clear text)"
     if m.group(1) != "https":
