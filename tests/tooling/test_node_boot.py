@@ -2,7 +2,7 @@
 script scripts.rke2_script assembles (rke2.sh's own settings, made up here, plus scripts.node_steps) is
 written into a scratch root and executed with stand-ins for each OS's tools (tests/support/osstubs: dnf,
 rpm, zypper, transactional-update, fips-mode-setup, ...; S3 answered with botocore checking every
-signature) in front of the ones tests/test_bootstrap.py uses (tests/support/stubs: IMDS, SSM, systemctl). A
+signature) in front of the ones tests/tooling/test_bootstrap.py uses (tests/support/stubs: IMDS, SSM, systemctl). A
 "reboot" is the test applying what the reboot would (pending packages installed, FIPS on) and running
 the script again, as rke-aws-bootstrap.service does.
 
