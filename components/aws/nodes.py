@@ -144,13 +144,16 @@ class Nodes(pulumi.ComponentResource):
         super().__init__("rke-aws:nodes:Nodes", name, None, opts)
         self.instances: dict[str, aws.ec2.Instance] = {}
         self.wanted: dict[str, dict[str, Any]] = {}
+        self.sent: dict[str, tuple[str, str]] = {}  # node -> (user_data_base64, its boot digest)
         for node in args.nodes:
             text = self._user_data(node, args)
             user_data = user_data_base64(node.name, text)
             ami = node.pool.ami or args.default_amis[node.pool.name]
             # What a node booted now would be (components/plan/stale.py compares it with what runs).
+            digest = stale.boot_digest(text)
+            self.sent[node.name] = (user_data, digest)
             wanted = self.wanted[node.name] = NodeBuild.wire(
-                image=ami, instance_type=node.pool.instance_type, boot_digest=stale.boot_digest(text),
+                image=ami, instance_type=node.pool.instance_type, boot_digest=digest,
                 root_volume_gb=node.pool.root_volume_gb)
             running = args.running.get((node.pool.name, node.index))
             keep_volume = running is not None and stale.BY_KEY[stale.ROOT_VOLUME].stale(
@@ -230,7 +233,8 @@ class Nodes(pulumi.ComponentResource):
             # What runs (the instance's state: ignored inputs keep their old value) and what a node booted now
             # would be: components/plan/stale.py compares them (the program's notes, the plan, the diff, rotate).
             image=inst.ami,
-            boot_digest=inst.user_data_base64.apply(stale.boot_digest_of_base64),
+            boot_digest=inst.user_data_base64.apply(
+                lambda held, sent=self.sent[node.name]: stale.held_boot_digest(held, *sent)),
             root_volume_gb=inst.root_block_device.apply(_volume_size),
             wanted=self.wanted[node.name],
             # The initialising server (RKE2): rotated last, and only while another server answers.

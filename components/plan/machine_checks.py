@@ -200,7 +200,9 @@ def machine_problems(cfg: StackConfig, nodes: Sequence[PlannedNode], previous: C
     pools = [(i, pool) for i, pool in enumerate(cfg.node_pools) if pool.count]
     launching = {n.pool.name for n in booting}
     running = {n.key: n for n in previous.nodes} if previous else {}
-    retyped_nodes = [n for n in nodes if not n.pool.is_server and not n.pool.is_spot and n not in booting
+    booting_keys = {(n.pool.name, n.index) for n in booting}  # a set: a list made this quadratic in nodes
+    retyped_nodes = [n for n in nodes if not n.pool.is_server and not n.pool.is_spot
+                     and (n.pool.name, n.index) not in booting_keys
                      and (n.pool.name, n.index) in running
                      and running[(n.pool.name, n.index)].instance_type not in (None, n.pool.instance_type)]
     strict = launching | {n.pool.name for n in retyped_nodes}

@@ -21,6 +21,7 @@ So adding a zone, adding or inserting a pool anywhere, or reordering pools moves
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 from collections import Counter
 from collections.abc import Sequence
@@ -118,9 +119,11 @@ def block_of(ip: str, cidr: str) -> int | None:
     return (int(addr) - int(rng.network_address)) // block_size(cidr)
 
 
-def _slot_ips(subnet: PlannedSubnet, block: int) -> list[str]:
-    base = node_range(subnet.cidr).network_address + block * block_size(subnet.cidr)
-    return [str(base + FIRST_SLOT + k) for k in range(block_capacity(subnet.cidr))]
+@functools.lru_cache(maxsize=256)
+def _slot_ips(cidr: str, block: int) -> tuple[str, ...]:
+    """A block's node addresses in slot order (once per subnet and block: every node of a pool scans them)."""
+    base = node_range(cidr).network_address + block * block_size(cidr)
+    return tuple(str(base + FIRST_SLOT + k) for k in range(block_capacity(cidr)))
 
 
 def _pool_blocks(cfg: StackConfig, previous: ClusterState | None, subnets: Sequence[PlannedSubnet],
@@ -214,7 +217,7 @@ def plan_nodes(cfg: StackConfig, subnets: Sequence[PlannedSubnet],
             # The zone where this pool has the fewest nodes (ties: the lowest zone index) ...
             for subnet in sorted(tier_subnets, key=lambda s: (per_zone[s.az], s.az_index)):
                 # ... at its lowest free slot.
-                ip = next((ip for ip in _slot_ips(subnet, block) if ip not in used), None)
+                ip = next((ip for ip in _slot_ips(subnet.cidr, block) if ip not in used), None)
                 if ip is not None:
                     break
             if ip is None:

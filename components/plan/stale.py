@@ -134,6 +134,13 @@ def boot_digest_of_base64(encoded: str | None) -> str | None:
     return boot_digest(text)
 
 
+def held_boot_digest(encoded: str | None, sent: str, sent_digest: str) -> str | None:
+    """The digest of the user data an instance holds (`encoded`), given what this run sent (`sent`, whose
+    digest `sent_digest` the run has already taken): the same payload has the same digest, so only user data
+    an earlier update left in place (ignored inputs keep their old value) is decompressed and parsed again."""
+    return sent_digest if encoded == sent else boot_digest_of_base64(encoded)
+
+
 # ---- comparing ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

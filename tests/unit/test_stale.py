@@ -45,6 +45,21 @@ def test_the_digest_of_what_an_instance_holds():
     assert stale.boot_digest_of_base64("not base64!") is None
 
 
+def test_what_an_instance_holds_is_digested_once_when_it_is_what_the_run_sent(monkeypatch):
+    """nodes.py takes the digest of the user data it sends; the instance's state holds the same payload unless an
+    earlier update left older user data in place (userData is ignored on update), and only then is the payload
+    decoded again. The shortcut is exact: the payload's own digest is the digest of the text it encodes."""
+    sent = cloud_init.encode_user_data(BOOT)
+    assert stale.boot_digest_of_base64(sent) == stale.boot_digest(BOOT)
+    older = cloud_init.encode_user_data(BOOT.replace("KIND='server'", "KIND='agent'"))
+    assert stale.held_boot_digest(older, sent, stale.boot_digest(BOOT)) == stale.boot_digest_of_base64(older)
+    assert stale.held_boot_digest(None, sent, stale.boot_digest(BOOT)) is None
+    decoded: list[str | None] = []
+    monkeypatch.setattr(stale, "boot_digest_of_base64", lambda e: decoded.append(e) or "decoded")
+    assert stale.held_boot_digest(sent, sent, "known") == "known" and decoded == []
+    assert stale.held_boot_digest(older, sent, "known") == "decoded" and decoded == [older]
+
+
 @pytest.mark.parametrize("change, expected", [
     ({"image": "ami-0bbbbbbbbbbbbbbb2"}, "image ami-0aaaaaaaaaaaaaaa1 → ami-0bbbbbbbbbbbbbbb2"),
     ({"instanceType": "m6i.xlarge"}, "instance type m6i.large → m6i.xlarge"),
