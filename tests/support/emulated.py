@@ -21,7 +21,7 @@ from tests.support.once import once_per_run
 @dataclass(frozen=True)
 class Evaluated:
     stack: str
-    snapshot: str  # what `make plan-json` prints, i.e. tests/snapshots/<stack>.json
+    snapshot: str  # what `python3 -m offline.tasks plan <stack> --json` prints, i.e. tests/snapshots/<stack>.json
     doctor: tuple[doctor.Result, ...]
 
 
