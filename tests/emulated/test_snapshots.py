@@ -30,8 +30,10 @@ STACKS = harness.stack_names()
 @pytest.mark.parametrize("stack", STACKS)
 def test_plan_matches_its_golden_snapshot(stack, emulated, snapshot):
     # emulated(stack).snapshot = snapshots.render_snapshot(stack), built once per run. use_extension, not
-    # snapshot(extension_class=...): syrupy looks for unused files only where a test's default extension keeps them.
-    assert snapshot.use_extension(GoldenPlan) == emulated(stack).snapshot
+    # snapshot(extension_class=...), which holds for one comparison only: syrupy's report looks for unused files
+    # with the extension an assertion keeps.
+    assert snapshot.use_extension(GoldenPlan) == emulated(stack).snapshot, \
+        f"{stack}: if the change is intended, `python3 -m offline.tasks snapshots {stack}` rewrites its golden plan"
 
 
 def test_every_stack_has_a_snapshot_and_no_snapshot_is_orphaned():
