@@ -29,10 +29,10 @@ STACKS = harness.stack_names()
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_plan_matches_its_golden_snapshot(stack, emulated, snapshot):
-    # emulated(stack).snapshot = snapshots.render_snapshot(stack), built once per run. use_extension, not
-    # snapshot(extension_class=...), which holds for one comparison only: syrupy's report looks for unused files
-    # with the extension an assertion keeps.
-    assert snapshot.use_extension(GoldenPlan) == emulated(stack).snapshot, \
+    # emulated(stack).snapshot = snapshots.render_snapshot(stack), built once per run. with_defaults, not
+    # snapshot(extension_class=...), which holds for one comparison only (syrupy's README, "Overriding defaults"):
+    # syrupy's report looks for unused files with the extension an assertion keeps.
+    assert snapshot.with_defaults(extension_class=GoldenPlan) == emulated(stack).snapshot, \
         f"{stack}: if the change is intended, `python3 -m offline.tasks snapshots {stack}` rewrites its golden plan"
 
 

@@ -35,7 +35,7 @@ class Here(GoldenPlan):
 @pytest.mark.parametrize("stack", [{stack!r}])
 def {test}(stack, snapshot):
     current = Path({plans!r}, stack + ".json").read_text()  # the plan as this checkout renders it
-    assert snapshot.use_extension(Here) == current
+    assert snapshot.with_defaults(extension_class=Here) == current
 '''
 
 
