@@ -1,8 +1,10 @@
-"""Golden plans: tests/snapshots/<stack>.json is `make plan-json` of each stack, against the emulated account.
+"""Golden plans: tests/snapshots/<stack>.json is `python3 -m offline.tasks plan <stack> --json` of each stack,
+against the emulated account.
 
-`make snapshots` (python -m rke_aws_offline.snapshots) rewrites them; `--check` only compares and prints a
-unified diff per stack that changed (tests/emulated/test_snapshots.py does the same). The files hold no
-timestamps; keys are sorted and IDs come from the seeded emulator, so a diff is a real change.
+`python3 -m offline.tasks snapshots [stack ...]` (`rke-aws snapshots`) rewrites them; `--check` only compares and
+prints a unified diff per stack that changed. The tests compare through syrupy (tests/support/golden.py: the same
+files, the same text), so `pytest tests/emulated/test_snapshots.py --snapshot-update` writes what this writes. The
+files hold no timestamps; keys are sorted and IDs come from the seeded emulator, so a diff is a real change.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
     python3 -m offline.engine.stacks            # GitHub step outputs: all=[...], first=[...], production=[...]
 
 The workflows take their matrices from here, so adding an environment is adding its stack file
-(and its snapshot, `make snapshots`); nothing else lists the stacks. Stacks whose name ends in
+(and its snapshot, `python3 -m offline.tasks snapshots`); nothing else lists the stacks. Stacks whose name ends in
 `-prod` are production: deployed after every other stack succeeded, one at a time.
 """
 

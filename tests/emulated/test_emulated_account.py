@@ -154,7 +154,7 @@ def test_make_plan_json_is_the_snapshot_and_masks_the_token(capsys):
     printed = json.loads(capsys.readouterr().out)
     assert printed["outputs"]["rke2Token"] == plan_report.MASK
     assert printed == json.loads((harness.ROOT / "tests" / "snapshots" / "rke2-dev.json").read_text()), \
-        "make plan-json differs from tests/snapshots/rke2-dev.json"
+        "`plan rke2-dev --json` differs from tests/snapshots/rke2-dev.json"
 
 
 def test_ccm_release_is_faked_as_deployed_once_kubeconfig_is_set():

@@ -27,12 +27,9 @@ given as the account's `existing_subnets`.
 from __future__ import annotations
 
 import copy
-import fcntl
 import functools
 import itertools
 import json
-import os
-import pickle
 import re
 import sys
 import time
@@ -45,6 +42,7 @@ import yaml
 
 from rke_aws.settings import stackfile
 from rke_aws_offline.engine import harness
+from tests.support.once import once_per_run
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "docs" / "reference" / "combinations.md"  # the page holding the table
@@ -1766,17 +1764,7 @@ def planned(features: Iterable[str], emulated: bool = False, shared: Path | None
         _PLANNED[key] = plan(*key)
         return _PLANNED[key]
     name = "matrix-" + ("emulated-" if emulated else "") + "+".join(key[0] or ("base",))
-    path = shared / f"{name}.pickle"
-    with open(shared / f"{name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if path.exists():
-            with open(path, "rb") as f:
-                _PLANNED[key] = pickle.load(f)  # noqa: S301 - written by this run's other worker
-        else:
-            _PLANNED[key] = plan(*key)
-            with open(f"{path}.tmp", "wb") as f:
-                pickle.dump(_PLANNED[key], f)
-            os.replace(f"{path}.tmp", path)
+    _PLANNED[key] = once_per_run(shared, name, lambda: plan(*key))
     return _PLANNED[key]
 
 

@@ -3,27 +3,25 @@
 The plan summary and the doctor's results are taken from the same build, then the account is
 stopped: tests/emulated/test_snapshots.py and tests/emulated/test_doctor.py share these instead of building twice.
 Under pytest-xdist the workers of one run share them too: the first worker to need a stack builds
-it while holding a lock on its file in the workers' common directory, the others read the file.
+it, the others read its result (tests/support/once.py).
 """
 
 from __future__ import annotations
 
-import fcntl
 import functools
-import os
-import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
 from rke_aws.ops import doctor
 from rke_aws_offline.engine import emulated_account
 from rke_aws_offline.report import plan_report
+from tests.support.once import once_per_run
 
 
 @dataclass(frozen=True)
 class Evaluated:
     stack: str
-    snapshot: str  # what `make plan-json` prints, i.e. tests/snapshots/<stack>.json
+    snapshot: str  # what `python3 -m offline.tasks plan <stack> --json` prints, i.e. tests/snapshots/<stack>.json
     doctor: tuple[doctor.Result, ...]
 
 
@@ -42,14 +40,4 @@ def evaluate(stack: str, shared: Path | None = None) -> Evaluated:
     in conftest.py gives the xdist workers' common temporary directory, which pytest cleans up)."""
     if shared is None:
         return _build(stack)
-    path = shared / f"emulated-{stack}.pickle"
-    with open(shared / f"emulated-{stack}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if path.exists():
-            with open(path, "rb") as f:
-                return pickle.load(f)  # noqa: S301 - written by this run's other worker
-        built = _build(stack)
-        with open(f"{path}.tmp", "wb") as f:
-            pickle.dump(built, f)
-        os.replace(f"{path}.tmp", path)
-        return built
+    return once_per_run(shared, f"emulated-{stack}", lambda: _build(stack))

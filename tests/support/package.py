@@ -2,11 +2,10 @@
 environment with the wheel installed, where `import rke_aws` is the wheel's copy (never this checkout's editable
 install) and the `rke-aws` command is the wheel's. The dependencies (pulumi, pydantic, moto, ...) come from this
 checkout's venv through a `.pth` line, so nothing is downloaded. One wheel per test run, shared by the xdist
-workers (a file lock in their common temporary directory)."""
+workers (tests/support/once.py)."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
 import subprocess
@@ -15,6 +14,8 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+
+from tests.support.once import once_per_run
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the build reads: pyproject.toml names the README and the licence; the two package folders.
@@ -59,13 +60,12 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel (setuptools from uv's cache: `uv sync` built the editable install with it), built once per run."""
     shared = shared_dir(tmp_path_factory)
     out = shared / "rke-aws-wheel"
-    with open(shared / "rke-aws-wheel.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        found = sorted(out.glob("rke_aws-*.whl")) if out.exists() else []
-        if found:
-            return found[0]
+
+    def build() -> Path:
         out.mkdir(exist_ok=True)
         return _build(out, tmp_path_factory.mktemp("wheel-src"))
+
+    return once_per_run(shared, "rke-aws-wheel", build)
 
 
 def fresh_venv(wheel_path: Path, venv: Path) -> Path:
