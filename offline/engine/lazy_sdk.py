@@ -223,7 +223,8 @@ class _Loader(importlib.abc.Loader):
             self.delegate.exec_module(module)
             return
         _STATES[module.__name__] = _State(self.delegate, layout)
-        exec(compile(layout.header, module.__spec__.origin or module.__name__, "exec"), module.__dict__)
+        origin = module.__spec__.origin if module.__spec__ is not None else None
+        exec(compile(layout.header, origin or module.__name__, "exec"), module.__dict__)
         module.__class__ = LazyPackage
 
     def __getattr__(self, name: str) -> Any:  # get_code, get_source, is_package, get_resource_reader, ...
