@@ -36,13 +36,19 @@ from rke_aws_offline.report.project import Project, ProjectError
 def _without_cyclic_gc() -> Iterator[None]:
     """Python's cyclic garbage collector off for one plan: its passes walk the hundreds of thousands of objects
     the provider SDKs and moto create at import, 12% of the plan's CPU, to free about 1 MB (peak RSS of
-    `plan rke2-dev` 187 MB with it, 189 MB without; /usr/bin/time). Reference counting frees the rest as usual."""
+    `plan rke2-dev` 187 MB with it, 189 MB without; /usr/bin/time). Reference counting frees the rest as usual.
+    Afterwards the objects the plan leaves (the SDKs' modules and classes, moto's tables: they live as long as the
+    process) go to the permanent generation (gc.freeze) before the collector is back: re-enabled over them, its
+    first pass and the one at interpreter exit would scan them all, about a quarter of the plan's CPU (interleaved
+    runs, bench.commands --cpu). An in-process caller gets the collector back for what it allocates next;
+    gc.unfreeze() would hand it those objects too."""
     was = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was:
+            gc.freeze()
             gc.enable()
 
 
