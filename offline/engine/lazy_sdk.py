@@ -124,11 +124,13 @@ class _State:
     bound: set[str] = field(default_factory=set)  # star-imported submodules whose names are bound
     owner: dict[str, int] = field(default_factory=dict)  # bound name -> position of the star-import that bound it
     complete: bool = False  # the real __init__ ran: the module is the eager one
-    loading: bool = False
-    lock: threading.RLock = field(default_factory=threading.RLock)
 
 
 _STATES: dict[str, _State] = {}
+# The packages whose real __init__ this thread is running. No lock: every step is idempotent (the import system
+# locks each submodule; binding a name twice binds the same object), and a lock held across imports could deadlock
+# with a submodule's own `from . import` on another thread.
+_RUNNING = threading.local()
 # Names the real __init__ had to resolve (the convention could not): read by tests and by curiosity.
 FALLBACKS: list[str] = []
 
@@ -164,15 +166,21 @@ def _bind(package: types.ModuleType, state: _State, sub: str) -> None:
 
 def _load_all(package: types.ModuleType, state: _State) -> None:
     """The fallback: run the package's real __init__.py in the module (it then is the eagerly imported module)."""
-    with state.lock:
-        if state.complete or state.loading:
-            return
-        state.loading = True
-        try:
-            exec(state.loader.get_code(package.__name__), package.__dict__)
-        finally:
-            state.loading = False
-        state.complete = True
+    running = _running()
+    if state.complete or package.__name__ in running:
+        return
+    running.add(package.__name__)
+    try:
+        exec(state.loader.get_code(package.__name__), package.__dict__)
+    finally:
+        running.discard(package.__name__)
+    state.complete = True
+
+
+def _running() -> set[str]:
+    if not hasattr(_RUNNING, "names"):
+        _RUNNING.names = set()
+    return _RUNNING.names
 
 
 class LazyPackage(types.ModuleType):
@@ -180,7 +188,7 @@ class LazyPackage(types.ModuleType):
 
     def __getattr__(self, name: str) -> Any:
         state = _STATES.get(self.__name__)
-        if state is None or state.complete or state.loading:
+        if state is None or state.complete or self.__name__ in _running():
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
         space = self.__dict__
         if f"{self.__name__}.{name}" in sys.modules:
@@ -188,13 +196,12 @@ class LazyPackage(types.ModuleType):
             # the package when it is done; until then the eager package lacks it too, and `from . import` falls
             # back to sys.modules.
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
-        with state.lock:
-            for sub in candidates(name, state.layout):
-                _bind(self, state, sub)
-                if name in space:
-                    return space[name]
-            FALLBACKS.append(f"{self.__name__}.{name}")
-            _load_all(self, state)
+        for sub in candidates(name, state.layout):
+            _bind(self, state, sub)
+            if name in space:
+                return space[name]
+        FALLBACKS.append(f"{self.__name__}.{name}")
+        _load_all(self, state)
         try:
             return space[name]
         except KeyError:

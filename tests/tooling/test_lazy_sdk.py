@@ -117,6 +117,28 @@ def test_dir_and_star_import_see_the_whole_package(fakesdk):
     assert {"Widget", "Unplaceable", "outputs"} <= set(dir(pkg))
 
 
+def test_threads_resolving_at_once_get_the_same_objects(fakesdk):
+    """The engine's mocks answer registrations on worker threads: lookups there, at the same time, agree."""
+    import threading
+
+    import fakesdk.pkg as pkg
+
+    start, got = threading.Barrier(6), []
+
+    def look(name: str) -> None:
+        start.wait()
+        got.append((name, getattr(pkg, name)))
+
+    threads = [threading.Thread(target=look, args=(n,)) for n in ("Widget", "Unplaceable", "get_widget") * 2]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    owner = {"Widget": "widget", "Unplaceable": "odd_name", "get_widget": "get_widget"}
+    assert len(got) == 6
+    assert all(obj is getattr(sys.modules[f"fakesdk.pkg.{owner[name]}"], name) for name, obj in got)
+
+
 def test_a_package_in_another_layout_runs_as_written(fakesdk):
     import fakesdk.other as other
 
