@@ -150,6 +150,8 @@ def _bind(package: types.ModuleType, state: _State, sub: str) -> None:
     order = state.layout.star.index(sub) if sub in state.layout.star else len(state.layout.star)
     had, before = sub in space, space.get(sub)
     module = importlib.import_module(f"{package.__name__}.{sub}")  # also sets package.<sub>, as the real import does
+    if _initializing(module):
+        return  # this thread is running that module (outputs.py runs `from . import outputs`): bind nothing yet
     state.bound.add(sub)
     if state.owner.get(sub, -1) > order:  # a later star-import's name beats the submodule's attribute
         if had:
@@ -162,6 +164,11 @@ def _bind(package: types.ModuleType, state: _State, sub: str) -> None:
         if state.owner.get(name, -1) <= order:
             space[name] = getattr(module, name)
             state.owner[name] = order
+
+
+def _initializing(module: types.ModuleType | None) -> bool:
+    """Whether the import system is still running `module` (importlib sets __spec__._initializing meanwhile)."""
+    return bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
 
 
 def _load_all(package: types.ModuleType, state: _State) -> None:
@@ -191,15 +198,15 @@ class LazyPackage(types.ModuleType):
         if state is None or state.complete or self.__name__ in _running():
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
         space = self.__dict__
-        if f"{self.__name__}.{name}" in sys.modules:
-            # A submodule being imported (outputs.py runs `from . import outputs`): the import system binds it to
-            # the package when it is done; until then the eager package lacks it too, and `from . import` falls
-            # back to sys.modules.
-            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
         for sub in candidates(name, state.layout):
             _bind(self, state, sub)
             if name in space:
                 return space[name]
+            if sub == name and _initializing(sys.modules.get(f"{self.__name__}.{name}")):
+                # A submodule this thread is running asks for itself (`from . import outputs` in outputs.py): the
+                # import system binds it to the package when it is done; until then the eager package lacks it
+                # too, and `from . import` falls back to sys.modules.
+                raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
         FALLBACKS.append(f"{self.__name__}.{name}")
         _load_all(self, state)
         try:
