@@ -27,10 +27,13 @@ pulumi-kubernetes names its modules after the class: `Release` -> `Release`; oth
 submodule's public names into the package exactly as its `from .X import *` line would (a later star-import wins
 over an earlier one, as in the real file). A name the convention cannot place, `dir()`, and `from pkg import *`
 (which asks for `__all__`) execute the package's real `__init__.py` into the module, which then is the eager
-module: an unknown name raises AttributeError. So a lookup is never wrong, at worst as slow as before.
+module: an unknown name raises AttributeError. So a lookup is never wrong, at worst as slow as before, given
+that no two star-imported modules of one package export the same name (only the eager package would know the later
+one wins): tests/tooling/test_lazy_sdk.py holds the installed SDKs to that and to the convention.
 
-Who installs it: the offline harness (rke_aws_offline.engine.harness), before it evaluates a program. The program
-itself (`__main__.py`, components/) never does: `pulumi up` imports the SDK as it ships."""
+Who installs it: the offline harness (rke_aws_offline.engine.harness), before it evaluates a program; sub-packages
+a process imported before (a test worker that imported pulumi_aws earlier) stay eager. The program itself
+(`__main__.py`, components/) never does: `pulumi up` imports the SDK as it ships."""
 
 from __future__ import annotations
 
