@@ -2,7 +2,8 @@
 
 The typed baseline (bench/baseline_typed_main.py: the resources a plan registers, with the provider SDKs' own
 classes, no rke_aws) evaluated through CHECKOUT's harness and emulated account, as `rke-aws plan` evaluates the
-program (its garbage-collector policy too: offline/cli.py _without_cyclic_gc; this process exits right after). SPEC
+program (its process policy too: no cyclic garbage collector, and no interpreter teardown at the end: offline/cli.py
+_without_cyclic_gc and _end_process). SPEC
 is a pickle of (config, stack, bench.baseline entries) that bench.commands derives from one run of the program.
 Run as a file, so that CHECKOUT's `bench` and `rke_aws_offline` are the ones imported (`--base`)."""
 
@@ -30,4 +31,9 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    import os
+
+    code = main(sys.argv[1:])
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
