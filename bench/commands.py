@@ -7,7 +7,9 @@ stack (`python3 -m offline.tasks plan rke2-dev`, best and median of 3) and the w
 `--cpu`: the plan's CPU seconds (user + sys of the process, from wait4) as a ratio to a bare `import pulumi_aws`
 measured in the same run, interleaved, medians (issue 33.7 sets the target as that ratio). `--base DIR`: also the
 plan of another checkout of the repository (e.g. `git archive main | tar -x -C DIR`), run with DIR's packages
-first on the path, so before and after come from one run.
+first on the path, so before and after come from one run. The floor row (`--no-floor`: without it) is what any
+program costs through the offline engine: the typed baseline of the same stack (its resources with the SDKs' own
+classes, no rke_aws; bench/floor.py) in a fresh process, through this checkout's (and DIR's) harness and account.
 
 `--write` puts the table into bench/RESULTS.md (its own section, which `python -m bench --write` keeps)."""
 
@@ -65,14 +67,36 @@ def base_env(base: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(links)}
 
 
-def plan_cpu(runs: int, base: Path | None) -> str:
+def floor_spec(path: Path) -> Path:
+    """Pickle (config, stack, typed-baseline entries) of PLAN_STACK for bench/floor.py (one program run, here)."""
+    import pickle
+
+    from bench import baseline, runner
+    from rke_aws_offline.engine import harness
+    from rke_aws_offline.engine.emulated_account import MotoMocks
+
+    config = harness.stack_config(PLAN_STACK)
+    mocks = MotoMocks(config.get("aws:region", "us-west-2"))
+    run = runner.run_main(runner.PROGRAM_MAIN, config, PLAN_STACK, mocks)
+    path.write_bytes(pickle.dumps((config, PLAN_STACK, baseline.derive(run, runner.ids_by_type_and_name(mocks)))))
+    return path
+
+
+def plan_cpu(runs: int, base: Path | None, floor: bool = True) -> str:
     """The plan's CPU against a bare `import pulumi_aws`, interleaved runs, as a RESULTS.md section."""
+    import tempfile
+
     plan = [sys.executable, "-m", "rke_aws_offline.cli", "plan", PLAN_STACK]
     series: dict[str, list[tuple[float, float]]] = {"import": [], "plan": []}
     cases: list[tuple[str, list[str], Path, dict[str, str] | None]] = [("import", IMPORT, ROOT, None), ("plan", plan, ROOT, None)]
     if base is not None:
         series["base"] = []
         cases.append(("base", plan, base, base_env(base)))
+    if floor:
+        spec = floor_spec(Path(tempfile.mkdtemp(prefix="rke-aws-floor-")) / "spec.pickle")
+        for key, checkout, env in [("floor", ROOT, None)] + ([("base floor", base, base_env(base))] if base else []):
+            series[key] = []
+            cases.append((key, [sys.executable, str(ROOT / "bench" / "floor.py"), str(checkout), str(spec)], checkout, env))
     for checkout in {ROOT, base or ROOT}:
         # The checkouts' own bytecode, as `python3 -m offline.tasks` writes it (offline/tasks.py compile_sources):
         # the import does not where PYTHONDONTWRITEBYTECODE is set, and pulumi_aws's is compiled by uv.
@@ -83,6 +107,10 @@ def plan_cpu(runs: int, base: Path | None) -> str:
     for _ in range(runs):
         for key, cmd, cwd, env in cases:
             series[key].append(cpu_timed(cmd, cwd, env))
+    if floor:
+        import shutil
+
+        shutil.rmtree(spec.parent, ignore_errors=True)
     med = {k: (statistics.median(w for w, _ in v), statistics.median(c for _, c in v)) for k, v in series.items()}
     imp = med["import"][1]
 
@@ -97,6 +125,10 @@ def plan_cpu(runs: int, base: Path | None) -> str:
     verdict = "met" if med["plan"][1] <= PLAN_CPU_TARGET_S and med["plan"][1] / imp <= PLAN_RATIO_TARGET else "NOT met"
     rows.append(row(f"`rke-aws plan {PLAN_STACK}`, this checkout", "plan",
                     f"≤ {PLAN_CPU_TARGET_S} s and ≤ {PLAN_RATIO_TARGET:.0f}×: {verdict}"))
+    if "base floor" in series:
+        rows.append(row("floor: its typed baseline through the engine, before (`--base`)", "base floor", ""))
+    if "floor" in series:
+        rows.append(row("floor: its typed baseline through the engine (bench/floor.py), this checkout", "floor", ""))
     return "\n".join([
         CPU_BEGIN,
         "## The plan's CPU, as a ratio to a bare `import pulumi_aws` (issue 33.7)",
@@ -163,9 +195,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpu", action="store_true", help="the plan's CPU as a ratio to a bare `import pulumi_aws`")
     ap.add_argument("--base", type=Path, help="with --cpu: also the plan of this other checkout (before)")
     ap.add_argument("--runs", type=int, default=5, help="with --cpu: interleaved runs of each command")
+    ap.add_argument("--no-floor", action="store_true", help="with --cpu: without the typed baseline's row")
     args = ap.parse_args(argv)
     if args.cpu:
-        block = plan_cpu(args.runs, args.base)
+        block = plan_cpu(args.runs, args.base, floor=not args.no_floor)
         print(block)
         if args.write:
             RESULTS.write_text(with_section(RESULTS.read_text(), block, CPU_BEGIN, CPU_END))

@@ -24,7 +24,7 @@ from pulumi.runtime import rpc, settings
 from pulumi.runtime.proto import source_pb2
 from pulumi.runtime.sync_await import _sync_await
 
-from rke_aws_offline.engine import stacks
+from rke_aws_offline.engine import lazy_sdk, stacks
 from rke_aws_offline.engine.records import Registration
 from rke_aws_offline.engine.stacks import PROJECT, STACKS_DIR, environments, project_name
 
@@ -363,6 +363,8 @@ def _evaluate(run: ProgramRun, config: dict[str, str], stack: str, preview: bool
 
         secret_keys = secret_keys_of(config)
     pulumi.runtime.set_all_config(dict(config), secret_keys)
+    # The provider SDKs' sub-packages load class by class (engine/lazy_sdk.py); before the program imports them.
+    lazy_sdk.install()
     monitor = _RecordingMonitor(run.mocks, run)
     pulumi.runtime.set_mocks(run.mocks, project=project or project_of(stack), stack=stack, preview=preview,
                              logger=logger, monitor=monitor)

@@ -99,7 +99,8 @@ def test_json_is_unchanged_by_the_readable_view(emulated, capsys):
 
 def test_the_plan_command_runs_without_the_cyclic_collector_and_restores_it(monkeypatch):
     """`rke-aws plan` is one short process: the cyclic GC's passes over the SDKs' objects cost 12% of its CPU
-    (offline/cli.py _without_cyclic_gc); whoever calls it in process gets the collector back."""
+    (offline/cli.py _without_cyclic_gc); whoever calls it in process gets the collector back, over what it allocates
+    next: what the plan left is frozen (neither that first pass nor the one at exit scans it)."""
     import gc
 
     from rke_aws_offline import cli
@@ -107,5 +108,40 @@ def test_the_plan_command_runs_without_the_cyclic_collector_and_restores_it(monk
     seen: list[bool] = []
     monkeypatch.setattr(plan_report, "main", lambda argv, project=None: seen.append(gc.isenabled()) or 0)
     assert gc.isenabled()
-    assert cli.main(["plan", "rke2-dev"]) == 0
-    assert seen == [False] and gc.isenabled()
+    try:
+        assert cli.main(["plan", "rke2-dev"]) == 0
+        assert seen == [False] and gc.isenabled() and gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()  # this test process's objects back to the collector
+
+
+def test_the_plan_command_line_ends_the_process_with_all_its_output_and_its_code():
+    """Run as a command (no argv: the process's own command line), `rke-aws plan` ends the process without the
+    interpreter's teardown (offline/cli.py _end_process): its whole output still arrives through a pipe, and its exit
+    code is the plan's."""
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "rke_aws_offline.cli", "plan"]
+    done = subprocess.run([*cmd, "rke2-govcloud", "--json", "--quiet"], cwd=harness.ROOT, capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout == (harness.ROOT / "tests" / "snapshots" / "rke2-govcloud.json").read_text()
+    refused = subprocess.run([*cmd, "rke2-govclod"], cwd=harness.ROOT, capture_output=True, text=True, check=False)
+    assert refused.returncode == 2 and "did you mean rke2-govcloud?" in refused.stderr
+
+
+def test_an_in_process_plan_returns(monkeypatch):
+    """With argv (a caller in this process) the command returns its code: only the process's own command line ends
+    the process."""
+    from rke_aws_offline import cli
+
+    monkeypatch.setattr(plan_report, "main", lambda argv, project=None: 3)
+    monkeypatch.setattr(cli, "_end_process", lambda code: pytest.fail("an in-process call ended the process"))
+    assert cli.main(["plan", "rke2-dev"]) == 3
+    ended: list[int] = []
+    monkeypatch.setattr(cli, "_end_process", ended.append)
+    monkeypatch.setattr("sys.argv", ["rke-aws", "plan", "rke2-dev"])
+    cli.main()
+    assert ended == [3]
+
