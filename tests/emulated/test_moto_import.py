@@ -95,3 +95,34 @@ def test_symmetric_keys_share_one_generated_pair_and_asymmetric_keys_keep_their_
         assert first.private_key is second.private_key
     finally:
         backends.stop()
+
+
+def test_an_instance_is_found_without_copying_every_reservation():
+    """moto 5.2 ec2/models/instances.py: get_instance walks all_instances(), which copies each reservation first; the
+    trim walks the reservations themselves. The same object for every instance (as moto's own all_instances()
+    lists them), the same error for an unknown ID, and no reservation copied."""
+    import copy
+
+    import pytest
+    from moto.ec2.exceptions import InvalidInstanceIdError
+
+    moto_import.load()
+    backends.start()
+    try:
+        ec2 = backends.client("ec2", "us-west-2")
+        image = ec2.register_image(Name="rke-aws-test", RootDeviceName="/dev/sda1")["ImageId"]
+        ids = [ec2.run_instances(ImageId=image, MinCount=1, MaxCount=1)["Instances"][0]["InstanceId"] for _ in range(3)]
+        backend = backends.ec2("us-west-2")
+        real_copy, copies = copy.copy, []
+        copy.copy = lambda x: copies.append(x) or real_copy(x)  # type: ignore[assignment]
+        try:
+            found = [backend.get_instance(i) for i in ids]
+        finally:
+            copy.copy = real_copy  # type: ignore[assignment]
+        assert copies == []
+        listed = {i.id: i for i in backend.all_instances()}
+        assert all(f is listed[i] for f, i in zip(found, ids, strict=True))
+        with pytest.raises(InvalidInstanceIdError):
+            backend.get_instance("i-0123456789abcdef0")
+    finally:
+        backends.stop()

@@ -13,6 +13,9 @@ parses a service's whole model for its endpointPrefix (EC2's: 4 MB of JSON, 0.2 
 account builds is known. tests/emulated/test_moto_import.py holds the patched names to the locked moto and the
 answers to an untrimmed import's.
 
+moto looks an instance up by copying every reservation (`_instance_lookup_without_copies`): the same look-up
+without the copies keeps a run's cost linear in its nodes.
+
 moto also gives every KMS key a fresh RSA-2048 key pair (moto 5.2 kms/models.py KmsKey.__init__ through
 kms/utils.py generate_private_key), a symmetric one included, which has none in KMS (GetPublicKey, Sign and Verify
 take asymmetric keys only: the KMS API reference, GetPublicKey). Generating it costs 0.1-0.17 s, twice per plan
@@ -158,7 +161,28 @@ def load() -> None:
             files = {os.path.basename(p).split(".")[0]: p for p in skipped if f"/{location_type}/" in p}
             instance_types.INSTANCE_TYPE_OFFERINGS[location_type] = _OfferingsByRegion(location_type, files, real_load)
         _share_symmetric_keys_pair()
+        _instance_lookup_without_copies()
         _LOADED = True
+
+
+def _instance_lookup_without_copies() -> None:
+    """moto's EC2Backend.get_instance (moto 5.2 ec2/models/instances.py) finds an instance through all_instances(),
+    which copies every reservation first (all_reservations: copy.copy of each) and tests an empty filter on every
+    instance; an account's RunInstances, AssociateIamInstanceProfile, ModifyInstanceAttribute and AttachVolume each
+    look the instance up, so a run of N nodes made N^2 copies (a fifth of a 500-node run's CPU, bench/RESULTS.md).
+    The same walk over the reservations themselves finds the same instance object (a copy shares its reservation's
+    list of instances) or raises the same error."""
+    from moto.ec2.exceptions import InvalidInstanceIdError
+    from moto.ec2.models.instances import InstanceBackend
+
+    def get_instance(self: Any, instance_id: str) -> Any:
+        for reservation in self.reservations.values():
+            for instance in reservation.instances:
+                if instance.id == instance_id:
+                    return instance
+        raise InvalidInstanceIdError(instance_id)
+
+    InstanceBackend.get_instance = get_instance  # type: ignore[method-assign]
 
 
 def _share_symmetric_keys_pair() -> None:
