@@ -168,9 +168,9 @@ def load() -> None:
 def _instance_lookup_without_copies() -> None:
     """moto's EC2Backend.get_instance (moto 5.2 ec2/models/instances.py) finds an instance through all_instances(),
     which copies every reservation first (all_reservations: copy.copy of each) and tests an empty filter on every
-    instance; an account's RunInstances, AssociateIamInstanceProfile, ModifyInstanceAttribute and AttachVolume each
-    look the instance up, so a run of N nodes made N^2 copies (a fifth of a 500-node run's CPU, bench/RESULTS.md).
-    The same walk over the reservations themselves finds the same instance object (a copy shares its reservation's
+    instance; the account's AssociateIamInstanceProfile, ModifyInstanceAttribute and AttachVolume each look the
+    instance up, so a run of N nodes made about 3N²/2 copies (a fifth of a 500-node run's CPU, profiling every
+    thread). The same walk over the reservations themselves finds the same instance object (a copy shares its reservation's
     list of instances) or raises the same error."""
     from moto.ec2.exceptions import InvalidInstanceIdError
     from moto.ec2.models.instances import InstanceBackend
