@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import re
@@ -147,8 +148,9 @@ def test_boot_runs_one_script_that_retries_every_download(stack_run):
 
 # ---- RKE1 -------------------------------------------------------------------------------------
 
-def rke_runs():
-    return [s for s in harness.stack_names() if harness.stack_config(s)["rke-aws:distribution"] == "rke"]
+@functools.cache
+def rke_runs() -> tuple[str, ...]:
+    return tuple(s for s in harness.stack_names() if harness.stack_config(s)["rke-aws:distribution"] == "rke")
 
 
 @pytest.mark.parametrize("stack", rke_runs())
