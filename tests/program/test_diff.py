@@ -29,6 +29,7 @@ from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated_account import MotoMocks
 from rke_aws_offline.report import diff
 from tests.support.diff import NLB_STACK, base_of, change_of, res
+from tests.support.runs import run_stack_cached
 
 HELM_STACK = "rke-phase2"  # tests/stacks: a kubeconfig set (secure), so the CCM and EBS CSI go in through Helm
 KUBECONFIG = """apiVersion: v1
@@ -131,7 +132,7 @@ def test_adding_a_zone_replaces_nothing(repo):
 
 
 def test_changing_a_subnet_replaces_exactly_the_nodes_in_it(repo):
-    subnets = harness.run_stack(NLB_STACK).outputs["subnets"]
+    subnets = run_stack_cached(NLB_STACK).outputs["subnets"]
     cidrs = {k: v["cidr"] for k, v in subnets.items()}
 
     def move_private_1(c):
@@ -148,7 +149,7 @@ def test_changing_a_subnet_replaces_exactly_the_nodes_in_it(repo):
     assert f"{NLB_STACK}-api" in by_action(d, "unknown"), text
     (server,) = [c.node for c in d.changes if c.action == "replace" and c.name == f"{NLB_STACK}-servers-1"]
     old_name = server.split(" -> ")[0]
-    assert old_name in {n["name"] for n in harness.run_stack(NLB_STACK).outputs["nodes"]}, server
+    assert old_name in {n["name"] for n in run_stack_cached(NLB_STACK).outputs["nodes"]}, server
     assert d.etcd == [f"{old_name} (replaced)"], d.etcd
     assert "etcd members deleted, replaced or stopped" in text
 

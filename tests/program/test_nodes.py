@@ -21,6 +21,7 @@ from rke_aws_offline.engine import harness
 from tests.support import rke1_keys
 from tests.support.configs import set_key
 from tests.support.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS
+from tests.support.runs import run_stack_cached
 from tests.support.stackconfig import parse_flat
 from tests.support.userdata import cloud_config, user_data, written_file
 
@@ -50,7 +51,7 @@ def test_node_name_is_the_private_dns_name_aws_derives(stack_run):
 
 
 def test_us_east_1_stacks_use_ec2_internal():
-    run = harness.run_stack("rke2-dev")
+    run = run_stack_cached("rke2-dev")
     assert run.outputs["region"] == "us-east-1"
     assert all(n["name"].endswith(".ec2.internal") for n in run.outputs["nodes"])
 
@@ -197,7 +198,7 @@ def test_rke_leader_migration_keeps_in_tree_provider(base_config):
 
 
 def test_rke_user_data_prepares_docker_and_kernel():
-    run = harness.run_stack("rke-dev")
+    run = run_stack_cached("rke-dev")
     for inst in run.of_type("aws:ec2/instance:Instance"):
         doc = cloud_config(inst)
         sysctl = written_file(doc, "/etc/sysctl.d/90-rke.conf")
