@@ -296,7 +296,7 @@ def test_off_means_no_user_no_release_no_manifest():
 
 
 def test_a_stack_from_before_the_option_stays_without_it_until_asked():
-    first = harness.run_stack("rke2-prod")
+    first = run_stack_cached("rke2-prod")
     old_outputs = {k: v for k, v in first.outputs.items() if k != "ebsCsi"}
     cfg = harness.stack_config("rke2-prod")
     again = harness.run_program(cfg, stack="rke2-prod", previous_outputs=old_outputs)

@@ -123,7 +123,7 @@ def test_the_bucket_name_is_known_at_preview_and_the_same_in_every_run():
 
     stack = "rke2-govcloud"  # tests/stacks: snapshots on, the per-cluster bucket
     preview = harness.run_stack(stack, preview=True)
-    update = harness.run_stack(stack)
+    update = run_stack_cached(stack)
     (a,), (b,) = preview.of_type("aws:s3/bucket:Bucket"), update.of_type("aws:s3/bucket:Bucket")
     assert isinstance(a.inputs.get("bucket"), str) and a.inputs["bucket"] == b.inputs["bucket"], (a.inputs, b.inputs)
     assert update.outputs["etcdSnapshotLocation"].startswith(f"s3://{a.inputs['bucket']}/")
@@ -307,7 +307,7 @@ def test_a_bucket_kept_by_an_earlier_destroy_is_used_not_created_again():
     the sequences and the bucket of another account)."""
     from rke_aws_offline.engine.emulated_account import MotoMocks
 
-    first = harness.run_stack("rke2-prod")
+    first = run_stack_cached("rke2-prod")
     bucket, _ = _bucket_and_folder(first)
     mocks = MotoMocks("us-west-2")
     mocks.buckets.add(bucket)

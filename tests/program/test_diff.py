@@ -29,6 +29,7 @@ from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated_account import MotoMocks
 from rke_aws_offline.report import diff
 from tests.support.diff import NLB_STACK, base_of, change_of, res
+from tests.support.runs import run_stack_cached
 
 HELM_STACK = "rke-phase2"  # tests/stacks: a kubeconfig set (secure), so the CCM and EBS CSI go in through Helm
 KUBECONFIG = """apiVersion: v1
@@ -60,21 +61,25 @@ def repo(tmp_path_factory) -> Iterator[Path]:
     subprocess.run(git[:-2] + ["init", "-q", str(root)], check=True)
     subprocess.run(git + ["add", "-A"], check=True)
     subprocess.run(git + ["commit", "-qm", "base"], check=True)
-    # The base side of every pull-request test is this one commit: its evaluation of a stack file (a
-    # fresh interpreter each, diff.evaluate) is the same every time, so it is made once per stack file.
+    # The base side of every pull-request test is this one program (commits add or remove only stack files): its
+    # evaluation of one stack file (a fresh interpreter, diff.evaluate_all, which diff_stacks calls) is the same
+    # every time, so it is made once per request (the stack file as read, minus the checkout's own temporary path).
     base_runs: dict[str, dict] = {}
-    real_evaluate = diff.evaluate
+    real_evaluate_all = diff.evaluate_all
 
-    def evaluate(tree: Path, stack_file: Path, previous: dict | None) -> dict:
-        if previous is not None or tree == root:  # the head: the working tree with the test's edit
-            return real_evaluate(tree, stack_file, previous)
-        key = stack_file.read_text()
-        if key not in base_runs:
-            base_runs[key] = real_evaluate(tree, stack_file, previous)
-        return copy.deepcopy(base_runs[key])
+    def evaluate_all(tree: Path, requests: list[dict], started=None) -> list[dict]:
+        if tree.resolve() == root.resolve():  # the head: the working tree with the test's edit
+            return real_evaluate_all(tree, requests, started)
+        keys = [json.dumps({k: v for k, v in r.items() if k != "main"}, sort_keys=True) for r in requests]
+        todo = [i for i, key in enumerate(keys) if key not in base_runs]
+        if todo:
+            done = real_evaluate_all(tree, [requests[i] for i in todo],
+                                     None if started is None else lambda j: started(todo[j]))
+            base_runs.update((keys[i], result) for i, result in zip(todo, done, strict=True))
+        return [copy.deepcopy(base_runs[key]) for key in keys]
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(diff, "evaluate", evaluate)
+        mp.setattr(diff, "evaluate_all", evaluate_all)
         yield root
 
 
@@ -127,7 +132,7 @@ def test_adding_a_zone_replaces_nothing(repo):
 
 
 def test_changing_a_subnet_replaces_exactly_the_nodes_in_it(repo):
-    subnets = harness.run_stack(NLB_STACK).outputs["subnets"]
+    subnets = run_stack_cached(NLB_STACK).outputs["subnets"]
     cidrs = {k: v["cidr"] for k, v in subnets.items()}
 
     def move_private_1(c):
@@ -144,7 +149,7 @@ def test_changing_a_subnet_replaces_exactly_the_nodes_in_it(repo):
     assert f"{NLB_STACK}-api" in by_action(d, "unknown"), text
     (server,) = [c.node for c in d.changes if c.action == "replace" and c.name == f"{NLB_STACK}-servers-1"]
     old_name = server.split(" -> ")[0]
-    assert old_name in {n["name"] for n in harness.run_stack(NLB_STACK).outputs["nodes"]}, server
+    assert old_name in {n["name"] for n in run_stack_cached(NLB_STACK).outputs["nodes"]}, server
     assert d.etcd == [f"{old_name} (replaced)"], d.etcd
     assert "etcd members deleted, replaced or stopped" in text
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from rke_aws.node import cloud_init
-from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated.provider_checks import EC2_USER_DATA_LIMIT, ubuntu_image_id
+from tests.support.runs import run_stack_cached
 from tests.support.userdata import raw, user_data
 
 STACK = "rke2-everything"
@@ -17,7 +17,7 @@ INSTANCE = "aws:ec2/instance:Instance"
 
 @pytest.fixture(scope="module")
 def run():
-    return harness.run_stack(STACK)
+    return run_stack_cached(STACK)
 
 
 def test_every_feature_is_in_the_plan(run):

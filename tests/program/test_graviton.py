@@ -23,6 +23,7 @@ from rke_aws.settings import versions
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated.provider_checks import ubuntu_image_id
 from tests.support.configs import with_pools
+from tests.support.runs import run_stack_cached
 
 INSTANCE = "aws:ec2/instance:Instance"
 
@@ -103,7 +104,7 @@ def test_running_agents_change_architecture_only_by_rotation():
     program's inputs: pulumi/pulumi pkg/resource/deploy/step_generator.go isTargetedReplace)."""
     from rke_aws.plan import stale
 
-    first = harness.run_stack("rke2-dev")
+    first = run_stack_cached("rke2-dev")
     cfg = with_pools("rke2-dev", lambda p: p[1].update(instanceType="m7g.large"))
     run = harness.run_program(cfg, stack="rke2-dev", previous_outputs=copy.deepcopy(first.outputs))
     agents = [n for n in run.outputs["nodes"] if n["pool"] == "agents"]

@@ -21,6 +21,7 @@ from rke_aws_offline.engine import harness
 from tests.support.boot import boot, first_server, rke2_parameters
 from tests.support.configs import set_key
 from tests.support.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS
+from tests.support.runs import run_stack_cached
 from tests.support.userdata import cloud_config, written_file
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -89,7 +90,7 @@ def test_every_node_runs_the_profile_and_servers_get_audit_and_pod_security(cis_
 
 
 def test_not_hardened_by_default():
-    run = harness.run_stack("rke2-prod")
+    run = run_stack_cached("rke2-prod")
     for name, (conf, _doc) in _configs(run).items():
         assert "profile" not in conf and "audit-policy-file" not in conf, name
     assert run.outputs["hardening"] == "none"
@@ -119,7 +120,7 @@ def test_an_existing_etcd_user_is_kept_and_agents_get_only_the_kernel_parameters
 
 
 def test_changing_hardening_on_a_running_stack_warns_that_running_nodes_keep_theirs():
-    first = harness.run_stack("rke2-prod")
+    first = run_stack_cached("rke2-prod")
     run = harness.run_program(set_key(harness.stack_config("rke2-prod"), "hardening", "cis"), stack="rke2-prod",
                               previous_outputs=first.outputs)
     (warning,) = [m for lvl, m in run.logs if lvl == "warning" and m.startswith("rke-aws:hardening")]

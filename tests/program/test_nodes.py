@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import json
 import re
@@ -20,6 +21,7 @@ from rke_aws_offline.engine import harness
 from tests.support import rke1_keys
 from tests.support.configs import set_key
 from tests.support.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS
+from tests.support.runs import run_stack_cached
 from tests.support.stackconfig import parse_flat
 from tests.support.userdata import cloud_config, user_data, written_file
 
@@ -49,7 +51,7 @@ def test_node_name_is_the_private_dns_name_aws_derives(stack_run):
 
 
 def test_us_east_1_stacks_use_ec2_internal():
-    run = harness.run_stack("rke2-dev")
+    run = run_stack_cached("rke2-dev")
     assert run.outputs["region"] == "us-east-1"
     assert all(n["name"].endswith(".ec2.internal") for n in run.outputs["nodes"])
 
@@ -147,8 +149,9 @@ def test_boot_runs_one_script_that_retries_every_download(stack_run):
 
 # ---- RKE1 -------------------------------------------------------------------------------------
 
-def rke_runs():
-    return [s for s in harness.stack_names() if harness.stack_config(s)["rke-aws:distribution"] == "rke"]
+@functools.cache
+def rke_runs() -> tuple[str, ...]:
+    return tuple(s for s in harness.stack_names() if harness.stack_config(s)["rke-aws:distribution"] == "rke")
 
 
 @pytest.mark.parametrize("stack", rke_runs())
@@ -195,7 +198,7 @@ def test_rke_leader_migration_keeps_in_tree_provider(base_config):
 
 
 def test_rke_user_data_prepares_docker_and_kernel():
-    run = harness.run_stack("rke-dev")
+    run = run_stack_cached("rke-dev")
     for inst in run.of_type("aws:ec2/instance:Instance"):
         doc = cloud_config(inst)
         sysctl = written_file(doc, "/etc/sysctl.d/90-rke.conf")
@@ -215,7 +218,8 @@ def rke2_configs(run) -> dict[str, dict]:
 
 
 def rke2_stacks() -> list[str]:
-    return [s for s in harness.stack_names() if s not in rke_runs()]
+    rke = set(rke_runs())  # once, not once per stack: every stack file read again per stack cost each collection ~6 s
+    return [s for s in harness.stack_names() if s not in rke]
 
 
 @pytest.mark.parametrize("stack", rke2_stacks())

@@ -11,6 +11,7 @@ import yaml
 
 from rke_aws.settings import fields, sections, versions
 from rke_aws_offline.engine import harness
+from tests.support.runs import run_stack_cached
 from tests.support.stackconfig import parse_flat
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -154,7 +155,7 @@ def test_offline_plan_prints_nodes_and_masks_secrets(capsys):
 
     assert plan_report.main(["rke2-dev", "--full"]) == 0
     text = capsys.readouterr().out
-    run = harness.run_stack("rke2-dev")
+    run = run_stack_cached("rke2-dev")
     for password in run.of_type("random:index/randomPassword:RandomPassword"):
         assert password.state["result"] not in text, f"offline plan printed {password.name}"
     assert "rke2Token:\n    ****" in text

@@ -38,7 +38,7 @@ from rke_aws_offline.engine.emulated_account import MotoMocks
 from rke_aws_offline.report import diff
 from tests.support.configs import config_problems, with_pools
 from tests.support.diff import NLB_STACK, base_of, change_of, res
-from tests.support.runs import run_cached
+from tests.support.runs import run_cached, run_stack_cached
 from tests.support.stackconfig import parse_flat
 
 # EC2's accepted combinations (User Guide): stop and hibernate only with persistent requests.
@@ -89,7 +89,7 @@ def test_an_unknown_market_is_refused_naming_the_key():
 
 
 def test_spot_workers_ask_ec2_for_a_persistent_request_that_stops():
-    run = harness.run_stack(NLB_STACK)
+    run = run_stack_cached(NLB_STACK)
     instances = _instances(run)
     spot = {n: r for n, r in instances.items() if "-spot-" in n}
     assert len(spot) == 2, sorted(instances)
@@ -117,7 +117,7 @@ def test_spot_workers_ask_ec2_for_a_persistent_request_that_stops():
 
 
 def test_a_spot_node_keeps_its_planned_name_and_address():
-    run = harness.run_stack(NLB_STACK)
+    run = run_stack_cached(NLB_STACK)
     for node in run.outputs["nodes"]:
         if node["pool"] == "spot":
             ip = node["privateIp"]
@@ -127,7 +127,7 @@ def test_a_spot_node_keeps_its_planned_name_and_address():
 
 @pytest.mark.parametrize("strip_market", [False, True], ids=["outputs-with-market", "outputs-before-spot"])
 def test_a_running_pool_keeps_its_market(strip_market):
-    first = harness.run_stack("rke2-dev")
+    first = run_stack_cached("rke2-dev")
     outputs = copy.deepcopy(first.outputs)
     if strip_market:  # outputs of releases before spot pools: every node ran on-demand
         for n in outputs["nodes"]:

@@ -335,7 +335,7 @@ def as_before_compression(run: harness.ProgramRun) -> dict[str, dict]:
 
 @pytest.mark.parametrize("stack", ["rke2-prod", "rke-prod"])
 def test_running_nodes_with_plain_user_data_are_neither_replaced_nor_updated(stack):
-    base = harness.run_program(harness.stack_config(stack), stack=stack)
+    base = run_stack_cached(stack)
     old = as_before_compression(base)
     # the next `pulumi up` of this program, with the stack's last outputs fed back
     after = harness.run_program(harness.stack_config(stack), stack=stack, previous_outputs=base.outputs)
@@ -354,7 +354,7 @@ def test_running_nodes_with_plain_user_data_are_neither_replaced_nor_updated(sta
 def test_without_ignore_changes_the_switch_would_touch_every_node():
     """The test above can fail: without the ignore, the provider would get both inputs from
     different runs' views, or a changed one (stop and start of the instance)."""
-    base = harness.run_program(harness.stack_config("rke2-prod"), stack="rke2-prod")
+    base = run_stack_cached("rke2-prod")
     old = as_before_compression(base)
     for inst in base.of_type(INSTANCE):
         ignored = [k for k in inst.ignore_changes if k not in ("userData", "userDataBase64")]

@@ -5,15 +5,16 @@ from __future__ import annotations
 import json
 from functools import cache
 
-from rke_aws_offline.engine import harness
 from rke_aws_offline.report import diff
+
+from .runs import run_stack_cached
 
 NLB_STACK = "rke2-govcloud"  # tests/stacks: RKE2, three servers, NLB endpoint, manifest mode
 
 
 @cache
 def _evaluated(stack: str) -> str:
-    return json.dumps(diff.result_of(harness.run_stack(stack)), default=str)
+    return json.dumps(diff.result_of(run_stack_cached(stack)), default=str)
 
 
 def base_of(stack: str) -> dict:

@@ -30,6 +30,28 @@ INSTANCE = "aws:ec2/instance:Instance"
 # only while its volume would shrink: ROOT_VOLUME_SIZE).
 KEPT = ("ami", "instanceType", "userData", "userDataBase64")
 
+# The runs of engines made with `shared=True` (tests/support/rotation.py scenario), by all a run is made from: the
+# stack, the configuration, the run before it (an object: runs are never changed once made) and, for an update,
+# what it replaces and its generation (the new IDs). The same step of the same sequence (rotation scenarios replay
+# the first replacements of one another) is evaluated once per session. Opt-in: a test that patches the program
+# (test_stale_nodes' edited boot script) must get its own runs. The previous run is kept in the value so that
+# its id is never reused.
+_RUNS: dict[tuple, tuple[harness.ProgramRun | None, harness.ProgramRun]] = {}
+
+
+def _config_key(config: dict) -> tuple:
+    """A configuration as a key: a value's type is part of it (a secret and a plain value of the same text differ)."""
+    return tuple(sorted((k, type(v).__name__, repr(v)) for k, v in config.items()))
+
+
+def _run_once(shared: bool, key: tuple, previous: harness.ProgramRun | None, make) -> harness.ProgramRun:
+    if not shared:
+        return make()
+    key = (id(previous), *key)
+    if key not in _RUNS:
+        _RUNS[key] = (previous, make())
+    return _RUNS[key][1]
+
 
 class _EngineMocks(MotoMocks):
     def __init__(self, region: str, kept: dict[str, tuple[str, dict]], replaced: set[str], generation: int):
@@ -59,8 +81,9 @@ class _EngineMocks(MotoMocks):
 
 class HarnessEngine:
     def __init__(self, config: dict, stack: str, cluster: FakeCluster | None = None, up_seconds: float = 60.0,
-                 run: harness.ProgramRun | None = None):
+                 run: harness.ProgramRun | None = None, shared: bool = False):
         self.config, self.stack, self.cluster = dict(config), stack, cluster
+        self.shared = shared
         self.up_seconds = up_seconds
         self.region = config.get("aws:region", "us-west-2")
         self.generation = 0
@@ -72,8 +95,9 @@ class HarnessEngine:
         # Runs are never changed once made (each update makes a new one), so tests may share them.
         # Every run of this engine in the kind of account its updates use (_EngineMocks): one backend's images
         # and IDs throughout, so a change is the configuration's and never the backend's.
-        self._run = run if run is not None else harness.run_program(self.config, stack=stack,
-                                                                    mocks=MotoMocks(self.region))
+        self._run = run if run is not None else _run_once(
+            shared, ("base", stack, _config_key(self.config)), None,
+            lambda: harness.run_program(self.config, stack=stack, mocks=MotoMocks(self.region)))
         self._applied_config = dict(self.config)
 
     # ---- what the user does ----
@@ -102,8 +126,10 @@ class HarnessEngine:
         found = [("create", urn) for urn in sorted(self.deleted)]
         if self.config == self._applied_config:
             return found
-        preview = harness.run_program(self.config, stack=self.stack, previous_outputs=self._run.outputs,
-                                      mocks=MotoMocks(self.region))
+        preview = _run_once(
+            self.shared, ("preview", self.stack, _config_key(self.config)), self._run,
+            lambda: harness.run_program(self.config, stack=self.stack, previous_outputs=self._run.outputs,
+                                        mocks=MotoMocks(self.region)))
         old = {r.urn: r for r in self._run.resources if r.custom}
         for r in preview.resources:
             if not r.custom:
@@ -147,4 +173,6 @@ class HarnessEngine:
         self.generation += 1
         kept = {r.name: (r.id, r.state) for r in self._run.resources if r.type == INSTANCE}
         mocks = _EngineMocks(self.region, kept, replaced, self.generation)
-        self._run = harness.run_program(self.config, stack=self.stack, previous_outputs=self._run.outputs, mocks=mocks)
+        key = ("up", self.stack, _config_key(self.config), tuple(sorted(replaced)), self.generation)
+        self._run = _run_once(self.shared, key, self._run, lambda: harness.run_program(
+            self.config, stack=self.stack, previous_outputs=self._run.outputs, mocks=mocks))

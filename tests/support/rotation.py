@@ -103,7 +103,7 @@ def scenario(servers: int = 3, agents: int = 2, stale_pools: tuple[str, ...] = (
     clock = FakeClock()
     key = (servers, agents, stale_pools, control_plane)
     base, changed = _RUNS.get(key, (None, None))
-    engine = HarnessEngine(cfg, "rotation", run=base)
+    engine = HarnessEngine(cfg, "rotation", run=base, shared=True)
     base = engine._run
     out = engine.outputs()
     cluster = FakeCluster(clock, out["kubernetesVersion"])

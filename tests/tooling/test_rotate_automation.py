@@ -60,8 +60,12 @@ class FakeCli(PulumiCommand):
                                                                           "secret": False}}), stderr="", code=0)
         if sub == "preview":
             log = args[args.index("--event-log") + 1]
+            # A completed operation's log ends with a cancelEvent (pulumi/automation/events.py CancelEvent: "emitted
+            # when ... the update successfully completes"); the SDK's log reader stops there (_stack.py _watch_logs),
+            # else it is left to a 5 s join.
+            ending = [{"summaryEvent": {"resourceChanges": {}}}, {"cancelEvent": {}}]
             with open(log, "a", encoding="utf-8") as f:
-                for i, event in enumerate(self.events + [{"summaryEvent": {"resourceChanges": {}}}]):
+                for i, event in enumerate(self.events + ending):
                     f.write(json.dumps({"sequence": i, "timestamp": 0, **event}) + "\n")
         return CommandResult(stdout="", stderr="", code=0)
 

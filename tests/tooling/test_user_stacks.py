@@ -35,6 +35,9 @@ from rke_aws_offline.engine import harness
 KUBECONFIG = f"{harness.project_name()}:kubeconfig"
 SECURE_KUBECONFIG = "v1:dHJ5RmNxQ1RXaGx0M0ZqRzpBbm90aGVyIGZha2UgY2lwaGVydGV4dDsgaXRzIHBsYWludGV4dCBpcyBhIGt1YmVjb25maWcu"
 
+# Set on a step that a step running the whole suite against the copy (RKE_AWS_USER_STACKS_ALL=1) follows in the same
+# job (preview.yml): the `-m reads_stacks` subset would be run twice.
+LATER = "RKE_AWS_USER_STACKS_LATER"
 SENTINEL = "tests/tooling/test_user_stacks.py::test_pointed_at_the_copy_every_stack_read_has_a_kubeconfig"
 
 
@@ -76,6 +79,8 @@ def test_the_copy_carries_a_secure_kubeconfig_and_nothing_else_changes(tmp_path)
 
 
 @pytest.mark.skipif(bool(os.environ.get("RKE_AWS_STACKS_DIR")), reason="already running against other stacks")
+@pytest.mark.skipif(bool(os.environ.get(LATER)) and not os.environ.get("RKE_AWS_USER_STACKS_ALL"),
+                    reason=f"{LATER}: a later step runs the whole suite against the copy")
 def test_the_tests_over_stacks_pass_when_every_stack_has_a_kubeconfig(tmp_path):
     stacks = user_stacks(tmp_path / "stacks")
     env = {**os.environ, "RKE_AWS_STACKS_DIR": str(stacks)}
@@ -112,6 +117,14 @@ def test_pull_requests_run_the_whole_suite_against_the_copy():
     steps = doc["jobs"]["test"]["steps"]
     (step,) = [s for s in steps if (s.get("env") or {}).get("RKE_AWS_USER_STACKS_ALL") == "1"]
     assert step["run"] == "python3 -m offline.tasks test tests/tooling/test_user_stacks.py", step
+    # A step leaving the subset to later is followed by that step, in every workflow.
+    for path in sorted((harness.ROOT / ".github" / "workflows").glob("*.yml")):
+        for job in (yaml.safe_load(path.read_text()).get("jobs") or {}).values():
+            steps = job.get("steps") or []
+            for i, s in enumerate(steps):
+                if (s.get("env") or {}).get(LATER):
+                    assert any((t.get("env") or {}).get("RKE_AWS_USER_STACKS_ALL") == "1" for t in steps[i + 1:]), \
+                        f"{path.name}: {s.get('run')} leaves the tests over stacks/ to a step that never comes"
 
 
 @pytest.mark.parametrize("stack", harness.stack_names(include_fixtures=False))
