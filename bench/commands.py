@@ -29,7 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "RESULTS.md"
 PLAN_STACK = "rke2-dev"
 PLAN_TARGET_S = 5.0
-SUITE_TARGET_S = 110.0
+# Issue 33.7: the whole suite (ruff and mypy included) at most 60 s wall on 2 cores (an earlier issue's was 110 s).
+SUITE_TARGET_S = 60.0
 BEGIN, END = "<!-- commands -->", "<!-- /commands -->"
 CPU_BEGIN, CPU_END = "<!-- plan-cpu -->", "<!-- /plan-cpu -->"
 # Issue 33.7: the plan at most 1.5 s of CPU and at most 6x a bare `import pulumi_aws` measured in the same run.
