@@ -266,6 +266,10 @@ def _no_stack_trace() -> source_pb2.StackTrace:
     return source_pb2.StackTrace()
 
 
+def _no_debug(msg: str, resource: Any = None, stream_id: int | None = None, ephemeral: bool | None = None) -> None:
+    """pulumi.log.debug during an offline run: the run keeps INFO and above (_LogCollector)."""
+
+
 def import_checkout(root: Path) -> None:
     """Make `root`'s program import its own code: `root` first on sys.path (a checkout from before the
     package layout imports `components`), and for another checkout than this one, its `components/` as
@@ -366,9 +370,6 @@ def _evaluate(run: ProgramRun, config: dict[str, str], stack: str, preview: bool
     # The provider SDKs' sub-packages load class by class (engine/lazy_sdk.py); before the program imports them.
     lazy_sdk.install()
     monitor = _RecordingMonitor(run.mocks, run)
-    pulumi.runtime.set_mocks(run.mocks, project=project or project_of(stack), stack=stack, preview=preview,
-                             logger=logger, monitor=monitor)
-    import_checkout(Path(main).resolve().parent)
 
     def program() -> None:
         runpy.run_path(str(main), run_name="__main__")
@@ -379,13 +380,22 @@ def _evaluate(run: ProgramRun, config: dict[str, str], stack: str, preview: bool
     walk_stack = getattr(pulumi_resource, "_get_stack_trace", None)
     if walk_stack is not None:
         pulumi_resource._get_stack_trace = _no_stack_trace
+    # The SDK's debug channel (pulumi/log.py `debug`: a LogRequest to the engine for each registration, the root
+    # stack's in set_mocks included, ~380 per run, ~5% of it) reaches a handler that keeps INFO and above
+    # (_LogCollector): offline, no message is built.
+    send_debug = pulumi.log.debug
+    pulumi.log.debug = _no_debug  # type: ignore[assignment]
     try:
+        pulumi.runtime.set_mocks(run.mocks, project=project or project_of(stack), stack=stack, preview=preview,
+                                 logger=logger, monitor=monitor)
+        import_checkout(Path(main).resolve().parent)
         _sync_await(pulumi_mocks.run_pulumi_func(program))
     finally:
         # The handler holds the run (and every registration); loggers live for the process.
         logger.handlers.clear()
         if walk_stack is not None:
             pulumi_resource._get_stack_trace = walk_stack
+        pulumi.log.debug = send_debug  # type: ignore[assignment]
     root = settings.get_root_resource()
     for key, value in (root.outputs if root is not None else {}).items():
         out = pulumi.Output.from_input(value)

@@ -188,3 +188,24 @@ def test_the_readme_lists_every_node_output_field():
     (row,) = [line for line in readme.splitlines() if line.startswith("| `nodes` |")]
     missing = sorted(k for k in SPOT_NODE_OUTPUT_KEYS if f"`{k}`" not in row)
     assert not missing, f"README outputs table, `nodes` row: {missing} not described"
+
+
+def test_a_run_builds_no_debug_message_and_keeps_its_warnings(tmp_path, monkeypatch):
+    """Offline the SDK's debug channel (pulumi/log.py `debug`, a LogRequest per registration) is not sent: the run
+    keeps INFO and above (harness._LogCollector). What the program warns still reaches the run, and the SDK's
+    function is back once the run ends."""
+    import pulumi
+    from pulumi.runtime import mocks
+    from pulumi.runtime.proto import engine_pb2
+
+    severities: list[int] = []
+    real_log = mocks.MockEngine.Log
+    monkeypatch.setattr(mocks.MockEngine, "Log", lambda self, req: severities.append(req.severity) or real_log(self, req))
+    sent = pulumi.log.debug
+    main = tmp_path / "__main__.py"
+    main.write_text("import pulumi\nimport pulumi_random\npulumi.log.debug('d')\n"
+                    "pulumi_random.RandomPassword('pw', length=16)\npulumi.log.warn('w')\n")
+    run = harness.run_program({"aws:region": "us-west-2"}, main=main)
+    assert ("warning", "w") in run.logs and engine_pb2.WARNING in severities
+    assert engine_pb2.DEBUG not in severities
+    assert pulumi.log.debug is sent
