@@ -98,8 +98,9 @@ def node_range(cidr: str) -> ipaddress.IPv4Network:
     return ipaddress.IPv4Network((int(net.network_address) + quarter, net.prefixlen + 2))
 
 
-# Slots start a little into each block so no node gets an address ending in .0 or .255, which
-# some firewalls and tools mistake for network or broadcast addresses.
+# Slots start a little into each block and end one short of it, so a block of at most 256 addresses (a subnet of
+# /19 or smaller) gives no node an address ending in .0 or .255, which some firewalls and tools mistake for network
+# or broadcast addresses. A larger block's later slots do cross them (ordinary host addresses in AWS).
 FIRST_SLOT = 10
 
 
