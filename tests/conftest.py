@@ -88,12 +88,11 @@ def emulated(tmp_path_factory):
     """`emulated(stack)`: the stack built once in the emulated account (tests/support/emulated.py), shared by
     every xdist worker of the run through their common temporary directory."""
     import functools
-    import os
 
     from tests.support import emulated as _emulated
+    from tests.support.once import workers_dir
 
-    shared = tmp_path_factory.getbasetemp().parent if os.environ.get("PYTEST_XDIST_WORKER") else None
-    return functools.partial(_emulated.evaluate, shared=shared)
+    return functools.partial(_emulated.evaluate, shared=workers_dir(tmp_path_factory))
 
 
 @pytest.fixture(params=STACKS)

@@ -11,11 +11,11 @@ each once per session and shared by the xdist workers; refused pairs stop before
 from __future__ import annotations
 
 import itertools
-import os
 
 import pytest
 
 from tests.support import combinations as m
+from tests.support.once import workers_dir
 
 NAMES = [f.name for f in m.FEATURES]
 PAIRS = [frozenset(p) for p in itertools.combinations(NAMES, 2)]
@@ -24,7 +24,7 @@ PAIRS = [frozenset(p) for p in itertools.combinations(NAMES, 2)]
 @pytest.fixture(scope="session")
 def shared(tmp_path_factory):
     """The directory every xdist worker of this run sees (None without xdist: the process cache is enough)."""
-    return tmp_path_factory.getbasetemp().parent if os.environ.get("PYTEST_XDIST_WORKER") else None
+    return workers_dir(tmp_path_factory)
 
 
 def _cell_id(pair: frozenset[str]) -> str:

@@ -15,11 +15,18 @@ import os
 import pickle
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from filelock import FileLock
 
 T = TypeVar("T")
+
+
+def workers_dir(tmp_path_factory: Any) -> Path | None:
+    """The directory every pytest-xdist worker of this run sees (the parent of each worker's base temporary
+    directory, which pytest removes with the run's others), or None without xdist (one process: its own cache is
+    enough)."""
+    return tmp_path_factory.getbasetemp().parent if os.environ.get("PYTEST_XDIST_WORKER") else None
 
 
 def once_per_run(shared: Path, name: str, build: Callable[[], T]) -> T:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.once import once_per_run
+from tests.support.once import once_per_run, workers_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 # What the build reads: pyproject.toml names the README and the licence; the two package folders.
@@ -38,8 +38,7 @@ def run(*args: str, timeout: int = 300, **kw) -> subprocess.CompletedProcess:
 
 def shared_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A directory every xdist worker of this run sees (pytest removes it with the run's others)."""
-    base = tmp_path_factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return workers_dir(tmp_path_factory) or tmp_path_factory.getbasetemp()
 
 
 def _build(out: Path, work: Path) -> Path:
