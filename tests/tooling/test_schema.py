@@ -451,7 +451,7 @@ def test_schema_and_program_agree_at_the_edges(key, validator):
         doc = _stack()
         doc["config"].update(copy.deepcopy(base))
         _place(doc, path, value)
-        schema_refuses = bool(list(validator.iter_errors(doc)))
+        schema_refuses = not validator.is_valid(doc)  # stops at the first error
         try:
             flat, secret = stackfile.flatten_stack(doc)
             parse_flat(flat, project="rke-aws", stack="test", region=flat.get("aws:region"), secret_keys=secret)
