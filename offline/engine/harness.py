@@ -253,13 +253,22 @@ def stack_file(stack: str) -> Path:
 # rke_aws.settings.stackfile parses it (load_stack_text, secret_keys_of, ...). Imported late: a diff
 # evaluates another checkout's program in this process's subprocess, whose `rke_aws` is that checkout's.
 
+_STACK_CONFIGS: dict[tuple[str, str, str, str], dict[str, str]] = {}
+
+
 def stack_config(stack: str) -> dict[str, str]:
+    """The stack file's configuration as the CLI hands it to the program (a fresh dict each call). Read and validated
+    once per text of the file: the tests ask for the same few stacks thousands of times (~10 ms each)."""
     from rke_aws.settings import stackfile
 
-    flat, secret_keys = stackfile.load_stack_text(stack_file(stack).read_text(), f"Pulumi.{stack}.yaml",
-                                                  project=project_of(stack))
-    assert set(secret_keys) <= set(stackfile.secret_keys_of(flat))
-    return flat
+    path, project = stack_file(stack), project_of(stack)
+    text = path.read_text()
+    key = (stack, str(path), project, text)
+    if key not in _STACK_CONFIGS:
+        flat, secret_keys = stackfile.load_stack_text(text, f"Pulumi.{stack}.yaml", project=project)
+        assert set(secret_keys) <= set(stackfile.secret_keys_of(flat))
+        _STACK_CONFIGS[key] = flat
+    return dict(_STACK_CONFIGS[key])
 
 
 def _no_stack_trace() -> source_pb2.StackTrace:
