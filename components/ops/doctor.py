@@ -143,6 +143,22 @@ def node_instances(c: Clients, exp: Expectations) -> dict[str, dict | None]:
     return found
 
 
+def _instance_profile(c: Clients, name: str) -> dict:
+    """An instance profile, read once per doctor run: every node of a role carries the same one."""
+    key = f"profile:{name}"
+    if key not in c.cache:
+        c.cache[key] = c.iam.get_instance_profile(InstanceProfileName=name)["InstanceProfile"]
+    return c.cache[key]
+
+
+def _security_groups(c: Clients, ids: list[str]) -> list[dict]:
+    """The security groups of `ids`, read once per doctor run and set of groups: the nodes share them."""
+    key = "groups:" + ",".join(sorted(set(ids)))
+    if key not in c.cache:
+        c.cache[key] = c.ec2.describe_security_groups(GroupIds=ids)["SecurityGroups"] if ids else []
+    return c.cache[key]
+
+
 def _instance_by_id(c: Clients, instance_id: str) -> dict | None:
     try:
         res = c.ec2.describe_instances(InstanceIds=[instance_id])
@@ -213,7 +229,7 @@ def check_security_group(c: Clients, exp: Expectations) -> list[Result]:
     out = []
     for node, inst in _present(c, exp):
         ids = [g["GroupId"] for g in inst.get("SecurityGroups") or []]
-        groups = c.ec2.describe_security_groups(GroupIds=ids)["SecurityGroups"] if ids else []
+        groups = _security_groups(c, ids)
         tagged = sorted(g["GroupId"] for g in groups if exp.cluster_tag in _tags(g))
         subject = _subject(node, inst)
         if len(tagged) == 1:
@@ -253,7 +269,7 @@ def check_iam(c: Clients, exp: Expectations) -> list[Result]:
                               f"--iam-instance-profile Name={expected_profile}"))
             continue
         profile_name = arn.rsplit("/", 1)[-1]
-        roles = c.iam.get_instance_profile(InstanceProfileName=profile_name)["InstanceProfile"]["Roles"]
+        roles = _instance_profile(c, profile_name)["Roles"]
         if not roles:
             out.append(Result("iam", FAIL, subject, f"instance profile {profile_name} holds no role",
                               f"aws iam add-role-to-instance-profile --instance-profile-name {profile_name} --role-name <role>"))
@@ -284,7 +300,7 @@ def _existing_resources(c: Clients, exp: Expectations, partition: str, region: s
         (v,) = c.ec2.describe_vpcs(VpcIds=[vpc])["Vpcs"]
         out["vpc"] = (f"arn:{partition}:ec2:{region}:{account}:vpc/{vpc}", _tags(v))
     if exp.security_group_id:
-        (g,) = c.ec2.describe_security_groups(GroupIds=[exp.security_group_id])["SecurityGroups"]
+        (g,) = _security_groups(c, [exp.security_group_id])
         out["security-group"] = (f"arn:{partition}:ec2:{region}:{account}:security-group/{g['GroupId']}", _tags(g))
     return out
 
@@ -298,7 +314,7 @@ def check_iam_simulate(c: Clients, exp: Expectations) -> list[Result]:
         arn = (inst.get("IamInstanceProfile") or {}).get("Arn")
         if not arn:
             continue  # the iam check reports it
-        profile = c.iam.get_instance_profile(InstanceProfileName=arn.rsplit("/", 1)[-1])["InstanceProfile"]
+        profile = _instance_profile(c, arn.rsplit("/", 1)[-1])
         if profile["Roles"]:
             roles.setdefault(profile["Roles"][0]["RoleName"], (node.iam_role, profile["Roles"][0]["Arn"], profile["InstanceProfileName"]))
     for role_name, (node_role, role_arn, profile) in sorted(roles.items()):

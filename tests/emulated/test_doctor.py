@@ -7,6 +7,7 @@ resource and the fix.
 
 from __future__ import annotations
 
+import collections
 import json
 
 import pytest
@@ -318,3 +319,34 @@ def test_no_permission_to_simulate_is_a_warning_naming_it(built):
     clients.iam = Refusing()
     results = [r for r in doctor.check_account(clients, built.exp) if r.check == "iam-simulate"]
     assert results and all(r.status == doctor.WARN and "AccessDenied" in r.detail for r in results), results
+
+
+class _Counting:
+    """A boto3 client that counts the operations asked of it."""
+
+    def __init__(self, client):
+        self.client, self.calls = client, collections.Counter()
+
+    def __getattr__(self, name):
+        attr = getattr(self.client, name)
+        if name == "meta" or not callable(attr):
+            return attr
+
+        def call(*args, **kwargs):
+            self.calls[name] += 1
+            return attr(*args, **kwargs)
+        return call
+
+
+def test_the_doctor_reads_a_shared_profile_and_group_once_per_run(built):
+    """Every node of a role carries its role's instance profile and the cluster's security group: the doctor asks for
+    each once per run, not once per node and check (AWS throttles a large cluster's doctor otherwise: EC2 and IAM
+    API request throttling, token bucket per account)."""
+    clients = doctor.Clients.from_session(built.mocks)
+    clients.ec2, clients.iam = _Counting(clients.ec2), _Counting(clients.iam)
+    assert not doctor.failed(doctor.check_account(clients, built.exp))
+    nodes, profiles = len(built.outputs["nodes"]), len(set(built.exp.instance_profile_names.values()))
+    assert nodes > profiles
+    assert clients.iam.calls["get_instance_profile"] == profiles, clients.iam.calls
+    # the nodes' groups (one set for every node here) and the cluster's group by its ID
+    assert clients.ec2.calls["describe_security_groups"] <= 2, clients.ec2.calls
