@@ -83,6 +83,23 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(READS_STACKS)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _shared_tls_keys(tmp_path_factory):
+    """The emulated account's TLS keys (seeded, ~1 s of CPU each) generated once per run, read by every xdist worker
+    (offline/engine/emulated/provider_checks.py share_keys)."""
+    from tests.support.once import workers_dir
+
+    shared = workers_dir(tmp_path_factory)
+    if shared is None:  # one process: its own keys are enough
+        yield
+        return
+    from rke_aws_offline.engine.emulated import provider_checks
+
+    provider_checks.share_keys(shared / "tls-keys")
+    yield
+    provider_checks.share_keys(None)
+
+
 @pytest.fixture(scope="session")
 def emulated(tmp_path_factory):
     """`emulated(stack)`: the stack built once in the emulated account (tests/support/emulated.py), shared by

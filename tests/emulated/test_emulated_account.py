@@ -251,3 +251,26 @@ def test_the_diff_runs_the_program_in_the_plans_account_so_every_real_instance_t
     assert isinstance(run.mocks, MotoMocks) and not run.mocks.active
     types = {r.inputs.get("instanceType") for r in run.resources if r.type == INSTANCE}
     assert "m5.xlarge" in types, types
+
+
+def test_a_tls_key_another_worker_generated_is_read_not_searched_again(tmp_path, monkeypatch):
+    """share_keys: the key a process stored for a seed is what the next process answers, without the prime search;
+    the stored key is the one the search gives (the same for the same seed), so sharing changes no plan."""
+    from rke_aws_offline.engine.emulated import provider_checks as pc
+
+    monkeypatch.setattr(pc, "_KEYS", {})
+    pc.share_keys(tmp_path / "keys")
+    try:
+        first = pc.tls_private_key("share-test", 1024)
+        assert len(list((tmp_path / "keys").glob("*.json"))) == 1
+        monkeypatch.setattr(pc, "_KEYS", {})  # another process: nothing in memory
+
+        def no_search(rng, bits):
+            raise AssertionError("searched for a prime the shared directory holds")
+        with monkeypatch.context() as m:
+            m.setattr(pc, "_probable_prime", no_search)
+            assert pc.tls_private_key("share-test", 1024) == first
+    finally:
+        pc.share_keys(None)
+    monkeypatch.setattr(pc, "_KEYS", {})
+    assert pc.tls_private_key("share-test", 1024) == first  # searched again: the same key

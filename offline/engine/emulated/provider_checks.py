@@ -12,6 +12,9 @@ import base64
 import binascii
 import datetime as _dt
 import hashlib
+import json
+import os
+from pathlib import Path
 
 ACCOUNT_ID = "123456789012"  # moto's default account
 
@@ -168,6 +171,23 @@ def rancher_cluster_answer(seed: str) -> tuple[str, dict]:
 # seeded generator: real RSA numbers, never a secure key.
 
 _KEYS: dict[tuple[str, int], dict[str, str]] = {}
+# A directory other processes of the same test run share (share_keys): a key one of them generated is read there,
+# not searched for again (~1 s of CPU for a 2048-bit key, the same for the same seed in every process).
+_SHARED: Path | None = None
+
+
+def share_keys(directory: Path | None) -> None:
+    """Read and keep generated keys in `directory` too (None: this process only)."""
+    global _SHARED
+    _SHARED = directory
+    if directory is not None:
+        directory.mkdir(parents=True, exist_ok=True)
+
+
+def _shared_key(seed: str, bits: int) -> Path | None:
+    if _SHARED is None:
+        return None
+    return _SHARED / (hashlib.sha256(f"{bits}:{seed}".encode()).hexdigest()[:40] + ".json")
 
 
 def _probable_prime(rng, bits: int) -> int:
@@ -202,6 +222,10 @@ def tls_private_key(seed: str, bits: int = 2048) -> dict[str, str]:
 
     if (seed, bits) in _KEYS:
         return _KEYS[(seed, bits)]
+    stored = _shared_key(seed, bits)
+    if stored is not None and stored.exists():
+        _KEYS[(seed, bits)] = json.loads(stored.read_text())
+        return _KEYS[(seed, bits)]
     rng = random.Random(f"tls:{seed}")  # noqa: S311 - deterministic on purpose (module comment)
     e = 65537
     while True:
@@ -223,6 +247,10 @@ def tls_private_key(seed: str, bits: int = 2048) -> dict[str, str]:
                                                           serialization.PublicFormat.OpenSSH).decode() + "\n",
     }
     _KEYS[(seed, bits)] = answer
+    if stored is not None:  # whole or not at all: two processes may write the same key, never half of one
+        tmp = stored.with_name(f"{stored.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(answer))
+        os.replace(tmp, stored)
     return answer
 
 
