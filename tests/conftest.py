@@ -84,9 +84,10 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _shared_tls_keys(tmp_path_factory):
-    """The emulated account's TLS keys (seeded, ~1 s of CPU each) generated once per run, read by every xdist worker
-    (offline/engine/emulated/provider_checks.py share_keys)."""
+def _shared_between_workers(tmp_path_factory):
+    """What xdist workers would each make alike, made once per run and read by the others: the emulated account's TLS
+    keys (seeded, ~1 s of CPU each: offline/engine/emulated/provider_checks.py share_keys) and the shared program
+    runs (tests/support/runs.py run_cached)."""
     from tests.support.once import workers_dir
 
     shared = workers_dir(tmp_path_factory)
@@ -94,10 +95,13 @@ def _shared_tls_keys(tmp_path_factory):
         yield
         return
     from rke_aws_offline.engine.emulated import provider_checks
+    from tests.support import runs
 
     provider_checks.share_keys(shared / "tls-keys")
+    runs.SHARED = shared
     yield
     provider_checks.share_keys(None)
+    runs.SHARED = None
 
 
 @pytest.fixture(scope="session")

@@ -3,12 +3,26 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+from pathlib import Path
+
 from rke_aws_offline.engine import harness
+from tests.support.once import once_per_run
 
 STACKS = harness.stack_names()
 
 
 _RUNS: dict[tuple, harness.ProgramRun] = {}
+# The pytest-xdist workers' common directory (tests/conftest.py sets it), None in a single process: a run one worker
+# made is read by the others, not evaluated again (each worker would otherwise evaluate every stack, ~16 s of CPU).
+SHARED: Path | None = None
+
+
+def _evaluated(config: dict[str, str], stack: str, project: str) -> harness.ProgramRun:
+    run = harness.run_program(config, stack=stack, project=project)
+    # The account (stopped after the run) stays with the process that made it; what tests read is data.
+    return dataclasses.replace(run, mocks=None) if SHARED is not None else run
 
 
 def run_cached(config: dict[str, str], stack: str = "test", project: str | None = None) -> harness.ProgramRun:
@@ -18,7 +32,11 @@ def run_cached(config: dict[str, str], stack: str = "test", project: str | None 
     project = project or harness.project_of(stack)
     key = (stack, project, tuple(sorted((k, type(v).__name__, v) for k, v in config.items())))
     if key not in _RUNS:
-        _RUNS[key] = harness.run_program(config, stack=stack, project=project)
+        if SHARED is None:
+            _RUNS[key] = _evaluated(config, stack, project)
+        else:
+            name = "run-" + hashlib.sha256(repr(key).encode()).hexdigest()[:32]
+            _RUNS[key] = once_per_run(SHARED, name, lambda: _evaluated(config, stack, project))
     return _RUNS[key]
 
 
