@@ -77,12 +77,19 @@ def test_components_parent_their_children(stack_run):
         assert reg.name.startswith(parent.name), f"{reg.urn}: name not derived from component {parent.name}"
 
 
+# How a new stack installs the CCM when ccm.install is not set (README, "manifest, the default for new RKE2 stacks";
+# docs/deploying.md): a user's stack in stacks/ may leave it out, as every shipped one sets it.
+NEW_STACK_CCM_INSTALL = {"rke": "helm", "rke2": "manifest"}
+
+
 def test_release_registered_exactly_when_kubeconfig_is_set(stack_run):
     """Phase two: an encrypted kubeconfig in the stack file (text unknown offline) takes the same
     path as the real value; without one, only the hint."""
     releases = [r for r in stack_run.of_type("kubernetes:helm.sh/v3:Release")
                 if r.inputs.get("chart") == versions.CCM_CHART_NAME]
-    helm = json.loads(stack_run.config.get("rke-aws:ccm", "{}")).get("install", "helm") == "helm"
+    distribution = stack_run.config["rke-aws:distribution"]  # required (settings/sections.py)
+    install = json.loads(stack_run.config.get("rke-aws:ccm", "{}")).get("install", NEW_STACK_CCM_INSTALL[distribution])
+    helm = install == "helm"
     if "rke-aws:kubeconfig" in stack_run.config and helm:
         assert len(releases) == 1, f"{stack_run.stack}: kubeconfig set but {len(releases)} CCM releases"
         (provider,) = stack_run.of_type("pulumi:providers:kubernetes")
