@@ -28,6 +28,7 @@ from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated_account import EmulatedAwsError, MotoMocks
 from tests.support.configs import both, extra_pool, net, pool, put, set_key
 from tests.support.configs import parse_config as parse
+from tests.support.diagnostics import program_refusal
 from tests.support.hostile import (
     ALLOWED,
     BUCKETS,
@@ -99,13 +100,50 @@ BUCKET = "expected an S3 bucket name"
 # --- a secret used as plain text ----------------------------------------------------------------------------
 
 
+# The rows the whole program evaluates (test_hostile_value_registers_nothing): one per class of the issue (a
+# refusal family), two for secrets (an encrypted value used as text, a plain value that must be a secret: both
+# depend on which keys the engine hands the program as secret). Every row is judged through the program's own
+# steps without the Pulumi runtime (program_refusal); a refusal there is raised before anything is registered,
+# which these runs show once per class.
+FAMILIES = {"cidrs": CIDRS, "pieces": PIECES, "names": NAMES, "buckets": BUCKETS, "unicode": UNICODE, "ccm": CCM,
+            "kms": KMS_ROWS, "reasons": REASONS, "tags": TAG_ROWS, "namespaces": NAMESPACES, "nulls": NULLS,
+            "secrets": SECRETS}
+END_TO_END = {
+    "cidrs": ("vpc-is-the-pod-network",),
+    "pieces": ("three-slash-9s-together",),
+    "names": ("user-command",),
+    "buckets": ("bucket-ip-address",),
+    "unicode": ("extra-arg-zero-width",),
+    "ccm": ("program-flag",),
+    "kms": ("kms-china-partition-for-us-region",),
+    "reasons": ("reason-newline",),
+    "tags": ("tag-keys-differ-by-case",),
+    "namespaces": ("rke-aws-key-typo",),
+    "nulls": ("deep-network",),
+    "secrets": ("secret-tags", "plain-kubeconfig"),
+}
+
+
 @pytest.mark.parametrize("mutate, expected", PROGRAM_ROWS)
 def test_hostile_value_is_refused_naming_the_key(base_config, mutate, expected):
     mutate(base_config)
-    refused(base_config, expected)
+    problems = refused(base_config, expected)
+    # The program's own steps (program_refusal) refuse with the same problems.
+    _, err = program_refusal(base_config)
+    assert str(err).startswith("invalid stack configuration")
+    assert_problems(err.problems, expected)
+    assert sorted(err.problems) == sorted(problems)
 
 
-@pytest.mark.parametrize("mutate, expected", PROGRAM_ROWS)
+def test_every_class_runs_through_the_program():
+    assert set(END_TO_END) == set(FAMILIES)
+    for family, ids in END_TO_END.items():
+        assert ids and set(ids) <= {p.id for p in FAMILIES[family]}, family
+    assert PROGRAM_ROWS == [p for table in FAMILIES.values() for p in table]
+
+
+@pytest.mark.parametrize("mutate, expected", [p for family, table in FAMILIES.items() for p in table
+                                              if p.id in END_TO_END[family]])
 def test_hostile_value_registers_nothing(base_config, mutate, expected):
     mutate(base_config)
     run_refused(base_config, expected)
