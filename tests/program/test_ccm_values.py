@@ -17,9 +17,11 @@ from typing import Any
 import pytest
 import yaml
 
+from rke_aws.plan import addons
 from rke_aws.settings import stackfile, versions
 from rke_aws_offline.engine import harness
 from tests.support import upstream
+from tests.support.configs import parse_config
 from tests.support.runs import run_cached
 from tests.support.userdata import user_data
 
@@ -450,19 +452,45 @@ def manifest_parameters(r: harness.ProgramRun) -> dict[str, str]:
             for p in r.of_type("aws:ssm/parameter:Parameter") if path and p.inputs["name"].startswith(path + "/")}
 
 
-def manifest_runs() -> list[harness.ProgramRun]:
+# The stack whose manifest-mode run is also made with a kubeconfig (the one with the most add-ons): every other
+# RKE2 stack is judged by the planner's rule alone (test_a_kubeconfig_adds_no_release_in_manifest_mode).
+WITH_KUBECONFIG = "rke2-everything"
+
+
+def manifest_configs() -> list[tuple[str, dict[str, str]]]:
+    """(stack, its config in manifest mode) for every RKE2 stack."""
     out = []
     for stack in STACKS:
         config = harness.stack_config(stack)
         if distribution_of(config) != "rke2":
             continue
         ccm = json.loads(config.get("rke-aws:ccm", "{}"))
-        if ccm.get("install") != "manifest":
-            config = manifest_config(stack)
-        out.append(run(config, stack=stack))
-        # A kubeconfig must not bring the Release back in manifest mode.
-        out.append(run({**config, "rke-aws:kubeconfig": KUBECONFIG}, stack=stack))
+        out.append((stack, config if ccm.get("install") == "manifest" else manifest_config(stack)))
     return out
+
+
+def manifest_runs() -> list[harness.ProgramRun]:
+    out = []
+    for stack, config in manifest_configs():
+        out.append(run(config, stack=stack))
+        if stack == WITH_KUBECONFIG:  # A kubeconfig must not bring the Release back in manifest mode.
+            out.append(run({**config, "rke-aws:kubeconfig": KUBECONFIG}, stack=stack))
+    assert any(r.stack == WITH_KUBECONFIG and r.config.get("rke-aws:kubeconfig") for r in out), WITH_KUBECONFIG
+    return out
+
+
+def test_a_kubeconfig_adds_no_release_in_manifest_mode():
+    """What an update installs through a kubeconfig (plan/addons.py planned_in_cluster, the only source of the
+    Releases: assembly/in_cluster.py installs nothing when it is empty) is nothing in manifest mode, for every RKE2
+    stack with a kubeconfig; the program's run of WITH_KUBECONFIG shows it end to end
+    (test_manifest_install_schedules_on_every_server)."""
+    for stack, config in manifest_configs():
+        cfg = parse_config({**config, "rke-aws:kubeconfig": KUBECONFIG}, stack)
+        ebs_csi = addons.ebs_csi_wanted(cfg, None)
+        assert addons.planned_in_cluster(cfg, ebs_csi, True, None) == (), stack  # a new stack: nothing to remove
+        helm = parse_config({**config, "rke-aws:kubeconfig": KUBECONFIG, "rke-aws:ccm": json.dumps(
+            {**json.loads(config["rke-aws:ccm"]), "install": "helm"})}, stack)
+        assert "aws-cloud-controller-manager" in addons.planned_in_cluster(helm, ebs_csi, True, None), stack  # the rule can fail
 
 
 def test_manifest_stack_as_committed(stack_run):

@@ -26,7 +26,6 @@ from tests.support.configs import (
     PUBLIC_IDS,
     RESERVED_TAG,
     ROLE_HINT,
-    TOP_KEYS,
     VPC_ID,
     _byo_config,
     _existing_subnets,
@@ -38,6 +37,7 @@ from tests.support.configs import (
 )
 from tests.support.configs import config_problems as problems_of
 from tests.support.configs import parse_config as parse
+from tests.support.diagnostics import program_refusal
 
 PROJECT = "rke-aws"
 
@@ -56,17 +56,53 @@ def test_base_config_is_valid(base_config):
     assert cfg.distribution == "rke2" and len(cfg.node_pools) == 2 and cfg.warnings == ()
 
 
+# The rows the whole program evaluates (test_invalid_config_registers_nothing): at least one of each refusal
+# family, (the step of the program that refuses, the concerns of its codes) as program_refusal finds it, and the rows
+# whose value reaches the program by another way (aws:region, the stack's name, a key outside the model). Every other
+# row is judged through the program's own two steps without the Pulumi runtime (program_refusal): a refusal of
+# either step is raised before RkeCluster registers anything, which these runs show once per family.
+END_TO_END = {
+    ("read", ("access",)): ("admin-cidr-world",),
+    ("read", ("backups",)): ("etcdBackup-kms-other-region",),
+    ("read", ("ccm",)): ("manifest-install-with-rke",),
+    ("read", ("config",)): ("unknown-top-level-typo", "aws-region-missing", "clusterId-default-from-bad-stack-name"),
+    ("read", ("endpoint",)): ("rke2-split-roles-with-dns-endpoint",),
+    ("read", ("network",)): ("vpcCidr-public",),
+    ("read", ("pool",)): ("imds-hop-2-without-reason",),
+    ("read", ("pools",)): ("no-controlplane",),
+    ("read", ("secrets",)): ("kubeconfig-blank",),
+    ("read", ("tags",)): ("tag-reserved-cluster-key",),
+    ("read", ("versions",)): ("kubernetesVersion-malformed",),
+    ("resolve", ("ccm",)): ("leader-migration-on-1.33",),
+}
+END_TO_END_ROWS = [p for p in INVALID if any(p.id in ids for ids in END_TO_END.values())]
+
+
 @pytest.mark.parametrize("mutate, expected, stack", INVALID)
-def test_invalid_config_reports_exactly(base_config, mutate, expected, stack):
+def test_invalid_config_reports_exactly(base_config, mutate, expected, stack, request):
     mutate(base_config)
     problems = problems_of(base_config, stack)
     assert set(problems) == expected
     assert len(problems) == len(set(problems)), f"a problem is reported twice: {problems}"
+    # The program reads the stack in two steps of its own (program_refusal): they refuse with the same lines.
+    step, err = program_refusal(base_config, stack)
+    assert set(err.problems) == expected and str(err).startswith("invalid stack configuration"), err.problems
+    family = (step, tuple(sorted({d.code.split(".")[0] for d in err.diagnostics})))
+    assert family in END_TO_END, f"no row of the refusal family {family} runs through the program: add one to END_TO_END"
+    row_id = request.node.callspec.id
+    assert row_id not in {i for ids in END_TO_END.values() for i in ids} or row_id in END_TO_END[family], \
+        f"{row_id} is listed in END_TO_END under another family than its own, {family}"
 
 
-@pytest.mark.parametrize("mutate, expected, stack", INVALID)
+def test_every_end_to_end_row_is_in_the_table():
+    listed = {i for ids in END_TO_END.values() for i in ids}
+    assert listed == {p.id for p in END_TO_END_ROWS}, listed - {p.id for p in END_TO_END_ROWS}
+
+
+@pytest.mark.parametrize("mutate, expected, stack", END_TO_END_ROWS)
 def test_invalid_config_registers_nothing(base_config, mutate, expected, stack):
-    """The same table through the whole program: one RunError listing every problem, no resource."""
+    """One row per refusal family (END_TO_END) through the whole program: one RunError listing every problem, no
+    resource."""
     mutate(base_config)
     mocks = MotoMocks(base_config.get("aws:region") or "us-east-1")
     with pytest.raises(pulumi.RunError) as info:
@@ -116,18 +152,7 @@ def put_region(cfg: dict, region: str) -> dict:
 
 
 PROGRAM_CASES = [
-    pytest.param(lambda cfg: cfg.__setitem__("rke-aws:nodepools", cfg.pop("rke-aws:nodePools")),
-                 f"rke-aws:nodepools: unknown key; did you mean nodePools? allowed keys are {TOP_KEYS}", id="unknown-key-typo"),
-    pytest.param(pool(1, roles=["worker", "master"]),
-                 f"rke-aws:nodePools[agents].roles: 'master' is not a role; {ROLE_HINT}", id="role-master"),
-    pytest.param(net(vpcCidr="8.8.0.0/16"),
-                 "rke-aws:network.vpcCidr: '8.8.0.0/16' is not a private (RFC 1918) range", id="public-vpc"),
-    pytest.param(put("ccm", {"install": "manifest", "leaderMigration": True}),
-                 "rke-aws:ccm.leaderMigration: true needs the in-tree aws provider", id="leader-migration"),
-    pytest.param(drop("aws:region"), "aws:region: missing; set it with `pulumi config set aws:region <region>`",
-                 id="region-missing"),
-    pytest.param(put("tags", {"kubernetes.io/cluster/x": "owned"}),
-                 "rke-aws:tags.kubernetes.io/cluster/x: is reserved", id="reserved-tag"),
+    # Refused by reading the stack: the END_TO_END rows of the table above (one per refusal family).
     # Found only while planning (plan/machine_checks.py, plan/nodes.py), after parse() succeeded.
     pytest.param(pool(1, count=300),
                  "rke-aws:nodePools[agents].count: 300 nodes need 150 addresses per private subnet, but a pool block "

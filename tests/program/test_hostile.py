@@ -28,6 +28,7 @@ from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated_account import EmulatedAwsError, MotoMocks
 from tests.support.configs import both, extra_pool, net, pool, put, set_key
 from tests.support.configs import parse_config as parse
+from tests.support.diagnostics import program_refusal
 from tests.support.hostile import (
     ALLOWED,
     BUCKETS,
@@ -52,6 +53,7 @@ from tests.support.hostile import (
     run_refused,
     tags,
 )
+from tests.support.runs import run_cached
 
 
 def refused(cfg: dict, expected: tuple[Expected, ...], stack: str = "test") -> list[str]:
@@ -99,13 +101,50 @@ BUCKET = "expected an S3 bucket name"
 # --- a secret used as plain text ----------------------------------------------------------------------------
 
 
+# The rows the whole program evaluates (test_hostile_value_registers_nothing): one per class of the issue (a
+# refusal family), two for secrets (an encrypted value used as text, a plain value that must be a secret: both
+# depend on which keys the engine hands the program as secret). Every row is judged through the program's own
+# steps without the Pulumi runtime (program_refusal); a refusal there is raised before anything is registered,
+# which these runs show once per class.
+FAMILIES = {"cidrs": CIDRS, "pieces": PIECES, "names": NAMES, "buckets": BUCKETS, "unicode": UNICODE, "ccm": CCM,
+            "kms": KMS_ROWS, "reasons": REASONS, "tags": TAG_ROWS, "namespaces": NAMESPACES, "nulls": NULLS,
+            "secrets": SECRETS}
+END_TO_END = {
+    "cidrs": ("vpc-is-the-pod-network",),
+    "pieces": ("three-slash-9s-together",),
+    "names": ("user-command",),
+    "buckets": ("bucket-ip-address",),
+    "unicode": ("extra-arg-zero-width",),
+    "ccm": ("program-flag",),
+    "kms": ("kms-china-partition-for-us-region",),
+    "reasons": ("reason-newline",),
+    "tags": ("tag-keys-differ-by-case",),
+    "namespaces": ("rke-aws-key-typo",),
+    "nulls": ("deep-network",),
+    "secrets": ("secret-tags", "plain-kubeconfig"),
+}
+
+
 @pytest.mark.parametrize("mutate, expected", PROGRAM_ROWS)
 def test_hostile_value_is_refused_naming_the_key(base_config, mutate, expected):
     mutate(base_config)
-    refused(base_config, expected)
+    problems = refused(base_config, expected)
+    # The program's own steps (program_refusal) refuse with the same problems.
+    _, err = program_refusal(base_config)
+    assert str(err).startswith("invalid stack configuration")
+    assert_problems(err.problems, expected)
+    assert sorted(err.problems) == sorted(problems)
 
 
-@pytest.mark.parametrize("mutate, expected", PROGRAM_ROWS)
+def test_every_class_runs_through_the_program():
+    assert set(END_TO_END) == set(FAMILIES)
+    for family, ids in END_TO_END.items():
+        assert ids and set(ids) <= {p.id for p in FAMILIES[family]}, family
+    assert PROGRAM_ROWS == [p for table in FAMILIES.values() for p in table]
+
+
+@pytest.mark.parametrize("mutate, expected", [p for family, table in FAMILIES.items() for p in table
+                                              if p.id in END_TO_END[family]])
 def test_hostile_value_registers_nothing(base_config, mutate, expected):
     mutate(base_config)
     run_refused(base_config, expected)
@@ -295,7 +334,8 @@ def test_small_rke2_server_is_warned_not_refused(base_config):
 
 
 def test_look_ups_are_per_type_not_per_node(base_config):
-    pool(1, count=300)(base_config)
+    # Thirteen nodes of one type over three zones (four agents in each): one look-up per node would be 13.
+    pool(1, count=12)(base_config)
     net(availabilityZones=3)(base_config)
     run = harness.run_program(base_config)
     tokens = [lk.token.rsplit(":", 1)[-1] for lk in run.lookups]
@@ -435,7 +475,7 @@ def test_offerings_look_up_asks_for_the_types_in_the_new_nodes_zones(base_config
 def test_running_nodes_are_not_judged_by_todays_offerings(base_config):
     """Day 2: a node that runs is not refused because its type is no longer offered in its zone;
     only new nodes are, and with no new node there is no offerings look-up at all."""
-    first = harness.run_program(base_config, stack="day2")
+    first = run_cached(base_config, "day2")  # read only: shared with the other day-2 tests here
     later = harness.run_program(base_config, stack="day2", previous_outputs=first.outputs,
                                 mocks=MotoMocks("us-east-1", unoffered=[("m6i.large", "us-east-1b")]))
     assert later.resources and not _lookups(later, "getInstanceTypeOfferings")
@@ -448,8 +488,9 @@ def test_running_nodes_are_not_judged_by_todays_offerings(base_config):
 
 def _day2(base_config, **mock_kwargs):
     """The stack as deployed (everything exists), then the same stack judged against an account
-    where something it was deployed with has gone since."""
-    first = harness.run_program(base_config, stack="day2")
+    where something it was deployed with has gone since. The first run is read only (its outputs, the names of
+    what it launched), so the same deployed stack is shared (run_cached)."""
+    first = run_cached(base_config, "day2")
     return first, lambda cfg: harness.run_program(cfg, stack="day2", previous_outputs=first.outputs,
                                                   mocks=MotoMocks("us-east-1", created_before=launched(first),
                                                                   **mock_kwargs))

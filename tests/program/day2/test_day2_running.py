@@ -19,6 +19,7 @@ from rke_aws.settings import stackfile, versions
 from rke_aws.state.migrations import UNKNOWN_PLACEHOLDER
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated_account import MotoMocks
+from tests.support import fake_cluster
 from tests.support.configs import set_key
 from tests.support.day2 import (
     INSTANCE,
@@ -148,11 +149,23 @@ def test_pending_codes_are_printed_as_one_value_that_keeps_the_others(prod):
     assert accepted.outputs["kubernetesVersion"] == v3410
 
 
+_ROLLED_OUT: dict[str, harness.ProgramRun] = {}
+
+
+def rolled_out(cfg: dict) -> harness.ProgramRun:
+    """The update of `cfg`'s new stack to V34 (no fake cluster: the program reads nothing from one), made once
+    per session: the tests below read it and start their next update from it."""
+    assert fake_cluster.main() is None, "a fake cluster is installed: its run cannot be shared"
+    key = json.dumps(cfg, sort_keys=True)
+    if key not in _ROLLED_OUT:
+        _ROLLED_OUT[key] = run(set_key(copy.deepcopy(cfg), "kubernetesVersion", V34), run(cfg))
+    return _ROLLED_OUT[key]
+
+
 @pytest.mark.reads_stacks
 def test_without_a_way_to_the_cluster_the_user_confirms_the_rollout(prod):
     cfg = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})
-    base = run(cfg)
-    first = run(set_key(copy.deepcopy(cfg), "kubernetesVersion", V34), base)
+    first = rolled_out(cfg)
     second = set_key(copy.deepcopy(cfg), "kubernetesVersion", V35)
     message = refused(second, first)
     assert "no kubeconfig reaches the cluster" in message and "kubectl -n system-upgrade get plans" in message
@@ -170,9 +183,8 @@ def test_without_a_way_to_the_cluster_the_user_confirms_the_rollout(prod):
 
 def test_a_node_added_right_after_a_version_change_waits_for_it(prod):
     cfg = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})
-    base = run(cfg)
     upgraded = set_key(copy.deepcopy(cfg), "kubernetesVersion", V34)
-    first = run(upgraded, base)
+    first = rolled_out(cfg)
     p = pools(upgraded)
     p[1]["count"] += 1
     grown = set_key(copy.deepcopy(upgraded), "nodePools", p)
@@ -185,7 +197,7 @@ def test_a_node_added_right_after_a_version_change_waits_for_it(prod):
 
 def test_a_patch_of_the_minor_being_rolled_out_is_not_held_back(prod):
     cfg = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})
-    first = run(set_key(copy.deepcopy(cfg), "kubernetesVersion", V34), run(cfg))
+    first = rolled_out(cfg)
     patched = run(set_key(copy.deepcopy(cfg), "kubernetesVersion", "v1.34.2+rke2r1"), first)
     assert patched.outputs["kubernetesVersionConfirmed"] == V33
 
