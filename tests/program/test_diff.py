@@ -17,7 +17,6 @@ import copy
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -29,6 +28,7 @@ from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated_account import MotoMocks
 from rke_aws_offline.report import diff
 from tests.support.diff import NLB_STACK, base_of, change_of, res
+from tests.support.once import once_per_run, workers_dir
 from tests.support.runs import run_stack_cached
 
 HELM_STACK = "rke-phase2"  # tests/stacks: a kubeconfig set (secure), so the CCM and EBS CSI go in through Helm
@@ -51,7 +51,7 @@ SECRET_TEXT = "a2V5LXNlY3JldC10ZXh0"  # in KUBECONFIG: must never appear in a re
 # ---- pull requests: two commits of a scratch repository -------------------------------------------
 
 @pytest.fixture(scope="module")
-def repo(tmp_path_factory) -> Iterator[Path]:
+def repo(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("repo")
     for name in ("__main__.py", "Pulumi.yaml"):
         shutil.copy(harness.ROOT / name, root / name)
@@ -61,40 +61,7 @@ def repo(tmp_path_factory) -> Iterator[Path]:
     subprocess.run(git[:-2] + ["init", "-q", str(root)], check=True)
     subprocess.run(git + ["add", "-A"], check=True)
     subprocess.run(git + ["commit", "-qm", "base"], check=True)
-    # The base side of every pull-request test is this one program (commits add or remove only stack files): its
-    # evaluation of one stack file (a fresh interpreter, diff.evaluate_all, which diff_stacks calls) is the same
-    # every time, so it is made once per request (the stack file as read, minus the checkout's own temporary path).
-    base_runs: dict[str, dict] = {}
-    real_evaluate_all = diff.evaluate_all
-
-    def evaluate_all(tree: Path, requests: list[dict], started=None) -> list[dict]:
-        if tree.resolve() == root.resolve():  # the head: the working tree with the test's edit
-            return real_evaluate_all(tree, requests, started)
-        keys = [json.dumps({k: v for k, v in r.items() if k != "main"}, sort_keys=True) for r in requests]
-        todo = [i for i, key in enumerate(keys) if key not in base_runs]
-        if todo:
-            done = real_evaluate_all(tree, [requests[i] for i in todo],
-                                     None if started is None else lambda j: started(todo[j]))
-            base_runs.update((keys[i], result) for i, result in zip(todo, done, strict=True))
-        return [copy.deepcopy(base_runs[key]) for key in keys]
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(diff, "evaluate_all", evaluate_all)
-        yield root
-
-
-def run_diff(repo: Path, stack: str, change) -> diff.StackDiff:
-    """`make diff` of `stack` with `change(doc)` applied to its stack file in the working tree."""
-    path = repo / "tests" / "stacks" / f"Pulumi.{stack}.yaml"
-    original = path.read_text()
-    try:
-        doc = yaml.safe_load(original)
-        change(doc["config"])
-        path.write_text(yaml.safe_dump(doc))
-        (result,) = diff.diff_stacks("HEAD", repo, [stack], include_fixtures=True)
-    finally:
-        path.write_text(original)
-    return result
+    return root
 
 
 def by_action(d: diff.StackDiff, action: str) -> set[str]:
@@ -106,24 +73,80 @@ def pools_with(config: dict, **by_name) -> None:
         pool.update(by_name.get(pool["name"], {}))
 
 
-def test_adding_a_zone_replaces_nothing(repo):
-    # The diff runs in the emulated account, which has each region's real zones (us-gov-west-1: three, all in use
-    # by NLB_STACK; the light mocks, since removed, had four anywhere). So the base commit gets a copy of NLB_STACK on two zones,
-    # and the change adds the third; the copy is removed again by a later commit (same tree as before).
-    stack = "rke2-twozones"
+# One pull request holds every change the tests below judge, one stack each, and `make diff` runs it as it runs
+# any pull request: diff_stacks over the stacks, the base (git HEAD) and the head (the working tree) each
+# evaluated in one fresh interpreter (diff.evaluate_all). Changes a stack file of its own cannot carry are made
+# on a copy of NLB_STACK that the base commit adds under another name of the same length (resource names
+# carry the stack's name; the same length keeps every length limit where it was).
+TWO_ZONES = "rke2-twozones"  # NLB_STACK on two zones in the base; the change adds the third
+ONE_SERVER = "rke2-gov-etcd"  # NLB_STACK; the change leaves one server of three
+AGENT_TYPE = "rke2-gov-type"  # NLB_STACK; the change gives the agents another instance type
+
+
+def _move_private_1(c: dict) -> None:
+    """private-1 moves to another block; the others stay where they are."""
+    cidrs = {k: v["cidr"] for k, v in run_stack_cached(NLB_STACK).outputs["subnets"].items()}
+    c["rke-aws:network"].update(publicSubnetCidrs=[cidrs[f"public-{i}"] for i in range(3)],
+                                privateSubnetCidrs=[cidrs["private-0"], "10.70.112.0/20", cidrs["private-2"]])
+
+
+def _reencrypt(c: dict) -> None:
+    c["rke-aws:kubeconfig"] = {"secure": "v1:bmV3LWNpcGhlcnRleHQtb2YtYW5vdGhlci1rdWJlY29uZmln"}
+
+
+CHANGES = {  # stack: (the stack the base commit copies it from, or None: its own file; the edit of the change)
+    TWO_ZONES: (NLB_STACK, lambda c: c["rke-aws:network"].update(availabilityZones=3)),
+    NLB_STACK: (None, _move_private_1),
+    ONE_SERVER: (NLB_STACK, lambda c: pools_with(c, servers={"count": 1})),
+    AGENT_TYPE: (NLB_STACK, lambda c: pools_with(c, agents={"instanceType": "m6i.xlarge"})),
+    HELM_STACK: (None, _reencrypt),
+}
+
+
+def _pull_request(repo: Path) -> dict[str, diff.StackDiff]:
+    """`make diff` of the pull request CHANGES makes to `repo`; the repository's tree is as before afterwards."""
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(repo)]
-    path = repo / "tests" / "stacks" / f"Pulumi.{stack}.yaml"
-    doc = yaml.safe_load((repo / "tests" / "stacks" / f"Pulumi.{NLB_STACK}.yaml").read_text())
-    doc["config"]["rke-aws:network"]["availabilityZones"] = 2
-    path.write_text(yaml.safe_dump(doc))
+    stacks = repo / "tests" / "stacks"
+    copies = {stack: stacks / f"Pulumi.{stack}.yaml" for stack, (source, _) in CHANGES.items() if source}
+    for stack, path in copies.items():
+        doc = yaml.safe_load((stacks / f"Pulumi.{CHANGES[stack][0]}.yaml").read_text())
+        if stack == TWO_ZONES:
+            doc["config"]["rke-aws:network"]["availabilityZones"] = 2
+        path.write_text(yaml.safe_dump(doc))
     subprocess.run(git + ["add", "-A"], check=True)
-    subprocess.run(git + ["commit", "-qm", "two zones"], check=True)
+    subprocess.run(git + ["commit", "-qm", "copies of the NLB stack"], check=True)
+    originals = {stack: (stacks / f"Pulumi.{stack}.yaml").read_text() for stack in CHANGES}
     try:
-        d = run_diff(repo, stack, lambda c: c["rke-aws:network"].update(availabilityZones=3))
+        for stack, (_, change) in CHANGES.items():
+            doc = yaml.safe_load(originals[stack])
+            change(doc["config"])
+            (stacks / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump(doc))
+        diffs = diff.diff_stacks("HEAD", repo, list(CHANGES), include_fixtures=True)
     finally:
-        path.unlink()
+        for stack, text in originals.items():
+            (stacks / f"Pulumi.{stack}.yaml").write_text(text)
+        for path in copies.values():
+            path.unlink()
         subprocess.run(git + ["add", "-A"], check=True)
-        subprocess.run(git + ["commit", "-qm", "two zones gone"], check=True)
+        subprocess.run(git + ["commit", "-qm", "copies gone"], check=True)
+    return {d.stack: d for d in diffs}
+
+
+@pytest.fixture(scope="module")
+def pull_request(repo, tmp_path_factory) -> dict[str, diff.StackDiff]:
+    """The pull request's diffs by stack, made once per test run (tests.support.once: one xdist worker makes it,
+    the other reads it)."""
+    shared = workers_dir(tmp_path_factory)
+    return _pull_request(repo) if shared is None else once_per_run(shared, "test_diff-pull-request",
+                                                                  lambda: _pull_request(repo))
+
+
+def test_adding_a_zone_replaces_nothing(pull_request):
+    # The diff runs in the emulated account, which has each region's real zones (us-gov-west-1: three, all in use
+    # by NLB_STACK; the light mocks, since removed, had four anywhere). So the base commit gets a copy of NLB_STACK on
+    # two zones, and the change adds the third.
+    stack = TWO_ZONES
+    d = pull_request[stack]
     assert d.refused is None, d.refused
     text = diff.render_text([d])
     assert not {c.name for c in d.changes if c.action in ("replace", "delete", "unknown")}, text
@@ -131,14 +154,8 @@ def test_adding_a_zone_replaces_nothing(repo):
     assert not any(c.type == diff.INSTANCE for c in d.changes if c.action != "unchanged"), text
 
 
-def test_changing_a_subnet_replaces_exactly_the_nodes_in_it(repo):
-    subnets = run_stack_cached(NLB_STACK).outputs["subnets"]
-    cidrs = {k: v["cidr"] for k, v in subnets.items()}
-
-    def move_private_1(c):
-        c["rke-aws:network"].update(publicSubnetCidrs=[cidrs[f"public-{i}"] for i in range(3)],
-                                    privateSubnetCidrs=[cidrs["private-0"], "10.70.112.0/20", cidrs["private-2"]])
-    d = run_diff(repo, NLB_STACK, move_private_1)
+def test_changing_a_subnet_replaces_exactly_the_nodes_in_it(pull_request):
+    d = pull_request[NLB_STACK]
     assert d.refused is None, d.refused
     text = diff.render_text([d])
     assert {c.name for c in d.changes if c.action == "replace" and c.type == diff.INSTANCE} == {
@@ -154,18 +171,18 @@ def test_changing_a_subnet_replaces_exactly_the_nodes_in_it(repo):
     assert "etcd members deleted, replaced or stopped" in text
 
 
-def test_a_refused_change_is_the_result(repo):
-    d = run_diff(repo, NLB_STACK, lambda c: pools_with(c, servers={"count": 1}))
+def test_a_refused_change_is_the_result(pull_request):
+    d = pull_request[ONE_SERVER]
     assert d.refused and "2 of the 3 etcd members" in d.refused
     assert "would stop" in diff.render_markdown([d], "HEAD")
 
 
-def test_an_agent_type_change_updates_nothing_and_shows_the_agents_stale(repo):
+def test_an_agent_type_change_updates_nothing_and_shows_the_agents_stale(pull_request):
     """Running nodes keep their type (nodes.IGNORED_ON_UPDATE: EC2 would stop every agent of the pool at
     once, undrained; across architectures replace them all): the diff shows no update, names each agent
     stale with the type it keeps and the one rotation gives it (components/plan/stale.py)."""
-    same = run_diff(repo, NLB_STACK, lambda c: pools_with(c, agents={"instanceType": "m6i.xlarge"}))
-    agents = {f"{NLB_STACK}-agents-0", f"{NLB_STACK}-agents-1"}
+    same = pull_request[AGENT_TYPE]
+    agents = {f"{AGENT_TYPE}-agents-0", f"{AGENT_TYPE}-agents-1"}
     assert not agents & (by_action(same, "update") | by_action(same, "replace")), diff.render_text([same])
     assert all(any(s.startswith("ip-") and f"({name})" in s and "instance type m6i.large → m6i.xlarge" in s
                    for s in same.stale) for name in agents), same.stale
@@ -175,13 +192,11 @@ def test_an_agent_type_change_updates_nothing_and_shows_the_agents_stale(repo):
     # Across architectures the same (tests/program/test_graviton.py, tests/program/test_hostile.py).
 
 
-def test_a_re_encrypted_kubeconfig_is_a_secret_change(repo):
+def test_a_re_encrypted_kubeconfig_is_a_secret_change(pull_request):
     """`pulumi config set --secret kubeconfig` with a new kubeconfig changes only the ciphertext in
     the stack file: the provider's input changes, shown as secret, and what it means for the
     resources the provider manages is stated."""
-    def reencrypt(c):
-        c["rke-aws:kubeconfig"] = {"secure": "v1:bmV3LWNpcGhlcnRleHQtb2YtYW5vdGhlci1rdWJlY29uZmln"}
-    d = run_diff(repo, HELM_STACK, reencrypt)
+    d = pull_request[HELM_STACK]
     text = diff.render_text([d])
     (provider,) = [c for c in d.changes if c.type == "pulumi:providers:kubernetes"]
     assert provider.changed == ["kubeconfig"] and provider.secret == ["kubeconfig"], text
@@ -193,6 +208,15 @@ def test_a_re_encrypted_kubeconfig_is_a_secret_change(repo):
         assert provider.action == "unknown", text
         assert managed == {f"{HELM_STACK}-release", f"{HELM_STACK}-ebs-csi", f"{HELM_STACK}-ebs-csi-credentials"}, text
         assert all(c.action == "unknown" for c in d.changes if c.name in managed), text
+
+
+def test_the_pull_request_left_the_repository_as_it_was(pull_request, repo):
+    """The tests after it see the scratch repository's first tree again: no copy, no edit left behind."""
+    git = ["git", "-C", str(repo)]
+    first = subprocess.run(git + ["rev-list", "--max-parents=0", "HEAD"], capture_output=True, text=True, check=True)
+    changed = subprocess.run(git + ["diff", "--name-only", first.stdout.strip()], capture_output=True, text=True,
+                             check=True)
+    assert changed.stdout == "", changed.stdout
 
 
 # ---- the providers' rules, planted into one evaluated run ------------------------------------------

@@ -4,11 +4,16 @@ tests/tooling/test_os_boot.py."""
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
+import types
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from rke_aws.node import airgap_artifacts, scripts
@@ -92,6 +97,18 @@ SLEMICRO_RPMS = {"rke2/rpms/slemicro/rke2-selinux-0.23-1.slemicro.noarch.rpm": "
                  "rke2/rpms/slemicro/public.key": "-----BEGIN PGP PUBLIC KEY BLOCK-----"}
 
 
+@cache
+def s3_signer() -> str:
+    """The Unix socket where this process computes, with botocore, the signature the S3 stand-in checks each
+    request against (tests/support/osstubs/sigv4.py): started on first use, for as long as the process runs."""
+    sigv4 = types.ModuleType("sigv4")  # from its source: no __pycache__ among the stand-ins
+    exec(compile((STUBS / "sigv4.py").read_text(), str(STUBS / "sigv4.py"), "exec"), sigv4.__dict__)  # noqa: S102
+    where = Path(tempfile.mkdtemp(prefix="s3-signer-"))  # short: a socket's path has at most 107 bytes
+    sigv4.serve(str(where / "socket"))  # a daemon thread: it ends with the process
+    atexit.register(shutil.rmtree, where, True)
+    return str(where / "socket")
+
+
 @dataclass
 class Booted:
     returncode: int
@@ -128,7 +145,7 @@ class Node:
         env = {"PATH": f"{stubs}:{BASE_STUBS}:/usr/bin:/bin", "HOME": str(self.tmp), "STUB_STATE": str(self.state_file),
                "STUB_LOG": str(self.log), "RKE_AWS_ROOT": str(self.root), "RKE_AWS_RETRY_SECONDS": "1",
                "RKE_AWS_RETRY_DELAY": "0", "STUB_PYTHON": sys.executable, "STUB_CURL": str(BASE_STUBS / "curl"),
-               "STUB_SYSTEMCTL": str(BASE_STUBS / "systemctl")}
+               "STUB_SYSTEMCTL": str(BASE_STUBS / "systemctl"), "STUB_SIGNER": s3_signer()}
         proc = subprocess.run(["sh", str(self.root / scripts.BOOTSTRAP_PATH.lstrip("/"))], env=env,
                               capture_output=True, text=True, timeout=120)
         calls = [json.loads(line) for line in self.log.read_text().splitlines()] if self.log.exists() else []

@@ -138,13 +138,13 @@ def test_s3_refuses_a_signature_made_with_other_keys(tmp_path):
     s3_stub = (STUBS / "s3.py").read_text()
     patched = tmp_path / "stubs"
     patched.mkdir()
-    for f in STUBS.iterdir():
+    for f in (f for f in STUBS.iterdir() if f.is_file()):
         target = patched / f.name
-        target.write_text(f.read_text().replace('Credentials("AKIA", "secret", "session")',
-                                                'Credentials("AKIA", "other-secret", "session")')
+        target.write_text(f.read_text().replace('SIGNING_KEYS = ("AKIA", "secret", "session")',
+                                                'SIGNING_KEYS = ("AKIA", "other-secret", "session")')
                           if f.name == "s3.py" else f.read_text())
         target.chmod(f.stat().st_mode)
-    assert 'Credentials("AKIA", "secret", "session")' in s3_stub
+    assert 'SIGNING_KEYS = ("AKIA", "secret", "session")' in s3_stub
     b = node.boot(patched)
     assert b.returncode != 0 and "SignatureDoesNotMatch" in b.stderr, b.stderr
     assert b.state["s3_refused"]

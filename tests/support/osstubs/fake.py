@@ -16,6 +16,7 @@ Behaviour as the real tools, where the tests depend on it:
   with `read_only` (SLE Micro) rpm --import and zypper refuse to run outside it;
 - fips-mode-setup --enable takes effect at the next boot (/proc/sys/crypto/fips_enabled stays 0 until then).
 """
+# The stand-ins run it with python3 -S (only the standard library: none of site's start-up work).
 import json
 import os
 import re

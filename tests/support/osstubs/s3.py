@@ -2,7 +2,8 @@
 buckets in $STUB_STATE's `s3` ({bucket: {key: content}}), and AWS's public agent bucket (`public`: {url:
 content}). Every signed request is checked with botocore's own S3 SigV4 signer (the AWS SDK for Python)
 against the keys tests/support/stubs/curl hands out from IMDS: a request it would not sign the same way is refused
-as S3 refuses it (403 SignatureDoesNotMatch). Logged to $STUB_LOG like tests/support/stubs/curl.py's calls."""
+as S3 refuses it (403 SignatureDoesNotMatch; the signature botocore makes: sigv4.py, next to this file). Logged
+to $STUB_LOG like tests/support/stubs/curl.py's calls."""
 import datetime
 import json
 import os
@@ -10,9 +11,12 @@ import sys
 from urllib.parse import parse_qsl, unquote, urlsplit
 from xml.sax.saxutils import escape
 
-from botocore.auth import S3SigV4Auth
-from botocore.awsrequest import AWSRequest
-from botocore.credentials import Credentials
+sys.dont_write_bytecode = True  # no __pycache__ among the stand-ins
+from sigv4 import expected_signature  # noqa: E402 - this file's directory is first on sys.path
+
+# The keys every signature is checked against: the instance role's, as tests/support/stubs/curl hands them out
+# from IMDS (access key, secret key, session token).
+SIGNING_KEYS = ("AKIA", "secret", "session")
 
 state_path, log_path = os.environ["STUB_STATE"], os.environ["STUB_LOG"]
 with open(state_path) as f:
@@ -74,11 +78,7 @@ if headers.get("x-amz-security-token") != "session":
     error(403, "InvalidToken", "The provided token is malformed or otherwise invalid.")
 if headers.get("x-amz-content-sha256") != "UNSIGNED-PAYLOAD":
     error(400, "InvalidRequest", "Missing required header for this request: x-amz-content-sha256")
-request = AWSRequest(method="GET", url=url, headers={k: headers[k] for k in ("x-amz-date", "x-amz-security-token",
-                                                                             "x-amz-content-sha256") if k in headers})
-request.context["timestamp"] = headers.get("x-amz-date", "")
-signer = S3SigV4Auth(Credentials("AKIA", "secret", "session"), "s3", region)
-expected = signer.signature(signer.string_to_sign(request, signer.canonical_request(request)), request)
+expected = expected_signature(url, headers, SIGNING_KEYS, region)
 day = datetime.datetime.now(datetime.UTC).strftime("%Y%m%d")
 want = (f"AWS4-HMAC-SHA256 Credential=AKIA/{day}/{region}/s3/aws4_request, "
         f"SignedHeaders=host;x-amz-content-sha256;x-amz-date;x-amz-security-token, Signature={expected}")
