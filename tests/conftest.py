@@ -19,6 +19,7 @@ if str(ROOT) not in sys.path:
 from typing import TYPE_CHECKING  # noqa: E402
 
 from rke_aws_offline.engine import stacks  # noqa: E402 - not the harness: the unit tier loads no program runtime
+from tests.support import stacks_read  # noqa: E402
 
 if TYPE_CHECKING:
     from rke_aws_offline.engine import harness
@@ -81,6 +82,10 @@ def pytest_collection_modifyitems(config, items):
         params = getattr(getattr(item, "callspec", None), "params", {})
         if any(isinstance(v, str) and v in _ENVIRONMENTS for v in params.values()):
             item.add_marker(READS_STACKS)
+    # For test_user_stacks.py: the modules collected and those going over stacks/, before -m/-k/--deselect drop any.
+    config.stash[stacks_read.COLLECTED] = stacks_read.Collected(
+        frozenset(Path(p).resolve() for p in tiers),
+        frozenset(Path(p).resolve() for p in {str(i.path) for i in items if i.get_closest_marker(READS_STACKS)}))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -5,6 +5,7 @@ in tests/support, the only test code tests import (besides the fixtures pytest h
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -34,7 +35,7 @@ def imported_test_modules(path: Path) -> list[tuple[int, str]]:
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module or ""
-            names = [f"{module}.{a.name}" for a in node.names] if module in ("tests", *_packages()) else [module]
+            names = [f"{module}.{a.name}" for a in node.names] if module in ("tests", *_packages(TESTS)) else [module]
         else:
             continue
         found += [(node.lineno, n) for n in names if n == "tests" or n.startswith("tests.")]
@@ -42,8 +43,10 @@ def imported_test_modules(path: Path) -> list[tuple[int, str]]:
     return [(line, m) for line, m in found if not (m == "tests.support" or m.startswith("tests.support."))]
 
 
-def _packages() -> tuple[str, ...]:
-    return tuple(".".join(("tests", *p.parent.relative_to(TESTS).parts)) for p in TESTS.rglob("__init__.py"))
+@functools.cache
+def _packages(tests: Path) -> tuple[str, ...]:
+    """The test packages (once per tree: a walk of it for each `from x import y` cost ~10 s of CPU)."""
+    return tuple(".".join(("tests", *p.parent.relative_to(tests).parts)) for p in tests.rglob("__init__.py"))
 
 
 def test_no_test_module_imports_another():

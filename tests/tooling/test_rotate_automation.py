@@ -5,7 +5,8 @@ is exactly what the CLI would be asked to do.
 
 Sources: pulumi/pulumi sdk/python/lib/pulumi/automation/_local_workspace.py (select_stack for a local
 program: work_dir, `stack select --stack`), _stack.py (up: `up --yes --skip-preview`, each target and
-replace a repeated flag; preview reads the engine's event log), errors.py (create_command_error:
+replace a repeated flag; preview reads the engine's events, over gRPC from the pinned CLI:
+_setup_event_log), errors.py (create_command_error:
 "[409] Conflict: Another update is currently in progress." and "the stack is currently locked by" are
 ConcurrentUpdateError); pkg/cmd/pulumi/state/state_unprotect.go (`state unprotect --stack --yes <urn>`).
 
@@ -16,11 +17,14 @@ backend (the lock, Ctrl-C, outputs after a failed update), the preview's events 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import grpc
 import pytest
 from pulumi import automation as auto
 from pulumi.automation._cmd import CommandResult, PulumiCommand
 from pulumi.automation.errors import create_command_error
+from pulumi.runtime.proto import events_pb2, events_pb2_grpc
 from semver import VersionInfo
 
 from rke_aws.ops import rotate
@@ -28,6 +32,11 @@ from rke_aws.ops import rotate
 URN = ("urn:pulumi:prod::rke-aws::rke-aws:index:RkeCluster$rke-aws:nodes:Nodes$aws:ec2/instance:Instance::"
        "prod-servers-1")
 STACK_URN = "urn:pulumi:prod::rke-aws::pulumi:pulumi:Stack::rke-aws-prod"
+# The CLI the workflows install (.github/pulumi-version, the one place it is pinned). Past 3.205 the Automation
+# API takes the engine's events over gRPC, not from a file it polls (_stack.py _setup_event_log): with a file, a
+# command the backend refuses before the engine starts (a lock) leaves it empty and the SDK waits out its 5 s
+# join of the reader (_cleanup); with gRPC it stops its server without waiting.
+CLI_VERSION = VersionInfo.parse((Path(__file__).resolve().parents[2] / ".github" / "pulumi-version").read_text().strip())
 HISTORY = [{"kind": "update", "startTime": "2026-11-01T10:00:00.000Z", "endTime": "2026-11-01T10:04:00.000Z",
             "message": "", "environment": {}, "config": {}, "result": "succeeded", "version": 12}]
 
@@ -38,7 +47,7 @@ class FakeCli(PulumiCommand):
 
     def __init__(self, outputs: dict | None = None, events: list[dict] | None = None):
         self.command = "pulumi"
-        self.version = VersionInfo(3, 200, 0)  # file-based event log (gRPC after 3.205: a real engine only)
+        self.version = CLI_VERSION
         self.calls: list[list[str]] = []
         self.outputs = outputs or {}
         self.events = events or []
@@ -59,14 +68,17 @@ class FakeCli(PulumiCommand):
             return CommandResult(stdout=json.dumps({"rke-aws:rotation": {"value": '{"maxUnavailableAgents":2}',
                                                                           "secret": False}}), stderr="", code=0)
         if sub == "preview":
-            log = args[args.index("--event-log") + 1]
-            # A completed operation's log ends with a cancelEvent (pulumi/automation/events.py CancelEvent: "emitted
-            # when ... the update successfully completes"); the SDK's log reader stops there (_stack.py _watch_logs),
-            # else it is left to a 5 s join.
+            # The engine's events, each one JSON text, streamed to the SDK's Events server at `--event-log
+            # tcp://host:port` and the stream closed after the cancelEvent (pkg/backend/display/display.go
+            # startEventLogger); a completed operation ends with a summaryEvent and that cancelEvent
+            # (pulumi/automation/events.py CancelEvent). A refused one (the fail branch above) never starts
+            # the engine and sends nothing.
+            target = args[args.index("--event-log") + 1].removeprefix("tcp://")
             ending = [{"summaryEvent": {"resourceChanges": {}}}, {"cancelEvent": {}}]
-            with open(log, "a", encoding="utf-8") as f:
-                for i, event in enumerate(self.events + ending):
-                    f.write(json.dumps({"sequence": i, "timestamp": 0, **event}) + "\n")
+            requests = [events_pb2.EventRequest(event=json.dumps({"sequence": i, "timestamp": 0, **event}))
+                        for i, event in enumerate(self.events + ending)]
+            with grpc.insecure_channel(target) as channel:
+                events_pb2_grpc.EventsStub(channel).StreamEvents(iter(requests), timeout=30)
         return CommandResult(stdout="", stderr="", code=0)
 
 
@@ -110,19 +122,24 @@ def test_replace_is_one_targeted_update_of_exactly_those_instances():
     assert "--stack" in up and up[up.index("--stack") + 1] == "prod"
 
 
-@pytest.mark.parametrize("stderr", [
-    "error: [409] Conflict: Another update is currently in progress.",  # Pulumi Cloud
-    "error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end",  # DIY
-])
-def test_the_stack_lock_is_engine_busy(stderr):
+@pytest.mark.parametrize(("stderr", "refused"), [
+    # Pulumi Cloud: an update and a preview alike first create an update there (pkg/backend/httpstate/backend.go
+    # apply -> createAndStartUpdate), which is where the 409 comes from.
+    ("error: [409] Conflict: Another update is currently in progress.", ("up", "preview")),
+    # DIY backend: an update (and refresh, destroy, import) takes the stack's lock; a preview takes none
+    # (pkg/backend/diy/backend.go Update -> Lock, Preview; lock.go checkForLock writes this text).
+    ("error: the stack is currently locked by 1 lock(s). Either wait for the other process(es) to end", ("up",)),
+], ids=["pulumi-cloud", "diy"])
+def test_the_stack_lock_is_engine_busy(stderr, refused):
     cli = FakeCli()
     e = engine(cli)
     cli.fail["up"] = (255, stderr)
     with pytest.raises(rotate.EngineBusy):
         e.replace([URN])
-    cli.fail["preview"] = (255, stderr)
-    with pytest.raises(rotate.EngineBusy):
-        e.pending()
+    if "preview" in refused:
+        cli.fail["preview"] = (255, stderr)
+        with pytest.raises(rotate.EngineBusy):
+            e.pending()
 
 
 def test_a_failed_update_is_engine_failed_with_the_cli_text():

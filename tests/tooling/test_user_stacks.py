@@ -7,7 +7,9 @@ kubeconfig` writes, README phase two), then every test over stacks/ runs against
 
 Which tests go over stacks/ is not a list kept here: tests/conftest.py marks `reads_stacks` every test
 parametrized with an environment's name (STACKS, stack_run), and a test reading one environment by name
-carries the marker itself; the subprocess runs `-m reads_stacks`. RKE_AWS_USER_STACKS_ALL=1 runs the whole
+carries the marker itself; the subprocess runs `-m reads_stacks`, in one process, over the modules this session's
+collection found holding such a test and those it never collected (tests/support/stacks_read.py), so the rest of
+the tree is not imported again. RKE_AWS_USER_STACKS_ALL=1 runs the whole
 suite against the copy instead (CI's tests job does), all but the golden plans, which are the repository's
 own stacks by definition.
 """
@@ -28,6 +30,7 @@ import yaml
 
 from rke_aws.settings import stackfile
 from rke_aws_offline.engine import harness
+from tests.support import stacks_read
 
 # A ciphertext as the CLI writes it (tests/stacks/Pulumi.rke-phase2.yaml has the same kind); offline it
 # is a placeholder, secret because it was `secure:`.
@@ -39,6 +42,8 @@ SECURE_KUBECONFIG = "v1:dHJ5RmNxQ1RXaGx0M0ZqRzpBbm90aGVyIGZha2UgY2lwaGVydGV4dDsg
 # job (preview.yml): the `-m reads_stacks` subset would be run twice.
 LATER = "RKE_AWS_USER_STACKS_LATER"
 SENTINEL = "tests/tooling/test_user_stacks.py::test_pointed_at_the_copy_every_stack_read_has_a_kubeconfig"
+# The golden plans are the repository's own stacks by definition: never run against the copy.
+SNAPSHOTS = harness.ROOT / "tests" / "emulated" / "test_snapshots.py"
 
 
 def with_kubeconfig(text: str) -> str:
@@ -81,15 +86,20 @@ def test_the_copy_carries_a_secure_kubeconfig_and_nothing_else_changes(tmp_path)
 @pytest.mark.skipif(bool(os.environ.get("RKE_AWS_STACKS_DIR")), reason="already running against other stacks")
 @pytest.mark.skipif(bool(os.environ.get(LATER)) and not os.environ.get("RKE_AWS_USER_STACKS_ALL"),
                     reason=f"{LATER}: a later step runs the whole suite against the copy")
-def test_the_tests_over_stacks_pass_when_every_stack_has_a_kubeconfig(tmp_path):
+def test_the_tests_over_stacks_pass_when_every_stack_has_a_kubeconfig(tmp_path, request):
     stacks = user_stacks(tmp_path / "stacks")
     env = {**os.environ, "RKE_AWS_STACKS_DIR": str(stacks)}
     if os.environ.get("RKE_AWS_USER_STACKS_ALL"):
         selection = ["tests", "--ignore", "tests/emulated/test_snapshots.py",
                      "-n", os.environ.get("RKE_AWS_USER_STACKS_WORKERS", "auto")]
     else:
-        selection = ["tests", "--ignore", "tests/emulated/test_snapshots.py", "-m", "reads_stacks",
-                     "-n", os.environ.get("RKE_AWS_USER_STACKS_WORKERS", "2")]
+        # Only the modules holding such a test (or never collected here: tests/support/stacks_read.py), not the
+        # whole tree: collecting it costs ~16 s of CPU; in one process, which evaluates each stack once (two
+        # xdist workers each collect and evaluate everything again).
+        modules = [str(p.relative_to(harness.ROOT)) for p in stacks_read.modules_to_run(
+            request.config.stash[stacks_read.COLLECTED], harness.ROOT / "tests") if p != SNAPSHOTS]
+        selection = [*modules, "--ignore", "tests/emulated/test_snapshots.py", "-m", "reads_stacks",
+                     "-n", os.environ.get("RKE_AWS_USER_STACKS_WORKERS", "0")]
     report = tmp_path / "report.xml"
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", *selection],
                           cwd=harness.ROOT, env=env, capture_output=True, text=True, timeout=1800)
@@ -131,3 +141,19 @@ def test_pull_requests_run_the_whole_suite_against_the_copy():
 def test_a_test_parametrized_with_an_environment_is_selected(stack, request):
     """The marker comes from the parametrization (tests/conftest.py): a new test over STACKS needs nothing."""
     assert request.node.get_closest_marker("reads_stacks") is not None
+
+
+def test_the_copy_runs_the_modules_found_going_over_stacks_and_every_one_never_collected(tmp_path):
+    """tests/support/stacks_read.py: a module collected without a test over stacks/ is left out; one never collected
+    in this session (the suite's --ignore=tests/unit, a run of one file) is run, as what it holds is unknown."""
+    for name in ("a/test_reads.py", "a/test_pure.py", "b/test_unseen.py", "b/helpers.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text("")
+    reads, pure, unseen = (tmp_path / n for n in ("a/test_reads.py", "a/test_pure.py", "b/test_unseen.py"))
+    collected = stacks_read.Collected(modules=frozenset({reads, pure}), reading=frozenset({reads}))
+    assert stacks_read.modules_to_run(collected, tmp_path) == [reads, unseen]
+
+
+def test_this_session_recorded_the_modules_going_over_stacks(request):
+    collected = request.config.stash[stacks_read.COLLECTED]
+    assert Path(__file__).resolve() in collected.reading <= collected.modules  # the sentinel's module
