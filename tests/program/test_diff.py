@@ -57,6 +57,8 @@ def repo(tmp_path_factory) -> Path:
         shutil.copy(harness.ROOT / name, root / name)
     for name in ("components", "stacks", "tests/stacks"):
         shutil.copytree(harness.ROOT / name, root / name, ignore=shutil.ignore_patterns("__pycache__"))
+    # What the interpreters that evaluate it write (bytecode) is no part of any commit, as in a real checkout.
+    (root / ".gitignore").write_text("__pycache__/\n")
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(root)]
     subprocess.run(git[:-2] + ["init", "-q", str(root)], check=True)
     subprocess.run(git + ["add", "-A"], check=True)
