@@ -22,9 +22,10 @@ def user_data(reg: harness.Registration) -> str:
 
 def cloud_config(reg: harness.Registration) -> dict:
     """An instance registration's user data, decoded and parsed (it must be a #cloud-config document), with
-    yaml.safe_load as cloud-init parses it (cloudinit/util.py load_yaml: PyYAML's SafeLoader). A fresh document each
-    call, parsed once per text: a node's document holds its scripts as quoted scalars, which PyYAML's Python
-    scanner reads at ~0.1 s a document, and hundreds of tests read the same few nodes."""
+    PyYAML's SafeLoader, as cloud-init parses it (canonical/cloud-init cloudinit/safeyaml.py `load`: a SafeLoader
+    subclass that adds only the python/unicode tag). A fresh document each call, parsed once per text: a node's
+    document holds its scripts as quoted scalars, which PyYAML's Python scanner reads at ~0.1 s a document, and
+    hundreds of tests read the same few nodes."""
     text = user_data(reg)
     assert text.startswith("#cloud-config\n"), f"{reg.urn}: user data is not cloud-config"
     return copy.deepcopy(_parsed(text))
