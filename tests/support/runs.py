@@ -40,13 +40,7 @@ def run_cached(config: dict[str, str], stack: str = "test", project: str | None 
     return _RUNS[key]
 
 
-_STACK_RUNS: dict[tuple, harness.ProgramRun] = {}
-
-
 def run_stack_cached(stack: str) -> harness.ProgramRun:
-    """The run of a stack file (stacks/, tests/stacks/), once per session and version of the file's text."""
-    path = harness.stack_file(stack)
-    key = (stack, str(path), path.read_text())
-    if key not in _STACK_RUNS:
-        _STACK_RUNS[key] = run_cached(harness.stack_config(stack), stack)
-    return _STACK_RUNS[key]
+    """The run of a stack file (stacks/, tests/stacks/), once per session (harness.stack_config reads the file once
+    per text of it)."""
+    return run_cached(harness.stack_config(stack), stack)
