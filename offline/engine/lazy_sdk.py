@@ -47,6 +47,8 @@ import types
 from dataclasses import dataclass, field
 from typing import Any
 
+from rke_aws_offline.engine import lazy_classes
+
 # The SDKs whose sub-packages load lazily. pulumi_tls and pulumi_random are single packages whose top-level
 # __init__ also registers resource modules (not this layout); they cost ~0.01 s each (python -X importtime).
 ROOTS = ("pulumi_aws", "pulumi_kubernetes")
@@ -202,6 +204,17 @@ class LazyPackage(types.ModuleType):
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
         space = self.__dict__
         for sub in candidates(name, state.layout):
+            if sub in lazy_classes.CLASS_MODULES and sub in state.layout.star:
+                module = importlib.import_module(f"{self.__name__}.{sub}")
+                if isinstance(module, lazy_classes.LazyClassModule) and not lazy_classes.complete(module):
+                    # one name at a time: binding its every name (as _bind does) would define every class
+                    if lazy_classes.defines(module, name):
+                        order = state.layout.star.index(sub)
+                        value = getattr(module, name)
+                        if state.owner.get(name, -1) <= order:
+                            space[name], state.owner[name] = value, order
+                        return space[name]
+                    continue
             _bind(self, state, sub)
             if name in space:
                 return space[name]
@@ -248,6 +261,15 @@ class _Loader(importlib.abc.Loader):
         return getattr(self.delegate, name)
 
 
+class _ClassLoader(_Loader):
+    """Wraps the path finder's loader of a lazy package's `_inputs`/`outputs` module (lazy_classes)."""
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        source = self.delegate.get_source(module.__name__)
+        if source is None or not lazy_classes.load(module, self.delegate.get_code(module.__name__), source):
+            self.delegate.exec_module(module)
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     """Finds what the path finder finds; wraps the loader of a package under one of ROOTS (not the root itself)."""
 
@@ -256,9 +278,14 @@ class _Finder(importlib.abc.MetaPathFinder):
         if not dot or root not in ROOTS:
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
-        if (spec is not None and spec.submodule_search_locations is not None
-                and isinstance(spec.loader, importlib.machinery.SourceFileLoader)):
+        if spec is None or not isinstance(spec.loader, importlib.machinery.SourceFileLoader):
+            return spec
+        if spec.submodule_search_locations is not None:
             spec.loader = _Loader(spec.loader)
+        else:
+            package, _, last = fullname.rpartition(".")
+            if last in lazy_classes.CLASS_MODULES and package in _STATES:
+                spec.loader = _ClassLoader(spec.loader)
         return spec
 
 
