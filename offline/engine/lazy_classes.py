@@ -50,15 +50,18 @@ class _Class:
 @dataclass
 class Index:
     classes: dict[str, _Class]  # in file order
-    exported: tuple[str, ...]
+    exported: tuple[str, ...] = ()
+    # The lazy types modules the header star-imports (`from ._enums import *`): their names are bound as the
+    # classes that spell them are made (all of them by make_all), not by the header.
+    star_from: list[str] = field(default_factory=list)
     made: set[str] = field(default_factory=set)
     lock: threading.RLock = field(default_factory=threading.RLock)
     complete: bool = False
 
 
 _INDEXES: dict[str, Index] = {}
-# The words of a types module whose header is running: its `from ._enums import *` binds what its classes spell.
-_LOADING: dict[str, set[str]] = {}
+_LOADING: dict[str, Index] = {}  # the types modules whose header is running
+_WORDS: dict[int, tuple[types.CodeType, set[str]]] = {}  # _words by code object (kept alive with it)
 _EXPRESSIONS: dict[str, types.CodeType] = {}  # decorator and base texts, compiled once per process
 
 
@@ -83,6 +86,15 @@ def _classes(code: types.CodeType, lines: list[str]) -> dict[str, _Class] | None
 
 def _words(code: types.CodeType) -> set[str]:
     """The names a code object (and the code inside it) can refer to: its names and the words of its strings."""
+    known = _WORDS.get(id(code))
+    if known is not None and known[0] is code:
+        return known[1]
+    words = _scan(code)
+    _WORDS[id(code)] = (code, words)
+    return words
+
+
+def _scan(code: types.CodeType) -> set[str]:
     words = set(code.co_names)
     for const in code.co_consts:
         if isinstance(const, str):
@@ -90,7 +102,7 @@ def _words(code: types.CodeType) -> set[str]:
         elif isinstance(const, tuple):
             words.update(w for c in const if isinstance(c, str) for w in _WORD.findall(c))
         elif isinstance(const, types.CodeType):
-            words |= _words(const)
+            words |= _scan(const)
     return words
 
 
@@ -107,15 +119,15 @@ def load(module: types.ModuleType, code: types.CodeType, source: str) -> bool:
     spelled = {w for c in classes.values() for t in (*c.decorators, c.bases) for w in _WORD.findall(t)}
     if not set(code.co_names) <= _words(header) | set(classes) | spelled:
         return False  # the module binds something else between its classes
-    _LOADING[module.__name__] = _words(code)
+    ix = _LOADING[module.__name__] = Index(classes)
     try:
         exec(header, module.__dict__)
     finally:
         _LOADING.pop(module.__name__, None)
-    exported = tuple(module.__dict__.get("__all__", ()))
-    if set(exported) != set(classes):
+    ix.exported = tuple(module.__dict__.get("__all__", ()))
+    if set(ix.exported) != set(classes):
         return False  # the header's imports ran; the caller runs the whole module over them
-    _INDEXES[module.__name__] = Index(classes, exported)
+    _INDEXES[module.__name__] = ix
     module.__class__ = LazyClassModule
     return True
 
@@ -136,7 +148,13 @@ class LazyClassModule(types.ModuleType):
         ix = _INDEXES.get(self.__name__)
         if ix is None or ix.complete:
             return names
-        spelled = _spelled_by_sibling(self.__name__, sys._getframe(1))
+        frame = sys._getframe(1)
+        caller = loading_name(frame)
+        loading = _LOADING.get(caller)
+        if loading is not None and frame.f_code.co_name == "<module>" and _siblings(self.__name__, caller):
+            loading.star_from.append(self.__name__)
+            return []  # bound as its classes spell them (_make), or all at once (make_all)
+        spelled = _spelled_by_sibling(self.__name__, frame)
         if spelled is None:
             make_all(self)
             return names
@@ -150,11 +168,19 @@ class LazyClassModule(types.ModuleType):
 def _spelled_by_sibling(module: str, frame: types.FrameType) -> set[str] | None:
     """The words of the module whose top level is running `from <module> import *`, if it is a module of the same
     package (not the package itself); None otherwise."""
-    package = module.rpartition(".")[0]
-    caller = frame.f_globals.get("__name__", "")
-    if frame.f_code.co_name != "<module>" or caller.rpartition(".")[0] != package or caller == module:
+    caller = loading_name(frame)
+    if frame.f_code.co_name != "<module>" or not _siblings(module, caller):
         return None
-    return _LOADING.get(caller) or _words(frame.f_code)
+    return _words(frame.f_code)
+
+
+def loading_name(frame: types.FrameType) -> str:
+    return str(frame.f_globals.get("__name__", ""))
+
+
+def _siblings(module: str, other: str) -> bool:
+    """Two modules of the same package (a package is no sibling of its modules)."""
+    return other != module and other.rpartition(".")[0] == module.rpartition(".")[0]
 
 
 def _make(module: types.ModuleType, ix: Index, name: str) -> None:
@@ -170,6 +196,12 @@ def _make(module: types.ModuleType, ix: Index, name: str) -> None:
                 continue
             todo.add(n)
             stack.extend(w for w in _words(ix.classes[n].body) if w in ix.classes)
+        space = module.__dict__
+        for source in ix.star_from:  # what the header's star-imports would have bound, as far as these spell
+            other = sys.modules[source]
+            for w in {w for n in todo for w in _words(ix.classes[n].body)}:
+                if w not in space and defines(other, w):
+                    space[w] = getattr(other, w)
         for n in [n for n in ix.classes if n in todo]:
             _build(module, ix, n)
 
@@ -199,6 +231,12 @@ def make_all(module: types.ModuleType) -> None:
     if ix is None:
         return
     with ix.lock:
+        if ix.complete:
+            return
+        for source in ix.star_from:  # the header's star-imports, in full
+            other = sys.modules[source]
+            for w in getattr(other, "__all__"):  # from here (no sibling): the other module is made whole too
+                module.__dict__.setdefault(w, getattr(other, w))
         for name in ix.classes:
             if name not in ix.made:
                 _build(module, ix, name)
@@ -212,5 +250,6 @@ def complete(module: types.ModuleType) -> bool:
 
 
 def defines(module: types.ModuleType, name: str) -> bool:
+    """Whether `module` is a lazy types module exporting `name`."""
     ix = _INDEXES.get(module.__name__)
-    return ix is not None and name in ix.classes
+    return ix is not None and name in ix.classes and name in ix.exported

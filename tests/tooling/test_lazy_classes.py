@@ -99,8 +99,9 @@ def test_the_package_asks_one_name_at_a_time(fakesdk2):
 
     assert pkg.NutArgs is sys.modules["fakesdk2.pkg._inputs"].NutArgs
     assert _made("fakesdk2.pkg._inputs") == {"NutArgs"}
-    # _inputs' header star-imports _enums: what its classes spell (Colour, in BoltArgs), not Size
-    assert _made("fakesdk2.pkg._enums") == {"Colour"}
+    # _inputs' header star-imports _enums: an enum is bound there when a class that spells it is made
+    assert _made("fakesdk2.pkg._enums") == set() and "Colour" not in vars(sys.modules["fakesdk2.pkg._inputs"])
+    assert pkg.BoltArgs and vars(sys.modules["fakesdk2.pkg._inputs"])["Colour"] is pkg.Colour
     assert pkg.Size.BIG == "big" and _made("fakesdk2.pkg._enums") == {"Colour", "Size"}
 
 
@@ -109,6 +110,7 @@ def test_anyone_else_reading_all_or_dir_gets_the_eager_module(fakesdk2):
     space: dict = {}
     exec("from fakesdk2.pkg._inputs import *", space)
     assert {"PartArgs", "BoltArgs", "NutArgs"} <= set(space) and lazy_classes.complete(inputs)
+    assert {"Colour", "Size"} <= set(vars(inputs))  # its header's star-import of _enums, in full
     import fakesdk2.pkg.outputs as outputs
 
     assert not lazy_classes.complete(outputs)
@@ -211,6 +213,8 @@ _SHAPES = textwrap.dedent("""
                 _types.is_input_type(cls), _types.is_output_type(cls), getattr(cls, "_pulumi_type", None),
                 sorted(getattr(cls, "__annotations__", {})),
                 [m.value for m in cls] if hasattr(cls, "__members__") else None]
+        dir(module)  # lazily: every class and every name its header's star-imports bind (make_all)
+        shapes[f"{name} names"] = sorted(n for n in vars(module) if not n.startswith("__"))
         if lazy:
             shapes[f"{name} made before"] = len(made)
     print(json.dumps({"modules": modules, "shapes": shapes, "errors": errors, "types": len(seen)}))
@@ -223,7 +227,8 @@ def test_every_types_module_a_plan_reaches_is_made_alike_and_resolves_lazily():
     nothing made beforehand, raises nothing (every name a class spells is in its module when pulumi asks). Then every
     exported class of every types module that walk reached, made one by one in reverse file order, has the shape the
     eager module gives in another fresh interpreter: module, qualified name, MRO, attributes, pulumi's markers and
-    type token, annotations, enum members."""
+    type token, annotations, enum members; and once `dir()` made the rest, the module binds the names the eager one
+    does."""
     lazy = json.loads(subprocess.run([sys.executable, "-c", _SHAPES, str(ROOT), "lazy"], capture_output=True,
                                      text=True, cwd=ROOT, check=True).stdout)
     assert not lazy["errors"]
