@@ -235,7 +235,7 @@ def make_all(module: types.ModuleType) -> None:
             return
         for source in ix.star_from:  # the header's star-imports, in full
             other = sys.modules[source]
-            for w in getattr(other, "__all__"):  # from here (no sibling): the other module is made whole too
+            for w in other.__all__:  # from here (no sibling): the other module is made whole too
                 module.__dict__.setdefault(w, getattr(other, w))
         for name in ix.classes:
             if name not in ix.made:
