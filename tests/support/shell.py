@@ -25,6 +25,8 @@ def shellcheck_each(scripts: list[str], directory: Path) -> list[str]:
     spec of its own name and contents.)"""
     import subprocess
 
+    if not scripts:
+        return []
     exe = Path(sys.executable).parent / "shellcheck"
     paths = [directory / f"script-{i}.sh" for i in range(len(scripts))]
     for path, script in zip(paths, scripts, strict=True):
