@@ -539,6 +539,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", type=lambda s: tuple(int(x) for x in s.split(",")), default=None)
     ap.add_argument("--repeats", type=int, default=None, help="timed runs per config (default: 5/5/3/3 by size)")
     ap.add_argument("--no-profile", action="store_true", help="skip the what-if runs and the cProfile section")
+    ap.add_argument("--warmup", type=int, default=2, help="untimed warm-up rounds before the timings (default 2; "
+                    "0: a check that the bench runs, tests/tooling/test_bench.py, times nothing it reports)")
     args = ap.parse_args(argv)
     sizes = args.sizes or ((10, 100) if args.quick else SIZES)
     t0 = time.perf_counter()
@@ -548,7 +550,7 @@ def main(argv: list[str] | None = None) -> int:
 
     log(f"bench: sizes {sizes}, distributions {configs.DISTRIBUTIONS}")
     try:  # warm-up: imports and first-run costs stay out of the timings
-        for _ in range(2):
+        for _ in range(args.warmup):
             derive_spec("rke2", 10, "warmup")
             for s in ("baseline", "floor"):
                 runner.run_main(MAINS[s], configs.stack_config("rke2", 10), "warmup")

@@ -30,7 +30,7 @@ import yaml
 
 from rke_aws.settings import stackfile
 from rke_aws_offline.engine import harness
-from tests.support import stacks_read
+from tests.support import shell, stacks_read
 
 # A ciphertext as the CLI writes it (tests/stacks/Pulumi.rke-phase2.yaml has the same kind); offline it
 # is a placeholder, secret because it was `secure:`.
@@ -86,9 +86,11 @@ def test_the_copy_carries_a_secure_kubeconfig_and_nothing_else_changes(tmp_path)
 @pytest.mark.skipif(bool(os.environ.get("RKE_AWS_STACKS_DIR")), reason="already running against other stacks")
 @pytest.mark.skipif(bool(os.environ.get(LATER)) and not os.environ.get("RKE_AWS_USER_STACKS_ALL"),
                     reason=f"{LATER}: a later step runs the whole suite against the copy")
-def test_the_tests_over_stacks_pass_when_every_stack_has_a_kubeconfig(tmp_path, request):
+def test_the_tests_over_stacks_pass_when_every_stack_has_a_kubeconfig(tmp_path, tmp_path_factory, request):
     stacks = user_stacks(tmp_path / "stacks")
-    env = {**os.environ, "RKE_AWS_STACKS_DIR": str(stacks)}
+    # The boot scripts are the same bytes with a kubeconfig: what this run's shellcheck found clean is not checked
+    # again (tests/support/shell.py; a script that differs, or has findings, is).
+    env = {**os.environ, "RKE_AWS_STACKS_DIR": str(stacks), shell.CLEAN_ENV: str(shell.clean_verdicts(tmp_path_factory))}
     if os.environ.get("RKE_AWS_USER_STACKS_ALL"):
         selection = ["tests", "--ignore", "tests/emulated/test_snapshots.py",
                      "-n", os.environ.get("RKE_AWS_USER_STACKS_WORKERS", "auto")]

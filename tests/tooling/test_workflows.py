@@ -103,15 +103,18 @@ def test_actionlint_catches_a_broken_expression(tmp_path):
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
 def test_run_steps_pass_shellcheck(path, tmp_path):
     """actionlint's WebAssembly build cannot run shellcheck on `run:` steps; do it here."""
-    from tests.support.shell import shellcheck
+    from tests.support.shell import shellcheck_each
 
+    steps: dict[str, str] = {}  # where: the step's script
     for job_name, job in load(path)["jobs"].items():
         for i, step in enumerate(job.get("steps", [])):
             if "run" in step:
                 # GitHub runs `bash -e {0}`; expressions are replaced before the shell sees them.
                 script = re.sub(r"\$\{\{.*?\}\}", "EXPR", step["run"])
-                problems = shellcheck("#!/usr/bin/env bash\nset -e\n" + script, tmp_path / f"{job_name}-{i}.sh")
-                assert not problems, f"{path.name} jobs.{job_name}.steps[{i}]: {problems}"
+                steps[f"{path.name} jobs.{job_name}.steps[{i}]"] = "#!/usr/bin/env bash\nset -e\n" + script
+    # One shellcheck process for the file's steps, each checked on its own (tests/support/shell.py).
+    for where, problems in zip(steps, shellcheck_each(list(steps.values()), tmp_path), strict=True):
+        assert not problems, f"{where}: {problems}"
 
 
 def test_stacks_job_lists_exactly_the_environments():
