@@ -11,10 +11,14 @@ import json
 import pytest
 import yaml
 
+from rke_aws.plan.network import plan_subnets
+from rke_aws.plan.nodes import plan_nodes
 from rke_aws.settings import versions
+from rke_aws.state.migrations import from_outputs
 from rke_aws_offline.engine import harness
 from tests.support.configs import set_key
 from tests.support.day2 import INSTANCE, KUBECONFIG, by_name, changed_instances, pools, refused, run
+from tests.support.stackconfig import parse_flat
 
 SUBNET = "aws:ec2/subnet:Subnet"
 
@@ -49,16 +53,54 @@ def test_adding_a_zone_moves_nothing_and_new_nodes_fill_it(prod):
     assert node["availabilityZone"] == "us-west-2d", "the new node did not go to the empty zone"
 
 
+GPU = {"name": "gpu", "roles": ["worker"], "count": 2, "instanceType": "g5.xlarge"}
+
+
+def with_gpu(prod: dict, where: int) -> dict:
+    p = pools(prod)
+    p.insert(where, dict(GPU))
+    return set_key(copy.deepcopy(prod), "nodePools", p)
+
+
+def placed(cfg: dict, previous: harness.ProgramRun) -> list[dict]:
+    """The placement step the program calls (plan/nodes.py plan_nodes), with what the program gives it: the stack
+    read as it reads it, the last outputs as the ClusterState it makes of them (state/migrations.py from_outputs),
+    the subnets planned over the zones those outputs keep (plan/network.py plan_subnets); as node outputs."""
+    state = from_outputs(previous.outputs)
+    assert state is not None
+    stack = parse_flat(cfg, stack="day2")
+    assert stack.network.vpc_cidr is not None
+    zones = [z for _, z in sorted((int(k.rsplit("-", 1)[1]), z) for k, z in state.subnet_zones.items()
+                                  if k.startswith("private-"))]  # the zones, in subnet order
+    subnets = plan_subnets(stack.network.vpc_cidr, zones, previous=state.subnet_zones)
+    return [{"name": n.name, "pool": n.pool.name, "index": n.index, "privateIp": n.private_ip,
+             "availabilityZone": n.az, "ipBlock": n.ip_block} for n in plan_nodes(stack, subnets, state)]
+
+
+def test_inserting_a_pool_moves_nothing(prod):
+    """Whole program, base -> a pool inserted between the running ones (its outputs fed back). Every other
+    position is judged on the placement step alone (below), which is shown here to be what the program ran."""
+    before = run(prod)
+    cfg = with_gpu(prod, 1)
+    after = run(cfg, before)
+    assert changed_instances(before, after) == {}
+    assert set(by_name(after, INSTANCE)) - set(by_name(before, INSTANCE)) == {"rke2-prod-gpu-0", "rke2-prod-gpu-1"}
+    keys = ("name", "pool", "index", "privateIp", "availabilityZone", "ipBlock")
+    assert placed(cfg, before) == [{k: n[k] for k in keys} for n in after.outputs["nodes"]]
+
+
 @pytest.mark.parametrize("where", [0, 1, 2])
 def test_inserting_a_pool_anywhere_moves_nothing(prod, where):
     before = run(prod)
-    p = pools(prod)
-    p.insert(where, {"name": "gpu", "roles": ["worker"], "count": 2, "instanceType": "g5.xlarge"})
-    after = run(set_key(copy.deepcopy(prod), "nodePools", p), before)
-    assert changed_instances(before, after) == {}
-    assert set(by_name(after, INSTANCE)) - set(by_name(before, INSTANCE)) == {"rke2-prod-gpu-0", "rke2-prod-gpu-1"}
+    after = placed(with_gpu(prod, where), before)
+    running = {(n["pool"], n["index"]): n for n in before.outputs["nodes"]}
+    kept = {(n["pool"], n["index"]): n for n in after if n["pool"] != "gpu"}
+    assert kept.keys() == running.keys()
+    for key, n in kept.items():
+        assert n == {k: running[key][k] for k in n}, f"{key} moved: {running[key]} -> {n}"
+    assert [n["index"] for n in after if n["pool"] == "gpu"] == [0, 1]
     used = {n["ipBlock"] for n in before.outputs["nodes"]}
-    gpu_blocks = {n["ipBlock"] for n in after.outputs["nodes"] if n["pool"] == "gpu"}
+    gpu_blocks = {n["ipBlock"] for n in after if n["pool"] == "gpu"}
     assert gpu_blocks and not gpu_blocks & used, f"the new pool took a running pool's block: {gpu_blocks} vs {used}"
 
 
