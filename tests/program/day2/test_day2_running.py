@@ -15,8 +15,11 @@ import re
 import pulumi
 import pytest
 
+from rke_aws.plan import planner
+from rke_aws.plan.day2 import versions as day2_versions
+from rke_aws.plan.day2.confirmations import Observed
 from rke_aws.settings import stackfile, versions
-from rke_aws.state.migrations import UNKNOWN_PLACEHOLDER
+from rke_aws.state.migrations import UNKNOWN_PLACEHOLDER, from_outputs
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.support import fake_cluster
@@ -31,6 +34,7 @@ from tests.support.day2 import (
     refused,
     run,
 )
+from tests.support.stackconfig import parse_flat
 
 # v1.33.8 carries etcd 3.5.26, so 1.34 (etcd 3.6) follows it directly (plan/day2/versions.py etcd_stepping_stone_problems).
 V33, V34, V35 = "v1.33.8+rke2r1", "v1.34.1+rke2r1", "v1.35.0+rke2r1"
@@ -195,11 +199,56 @@ def test_a_node_added_right_after_a_version_change_waits_for_it(prod):
     assert len(by_name(after, INSTANCE)) == len(by_name(first, INSTANCE)) + 1
 
 
-def test_a_patch_of_the_minor_being_rolled_out_is_not_held_back(prod):
+def guarded(cfg: dict, previous: harness.ProgramRun) -> tuple[list[str], str | None]:
+    """The planner's day-2 guards and the version it records as confirmed (plan/planner.py day2_guards,
+    plan/day2/versions.py version_state and version_confirmed), called with what the program gives them after
+    `previous` when it has no way to the cluster and no code is set: the stack read as it reads it (with the
+    running cluster's facts), the last outputs as the ClusterState it makes of them, nothing observed."""
+    state = from_outputs(previous.outputs)
+    assert state is not None
+    stack = parse_flat(cfg, stack="day2", running_version=state.kubernetes_version,
+                       running_etcd_members=len(state.etcd_members))
+    assert stack.kubeconfig is None and not stack.confirm_cluster_state, "the rows judge an unread, unconfirmed update"
+    vstate = day2_versions.version_state(state, Observed(), stack.cluster_id)
+    problems = [d.render() for d in planner.day2_guards(stack, state, vstate, Observed())]
+    return problems, day2_versions.version_confirmed(stack, state, vstate)
+
+
+# After V33 -> V34 (the update made, nothing yet says every node runs V34; no way to the cluster), the next update's
+# version, judged on the planner's guards. Each outcome is also reached through the whole program, each run's
+# outputs fed back, by the test named in AFTER_ROLLOUT_END_TO_END (a row whose outcome has none fails).
+AFTER_ROLLOUT = [
+    pytest.param(V34, None, id="unchanged"),
+    pytest.param("v1.34.2+rke2r1", None, id="patch-of-the-minor-rolling-out"),  # not held back
+    pytest.param("v1.34.10+rke2r1", None, id="latest-patch-of-the-minor-rolling-out"),
+    pytest.param(V35, "is not known complete", id="next-minor"),
+    pytest.param("v1.33.9+rke2r1", "is a downgrade", id="a-newer-patch-of-the-minor-left"),
+    pytest.param(V33, "is a downgrade", id="back-to-the-running-minor"),
+]
+AFTER_ROLLOUT_END_TO_END = {
+    None: ("test_day2_running", "test_two_minor_upgrades_in_consecutive_updates_wait_for_the_first_to_complete"),
+    "is not known complete": ("test_day2_running", "test_without_a_way_to_the_cluster_the_user_confirms_the_rollout"),
+    "is a downgrade": ("test_day2", "test_skipping_a_minor_and_downgrading_are_refused"),
+}
+
+
+@pytest.mark.parametrize("version, refusal", AFTER_ROLLOUT)
+def test_the_update_after_a_minor_rollout(prod, version, refusal):
+    import importlib
+
+    module, test = AFTER_ROLLOUT_END_TO_END[refusal]
+    assert callable(getattr(importlib.import_module(f"tests.program.day2.{module}"), test, None)), (module, test)
     cfg = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})
     first = rolled_out(cfg)
-    patched = run(set_key(copy.deepcopy(cfg), "kubernetesVersion", "v1.34.2+rke2r1"), first)
-    assert patched.outputs["kubernetesVersionConfirmed"] == V33
+    # The same step on the update the program made (V33 -> V34 from the new stack) gives what that update recorded.
+    assert guarded(set_key(copy.deepcopy(cfg), "kubernetesVersion", V34), run(cfg)) == \
+        ([], first.outputs["kubernetesVersionConfirmed"])
+    problems, confirmed = guarded(set_key(copy.deepcopy(cfg), "kubernetesVersion", version), first)
+    if refusal is None:
+        assert problems == [] and confirmed == V33, (problems, confirmed)
+    else:
+        assert len(problems) == 1 and refusal in problems[0] and problems[0].startswith("rke-aws:kubernetesVersion"), \
+            problems
 
 
 # ---- etcd membership --------------------------------------------------------------------------
