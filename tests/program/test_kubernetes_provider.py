@@ -69,11 +69,19 @@ def diff_config_replaces(olds: dict, news: dict) -> list[str]:
     return [] if keep else replaces
 
 
-def run(kube: str, previous=None) -> harness.ProgramRun:
-    cfg = set_key(copy.deepcopy(harness.stack_config("rke2-prod")), "kubeconfig", kube)
-    cfg = set_key(cfg, "addons", {"ebsCsi": True})
-    return harness.run_program(cfg, stack="rke2-prod", secret_keys=[KUBECONFIG_KEY],
-                               previous_outputs=previous.outputs if previous else None)
+_RUNS: dict[tuple[str, str | None], harness.ProgramRun] = {}
+
+
+def run(kube: str, previous: str | None = None) -> harness.ProgramRun:
+    """The program with kubeconfig `kube`, first (`previous` None) or after the first run with kubeconfig
+    `previous`: each run once per module (tests read runs, never change them)."""
+    key = (kube, previous)
+    if key not in _RUNS:
+        cfg = set_key(copy.deepcopy(harness.stack_config("rke2-prod")), "kubeconfig", kube)
+        cfg = set_key(cfg, "addons", {"ebsCsi": True})
+        _RUNS[key] = harness.run_program(cfg, stack="rke2-prod", secret_keys=[KUBECONFIG_KEY],
+                                         previous_outputs=run(previous).outputs if previous else None)
+    return _RUNS[key]
 
 
 def managed(r: harness.ProgramRun, provider_urn: str) -> dict[str, str]:
@@ -90,7 +98,7 @@ def test_the_provider_has_a_stable_identifier_per_cluster():
 
 def test_a_changed_kubeconfig_keeps_the_provider_and_everything_it_manages():
     before = run(BEFORE)
-    after = run(AFTER, previous=before)
+    after = run(AFTER, previous=BEFORE)
     (old,), (new,) = before.of_type(PROVIDER), after.of_type(PROVIDER)
     assert old.urn == new.urn
     assert new.inputs["kubeconfig"] != old.inputs["kubeconfig"], "the test must change the kubeconfig"
@@ -125,7 +133,7 @@ def test_adding_the_identifier_to_an_existing_provider_is_an_update():
     before = run(BEFORE)
     (old,) = before.of_type(PROVIDER)
     deployed = {k: v for k, v in old.inputs.items() if k != "clusterIdentifier"}  # what older stacks hold
-    (new,) = run(BEFORE, previous=before).of_type(PROVIDER)
+    (new,) = run(BEFORE, previous=BEFORE).of_type(PROVIDER)
     assert diff_config_replaces(deployed, new.inputs) == []
-    (changed,) = run(AFTER, previous=before).of_type(PROVIDER)
+    (changed,) = run(AFTER, previous=BEFORE).of_type(PROVIDER)
     assert diff_config_replaces(deployed, changed.inputs) == ["kubeconfig"]  # the one update to avoid

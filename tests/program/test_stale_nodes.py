@@ -38,9 +38,11 @@ def base() -> tuple[dict, harness.ProgramRun]:
     return cfg, harness.run_program(cfg, stack="stale", mocks=MotoMocks(cfg.get("aws:region", "us-west-2")))
 
 
-def _engine(base) -> HarnessEngine:
+def _engine(base, shared: bool = False) -> HarnessEngine:
+    """`shared`: the engine's updates are made once per session and read by every test that makes the same one
+    (tests/support/offline_engine.py _run_once); not for a test that patches the program."""
     cfg, run = base
-    return HarnessEngine(cfg, "stale", run=run)
+    return HarnessEngine(cfg, "stale", run=run, shared=shared)
 
 
 def test_node_outputs_record_what_runs_and_what_is_wanted(base):
@@ -55,7 +57,7 @@ def test_node_outputs_record_what_runs_and_what_is_wanted(base):
 
 
 def test_a_new_image_makes_the_pool_stale_and_changes_no_running_instance(base):
-    engine = _engine(base)
+    engine = _engine(base, shared=True)
     cfg, first = base
     after = engine.up(rot.with_image(cfg, ("agents",)))
     agents = [n["name"] for n in first.outputs["nodes"] if n["pool"] == "agents"]
@@ -75,7 +77,7 @@ def test_a_new_image_makes_the_pool_stale_and_changes_no_running_instance(base):
 
 
 def test_a_targeted_replacement_takes_what_is_wanted(base):
-    engine = _engine(base)
+    engine = _engine(base, shared=True)
     cfg, _ = base
     engine.up(rot.with_image(cfg, ("agents",)))
     target = next(n for n in engine.outputs()["nodes"] if n["pool"] == "agents" and n["index"] == 0)

@@ -107,6 +107,9 @@ class HarnessEngine:
         if config is not None:
             self.config = dict(config)
         if run is not None:
+            # The state the engine that made `run` was in after it: the same generation, so the next `replace`
+            # gives the same new IDs and is the same shared step (keyed by it), not an evaluation again.
+            self.generation += 1
             self._run = run
         else:
             self._apply(set())

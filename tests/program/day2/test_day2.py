@@ -11,10 +11,16 @@ import json
 import pytest
 import yaml
 
+from rke_aws.plan.day2 import versions as day2_versions
+from rke_aws.plan.day2.confirmations import Observed
+from rke_aws.plan.network import plan_subnets
+from rke_aws.plan.nodes import plan_nodes
 from rke_aws.settings import versions
+from rke_aws.state.migrations import from_outputs
 from rke_aws_offline.engine import harness
 from tests.support.configs import set_key
 from tests.support.day2 import INSTANCE, KUBECONFIG, by_name, changed_instances, pools, refused, run
+from tests.support.stackconfig import parse_flat
 
 SUBNET = "aws:ec2/subnet:Subnet"
 
@@ -49,27 +55,77 @@ def test_adding_a_zone_moves_nothing_and_new_nodes_fill_it(prod):
     assert node["availabilityZone"] == "us-west-2d", "the new node did not go to the empty zone"
 
 
+GPU = {"name": "gpu", "roles": ["worker"], "count": 2, "instanceType": "g5.xlarge"}
+
+
+def with_gpu(prod: dict, where: int) -> dict:
+    p = pools(prod)
+    p.insert(where, dict(GPU))
+    return set_key(copy.deepcopy(prod), "nodePools", p)
+
+
+def placed(cfg: dict, previous: harness.ProgramRun) -> list[dict]:
+    """The placement step the program calls (plan/nodes.py plan_nodes), with what the program gives it: the stack
+    read as it reads it, the last outputs as the ClusterState it makes of them (state/migrations.py from_outputs),
+    the subnets planned over the zones those outputs keep (plan/network.py plan_subnets); as node outputs."""
+    state = from_outputs(previous.outputs)
+    assert state is not None
+    stack = parse_flat(cfg, stack="day2")
+    assert stack.network.vpc_cidr is not None
+    # The zones: as listed (network.availabilityZones), else the ones the stack runs in (the first `count` the
+    # region offers, as the program picks them).
+    zones = list(stack.network.availability_zones or ()) or [
+        z for _, z in sorted((int(k.rsplit("-", 1)[1]), z) for k, z in state.subnet_zones.items()
+                             if k.startswith("private-"))]
+    subnets = plan_subnets(stack.network.vpc_cidr, zones, previous=state.subnet_zones)
+    return [{"name": n.name, "pool": n.pool.name, "index": n.index, "privateIp": n.private_ip,
+             "availabilityZone": n.az, "ipBlock": n.ip_block} for n in plan_nodes(stack, subnets, state)]
+
+
+def test_inserting_a_pool_moves_nothing(prod):
+    """Whole program, base -> a pool inserted between the running ones (its outputs fed back). Every other
+    position is judged on the placement step alone (below), which is shown here to be what the program ran."""
+    before = run(prod)
+    cfg = with_gpu(prod, 1)
+    after = run(cfg, before)
+    assert changed_instances(before, after) == {}
+    assert set(by_name(after, INSTANCE)) - set(by_name(before, INSTANCE)) == {"rke2-prod-gpu-0", "rke2-prod-gpu-1"}
+    keys = ("name", "pool", "index", "privateIp", "availabilityZone", "ipBlock")
+    assert placed(cfg, before) == [{k: n[k] for k in keys} for n in after.outputs["nodes"]]
+
+
 @pytest.mark.parametrize("where", [0, 1, 2])
 def test_inserting_a_pool_anywhere_moves_nothing(prod, where):
     before = run(prod)
-    p = pools(prod)
-    p.insert(where, {"name": "gpu", "roles": ["worker"], "count": 2, "instanceType": "g5.xlarge"})
-    after = run(set_key(copy.deepcopy(prod), "nodePools", p), before)
-    assert changed_instances(before, after) == {}
-    assert set(by_name(after, INSTANCE)) - set(by_name(before, INSTANCE)) == {"rke2-prod-gpu-0", "rke2-prod-gpu-1"}
+    after = placed(with_gpu(prod, where), before)
+    running = {(n["pool"], n["index"]): n for n in before.outputs["nodes"]}
+    kept = {(n["pool"], n["index"]): n for n in after if n["pool"] != "gpu"}
+    assert kept.keys() == running.keys()
+    for key, n in kept.items():
+        assert n == {k: running[key][k] for k in n}, f"{key} moved: {running[key]} -> {n}"
+    assert [n["index"] for n in after if n["pool"] == "gpu"] == [0, 1]
     used = {n["ipBlock"] for n in before.outputs["nodes"]}
-    gpu_blocks = {n["ipBlock"] for n in after.outputs["nodes"] if n["pool"] == "gpu"}
+    gpu_blocks = {n["ipBlock"] for n in after if n["pool"] == "gpu"}
     assert gpu_blocks and not gpu_blocks & used, f"the new pool took a running pool's block: {gpu_blocks} vs {used}"
 
 
 def test_reordering_pools_and_zones_moves_nothing(prod):
-    cfg = set_key(copy.deepcopy(prod), "network", {**network(prod), "availabilityZones": ["us-west-2a", "us-west-2b", "us-west-2c"]})
-    before = run(cfg)
-    later = set_key(copy.deepcopy(cfg), "nodePools", list(reversed(pools(cfg))))
-    set_key(later, "network", {**network(cfg), "availabilityZones": ["us-west-2c", "us-west-2a", "us-west-2b"]})
-    after = run(later, before)
-    assert changed_instances(before, after) == {}
-    assert {n: s.inputs for n, s in by_name(after, SUBNET).items()} == {n: s.inputs for n, s in by_name(before, SUBNET).items()}
+    """On the planner's steps (the placement family's whole-program test is test_inserting_a_pool_moves_nothing): the
+    stack's three zones (us-west-2a to c, what it ran with) listed in another order, the pools reversed."""
+    before = run(prod)
+    assert sorted(before.outputs["subnets"][k]["availabilityZone"] for k in before.outputs["subnets"]
+                  if k.startswith("private-")) == ["us-west-2a", "us-west-2b", "us-west-2c"]
+    later = set_key(copy.deepcopy(prod), "nodePools", list(reversed(pools(prod))))
+    set_key(later, "network", {**network(prod), "availabilityZones": ["us-west-2c", "us-west-2a", "us-west-2b"]})
+    keys = ("name", "pool", "index", "privateIp", "availabilityZone", "ipBlock")
+    assert sorted(placed(later, before), key=str) == sorted(({k: n[k] for k in keys} for n in before.outputs["nodes"]),
+                                                            key=str)
+    state = from_outputs(before.outputs)
+    assert state is not None
+    subnets = plan_subnets(network(prod)["vpcCidr"], ["us-west-2c", "us-west-2a", "us-west-2b"],
+                           previous=state.subnet_zones)
+    assert {f"{s.tier}-{s.az_index}": (s.az, s.cidr) for s in subnets} == \
+        {k: (v["availabilityZone"], v["cidr"]) for k, v in before.outputs["subnets"].items()}
 
 
 def test_new_stack_layout_is_round_robin_over_zones(prod):
@@ -134,7 +190,9 @@ def test_a_new_server_type_stops_no_running_server_and_says_how_to_roll(prod):
     once: running servers must not take the new type in an update, only when replaced one by one."""
     before = run(prod)
     p = pools(prod)
+    # Servers and agents get a new type in the same update (one run judges both pools).
     old_type, p[0]["instanceType"] = p[0]["instanceType"], "m6i.2xlarge"
+    agent_type, p[1]["instanceType"] = p[1]["instanceType"], "m6i.4xlarge"
     after = run(set_key(copy.deepcopy(prod), "nodePools", p), before)
     servers = [n["name"] for n in before.outputs["nodes"] if "etcd" in n["roles"]]
     assert len(servers) == 3 and {n["instanceType"] for n in before.outputs["nodes"]} >= {old_type}
@@ -148,11 +206,9 @@ def test_a_new_server_type_stops_no_running_server_and_says_how_to_roll(prod):
         assert f"{name} ({old_type})" in warning, warning
     assert "--replace" in warning and "one at a time" in warning, warning
     # Agents keep their type too; no warning (no etcd on them), a `stale:` note per node instead.
-    agent_type, p[1]["instanceType"] = p[1]["instanceType"], "m6i.4xlarge"
-    again = run(set_key(copy.deepcopy(prod), "nodePools", p), before)
-    assert not [m for lvl, m in again.logs if lvl == "warning" and m.startswith(f"rke-aws:nodePools[{p[1]['name']}]")]
+    assert not [m for lvl, m in after.logs if lvl == "warning" and m.startswith(f"rke-aws:nodePools[{p[1]['name']}]")]
     agents = [n["name"] for n in before.outputs["nodes"] if n["pool"] == p[1]["name"]]
-    notes = [m for lvl, m in again.logs if lvl == "info" and m.startswith("stale: ")]
+    notes = [m for lvl, m in after.logs if lvl == "info" and m.startswith("stale: ")]
     for name in agents:
         assert any(m.startswith(f"stale: {name} ") and f"instance type {agent_type} → m6i.4xlarge" in m for m in notes), notes
 
@@ -207,10 +263,16 @@ def test_minor_upgrade_registers_plans_and_replaces_nothing(prod):
     assert after.outputs["ccmImage"].endswith(versions.CCM_IMAGE_TAGS[minor])
     assert any("the CCM stays on" in m for _, m in after.logs), after.logs
     # ... which the next `pulumi up` does not know without a way to the cluster (tests/program/day2/test_day2_running.py
-    # covers the cluster read and the confirmation that move it on).
-    settled = run(set_key(with_kubeconfig(prod), "kubernetesVersion", new), after)
-    assert settled.outputs["ccmImage"].endswith(versions.CCM_IMAGE_TAGS[minor])
-    assert changed_instances(after, settled) == {}
+    # covers the cluster read and the confirmation that move it on, through the whole program): the planner's CCM step
+    # (plan/day2/versions.py ccm_image) on this update's outputs, nothing read or confirmed.
+    state = from_outputs(after.outputs)
+    assert state is not None
+    # (the step reads no kubeconfig: what the cluster answered is in vstate, here nothing)
+    stack = parse_flat(set_key(copy.deepcopy(prod), "kubernetesVersion", new), stack="day2",
+                       running_version=state.kubernetes_version, running_etcd_members=len(state.etcd_members))
+    vstate = day2_versions.version_state(state, Observed(), stack.cluster_id)
+    image, _ = day2_versions.ccm_image(stack, state, vstate)
+    assert not vstate.complete and image.endswith(versions.CCM_IMAGE_TAGS[minor]), (vstate, image)
 
 
 def test_skipping_a_minor_and_downgrading_are_refused(prod):

@@ -13,10 +13,15 @@ import json
 
 import pytest
 
+from rke_aws.plan import backups
+from rke_aws.plan.day2.confirmations import Observed
+from rke_aws.state.migrations import from_outputs
 from rke_aws_offline.engine import harness
+from rke_aws_offline.engine.emulated.provider_checks import ACCOUNT_ID
 from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.support.configs import set_key
 from tests.support.day2 import code_in, run
+from tests.support.stackconfig import parse_flat
 
 BUCKET = "aws:s3/bucket:Bucket"
 
@@ -82,19 +87,49 @@ def test_turning_snapshots_off_keeps_the_grant_while_servers_still_upload(prod):
     assert snapshot_policy(done) is None and done.outputs["etcdSnapshotsRunning"] is None
 
 
-@pytest.mark.parametrize("key, value, expected", [("intervalHours", 12, '"0 */12 * * *"'), ("retention", 10, "10")])
-def test_interval_and_retention_changes_are_said_never_silent(prod, key, value, expected):
-    base = run(prod)
-    after = run(backup(prod, **{key: value}), base)
-    (w,) = warnings(after)
-    assert expected in w and "confirmClusterState" in w
+def planned_warning(cfg: dict, base: harness.ProgramRun) -> str | None:
+    """The planner's backups step (plan/backups.py plan: the bucket, then snapshot_transition) with what the program
+    gives it after `base`: the stack read as it reads it, the last outputs as the ClusterState it makes of them,
+    nothing confirmed, the emulated account. The bucket is the one the last outputs name, so no AWS look-up is made
+    (backup(): a managed bucket is not looked up), and no Environment is needed."""
+    state = from_outputs(base.outputs)
+    found = backups.plan(parse_flat(cfg, stack="day2"), state, Observed(), ACCOUNT_ID, None)  # type: ignore[arg-type]
+    w = found.snapshots.warning
+    return w.render() if w is not None else None
 
 
-def test_rke1_reaches_its_etcd_nodes_with_rke_up():
-    cfg = harness.stack_config("rke-prod")
+# A change of the interval or retention on a running cluster is said, never silent, on every update until confirmed.
+# Each row is judged on the planner's step; the rows marked end to end also through the whole program (base ->
+# change, outputs fed back), where the step's warning must be the one the update logs: one per distribution (RKE2
+# reaches its servers through config.yaml, RKE1 through `rke up`).
+SETTINGS_CHANGES = [
+    pytest.param("rke2-prod", "intervalHours", 12, ('"0 */12 * * *"', "confirmClusterState", "systemctl restart"), True,
+                 id="rke2-interval"),
+    pytest.param("rke2-prod", "retention", 10, ("etcd-s3-retention: 10", "confirmClusterState"), False,
+                 id="rke2-retention"),
+    pytest.param("rke-prod", "intervalHours", 12, ("`rke up` with the new rkeClusterYml", "confirmClusterState"), True,
+                 id="rke1-interval"),
+    pytest.param("rke-prod", "retention", 10, ("`rke up` with the new rkeClusterYml", "10 kept"), False,
+                 id="rke1-retention"),
+]
+
+
+@pytest.mark.parametrize("stack, key, value, expected, end_to_end", SETTINGS_CHANGES)
+def test_interval_and_retention_changes_are_said_never_silent(stack, key, value, expected, end_to_end):
+    cfg = harness.stack_config(stack)
     base = run(cfg)
-    (w,) = warnings(run(backup(cfg, intervalHours=12), base))
-    assert "`rke up` with the new rkeClusterYml" in w
+    changed = backup(cfg, **{key: value})
+    w = planned_warning(changed, base)
+    assert w is not None and all(e in w for e in expected), w
+    assert planned_warning(cfg, base) is None, "an unchanged stack is warned"
+    if end_to_end:
+        assert warnings(run(changed, base)) == [w]
+
+
+def test_every_distribution_has_an_end_to_end_settings_change():
+    """The guard of the table above: a distribution whose rows are all judged on the planner's step alone fails."""
+    rows = [p.values for p in SETTINGS_CHANGES]
+    assert {r[0] for r in rows} == {r[0] for r in rows if r[4]}
 
 
 def test_snapshots_turned_on_for_a_running_cluster_say_what_to_add(prod):

@@ -48,11 +48,22 @@ def _diff(before: harness.ProgramRun, after: harness.ProgramRun) -> compare.Stac
     return compare.compare(STACK, diff.result_of(before), diff.result_of(after))
 
 
+_TURNED_ON: list[tuple[harness.ProgramRun, harness.ProgramRun]] = []
+
+
+def turned_on() -> tuple[harness.ProgramRun, harness.ProgramRun]:
+    """The first two steps of the sequence (base without irsa -> irsa on, the base's outputs fed back), made once per
+    module: the tests below read both runs, never change them, and go on from them."""
+    if not _TURNED_ON:
+        base = run(_config(False), stack=STACK)
+        _TURNED_ON.append((base, run(_config(True), base, stack=STACK)))
+    return _TURNED_ON[0]
+
+
 def test_a_running_cluster_moves_the_ebs_csi_controller_from_its_key_to_its_role():
-    base = run(_config(False), stack=STACK)
+    base, on = turned_on()
     assert base.of_type(ACCESS_KEY) and "awsAccessSecret" in _ebs_manifest(base)
 
-    on = run(_config(True), base, stack=STACK)
     assert on.outputs["identitySigning"] is False  # trust first: RKE2's key still signs
     assert "service-account-issuer+=" in _server_args(on) and "service-account-signing-key-file" not in _server_args(on)
     assert on.of_type(ACCESS_KEY), "the key went before the controller could use its role"
@@ -141,8 +152,7 @@ def test_the_next_key_step_waits_for_servers_still_on_the_last_one():
     """kube-apiserver reads its flags when it starts, and running instances keep the user data they booted with
     (components/plan/stale.py): a server whose boot digest is not the last update's `wanted` one still runs the
     earlier step. Signing must not start while one API server does not trust the key yet (identity_apiserver.py)."""
-    base = run(_config(False), stack=STACK)
-    on = run(_config(True), base, stack=STACK)
+    _, on = turned_on()
     assert on.outputs["identitySigning"] is False
     outputs = copy.deepcopy(on.outputs)
     server = next(n for n in outputs["nodes"] if "controlplane" in n["roles"])

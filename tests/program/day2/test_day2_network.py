@@ -21,11 +21,13 @@ own replace rules (not offline/report/diff.py's table):
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 
 import pulumi
 import pytest
 
+from rke_aws.aws.security import cidr_key, rule_plans
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.support.configs import set_key
@@ -87,14 +89,33 @@ def prod_nlb() -> dict:
 
 # ---- admin rules ------------------------------------------------------------------------------
 
-def test_removing_or_reordering_admin_cidrs_touches_only_their_own_rules(prod_nlb):
+def test_removing_and_reordering_admin_cidrs_touches_only_their_own_rules(prod_nlb):
+    """Whole program, base -> one CIDR removed and the others reordered in the same update (outputs fed back): only
+    the removed CIDR's rules go, on the nodes' group and the load balancer's. Every order of the list is judged on the
+    naming alone below (the rules are named by CIDR: aws/security.py rule_plans, aws/endpoint.py)."""
     before = run(prod_nlb)
-    for cidrs in (["192.168.10.0/24", "172.16.0.0/12"], ["172.16.0.0/12", "10.0.0.0/8", "192.168.10.0/24"]):
-        after = run(set_key(copy.deepcopy(prod_nlb), "access", {"adminCidrs": cidrs}), before)
-        steps = engine_steps(cidr_rules(before), of(after, INGRESS), {INGRESS: RULE_REPLACE_KEYS})
-        removed = {u for u, r in cidr_rules(before).items() if r.inputs["cidrIpv4"] not in cidrs}
-        assert set(steps["delete"]) == removed and not steps["replace"] and not steps["update"], steps
-        assert not [u for u in steps["create"] if u in cidr_rules(after)], steps["create"]
+    cidrs = ["172.16.0.0/12", "192.168.10.0/24"]  # 10.0.0.0/8 removed, the other two swapped
+    after = run(set_key(copy.deepcopy(prod_nlb), "access", {"adminCidrs": cidrs}), before)
+    steps = engine_steps(cidr_rules(before), of(after, INGRESS), {INGRESS: RULE_REPLACE_KEYS})
+    removed = {u for u, r in cidr_rules(before).items() if r.inputs["cidrIpv4"] not in cidrs}
+    assert removed and {u.rpartition("::")[2] for u in removed} == {u.rpartition("::")[2] for u in cidr_rules(before)
+                                                                     if "10-0-0-0-8" in u}, removed
+    assert set(steps["delete"]) == removed and not steps["replace"] and not steps["update"], steps
+    assert not [u for u in steps["create"] if u in cidr_rules(after)], steps["create"]
+    # The same names as the naming step gives, on the nodes' group.
+    nodes_group = {u.rpartition("::")[2] for u, r in cidr_rules(after).items()
+                   if r.inputs["securityGroupId"] == after.outputs["securityGroupId"]}
+    assert nodes_group == {f"rke2-prod-nodes-{p.name}" for p in rule_plans(tuple(cidrs)) if p.cidr in cidrs}, nodes_group
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
+def test_every_order_of_admin_cidrs_names_the_same_rules(prod_nlb, order):
+    cidrs = json.loads(prod_nlb["rke-aws:access"])["adminCidrs"]
+    named = {p.name: p for p in rule_plans(tuple(cidrs))}
+    reordered = {p.name: p for p in rule_plans(tuple(cidrs[i] for i in order))}
+    assert reordered == named
+    admin = {n: p for n, p in named.items() if p.cidr in cidrs}
+    assert len(admin) == 2 * len(cidrs) and all(cidr_key(p.cidr) in n for n, p in admin.items()), admin
 
 
 def test_admin_ingress_is_exactly_its_ports_never_the_range_between(prod_nlb):

@@ -15,8 +15,11 @@ import re
 import pulumi
 import pytest
 
+from rke_aws.plan import planner
+from rke_aws.plan.day2 import versions as day2_versions
+from rke_aws.plan.day2.confirmations import Observed
 from rke_aws.settings import stackfile, versions
-from rke_aws.state.migrations import UNKNOWN_PLACEHOLDER
+from rke_aws.state.migrations import UNKNOWN_PLACEHOLDER, from_outputs
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.support import fake_cluster
@@ -31,6 +34,7 @@ from tests.support.day2 import (
     refused,
     run,
 )
+from tests.support.stackconfig import parse_flat
 
 # v1.33.8 carries etcd 3.5.26, so 1.34 (etcd 3.6) follows it directly (plan/day2/versions.py etcd_stepping_stone_problems).
 V33, V34, V35 = "v1.33.8+rke2r1", "v1.34.1+rke2r1", "v1.35.0+rke2r1"
@@ -109,7 +113,9 @@ def test_legacy_outputs_do_not_vouch_for_the_etcd_stepping_stone(prod, cluster):
     base = run(set_key(copy.deepcopy(prod), "kubernetesVersion", v339))
     legacy = copy.copy(base)
     legacy.outputs = {k: v for k, v in base.outputs.items() if k != "kubernetesVersionConfirmed"}
-    assert run(set_key(copy.deepcopy(prod), "kubernetesVersion", v339), legacy).resources  # nothing to judge
+    # An update without that change is not held up, and says in its outputs that it kept the assumption.
+    kept = run(set_key(copy.deepcopy(prod), "kubernetesVersion", v339), legacy)
+    assert kept.resources and kept.outputs.get("kubernetesVersionAssumed") is True
     upgrade = set_key(copy.deepcopy(prod), "kubernetesVersion", v3410)
     message = refused(upgrade, legacy)
     assert f"rke-aws:kubernetesVersion: {v3410} runs etcd" in message and f"every server runs {v339}" in message
@@ -122,9 +128,7 @@ def test_legacy_outputs_do_not_vouch_for_the_etcd_stepping_stone(prod, cluster):
     assert "rke-aws:kubernetesVersion" in refused(readable(upgrade), legacy)
     cluster(base, v339)
     assert run(readable(upgrade), legacy).resources
-    # An update that keeps the assumption says so in its outputs, so the next one still asks.
-    kept = run(set_key(copy.deepcopy(prod), "kubernetesVersion", v339), legacy)
-    assert kept.outputs.get("kubernetesVersionAssumed") is True
+    # The update that kept the assumption (above) makes the next one still ask.
     assert f"every server runs {v339}" in refused(upgrade, kept)
 
 
@@ -195,11 +199,56 @@ def test_a_node_added_right_after_a_version_change_waits_for_it(prod):
     assert len(by_name(after, INSTANCE)) == len(by_name(first, INSTANCE)) + 1
 
 
-def test_a_patch_of_the_minor_being_rolled_out_is_not_held_back(prod):
+def guarded(cfg: dict, previous: harness.ProgramRun) -> tuple[list[str], str | None]:
+    """The planner's day-2 guards and the version it records as confirmed (plan/planner.py day2_guards,
+    plan/day2/versions.py version_state and version_confirmed), called with what the program gives them after
+    `previous` when it has no way to the cluster and no code is set: the stack read as it reads it (with the
+    running cluster's facts), the last outputs as the ClusterState it makes of them, nothing observed."""
+    state = from_outputs(previous.outputs)
+    assert state is not None
+    stack = parse_flat(cfg, stack="day2", running_version=state.kubernetes_version,
+                       running_etcd_members=len(state.etcd_members))
+    assert stack.kubeconfig is None and not stack.confirm_cluster_state, "the rows judge an unread, unconfirmed update"
+    vstate = day2_versions.version_state(state, Observed(), stack.cluster_id)
+    problems = [d.render() for d in planner.day2_guards(stack, state, vstate, Observed())]
+    return problems, day2_versions.version_confirmed(stack, state, vstate)
+
+
+# After V33 -> V34 (the update made, nothing yet says every node runs V34; no way to the cluster), the next update's
+# version, judged on the planner's guards. Each outcome is also reached through the whole program, each run's
+# outputs fed back, by the test named in AFTER_ROLLOUT_END_TO_END (a row whose outcome has none fails).
+AFTER_ROLLOUT = [
+    pytest.param(V34, None, id="unchanged"),
+    pytest.param("v1.34.2+rke2r1", None, id="patch-of-the-minor-rolling-out"),  # not held back
+    pytest.param("v1.34.10+rke2r1", None, id="latest-patch-of-the-minor-rolling-out"),
+    pytest.param(V35, "is not known complete", id="next-minor"),
+    pytest.param("v1.33.9+rke2r1", "is a downgrade", id="a-newer-patch-of-the-minor-left"),
+    pytest.param(V33, "is a downgrade", id="back-to-the-running-minor"),
+]
+AFTER_ROLLOUT_END_TO_END = {
+    None: ("test_day2_running", "test_two_minor_upgrades_in_consecutive_updates_wait_for_the_first_to_complete"),
+    "is not known complete": ("test_day2_running", "test_without_a_way_to_the_cluster_the_user_confirms_the_rollout"),
+    "is a downgrade": ("test_day2", "test_skipping_a_minor_and_downgrading_are_refused"),
+}
+
+
+@pytest.mark.parametrize("version, refusal", AFTER_ROLLOUT)
+def test_the_update_after_a_minor_rollout(prod, version, refusal):
+    import importlib
+
+    module, test = AFTER_ROLLOUT_END_TO_END[refusal]
+    assert callable(getattr(importlib.import_module(f"tests.program.day2.{module}"), test, None)), (module, test)
     cfg = set_key(copy.deepcopy(prod), "ccm", {"install": "manifest"})
     first = rolled_out(cfg)
-    patched = run(set_key(copy.deepcopy(cfg), "kubernetesVersion", "v1.34.2+rke2r1"), first)
-    assert patched.outputs["kubernetesVersionConfirmed"] == V33
+    # The same step on the update the program made (V33 -> V34 from the new stack) gives what that update recorded.
+    assert guarded(set_key(copy.deepcopy(cfg), "kubernetesVersion", V34), run(cfg)) == \
+        ([], first.outputs["kubernetesVersionConfirmed"])
+    problems, confirmed = guarded(set_key(copy.deepcopy(cfg), "kubernetesVersion", version), first)
+    if refusal is None:
+        assert problems == [] and confirmed == V33, (problems, confirmed)
+    else:
+        assert len(problems) == 1 and refusal in problems[0] and problems[0].startswith("rke-aws:kubernetesVersion"), \
+            problems
 
 
 # ---- etcd membership --------------------------------------------------------------------------
@@ -216,7 +265,13 @@ def servers(cfg: dict, count: int) -> dict:
     return set_key(copy.deepcopy(cfg), "nodePools", p)
 
 
-def test_five_to_three_then_three_to_two_without_a_view_of_the_cluster(prod):
+def test_five_to_three_then_three_to_two_confirmed_then_read_from_the_cluster(prod, cluster):
+    """One whole-program sequence of the etcd membership guard over three updates, each run's outputs fed back: two
+    servers at once only once confirmed (no view of the cluster), then 3 -> 2 refused while etcd may still list the
+    two removed, then accepted once the cluster, read through its kubeconfig, shows three members. The variants of
+    the rule (confirmed or read at each step, the cluster still listing the removed Nodes) are judged on
+    plan/day2/etcd.py's functions: tests/unit/plan/test_day2_guards.py test_five_to_three_then_three_to_two_counts_
+    the_members_etcd_still_lists and test_the_cluster_read_counts_registered_etcd_nodes_and_not_ready_ones_as_down."""
     base = run(five_servers(prod))
     message = refused(servers(prod, 3), base)
     assert "takes" not in message and "at most one per update" in message
@@ -228,24 +283,11 @@ def test_five_to_three_then_three_to_two_without_a_view_of_the_cluster(prod):
     message = refused(set_key(servers(prod, 2), "confirmClusterState", code), three)
     assert "1 of the 5 etcd members" in message and "at most 0 may go now" in message
     assert "kubectl delete node " + " ".join(sorted(removed)) in message
-    code2 = code_in(message, "etcd")
-    two = run(set_key(servers(prod, 2), "confirmClusterState", code2), three)
-    assert [m["name"] for m in two.outputs["etcdMembersRemoved"]] == \
-        sorted({n["name"] for n in three.outputs["nodes"]} - {n["name"] for n in two.outputs["nodes"]})
-
-
-def test_five_to_three_then_three_to_two_with_the_cluster_read(prod, cluster):
-    base = run(readable(five_servers(prod)))
-    cluster(base)
-    three = run(readable(servers(prod, 3)), base)  # two at once: the cluster shows all five healthy
-    removed = sorted({n["name"] for n in base.outputs["nodes"]} - {n["name"] for n in three.outputs["nodes"]})
-    # Their Nodes are still registered (NotReady): etcd still lists them.
-    cluster(three, etcd=[n["name"] for n in three.outputs["nodes"] if "etcd" in n["roles"]] + removed)
-    message = refused(readable(servers(prod, 2)), three)
-    assert "1 of the 5 etcd members" in message and all(n in message for n in removed)
-    # `kubectl delete node` them: the cluster shows three members; one may go.
+    # `kubectl delete node` them: the cluster, read this time, shows three members; one may go.
     cluster(three)
     two = run(readable(servers(prod, 2)), three)
+    assert [m["name"] for m in two.outputs["etcdMembersRemoved"]] == \
+        sorted({n["name"] for n in three.outputs["nodes"]} - {n["name"] for n in two.outputs["nodes"]})
     assert len([n for n in two.outputs["nodes"] if "etcd" in n["roles"]]) == 2
 
 
