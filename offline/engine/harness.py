@@ -402,6 +402,9 @@ def _evaluate(run: ProgramRun, config: dict[str, str], stack: str, preview: bool
     finally:
         # The handler holds the run (and every registration); loggers live for the process.
         logger.handlers.clear()
+        # ...unless taken out of the registry: pytest (logging.py catching_logs, 6 times a test) attaches its handlers
+        # to every non-propagating logger there, so one left per run made each later test of a worker slower.
+        logging.Logger.manager.loggerDict.pop(logger.name, None)
         if walk_stack is not None:
             pulumi_resource._get_stack_trace = walk_stack
         pulumi.log.debug = send_debug  # type: ignore[assignment]

@@ -216,3 +216,17 @@ def test_a_run_builds_no_debug_message_and_keeps_its_warnings(tmp_path, monkeypa
     assert ("warning", "w") in run.logs and engine_pb2.WARNING in severities
     assert engine_pb2.DEBUG not in severities
     assert pulumi.log.debug is sent
+
+
+def test_a_run_leaves_no_logger_behind(tmp_path):
+    """A run's logger (harness._evaluate, non-propagating) leaves the logging registry with the run: pytest's log
+    capture (_pytest/logging.py catching_logs) attaches its handlers to every non-propagating logger there, six times a
+    test, so a logger kept per run made each later test of a worker slower by the runs before it."""
+    import logging
+
+    main = tmp_path / "__main__.py"
+    main.write_text("import pulumi\npulumi.log.info('i')\n")
+    run = harness.run_program({"aws:region": "us-west-2"}, main=main)
+    assert ("info", "i") in run.logs  # the run's logger collected while it ran
+    left = [name for name in logging.Logger.manager.loggerDict if name.startswith("rke-aws.offline.")]
+    assert not left, left

@@ -17,9 +17,9 @@ from pathlib import Path
 import yaml
 
 from rke_aws.settings import stackfile
-from rke_aws_offline.engine import harness
 from tests.support import docs, package, template
 from tests.support.pending import needs_user_project
+from tests.support.runs import run_cached
 
 ROOT = docs.ROOT
 MAX_LINES = 200  # issue 34: "README under ~200 lines"
@@ -59,7 +59,8 @@ def test_the_quickstart_stack_file_is_planned():
     name, stack, _ = _quickstart_project()
     _, block, _ = docs.quickstart()
     config, secret_keys = stackfile.load_stack_text(block.text, f"Pulumi.{stack}.yaml", project=name)
-    run = harness.run_program(config, stack=stack, secret_keys=secret_keys, project=name)
+    assert secret_keys == stackfile.secret_keys_of(config), secret_keys  # what run_cached marks secret
+    run = run_cached(config, stack, name)  # shared with test_docs.py, which plans the same stack file
     servers = [r for r in run.of_type("aws:ec2/instance:Instance") if "-server-" in r.name]
     assert len(servers) == 3, "the quickstart promises the default layout: three servers and two workers"
 
