@@ -31,12 +31,12 @@ import pytest
 import yaml
 
 from rke_aws.node import rke2_config, scripts
-from rke_aws.settings import versions
+from rke_aws.settings import stackfile, versions
 from rke_aws_offline.engine import harness
 from tests.support import iam_eval
 from tests.support.charts import RELEASE, ebs_release_values
 from tests.support.configs import set_key
-from tests.support.runs import run_stack_cached
+from tests.support.runs import run_after_cached, run_cached, run_stack_cached
 from tests.support.userdata import cloud_config, written_file
 
 RKE1_OWN_TAINTS = {"controlplane": {"key": "node-role.kubernetes.io/controlplane", "value": "true", "effect": "NoSchedule"},
@@ -84,10 +84,10 @@ def cluster_nodes(run) -> dict[str, dict[str, Any]]:
 
 def _with_kubeconfig(stack: str, **changes) -> harness.ProgramRun:
     cfg = harness.stack_config(stack)
-    cfg["rke-aws:kubeconfig"] = "apiVersion: v1\nkind: Config\n"
+    cfg["rke-aws:kubeconfig"] = stackfile.secret("apiVersion: v1\nkind: Config\n")  # a secret, as the CLI hands it
     for key, value in changes.items():
         set_key(cfg, key, value)
-    return harness.run_program(cfg, stack=stack, secret_keys=["rke-aws:kubeconfig"])
+    return run_cached(cfg, stack)  # once per session, whichever xdist worker runs the module's tests
 
 
 @pytest.fixture(scope="module", params=["rke-prod", "rke2-prod", "rke2-dev", "rke-dev"])
@@ -302,5 +302,5 @@ def test_a_stack_from_before_the_option_stays_without_it_until_asked():
     again = harness.run_program(cfg, stack="rke2-prod", previous_outputs=old_outputs)
     assert again.outputs["ebsCsi"] is False and not again.of_type("aws:iam/user:User")
     # ... and once deployed with the driver, an unset key keeps it.
-    later = harness.run_program(cfg, stack="rke2-prod", previous_outputs=first.outputs)
+    later = run_after_cached(cfg, first, "rke2-prod")  # the stack's plain next update (other files read it too)
     assert later.outputs["ebsCsi"] is True

@@ -39,7 +39,8 @@ from rke_aws.state.migrations import from_outputs
 from rke_aws.state.model import ClusterState
 from rke_aws_offline.engine import harness
 from tests.support.configs import config_problems, parse_config, set_key
-from tests.support.day2 import INSTANCE, code_in, readable, refused, run
+from tests.support.day2 import INSTANCE, code_in, readable, refused
+from tests.support.day2 import run_shared as run  # a step several tests walk through is made once
 from tests.support.hostile import run_refused
 from tests.support.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS
 from tests.support.userdata import cloud_config, written_file

@@ -198,14 +198,12 @@ def helm_config(**config) -> dict[str, str]:
 
 
 def first_run() -> harness.ProgramRun:
-    """Its first `pulumi up`: nothing published yet, nothing installed in the cluster."""
-    global _FIRST
-    if _FIRST is None:
-        _FIRST = harness.run_program(helm_config(), stack=RKE2_STACK)
-    return _FIRST
+    """Its first `pulumi up`: nothing published yet, nothing installed in the cluster (shared by the xdist workers)."""
+    from tests.support.runs import run_cached
+
+    return run_cached(helm_config(), RKE2_STACK)
 
 
-_FIRST = None
 SSM_PARAMETER = "aws:ssm/parameter:Parameter"
 
 
@@ -227,8 +225,19 @@ def _published_text() -> str:
     return KUBECONFIG
 
 
+_INSTALLED: list[harness.ProgramRun] = []
+
+
+def _installed() -> harness.ProgramRun:
+    """`_published(_published_text())`'s run, made once per process: the update that installed through the published
+    kubeconfig, the previous state of several sequences below (they read it, never change it)."""
+    if not _INSTALLED:
+        _INSTALLED.append(_published(_published_text())[0])
+    return _INSTALLED[0]
+
+
 def test_the_next_pulumi_up_installs_with_the_published_kubeconfig():
-    run, _ = _published(_published_text())
+    run = _installed()
     (provider,) = run.of_type("pulumi:providers:kubernetes")
     assert provider.inputs["kubeconfig"] == _published_text() and "kubeconfig" in provider.secret_inputs
     assert any("using the admin kubeconfig the first server published" in m for _, m in run.logs)
@@ -251,7 +260,7 @@ def test_losing_the_kubeconfig_never_uninstalls_what_the_last_update_installed()
 
     assert run_stack_cached(RKE1_STACK).outputs["installedInCluster"] == ["aws-cloud-controller-manager",
                                                                         "aws-ebs-csi-driver"]
-    installed, _ = _published(_published_text())
+    installed = _installed()
     assert installed.outputs["installedInCluster"] == ["aws-cloud-controller-manager", "system-upgrade-controller",
                                                        "aws-ebs-csi-driver"]
     from rke_aws_offline.engine import harness
@@ -282,7 +291,7 @@ def test_switching_to_manifest_mode_would_uninstall_and_is_refused_until_handed_
     from rke_aws_offline.engine.emulated_account import MotoMocks
     from tests.support.configs import set_key
 
-    installed, _ = _published(_published_text())
+    installed = _installed()
     cfg = set_key(helm_config(), "ccm", {"install": "manifest"})
     with pytest.raises(pulumi.RunError, match=r"ccm.install: manifest on a cluster where the last update installed "
                                               r"aws-cloud-controller-manager.*pulumi state delete") as info:
@@ -303,7 +312,7 @@ def test_allow_uninstall_is_the_way_out_when_the_cluster_is_gone():
     from rke_aws_offline.engine.emulated_account import MotoMocks
     from tests.support.configs import set_key
 
-    installed, _ = _published(_published_text())
+    installed = _installed()
     cfg = set_key(helm_config(), "allowUninstall", True)
     run = harness.run_program(cfg, stack=RKE2_STACK, mocks=MotoMocks(REGION), previous_outputs=installed.outputs)
     assert not run.of_type("kubernetes:helm.sh/v3:Release") and "installedInCluster" not in run.outputs

@@ -21,7 +21,7 @@ from rke_aws_offline.engine import harness
 from tests.support import rke1_keys
 from tests.support.configs import set_key
 from tests.support.rke2_keys import RKE2_AGENT_KEYS, RKE2_SERVER_KEYS
-from tests.support.runs import run_stack_cached
+from tests.support.runs import run_cached, run_stack_cached
 from tests.support.stackconfig import parse_flat
 from tests.support.userdata import cloud_config, user_data, written_file
 
@@ -416,8 +416,8 @@ def test_changing_a_pool_count_touches_only_the_end_of_that_pool(delta):
     pools = json.loads(base["rke-aws:nodePools"])
     changed = json.loads(base["rke-aws:nodePools"])
     changed[1]["count"] += delta
-    before = instances(harness.run_program(base, stack="rke2-prod"))
-    after = instances(harness.run_program(set_key(dict(base), "nodePools", changed), stack="rke2-prod"))
+    before = instances(run_stack_cached("rke2-prod"))  # the stack's own run, made once per session
+    after = instances(run_cached(set_key(dict(base), "nodePools", changed), stack="rke2-prod"))
 
     def key(reg):
         return reg.name, reg.inputs["privateIp"], reg.inputs["subnetId"], reg.inputs["userDataBase64"]

@@ -42,7 +42,7 @@ from tests.support.charts import ebs_release_values
 from tests.support.configs import config_problems as problems
 from tests.support.configs import parse_config as parse
 from tests.support.configs import set_key
-from tests.support.runs import run_stack_cached
+from tests.support.runs import run_after_cached, run_cached, run_stack_cached
 from tests.support.userdata import cloud_config
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -300,7 +300,7 @@ def test_a_brought_vpcs_cidr_blocks_bypass_the_proxy(base_config):
 
 
 def test_without_a_proxy_nothing_names_one(base_config):
-    run = harness.run_program(base_config, stack="test")
+    run = run_cached(base_config, stack="test")  # the base config's first run, shared
     for inst in run.of_type(INSTANCE):
         text = json.dumps(cloud_config(inst))
         assert "PROXY=" not in text.upper() and "PROXY='" not in text.upper(), inst.urn
@@ -359,9 +359,8 @@ def test_a_changed_proxy_reaches_new_nodes_and_says_what_running_ones_keep(base_
 
 
 def test_adding_a_proxy_to_a_stack_from_before_the_option_warns(base_config):
-    before = harness.run_program(base_config, stack="day2")
-    after = harness.run_program(with_proxy(base_config, {"httpsProxy": PROXY}), stack="day2",
-                                previous_outputs=before.outputs)
+    before = run_cached(base_config, stack="day2")
+    after = run_after_cached(with_proxy(base_config, {"httpsProxy": PROXY}), before, "day2")
     (warning,) = [m for lvl, m in after.logs if lvl == "warning" and m.startswith("rke-aws:proxy:")]
     assert warning.startswith(f"rke-aws:proxy: no proxy -> {PROXY}")
 

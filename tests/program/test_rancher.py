@@ -22,8 +22,8 @@ from tests.support.day2 import (
     code_in,
     readable,
     refused,
-    run,
 )
+from tests.support.day2 import run_shared as run  # a step several tests walk through is made once
 from tests.support.rancher import CLUSTER, TOKEN, helm, parse, problems, warned, with_rancher
 
 PROVIDER = "pulumi:providers:rancher2"

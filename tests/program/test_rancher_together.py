@@ -45,7 +45,8 @@ from rke_aws.settings import fields, stackfile, versions
 from rke_aws.settings.rules import rancher as rancher_rules
 from rke_aws_offline.engine import harness
 from tests.support.configs import set_key
-from tests.support.day2 import KUBECONFIG, code_in, readable, refused, run
+from tests.support.day2 import KUBECONFIG, code_in, readable, refused
+from tests.support.day2 import run_shared as run  # a step several tests walk through is made once
 from tests.support.rancher import CLUSTER, TOKEN, helm, parse, problems, warned, with_rancher
 from tests.support.runs import run_cached
 from tests.support.userdata import cloud_config, written_file

@@ -36,7 +36,7 @@ from rke_aws_offline.engine.emulated.provider_checks import EC2_USER_DATA_LIMIT,
 from rke_aws_offline.engine.emulated_account import MotoMocks
 from rke_aws_offline.report.review import decode_user_data, review_inputs
 from tests.support.configs import set_key
-from tests.support.runs import run_stack_cached
+from tests.support.runs import run_after_cached, run_stack_cached
 from tests.support.stackconfig import parse_flat
 from tests.support.userdata import cloud_config, raw, user_data
 
@@ -338,7 +338,7 @@ def test_running_nodes_with_plain_user_data_are_neither_replaced_nor_updated(sta
     base = run_stack_cached(stack)
     old = as_before_compression(base)
     # the next `pulumi up` of this program, with the stack's last outputs fed back
-    after = harness.run_program(harness.stack_config(stack), stack=stack, previous_outputs=base.outputs)
+    after = run_after_cached(harness.stack_config(stack), base, stack)  # shared with the other files that read it
     instances = after.of_type(INSTANCE)
     assert {i.urn for i in instances} == set(old)
     for inst in instances:

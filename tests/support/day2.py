@@ -19,7 +19,7 @@ from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.support import fake_cluster
 from tests.support.configs import set_key
-from tests.support.runs import run_cached
+from tests.support.runs import run_after_cached, run_cached
 
 INSTANCE = "aws:ec2/instance:Instance"
 
@@ -148,3 +148,11 @@ def fake_api(nodes: list[dict], plans: list[dict] | None = None, charts: list[st
                               for a in addons or ()]}
         raise AssertionError(f"unexpected GET {path}")
     return get
+
+
+def run_shared(config: dict, previous: harness.ProgramRun | None = None, stack: str = "day2") -> harness.ProgramRun:
+    """`run`, with a run after `previous` also made once per session (runs.run_after_cached) while no fake cluster API
+    is installed: for sequences whose steps several tests share."""
+    if previous is None or fake_cluster.main() is not None:
+        return run(config, previous, stack)
+    return run_after_cached(config, previous, stack)

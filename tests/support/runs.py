@@ -44,3 +44,34 @@ def run_stack_cached(stack: str) -> harness.ProgramRun:
     """The run of a stack file (stacks/, tests/stacks/), once per session (harness.stack_config reads the file once
     per text of it)."""
     return run_cached(harness.stack_config(stack), stack)
+
+
+def run_after_cached(config: dict[str, str], previous: harness.ProgramRun, stack: str = "test",
+                     project: str | None = None) -> harness.ProgramRun:
+    """The program's run of `config` after `previous` (its outputs as the last state), made once per session like
+    run_cached: for a sequence several tests (or rows) walk through the same steps. Only for the stack program in the
+    default emulated account with no fake cluster API installed (tests/support/fake_cluster.py): a run with mocks or a
+    fake API of the test's own is harness.run_program's. The environment (but pytest's own variables) is part of
+    the key: a test that sets RANCHER_INSECURE or RKE_AWS_READ_CLUSTER gets its own run."""
+    import json
+    import os
+
+    from tests.support import fake_cluster
+
+    assert fake_cluster.main() is None, "a fake cluster API is installed: run harness.run_program"
+    project = project or harness.project_of(stack)
+    environ = tuple(sorted((k, v) for k, v in os.environ.items() if not k.startswith("PYTEST_")))
+    outputs = json.dumps(previous.outputs, sort_keys=True, default=repr)
+    key = ("after", stack, project, tuple(sorted((k, type(v).__name__, v) for k, v in config.items())),
+           hashlib.sha256(outputs.encode()).hexdigest(), hashlib.sha256(repr(environ).encode()).hexdigest())
+
+    def evaluated() -> harness.ProgramRun:
+        run = harness.run_program(config, stack=stack, project=project, previous_outputs=previous.outputs)
+        return dataclasses.replace(run, mocks=None) if SHARED is not None else run
+
+    if key not in _RUNS:
+        if SHARED is None:
+            _RUNS[key] = evaluated()
+        else:
+            _RUNS[key] = once_per_run(SHARED, "after-" + hashlib.sha256(repr(key).encode()).hexdigest()[:32], evaluated)
+    return _RUNS[key]
