@@ -18,9 +18,8 @@ from rke_aws.plan.nodes import plan_nodes
 from rke_aws.settings import versions
 from rke_aws.state.migrations import from_outputs
 from rke_aws_offline.engine import harness
-from tests.support.configs import set_key
+from tests.support.configs import parse_config, set_key
 from tests.support.day2 import INSTANCE, KUBECONFIG, by_name, changed_instances, pools, refused, run
-from tests.support.stackconfig import parse_flat
 
 SUBNET = "aws:ec2/subnet:Subnet"
 
@@ -70,7 +69,7 @@ def placed(cfg: dict, previous: harness.ProgramRun) -> list[dict]:
     the subnets planned over the zones those outputs keep (plan/network.py plan_subnets); as node outputs."""
     state = from_outputs(previous.outputs)
     assert state is not None
-    stack = parse_flat(cfg, stack="day2")
+    stack = parse_config(cfg, "day2")
     assert stack.network.vpc_cidr is not None
     # The zones: as listed (network.availabilityZones), else the ones the stack runs in (the first `count` the
     # region offers, as the program picks them).
@@ -268,7 +267,7 @@ def test_minor_upgrade_registers_plans_and_replaces_nothing(prod):
     state = from_outputs(after.outputs)
     assert state is not None
     # (the step reads no kubeconfig: what the cluster answered is in vstate, here nothing)
-    stack = parse_flat(set_key(copy.deepcopy(prod), "kubernetesVersion", new), stack="day2",
+    stack = parse_config(set_key(copy.deepcopy(prod), "kubernetesVersion", new), "day2",
                        running_version=state.kubernetes_version, running_etcd_members=len(state.etcd_members))
     vstate = day2_versions.version_state(state, Observed(), stack.cluster_id)
     image, _ = day2_versions.ccm_image(stack, state, vstate)

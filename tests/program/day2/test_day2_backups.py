@@ -19,9 +19,8 @@ from rke_aws.state.migrations import from_outputs
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated.provider_checks import ACCOUNT_ID
 from rke_aws_offline.engine.emulated_account import MotoMocks
-from tests.support.configs import set_key
+from tests.support.configs import parse_config, set_key
 from tests.support.day2 import code_in, run
-from tests.support.stackconfig import parse_flat
 
 BUCKET = "aws:s3/bucket:Bucket"
 
@@ -93,7 +92,7 @@ def planned_warning(cfg: dict, base: harness.ProgramRun) -> str | None:
     nothing confirmed, the emulated account. The bucket is the one the last outputs name, so no AWS look-up is made
     (backup(): a managed bucket is not looked up), and no Environment is needed."""
     state = from_outputs(base.outputs)
-    found = backups.plan(parse_flat(cfg, stack="day2"), state, Observed(), ACCOUNT_ID, None)  # type: ignore[arg-type]
+    found = backups.plan(parse_config(cfg, "day2"), state, Observed(), ACCOUNT_ID, None)  # type: ignore[arg-type]
     w = found.snapshots.warning
     return w.render() if w is not None else None
 

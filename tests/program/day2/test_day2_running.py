@@ -23,7 +23,7 @@ from rke_aws.state.migrations import UNKNOWN_PLACEHOLDER, from_outputs
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated_account import MotoMocks
 from tests.support import fake_cluster
-from tests.support.configs import set_key
+from tests.support.configs import parse_config, set_key
 from tests.support.day2 import (
     INSTANCE,
     by_name,
@@ -34,7 +34,6 @@ from tests.support.day2 import (
     refused,
     run,
 )
-from tests.support.stackconfig import parse_flat
 
 # v1.33.8 carries etcd 3.5.26, so 1.34 (etcd 3.6) follows it directly (plan/day2/versions.py etcd_stepping_stone_problems).
 V33, V34, V35 = "v1.33.8+rke2r1", "v1.34.1+rke2r1", "v1.35.0+rke2r1"
@@ -206,7 +205,7 @@ def guarded(cfg: dict, previous: harness.ProgramRun) -> tuple[list[str], str | N
     running cluster's facts), the last outputs as the ClusterState it makes of them, nothing observed."""
     state = from_outputs(previous.outputs)
     assert state is not None
-    stack = parse_flat(cfg, stack="day2", running_version=state.kubernetes_version,
+    stack = parse_config(cfg, "day2", running_version=state.kubernetes_version,
                        running_etcd_members=len(state.etcd_members))
     assert stack.kubeconfig is None and not stack.confirm_cluster_state, "the rows judge an unread, unconfirmed update"
     vstate = day2_versions.version_state(state, Observed(), stack.cluster_id)
