@@ -18,7 +18,8 @@ import textwrap
 
 import pytest
 
-from rke_aws_offline.engine import lazy_classes, lazy_sdk
+from rke_aws_offline.engine import lazy_classes
+from tests.support import fakesdk as fake_sdk
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -60,17 +61,7 @@ _FILES = {
 
 @pytest.fixture
 def fakesdk2(tmp_path, monkeypatch):
-    for rel, text in _FILES.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(lazy_sdk, "ROOTS", ("fakesdk2",))
-    monkeypatch.setattr(sys, "meta_path", [lazy_sdk._FINDER, *sys.meta_path])
-    yield tmp_path
-    for name in [m for m in sys.modules if m == "fakesdk2" or m.startswith("fakesdk2.")]:
-        del sys.modules[name]
-        lazy_sdk._STATES.pop(name, None)
-        lazy_classes._INDEXES.pop(name, None)
+    yield from fake_sdk.installed(tmp_path, monkeypatch, _FILES)
 
 
 def _made(module: str) -> set[str]:

@@ -19,6 +19,7 @@ import textwrap
 import pytest
 
 from rke_aws_offline.engine import lazy_sdk
+from tests.support import fakesdk as fake_sdk
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -57,17 +58,7 @@ _FILES = {
 
 @pytest.fixture
 def fakesdk(tmp_path, monkeypatch):
-    for rel, text in _FILES.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(lazy_sdk, "ROOTS", ("fakesdk",))
-    monkeypatch.setattr(sys, "meta_path", [lazy_sdk._FINDER, *sys.meta_path])
-    monkeypatch.setattr(lazy_sdk, "FALLBACKS", [])
-    yield
-    for name in [m for m in sys.modules if m == "fakesdk" or m.startswith("fakesdk.")]:
-        del sys.modules[name]
-        lazy_sdk._STATES.pop(name, None)
+    yield from fake_sdk.installed(tmp_path, monkeypatch, _FILES)
 
 
 def loaded() -> set[str]:
