@@ -4,8 +4,9 @@ Why. After lazy_sdk, rke2-dev's plan imports a handful of resource modules per s
 `from ._enums import *`, `from ._inputs import *` and `from . import outputs`, and those files define every enum,
 input and output type of the sub-package: pulumi_aws/ec2/outputs.py (pulumi-aws 7.51.1) holds 525 classes,
 ec2/_inputs.py 706, s3's 552 more, ec2/_enums.py the InstanceType enum of ~1,400 members. Running their class bodies
-and pulumi's decorators cost ~0.35 s of the plan's CPU (in-process, 4 interleaved runs: 1.97 -> 1.56 s, 1.88 -> 1.55
-s; unmarshalling their bytecode is ~0.01 s a module), for the few dozen classes a plan uses.
+and pulumi's decorators (unmarshalling their bytecode is ~0.01 s a module), for the few dozen classes a plan uses,
+was 7.6% of rke2-dev's plan in instructions (callgrind, one run each with this on and off: 6.81 -> 6.29 G) and
+2.14 -> 1.76 s of its CPU in the bench (bench/RESULTS.md, "The plan's CPU": medians of 5 interleaved runs).
 
 What. Such a file is a header (imports, `__all__`), then one class per exported name, each maybe decorated. The
 module's bytecode (its cached .pyc, as an import reads it) holds each class body as a code object. `load` runs the
