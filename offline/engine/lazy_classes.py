@@ -134,7 +134,7 @@ def load(module: types.ModuleType, code: types.CodeType, source: str) -> bool:
 
 
 class LazyClassModule(types.ModuleType):
-    """A generated `_inputs`/`outputs` module whose classes are made on first use (see the module doc)."""
+    """A generated `_enums`, `_inputs` or `outputs` module whose classes are made on first use (see the module doc)."""
 
     def __getattr__(self, name: str) -> Any:
         ix = _INDEXES.get(self.__name__)
