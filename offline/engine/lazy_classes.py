@@ -150,7 +150,7 @@ class LazyClassModule(types.ModuleType):
         if ix is None or ix.complete:
             return names
         frame = sys._getframe(1)
-        caller = loading_name(frame)
+        caller = _caller_name(frame)
         loading = _LOADING.get(caller)
         if loading is not None and frame.f_code.co_name == "<module>" and _siblings(self.__name__, caller):
             loading.star_from.append(self.__name__)
@@ -169,13 +169,14 @@ class LazyClassModule(types.ModuleType):
 def _spelled_by_sibling(module: str, frame: types.FrameType) -> set[str] | None:
     """The words of the module whose top level is running `from <module> import *`, if it is a module of the same
     package (not the package itself); None otherwise."""
-    caller = loading_name(frame)
+    caller = _caller_name(frame)
     if frame.f_code.co_name != "<module>" or not _siblings(module, caller):
         return None
     return _words(frame.f_code)
 
 
-def loading_name(frame: types.FrameType) -> str:
+def _caller_name(frame: types.FrameType) -> str:
+    """The module whose code `frame` runs."""
     return str(frame.f_globals.get("__name__", ""))
 
 

@@ -19,10 +19,24 @@ _RUNS: dict[tuple, harness.ProgramRun] = {}
 SHARED: Path | None = None
 
 
-def _evaluated(config: dict[str, str], stack: str, project: str) -> harness.ProgramRun:
-    run = harness.run_program(config, stack=stack, project=project)
-    # The account (stopped after the run) stays with the process that made it; what tests read is data.
-    return dataclasses.replace(run, mocks=None) if SHARED is not None else run
+def _config_key(config: dict[str, str]) -> tuple:
+    """A config as a key: a value's type is part of it (a secret and a plain value of the same text differ)."""
+    return tuple(sorted((k, type(v).__name__, v) for k, v in config.items()))
+
+
+def _shared(key: tuple, prefix: str, evaluate) -> harness.ProgramRun:
+    """The run under `key`, evaluated once per session (and, under xdist, once per run: the other workers read it).
+    The account (stopped after the run) stays with the process that made it; what tests read is data."""
+    if key not in _RUNS:
+        def evaluated() -> harness.ProgramRun:
+            run = evaluate()
+            return dataclasses.replace(run, mocks=None) if SHARED is not None else run
+
+        if SHARED is None:
+            _RUNS[key] = evaluated()
+        else:
+            _RUNS[key] = once_per_run(SHARED, prefix + hashlib.sha256(repr(key).encode()).hexdigest()[:32], evaluated)
+    return _RUNS[key]
 
 
 def run_cached(config: dict[str, str], stack: str = "test", project: str | None = None) -> harness.ProgramRun:
@@ -30,14 +44,8 @@ def run_cached(config: dict[str, str], stack: str = "test", project: str | None 
     and shared: tests read runs, never change them. A value's type is part of the key (a secret and a
     plain value of the same text are different configs). `project`: default harness.project_of(stack)."""
     project = project or harness.project_of(stack)
-    key = (stack, project, tuple(sorted((k, type(v).__name__, v) for k, v in config.items())))
-    if key not in _RUNS:
-        if SHARED is None:
-            _RUNS[key] = _evaluated(config, stack, project)
-        else:
-            name = "run-" + hashlib.sha256(repr(key).encode()).hexdigest()[:32]
-            _RUNS[key] = once_per_run(SHARED, name, lambda: _evaluated(config, stack, project))
-    return _RUNS[key]
+    key = (stack, project, _config_key(config))
+    return _shared(key, "run-", lambda: harness.run_program(config, stack=stack, project=project))
 
 
 def run_stack_cached(stack: str) -> harness.ProgramRun:
@@ -62,16 +70,8 @@ def run_after_cached(config: dict[str, str], previous: harness.ProgramRun, stack
     project = project or harness.project_of(stack)
     environ = tuple(sorted((k, v) for k, v in os.environ.items() if not k.startswith("PYTEST_")))
     outputs = json.dumps(previous.outputs, sort_keys=True, default=repr)
-    key = ("after", stack, project, tuple(sorted((k, type(v).__name__, v) for k, v in config.items())),
+    key = ("after", stack, project, _config_key(config),
            hashlib.sha256(outputs.encode()).hexdigest(), hashlib.sha256(repr(environ).encode()).hexdigest())
 
-    def evaluated() -> harness.ProgramRun:
-        run = harness.run_program(config, stack=stack, project=project, previous_outputs=previous.outputs)
-        return dataclasses.replace(run, mocks=None) if SHARED is not None else run
-
-    if key not in _RUNS:
-        if SHARED is None:
-            _RUNS[key] = evaluated()
-        else:
-            _RUNS[key] = once_per_run(SHARED, "after-" + hashlib.sha256(repr(key).encode()).hexdigest()[:32], evaluated)
-    return _RUNS[key]
+    return _shared(key, "after-", lambda: harness.run_program(config, stack=stack, project=project,
+                                                              previous_outputs=previous.outputs))
