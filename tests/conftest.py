@@ -91,21 +91,26 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session", autouse=True)
 def _shared_between_workers(tmp_path_factory):
     """What xdist workers would each make alike, made once per run and read by the others: the emulated account's TLS
-    keys (seeded, ~1 s of CPU each: offline/engine/emulated/provider_checks.py share_keys) and the shared program
+    keys (seeded, ~0.5 s of CPU each: offline/engine/emulated/provider_checks.py share_keys), also read by the
+    interpreters tests start (a run nested in this one keeps the outer run's directory), and the shared program
     runs (tests/support/runs.py run_cached)."""
+    import os
+
+    from rke_aws_offline.engine.emulated import provider_checks
     from tests.support.once import workers_dir
 
     shared = workers_dir(tmp_path_factory)
-    if shared is None:  # one process: its own keys are enough
+    inherited = os.environ.get(provider_checks.KEYS_ENV)
+    provider_checks.share_keys(Path(inherited) if inherited else (shared or tmp_path_factory.getbasetemp()) / "tls-keys")
+    if shared is None:  # one process: its own runs are enough
         yield
+        provider_checks.share_keys(Path(inherited) if inherited else None)
         return
-    from rke_aws_offline.engine.emulated import provider_checks
     from tests.support import runs
 
-    provider_checks.share_keys(shared / "tls-keys")
     runs.SHARED = shared
     yield
-    provider_checks.share_keys(None)
+    provider_checks.share_keys(Path(inherited) if inherited else None)
     runs.SHARED = None
 
 

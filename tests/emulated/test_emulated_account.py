@@ -259,9 +259,10 @@ def test_a_tls_key_another_worker_generated_is_read_not_searched_again(tmp_path,
     from rke_aws_offline.engine.emulated import provider_checks as pc
 
     monkeypatch.setattr(pc, "_KEYS", {})
+    before = pc._SHARED
     pc.share_keys(tmp_path / "keys")
     try:
-        first = pc.tls_private_key("share-test", 1024)
+        first = pc.tls_private_key("share-test", 512)
         assert len(list((tmp_path / "keys").glob("*.json"))) == 1
         monkeypatch.setattr(pc, "_KEYS", {})  # another process: nothing in memory
 
@@ -269,8 +270,75 @@ def test_a_tls_key_another_worker_generated_is_read_not_searched_again(tmp_path,
             raise AssertionError("searched for a prime the shared directory holds")
         with monkeypatch.context() as m:
             m.setattr(pc, "_probable_prime", no_search)
-            assert pc.tls_private_key("share-test", 1024) == first
-    finally:
+            assert pc.tls_private_key("share-test", 512) == first
         pc.share_keys(None)
+        monkeypatch.setattr(pc, "_KEYS", {})
+        assert pc.tls_private_key("share-test", 512) == first  # searched again: the same key
+    finally:
+        pc.share_keys(before)
+
+
+def test_an_interpreter_a_test_starts_reads_the_keys_of_the_run(tmp_path, monkeypatch):
+    """The CLI, `make diff`'s checkouts and a nested pytest run are child interpreters: share_keys hands them its
+    directory (KEYS_ENV), so a key the run holds is read there, not searched for again."""
+    import os
+    import subprocess
+    import sys
+
+    from rke_aws_offline.engine.emulated import provider_checks as pc
+
     monkeypatch.setattr(pc, "_KEYS", {})
-    assert pc.tls_private_key("share-test", 1024) == first  # searched again: the same key
+    before = pc._SHARED
+    pc.share_keys(tmp_path / "keys")
+    try:
+        key = pc.tls_private_key("child-test", 512)
+        child = ("import json, sys\n"
+                 "from rke_aws_offline.engine.emulated import provider_checks as pc\n"
+                 "def no_search(rng, bits): sys.exit('searched for a prime the run holds')\n"
+                 "pc._probable_prime = no_search\n"
+                 "print(json.dumps(pc.tls_private_key('child-test', 512)))\n")
+        out = subprocess.run([sys.executable, "-c", child], env=dict(os.environ), capture_output=True, text=True,
+                             check=False)
+        assert out.returncode == 0, out.stderr
+        assert json.loads(out.stdout) == key
+    finally:
+        pc.share_keys(before)
+
+
+def _textbook_prime(rng, bits: int) -> int:
+    """The seeded search's definition, written out here on its own (not the program's code): draw `bits` bits with
+    the top two and the lowest set, skip a multiple of an odd prime below 50, then 24 Miller-Rabin rounds, each
+    base drawn from the same generator in [2, n - 2); the first number no round shows composite is the prime."""
+    while True:
+        n = rng.getrandbits(bits) | (1 << (bits - 1)) | (1 << (bits - 2)) | 1
+        if any(n % p == 0 for p in (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47)):
+            continue
+        s, d = 0, n - 1
+        while d % 2 == 0:
+            s, d = s + 1, d // 2
+        probable = True
+        for _ in range(24):
+            powers = [pow(rng.randrange(2, n - 2), d, n)]  # a**d, a**(2d), ..., a**(2**(s-1) d)
+            while len(powers) < s:
+                powers.append(powers[-1] ** 2 % n)
+            if powers[0] != 1 and n - 1 not in powers:
+                probable = False
+                break
+        if probable:
+            return n
+
+
+@pytest.mark.parametrize("bits", [256, 512, 1024])
+def test_the_key_search_finds_the_primes_its_definition_finds(bits):
+    """provider_checks' search (a gcd with the small primes' product, then three full rounds) gives the primes the
+    definition gives, draw for draw: the keys of golden plans and stored outputs stay what they were. Many seeds at
+    small sizes, where a shortcut's wrong verdict would be likeliest, a few at a key's own prime size."""
+    import random
+
+    from rke_aws_offline.engine.emulated import provider_checks as pc
+
+    for i in range({256: 20, 512: 3, 1024: 1}[bits]):
+        ours, theirs = random.Random(f"tls:def-{bits}-{i}"), random.Random(f"tls:def-{bits}-{i}")  # noqa: S311
+        for _ in range(2):  # p, then q: the generator's state after p is the definition's too
+            assert pc._probable_prime(ours, bits) == _textbook_prime(theirs, bits)
+        assert ours.getstate() == theirs.getstate()

@@ -13,6 +13,7 @@ import binascii
 import datetime as _dt
 import hashlib
 import json
+import math
 import os
 from pathlib import Path
 
@@ -172,16 +173,22 @@ def rancher_cluster_answer(seed: str) -> tuple[str, dict]:
 
 _KEYS: dict[tuple[str, int], dict[str, str]] = {}
 # A directory other processes of the same test run share (share_keys): a key one of them generated is read there,
-# not searched for again (~1 s of CPU for a 2048-bit key, the same for the same seed in every process).
-_SHARED: Path | None = None
+# not searched for again (~0.5 s of CPU for a 2048-bit key, the same for the same seed in every process). Handed to
+# child interpreters (the CLI, `make diff`'s checkouts, a nested pytest run) through KEYS_ENV.
+KEYS_ENV = "RKE_AWS_OFFLINE_TLS_KEYS"
+_SHARED: Path | None = Path(os.environ[KEYS_ENV]) if os.environ.get(KEYS_ENV) else None
 
 
 def share_keys(directory: Path | None) -> None:
-    """Read and keep generated keys in `directory` too (None: this process only)."""
+    """Read and keep generated keys in `directory` too, in this process and the interpreters it starts
+    (None: this process only)."""
     global _SHARED
     _SHARED = directory
-    if directory is not None:
-        directory.mkdir(parents=True, exist_ok=True)
+    if directory is None:
+        os.environ.pop(KEYS_ENV, None)
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    os.environ[KEYS_ENV] = str(directory)
 
 
 def _shared_key(seed: str, bits: int) -> Path | None:
@@ -190,24 +197,81 @@ def _shared_key(seed: str, bits: int) -> Path | None:
     return _SHARED / (hashlib.sha256(f"{bits}:{seed}".encode()).hexdigest()[:40] + ".json")
 
 
+# The search's definition: draw `bits` random bits (top two and lowest set), skip a number that one of SMALL_PRIMES
+# divides, then run MR_ROUNDS Miller-Rabin rounds, each with a base drawn from the same generator; the first number
+# no round finds composite is the prime. The keys are a function of the seed through this definition (golden plans
+# record keys derived from it: tests/snapshots/rke*-irsa.json). Two shortcuts keep every draw and every verdict:
+# - a number with a factor below SIEVE_LIMIT (one gcd with the primes' product) is judged modulo that factor
+#   first: a base that is no strong liar modulo a divisor of n is none modulo n, so such a round is decided
+#   without the power modulo n; only a base that might lie is raised modulo n, as the definition does;
+# - a number with no such factor that passes EXACT_ROUNDS rounds is taken as prime: its remaining bases are drawn
+#   but not raised. The definition's verdict differs only for a composite that passes EXACT_ROUNDS rounds with
+#   random bases, below 2**-80 for numbers of 256 bits or more (Damgard, Landrock and Pomerance, "Average case
+#   error estimates for the strong probable prime test", Math. Comp. 61, 1993).
+# tests/emulated/test_emulated_account.py holds the search to the definition, written out there on its own.
+SMALL_PRIMES = (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47)
+MR_ROUNDS = 24
+SIEVE_LIMIT = 1 << 16  # one gcd with the product of the primes up to here costs ~1/20 of a 1024-bit power
+EXACT_ROUNDS = 3
+_SIEVE_PRODUCT: list[int] = []
+
+
+def _sieve_product() -> int:
+    """The product of the primes above SMALL_PRIMES and below SIEVE_LIMIT."""
+    if not _SIEVE_PRODUCT:
+        composite = bytearray(SIEVE_LIMIT)
+        product = 1
+        for i in range(2, SIEVE_LIMIT):
+            if not composite[i]:
+                composite[i * i::i] = b"\x01" * len(range(i * i, SIEVE_LIMIT, i))
+                if i > SMALL_PRIMES[-1]:
+                    product *= i
+        _SIEVE_PRODUCT.append(product)
+    return _SIEVE_PRODUCT[0]
+
+
+def _may_lie(base: int, d: int, r: int, divisor: int) -> bool:
+    """Whether `base` could be a strong liar for a number `divisor` divides (n - 1 = d * 2**r): a strong liar's
+    powers are 1 or -1 modulo n, so modulo every divisor of n too."""
+    x = pow(base, d, divisor)
+    if x in (1, divisor - 1):
+        return True
+    for _ in range(r - 1):
+        x = x * x % divisor
+        if x == divisor - 1:
+            return True
+    return False
+
+
+def _strong_liar(base: int, d: int, r: int, n: int) -> bool:
+    """One Miller-Rabin round: whether `base` fails to show `n` composite."""
+    x = pow(base, d, n)
+    if x in (1, n - 1):
+        return True
+    for _ in range(r - 1):
+        x = x * x % n
+        if x == n - 1:
+            return True
+    return False
+
+
 def _probable_prime(rng, bits: int) -> int:
-    small = (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47)
     while True:
         n = rng.getrandbits(bits) | (1 << (bits - 1)) | (1 << (bits - 2)) | 1
-        if any(n % p == 0 for p in small):
+        if any(n % p == 0 for p in SMALL_PRIMES):
             continue
         d, r = n - 1, 0
         while d % 2 == 0:
             d, r = d // 2, r + 1
-        for _ in range(24):
-            x = pow(rng.randrange(2, n - 2), d, n)
-            if x in (1, n - 1):
+        divisor = math.gcd(n, _sieve_product())
+        known_composite = 1 < divisor < n
+        for round_ in range(MR_ROUNDS):
+            base = rng.randrange(2, n - 2)
+            if known_composite and not _may_lie(base, d, r, divisor):
+                break
+            if not known_composite and round_ >= EXACT_ROUNDS:
                 continue
-            for _ in range(r - 1):
-                x = pow(x, 2, n)
-                if x == n - 1:
-                    break
-            else:
+            if not _strong_liar(base, d, r, n):
                 break
         else:
             return n
@@ -235,7 +299,8 @@ def tls_private_key(seed: str, bits: int = 2048) -> dict[str, str]:
             break
     d = pow(e, -1, phi)
     key = rsa.RSAPrivateNumbers(p, q, d, d % (p - 1), d % (q - 1), pow(q, -1, p),
-                                rsa.RSAPublicNumbers(e, p * q)).private_key()
+                                rsa.RSAPublicNumbers(e, p * q)).private_key(
+        unsafe_skip_rsa_key_validation=True)  # RSA numbers the search just made: OpenSSL need not test p and q again
     answer = {
         "privateKeyPem": key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.TraditionalOpenSSL,
                                            serialization.NoEncryption()).decode(),
