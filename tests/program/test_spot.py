@@ -173,31 +173,79 @@ def _spot_type(new_type: str):
     return plant
 
 
-@pytest.mark.parametrize("new_type", ["m6i.2xlarge", "c6i.large", "m7g.large"])
-def test_a_spot_pool_type_change_replaces_no_running_node_over_two_updates(new_type):
+# The types a spot pool changes to. Only instanceType differs between them in what the program registers for a running
+# node (an ignored input: nodes.IGNORED_ON_UPDATE; every spot instance's ignore_changes is checked above), except
+# m7g (another CPU architecture: the pool's image changes too), so m7g is the row the whole program walks through
+# (base -> type change -> one more node, each run's outputs fed back); every row is judged on the planner's
+# steps (plan/nodes.py plan_nodes, instance_type_warnings), which that walk shows to be what the program ran.
+SPOT_TYPES = ["m6i.2xlarge", "c6i.large", "m7g.large"]
+WALKED_TYPE = "m7g.large"
+
+
+def _grown(new_type: str):
+    def plant(pools):
+        _spot_type(new_type)(pools)
+        next(p for p in pools if p["name"] == "spot")["count"] += 1
+    return plant
+
+
+def _types_kept(base_outputs: dict, outputs: dict) -> dict:
+    """The outputs the next update reads after a type change: the mocks echo the program's instanceType as the
+    instance's, the engine kept the running one's (its ignored input reset to the state's)."""
+    outputs = copy.deepcopy(outputs)
+    was = {n["name"]: n["instanceType"] for n in base_outputs["nodes"]}
+    for n in outputs["nodes"]:
+        n["instanceType"] = was.get(n["name"], n["instanceType"]) if n["pool"] in ("spot", "servers") else n["instanceType"]
+    return outputs
+
+
+def _planned(cfg: dict, outputs: dict) -> tuple[dict, list[str]]:
+    """The planner's steps for `cfg` after `outputs`, as the program calls them (plan/planner.py): the stack read
+    as the program reads it, the outputs as the ClusterState it makes of them (state/migrations.py from_outputs),
+    the subnets over the zones they keep (plan/network.py plan_subnets), placement (plan/nodes.py plan_nodes), and
+    the kept-type warnings (instance_type_warnings). Returns each planned node's type and the warnings as logged."""
+    from rke_aws.plan.network import plan_subnets
+    from rke_aws.plan.nodes import instance_type_warnings, plan_nodes
+    from rke_aws.state.migrations import from_outputs
+    from tests.support.configs import parse_config
+
+    state = from_outputs(outputs)
+    assert state is not None
+    stack = parse_config(cfg, NLB_STACK)
+    assert stack.network.vpc_cidr is not None
+    zones = [z for _, z in sorted((int(k.rsplit("-", 1)[1]), z) for k, z in state.subnet_zones.items()
+                                  if k.startswith("private-"))]
+    nodes = plan_nodes(stack, plan_subnets(stack.network.vpc_cidr, zones, previous=state.subnet_zones), state)
+    return ({n.resource_name: n.pool.instance_type for n in nodes},
+            [d.render() for d in instance_type_warnings(stack, state, nodes)])
+
+
+def _judge_warnings(warnings: list[str], spot: list[str]) -> None:
+    mine = [m for m in warnings if m.startswith("rke-aws:nodePools[spot].instanceType")]
+    assert len(mine) == 1, warnings
+    for name in spot:
+        assert f"{name} (m6i.large)" in mine[0], mine[0]
+    assert "--replace" in mine[0] and "one at a time" in mine[0], mine[0]
+
+
+def test_a_spot_pool_type_change_replaces_no_running_node_over_two_updates():
     """Issue 32: a spot pool's new instanceType replaced every node of the pool at once. Judged per URN
     as the engine does (ignore_changes, replaceOnChanges, the provider's ForceNew rules, offline/report/diff.py)
     over base -> type change -> a later change (one more node): no running spot node is replaced or
     stopped in either, both updates name the nodes still on the old type, and new nodes take the new
-    type (m7g: another CPU architecture, which a replacement from the old image could not boot)."""
+    type (m7g: another CPU architecture, which a replacement from the old image could not boot). The
+    planner's steps (_planned) give what each run logged and launched: the other types are judged on them."""
+    new_type = WALKED_TYPE
     base_cfg = harness.stack_config(NLB_STACK)
     base = run_cached(base_cfg, NLB_STACK)
     spot = sorted(n["name"] for n in base.outputs["nodes"] if n["pool"] == "spot")
     changed_cfg = with_pools(NLB_STACK, _spot_type(new_type))
     changed = harness.run_program(changed_cfg, stack=NLB_STACK, previous_outputs=base.outputs)
-
-    def grown(pools):
-        _spot_type(new_type)(pools)
-        next(p for p in pools if p["name"] == "spot")["count"] += 1
-    # The mocks echo the program's instanceType as the instance's; the engine kept the running one's
-    # (its ignored input reset to the state's), so that is what the next update reads back.
-    outputs = copy.deepcopy(changed.outputs)
-    was = {n["name"]: n["instanceType"] for n in base.outputs["nodes"]}
-    for n in outputs["nodes"]:
-        n["instanceType"] = was.get(n["name"], n["instanceType"]) if n["pool"] in ("spot", "servers") else n["instanceType"]
-    later = harness.run_program(with_pools(NLB_STACK, grown), stack=NLB_STACK, previous_outputs=outputs)
+    outputs = _types_kept(base.outputs, changed.outputs)
+    later_cfg = with_pools(NLB_STACK, _grown(new_type))
+    later = harness.run_program(later_cfg, stack=NLB_STACK, previous_outputs=outputs)
     state = diff.result_of(base)
-    for after in (changed, later):
+    for after, cfg, before in ((changed, changed_cfg, base.outputs), (later, later_cfg, outputs)):
         head = diff.result_of(after)
         d = diff.compare(NLB_STACK, state, head)
         state = _engine_state(state, head)
@@ -206,15 +254,42 @@ def test_a_spot_pool_type_change_replaces_no_running_node_over_two_updates(new_t
             assert c.action == "unchanged" and "instanceType" in c.ignored, diff.render_text([d])
         assert not [c for c in d.changes if c.type == INSTANCE and c.action in ("replace", "update", "unknown")], \
             diff.render_text([d])
-        warnings = [m for lvl, m in after.logs if lvl == "warning" and m.startswith("rke-aws:nodePools[spot].instanceType")]
-        assert len(warnings) == 1, after.logs
-        for name in spot:
-            assert f"{name} (m6i.large)" in warnings[0], warnings[0]
-        assert "--replace" in warnings[0] and "one at a time" in warnings[0], warnings[0]
+        logged = [m for lvl, m in after.logs if lvl == "warning" and m.startswith("rke-aws:nodePools[")
+                  and ".instanceType" in m]
+        _judge_warnings(logged, spot)
+        # The planner's steps are what this run ran: the same warnings, the same type for every instance.
+        types, warned = _planned(cfg, before)
+        assert sorted(logged) == sorted(warned), (logged, warned)
+        assert {n: i.inputs["instanceType"] for n, i in _instances(after).items()} == \
+            {f"{NLB_STACK}-{n}": t for n, t in types.items()}
     # What runs is reported as it is; the new node is launched with the new type.
     types = {(n["pool"], n["index"]): n["instanceType"] for n in later.outputs["nodes"]}
     new = _instances(later)[f"{NLB_STACK}-spot-2"]
     assert new.inputs["instanceType"] == new_type and types[("spot", 2)] == new_type
+
+
+@pytest.mark.parametrize("new_type", SPOT_TYPES)
+def test_every_spot_type_change_names_the_running_nodes_and_launches_new_ones_with_it(new_type):
+    """The same two updates for every type, on the planner's steps (the walk above shows they are the program's):
+    both name the spot nodes still on the old type and say how to roll them; the new node takes the new type."""
+    base = run_cached(harness.stack_config(NLB_STACK), NLB_STACK)
+    spot = sorted(n["name"] for n in base.outputs["nodes"] if n["pool"] == "spot")
+    types, warned = _planned(with_pools(NLB_STACK, _spot_type(new_type)), base.outputs)
+    _judge_warnings(warned, spot)
+    assert {n: t for n, t in types.items() if n.startswith("spot-")} == {f"spot-{i}": new_type for i in (0, 1)}
+    # The next update reads the running nodes' old types back (their ignored input kept) and adds a node.
+    changed = copy.deepcopy(base.outputs)
+    for n in changed["nodes"]:
+        if n["pool"] == "spot":
+            n["instanceType"] = new_type  # what the mocks echo; _types_kept restores what runs
+    types, warned = _planned(with_pools(NLB_STACK, _grown(new_type)), _types_kept(base.outputs, changed))
+    _judge_warnings(warned, spot)
+    assert types["spot-2"] == new_type
+
+
+def test_the_spot_type_walk_is_one_of_the_rows():
+    """Guard: the whole-program walk covers a row of the table, the one whose image changes too."""
+    assert WALKED_TYPE in SPOT_TYPES and WALKED_TYPE.startswith("m7g")
 
 
 def test_a_spot_worker_type_change_in_the_review_is_ignored():

@@ -36,7 +36,7 @@ from rke_aws_offline.engine.emulated.provider_checks import EC2_USER_DATA_LIMIT,
 from rke_aws_offline.engine.emulated_account import MotoMocks
 from rke_aws_offline.report.review import decode_user_data, review_inputs
 from tests.support.configs import set_key
-from tests.support.runs import run_after_cached, run_stack_cached
+from tests.support.runs import run_after_cached, run_cached, run_stack_cached
 from tests.support.stackconfig import parse_flat
 from tests.support.userdata import cloud_config, raw, user_data
 
@@ -229,7 +229,7 @@ def test_the_worst_case_the_model_allows_fits_with_margin(build, region):
     every partition, the most servers (the etcd limit) and the longest names: the raw payload stays
     under EC2's limit with a quarter of it to spare. The number of workers is not in any node's user
     data (test below), so more workers cannot make it larger."""
-    run = harness.run_program(build(region), stack="worst")
+    run = run_cached(build(region), stack="worst")  # read only; test_workers_do_not_change_any_servers_user_data shares one
     sizes = {i.inputs["tags"]["Name"]: len(raw(i)) for i in run.of_type(INSTANCE)}
     biggest = max(sizes, key=sizes.get)
     assert sizes[biggest] <= cloud_init.USER_DATA_BUDGET <= 0.75 * EC2_LIMIT, (biggest, sizes[biggest])
@@ -239,7 +239,7 @@ def test_the_worst_case_the_model_allows_fits_with_margin(build, region):
 
 
 def test_workers_do_not_change_any_servers_user_data():
-    few = harness.run_program(worst_rke2("us-gov-west-1", workers=1), stack="worst")
+    few = run_cached(worst_rke2("us-gov-west-1"), stack="worst")  # the worst case's row (two workers), shared
     many = harness.run_program(worst_rke2("us-gov-west-1", workers=4), stack="worst")
     servers = lambda r: {i.name: i.inputs["userDataBase64"] for i in r.of_type(INSTANCE)  # noqa: E731
                          if "worker" != i.inputs["tags"]["rke-aws/roles"]}
@@ -376,7 +376,7 @@ def test_a_new_node_boots_with_the_same_cloud_config_as_before_compression():
 
 
 def test_user_data_changes_with_its_text_only(base_config):
-    run1 = harness.run_program(base_config, stack="rke2-dev")
+    run1 = run_cached(base_config, stack="rke2-dev")  # read only, shared
     changed = set_key(copy.deepcopy(base_config), "etcdBackup", {"folder": "elsewhere"})
     run2 = harness.run_program(changed, stack="rke2-dev")
     for a, b in zip(run1.of_type(INSTANCE), run2.of_type(INSTANCE), strict=False):
