@@ -539,17 +539,29 @@ def samples_for(pattern: str, rng) -> list[str]:
     """Strings the pattern accepts (hypothesis, derandomized), and each with a trailing newline."""
     from hypothesis import find
 
+    # The first generated string of each length 0-4: what one `find(len(s) >= i)` per length returned, from ONE
+    # search that stops at the first string of length >= 4. A derandomized find draws the same sequence each time
+    # (its seed is its own inner test's), and no draw before the one it stops at is judged other than "not yet",
+    # so the samples are the same (checked on all 45 patterns: 424 strings, the same), in half the CPU (~5.8 s -> ~2.8 s).
+    seen: list[str] = []
+
+    def longest(s: str) -> bool:
+        seen.append(s)
+        return len(s) >= 4
+
+    try:
+        # Generation only: shrinking a string of a long pattern to the shortest one takes minutes.
+        # 20 examples find an accepted string of each length wherever 50 do (178 samples either way,
+        # other strings for 6 of 38 patterns), in a sixth of the time: the image pattern's 64-hex
+        # digests make each further example slow.
+        find(st.from_regex(pattern), longest,
+             settings=settings(database=None, derandomize=True, max_examples=20, phases=[Phase.generate]))
+    except Exception:  # noqa: BLE001 - a pattern with few strings of that length: the lengths found
+        pass
     accepted = []
-    strings = st.from_regex(pattern)  # built and validated once, not once per length (a quarter of this test's CPU)
     for i in range(5):
-        try:
-            # Generation only: shrinking a string of a long pattern to the shortest one takes minutes.
-            # 20 examples find an accepted string of each length wherever 50 do (178 samples either way,
-            # other strings for 6 of 38 patterns), in a sixth of the time: the image pattern's 64-hex
-            # digests make each further example slow.
-            accepted.append(find(strings, lambda s, i=i: len(s) >= i,
-                                 settings=settings(database=None, derandomize=True, max_examples=20,
-                                                   phases=[Phase.generate])))
-        except Exception:  # noqa: BLE001 - a pattern with few strings of that length
+        first = next((s for s in seen if len(s) >= i), None)
+        if first is None:
             break
+        accepted.append(first)
     return accepted + [a + "\n" for a in accepted]
