@@ -56,23 +56,31 @@ def test_the_docs_have_stack_files_and_programs():
 
 # ---- programs ---------------------------------------------------------------------------------------
 
+_PROGRAM_RUNS: dict[str, harness.ProgramRun] = {}
+
+
+def _program_run(text: str, tmp_path: Path) -> harness.ProgramRun:
+    """A program of the docs run as the quickstart project's `__main__.py`, once per session (in one process): the
+    two-cluster example is also one of the blocks every program runs as."""
+    if text not in _PROGRAM_RUNS:
+        main = tmp_path / "__main__.py"
+        main.write_text(text)
+        _, stack, _ = docs.quickstart()
+        _PROGRAM_RUNS[text] = _plan(stack.text, "dev", main=main, extra={"platform:team": "payments"})
+    return _PROGRAM_RUNS[text]
+
+
 @needs_api
 @pytest.mark.parametrize("block", docs.program_blocks(), ids=lambda b: b.where)
 def test_every_program_in_the_docs_runs(block, tmp_path):
-    main = tmp_path / "__main__.py"
-    main.write_text(block.text)
-    _, stack, _ = docs.quickstart()
-    run = _plan(stack.text, "dev", main=main, extra={"platform:team": "payments"})
+    run = _program_run(block.text, tmp_path)
     assert run.of_type(INSTANCE), f"{block.where}: registered no instance"
 
 
 @needs_api
 def test_the_two_cluster_example_registers_two_disjoint_clusters(tmp_path):
     (block,) = [b for b in docs.program_blocks() if "for colour" in b.text]
-    main = tmp_path / "__main__.py"
-    main.write_text(block.text)
-    _, stack, _ = docs.quickstart()
-    run = _plan(stack.text, "dev", main=main, extra={"platform:team": "payments"})
+    run = _program_run(block.text, tmp_path)
     names = sorted(r.name for r in run.of_type(INSTANCE))
     assert names == [f"payments-{c}-{p}" for c in ("blue", "green") for p in ("agents-0", "agents-1", "server-0")]
     urns = [r.urn for r in run.resources]
