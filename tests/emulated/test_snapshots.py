@@ -187,7 +187,7 @@ def test_every_attribute_class_changes_the_plan(what):
 
 def test_manifest_mode_change_shows_in_the_helmchart():
     base = harness.stack_config("rke2-dev")
-    before = plan_report.summary(harness.run_program(base, stack="rke2-dev"))
+    before = plan_report.summary(run_stack_cached("rke2-dev"))  # base is the stack file's config: its shared run
     after = plan_report.summary(harness.run_program(_mutated(base, "rke-aws:ccm", {"install": "manifest", "extraArgs": ["--v=6"]}),
                                              stack="rke2-dev"))
     values = lambda s: yaml.safe_load(s["ccm"]["helmChart"]["spec"]["valuesContent"])  # noqa: E731
