@@ -243,6 +243,9 @@ class PolicySimulator:
 
     def __init__(self, iam):
         self.iam, self.requests = iam, []
+        # A role's stored policies, read once per simulator (one doctor pass, during which no test changes them):
+        # the doctor asks about each action group of a role separately (~40 requests on FAULT_STACK).
+        self.documents: dict[str, list[dict]] = {}
 
     def __getattr__(self, name):
         return getattr(self.iam, name)
@@ -252,7 +255,10 @@ class PolicySimulator:
 
         self.requests.append({"role": PolicySourceArn, "actions": ActionNames, "resources": ResourceArns,
                               "context": ContextEntries})
-        docs = [d for _, d in doctor._documents(doctor.Clients(None, self.iam), PolicySourceArn.rsplit("/", 1)[-1])]
+        role = PolicySourceArn.rsplit("/", 1)[-1]
+        if role not in self.documents:
+            self.documents[role] = [d for _, d in doctor._documents(doctor.Clients(None, self.iam), role)]
+        docs = self.documents[role]
         context = {e["ContextKeyName"]: (e["ContextKeyValues"] if e["ContextKeyType"] == "stringList"
                                          else e["ContextKeyValues"][0]) for e in ContextEntries}
         results = []
