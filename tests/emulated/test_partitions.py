@@ -9,7 +9,6 @@ Canonical's "Find Ubuntu images on AWS"), independent of components/settings/par
 
 from __future__ import annotations
 
-import functools
 import json
 
 import pytest
@@ -30,22 +29,12 @@ EXPECTED = {
 }
 
 
-@functools.cache
-def _build(stack: str):
-    """The run and the owners of the images its instances use, read from the account before it stops."""
-    run, account = emulated_account.build_stack(stack)
-    try:
-        images = account.session().client("ec2").describe_images(
-            ImageIds=sorted({i.inputs["ami"] for i in run.of_type("aws:ec2/instance:Instance")}))["Images"]
-        return run, frozenset(img["OwnerId"] for img in images)
-    finally:
-        account.stop()
-
-
 @pytest.fixture(params=sorted(EXPECTED))
-def built(request):
-    run, owners = _build(request.param)
-    return request.param, run, owners
+def built(request, emulated):
+    """The stack's shared emulated build (tests/support/emulated.py): its run, and the owners of the images its
+    instances use, read from its account before it stopped."""
+    e = emulated(request.param)
+    return request.param, e.run, e.image_owners
 
 
 def test_every_arn_is_of_the_stacks_partition(built):

@@ -40,6 +40,16 @@ def test_plan_matches_its_golden_snapshot(stack, emulated, snapshot):
         f"{stack}: if the change is intended, `python3 -m offline.tasks snapshots {stack}` rewrites its golden plan"
 
 
+def test_a_stack_files_shared_run_is_its_emulated_build(emulated):
+    """tests/support/runs.py: the shared run of a stack file (run_stack_cached, the program tier's stack_run) is the
+    run of the stack's emulated build (tests/support/emulated.py), of that file's config: one evaluation serves the
+    golden plan, the doctor and the program tier."""
+    stack = STACKS[0]
+    run = run_stack_cached(stack)
+    assert run is emulated(stack).run, f"{stack}: the stack file was evaluated twice"
+    assert run.stack == stack and run.config == harness.stack_config(stack) and run.previous_outputs is None
+
+
 def test_every_stack_has_a_snapshot_and_no_snapshot_is_orphaned():
     """Also when only this file is named on the command line: syrupy reports unused snapshots in a run of the
     whole suite or one naming tests/snapshots, but ties a file to a test module named on the command line only
@@ -187,7 +197,7 @@ def test_every_attribute_class_changes_the_plan(what):
 
 def test_manifest_mode_change_shows_in_the_helmchart():
     base = harness.stack_config("rke2-dev")
-    before = plan_report.summary(harness.run_program(base, stack="rke2-dev"))
+    before = plan_report.summary(run_stack_cached("rke2-dev"))  # base is the stack file's config: its shared run
     after = plan_report.summary(harness.run_program(_mutated(base, "rke-aws:ccm", {"install": "manifest", "extraArgs": ["--v=6"]}),
                                              stack="rke2-dev"))
     values = lambda s: yaml.safe_load(s["ccm"]["helmChart"]["spec"]["valuesContent"])  # noqa: E731

@@ -45,7 +45,17 @@ def run_cached(config: dict[str, str], stack: str = "test", project: str | None 
     plain value of the same text are different configs). `project`: default harness.project_of(stack)."""
     project = project or harness.project_of(stack)
     key = (stack, project, _config_key(config))
+    if key not in _RUNS and _is_stack_file(stack, project, key[2]):
+        # A stack file's run is its emulated build's (tests/support/emulated.py): one evaluation serves both.
+        from tests.support import emulated
+
+        _RUNS[key] = emulated.evaluate(stack, SHARED).run
     return _shared(key, "run-", lambda: harness.run_program(config, stack=stack, project=project))
+
+
+def _is_stack_file(stack: str, project: str, config_key: tuple) -> bool:
+    """`config_key` is the stack file's config, run as its project: what emulated_account.build_stack evaluates."""
+    return stack in STACKS and project == harness.project_of(stack) and config_key == _config_key(harness.stack_config(stack))
 
 
 def run_stack_cached(stack: str) -> harness.ProgramRun:
