@@ -319,6 +319,9 @@ def test_a_node_booted_before_its_nat_gateway_is_available_still_joins(tmp_path)
     b = boot(agent, tmp_path, rke2_parameters(run), budget=None, online_at=NAT_GATEWAY_CREATE_TIMEOUT)
     assert b.returncode == 0, b.stderr
     assert b.installed and b.systemctl == ["systemctl enable --now rke2-agent.service"], b.systemctl
+    # One SSM attempt per RETRY_DELAY of the fake clock until the NAT gateway answers, none more: the
+    # script's own delay, slept between tries (tests/support/stubs/sleep moves the clock on).
+    assert _offline_ssm_attempts(b) == NAT_GATEWAY_CREATE_TIMEOUT // scripts.RETRY_DELAY, _offline_ssm_attempts(b)
 
 
 def test_the_retry_budget_runs_out(tmp_path):
@@ -327,6 +330,14 @@ def test_the_retry_budget_runs_out(tmp_path):
     agent = next(i for i in run.of_type(INSTANCE) if i.inputs["tags"]["rke-aws/roles"] == "worker")
     b = boot(agent, tmp_path, rke2_parameters(run), budget=None, online_at=10 ** 9)
     assert b.returncode != 0 and not b.installed and "giving up after" in b.stderr, b.stderr
+    # A try at 0, RETRY_DELAY, ..., RETRY_SECONDS of the fake clock (retry.sh gives up once a failed try ends
+    # at or past its deadline).
+    assert _offline_ssm_attempts(b) == scripts.RETRY_SECONDS // scripts.RETRY_DELAY + 1, _offline_ssm_attempts(b)
+
+
+def _offline_ssm_attempts(b) -> int:
+    """SSM calls tests/support/stubs/curl refused while nothing outside the instance answered."""
+    return sum(1 for c in b.calls if c.get("offline") and c["url"].startswith("https://ssm."))
 
 
 def test_retry_budget_is_the_one_the_scripts_use():
