@@ -25,8 +25,13 @@ T = TypeVar("T")
 def workers_dir(tmp_path_factory: Any) -> Path | None:
     """The directory every pytest-xdist worker of this run sees (the parent of each worker's base temporary
     directory, which pytest removes with the run's others), or None without xdist (one process: its own cache is
-    enough)."""
-    return tmp_path_factory.getbasetemp().parent if os.environ.get("PYTEST_XDIST_WORKER") else None
+    enough). A worker's base temporary directory is `popen-<its id>` in the controller's (pytest-xdist
+    workermanage.py, `option_dict["basetemp"]`); a pytest a worker's test starts inherits PYTEST_XDIST_WORKER but
+    not that directory, and the parent of its own is pytest's root for every run of this user (stale results of
+    other runs and checkouts there): it is one process."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if worker and base.name == f"popen-{worker}" else None
 
 
 def once_per_run(shared: Path, name: str, build: Callable[[], T]) -> T:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from tests.support.once import once_per_run
+from tests.support.once import once_per_run, workers_dir
 
 
 def _build(shared: str, seconds: float) -> int:
@@ -59,3 +59,24 @@ def test_a_builder_killed_mid_build_leaves_the_lock_free(tmp_path):
     with FileLock(tmp_path / "thing.lock", timeout=5):  # filelock.Timeout if the dead holder still held it
         pass
     assert once_per_run(tmp_path, "thing", lambda: 7) == 7
+
+
+class _Factory:
+    def __init__(self, base: Path):
+        self.base = base
+
+    def getbasetemp(self) -> Path:
+        return self.base
+
+
+def test_only_an_xdist_workers_own_directory_is_shared(tmp_path, monkeypatch):
+    """An xdist worker's base temporary directory is popen-<id> in the run's (pytest-xdist workermanage.py): its
+    parent is the run's. A pytest a worker's test starts (tests/tooling/test_user_stacks.py) inherits
+    PYTEST_XDIST_WORKER with a directory of its own, whose parent is pytest's root for every run: results other
+    runs and checkouts left there must not be read as this run's."""
+    run = tmp_path / "pytest-7"
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    assert workers_dir(_Factory(run / "popen-gw1")) == run
+    assert workers_dir(_Factory(tmp_path / "pytest-8")) is None  # a nested run: one process
+    monkeypatch.delenv("PYTEST_XDIST_WORKER")
+    assert workers_dir(_Factory(run / "popen-gw1")) is None
