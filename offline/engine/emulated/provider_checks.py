@@ -230,27 +230,16 @@ def _sieve_product() -> int:
     return _SIEVE_PRODUCT[0]
 
 
-def _may_lie(base: int, d: int, r: int, divisor: int) -> bool:
-    """Whether `base` could be a strong liar for a number `divisor` divides (n - 1 = d * 2**r): a strong liar's
-    powers are 1 or -1 modulo n, so modulo every divisor of n too."""
-    x = pow(base, d, divisor)
-    if x in (1, divisor - 1):
+def _may_lie(base: int, d: int, r: int, modulus: int) -> bool:
+    """One Miller-Rabin round for n (n - 1 = d * 2**r) computed modulo `modulus`: with modulus n, whether `base` fails
+    to show n composite; with a divisor of n, whether it could (a strong liar's powers are 1 or -1 modulo n, so
+    modulo every divisor of n too)."""
+    x = pow(base, d, modulus)
+    if x in (1, modulus - 1):
         return True
     for _ in range(r - 1):
-        x = x * x % divisor
-        if x == divisor - 1:
-            return True
-    return False
-
-
-def _strong_liar(base: int, d: int, r: int, n: int) -> bool:
-    """One Miller-Rabin round: whether `base` fails to show `n` composite."""
-    x = pow(base, d, n)
-    if x in (1, n - 1):
-        return True
-    for _ in range(r - 1):
-        x = x * x % n
-        if x == n - 1:
+        x = x * x % modulus
+        if x == modulus - 1:
             return True
     return False
 
@@ -271,7 +260,7 @@ def _probable_prime(rng, bits: int) -> int:
                 break
             if not known_composite and round_ >= EXACT_ROUNDS:
                 continue
-            if not _strong_liar(base, d, r, n):
+            if not _may_lie(base, d, r, n):
                 break
         else:
             return n
