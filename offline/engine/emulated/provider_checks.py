@@ -206,8 +206,10 @@ def _shared_key(seed: str, bits: int) -> Path | None:
 #   without the power modulo n; only a base that might lie is raised modulo n, as the definition does;
 # - a number with no such factor that passes EXACT_ROUNDS rounds is taken as prime: its remaining bases are drawn
 #   but not raised. The definition's verdict differs only for a composite that passes EXACT_ROUNDS rounds with
-#   random bases, below 2**-80 for numbers of 256 bits or more (Damgard, Landrock and Pomerance, "Average case
-#   error estimates for the strong probable prime test", Math. Comp. 61, 1993).
+#   random bases: for the 1024-bit primes of the 2048-bit keys the program asks for (identity_issuer.MIN_RSA_BITS,
+#   the webhook's keys), below 2**-80 per number tried; weaker for small numbers (about 2**-37 at 256 bits)
+#   (Damgard, Landrock and Pomerance, "Average case error estimates for the strong probable prime test", Math.
+#   Comp. 61, 1993).
 # tests/emulated/test_emulated_account.py holds the search to the definition, written out there on its own.
 SMALL_PRIMES = (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47)
 MR_ROUNDS = 24
