@@ -37,6 +37,7 @@ from rke_aws_offline.engine import harness
 from rke_aws_offline.engine.emulated_account import MotoMocks
 from rke_aws_offline.report import diff
 from tests.support.configs import config_problems, with_pools
+from tests.support.day2 import placement
 from tests.support.diff import NLB_STACK, base_of, change_of, res
 from tests.support.runs import run_after_cached, run_cached, run_stack_cached
 from tests.support.stackconfig import parse_flat
@@ -200,22 +201,12 @@ def _types_kept(base_outputs: dict, outputs: dict) -> dict:
 
 
 def _planned(cfg: dict, outputs: dict) -> tuple[dict, list[str]]:
-    """The planner's steps for `cfg` after `outputs`, as the program calls them (plan/planner.py): the stack read
-    as the program reads it, the outputs as the ClusterState it makes of them (state/migrations.py from_outputs),
-    the subnets over the zones they keep (plan/network.py plan_subnets), placement (plan/nodes.py plan_nodes), and
-    the kept-type warnings (instance_type_warnings). Returns each planned node's type and the warnings as logged."""
-    from rke_aws.plan.network import plan_subnets
-    from rke_aws.plan.nodes import instance_type_warnings, plan_nodes
-    from rke_aws.state.migrations import from_outputs
-    from tests.support.configs import parse_config
+    """The planner's steps for `cfg` after `outputs`, as the program calls them (plan/planner.py): placement
+    (tests/support/day2.py placement) and the kept-type warnings (plan/nodes.py instance_type_warnings). Returns
+    each planned node's type and the warnings as logged."""
+    from rke_aws.plan.nodes import instance_type_warnings
 
-    state = from_outputs(outputs)
-    assert state is not None
-    stack = parse_config(cfg, NLB_STACK)
-    assert stack.network.vpc_cidr is not None
-    zones = [z for _, z in sorted((int(k.rsplit("-", 1)[1]), z) for k, z in state.subnet_zones.items()
-                                  if k.startswith("private-"))]
-    nodes = plan_nodes(stack, plan_subnets(stack.network.vpc_cidr, zones, previous=state.subnet_zones), state)
+    stack, state, nodes = placement(cfg, outputs, NLB_STACK)
     return ({n.resource_name: n.pool.instance_type for n in nodes},
             [d.render() for d in instance_type_warnings(stack, state, nodes)])
 

@@ -24,6 +24,27 @@ from tests.support.runs import run_after_cached, run_cached
 INSTANCE = "aws:ec2/instance:Instance"
 
 
+def placement(cfg: dict, outputs: dict, stack: str = "day2"):
+    """The placement step the program calls (plan/nodes.py plan_nodes), with what the program gives it: the stack
+    read as it reads it, the last outputs as the ClusterState it makes of them (state/migrations.py from_outputs),
+    the subnets planned over the zones (plan/network.py plan_subnets): as listed (network.availabilityZones), else
+    the ones those outputs keep. Returns (the stack as read, that state, the planned nodes)."""
+    from rke_aws.plan.network import plan_subnets
+    from rke_aws.plan.nodes import plan_nodes
+    from rke_aws.state.migrations import from_outputs
+    from tests.support.configs import parse_config
+
+    state = from_outputs(outputs)
+    assert state is not None
+    read = parse_config(cfg, stack)
+    assert read.network.vpc_cidr is not None
+    zones = list(read.network.availability_zones or ()) or [
+        z for _, z in sorted((int(k.rsplit("-", 1)[1]), z) for k, z in state.subnet_zones.items()
+                             if k.startswith("private-"))]
+    subnets = plan_subnets(read.network.vpc_cidr, zones, previous=state.subnet_zones)
+    return read, state, plan_nodes(read, subnets, state)
+
+
 # Inputs that never reach a running instance (ignore_changes in nodes.py): a new AMI release or an
 # edited boot script must not replace a node.
 IGNORED = {"ami", "userData", "userDataBase64"}

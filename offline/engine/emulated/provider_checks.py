@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as _dt
+import functools
 import hashlib
 import json
 import math
@@ -215,21 +216,19 @@ SMALL_PRIMES = (3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47)
 MR_ROUNDS = 24
 SIEVE_LIMIT = 1 << 16  # one gcd with the product of the primes up to here costs ~1/20 of a 1024-bit power
 EXACT_ROUNDS = 3
-_SIEVE_PRODUCT: list[int] = []
 
 
+@functools.cache
 def _sieve_product() -> int:
     """The product of the primes above SMALL_PRIMES and below SIEVE_LIMIT."""
-    if not _SIEVE_PRODUCT:
-        composite = bytearray(SIEVE_LIMIT)
-        product = 1
-        for i in range(2, SIEVE_LIMIT):
-            if not composite[i]:
-                composite[i * i::i] = b"\x01" * len(range(i * i, SIEVE_LIMIT, i))
-                if i > SMALL_PRIMES[-1]:
-                    product *= i
-        _SIEVE_PRODUCT.append(product)
-    return _SIEVE_PRODUCT[0]
+    composite = bytearray(SIEVE_LIMIT)
+    product = 1
+    for i in range(2, SIEVE_LIMIT):
+        if not composite[i]:
+            composite[i * i::i] = b"\x01" * len(range(i * i, SIEVE_LIMIT, i))
+            if i > SMALL_PRIMES[-1]:
+                product *= i
+    return product
 
 
 def _may_lie(base: int, d: int, r: int, modulus: int) -> bool:

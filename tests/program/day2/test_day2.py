@@ -14,12 +14,11 @@ import yaml
 from rke_aws.plan.day2 import versions as day2_versions
 from rke_aws.plan.day2.confirmations import Observed
 from rke_aws.plan.network import plan_subnets
-from rke_aws.plan.nodes import plan_nodes
 from rke_aws.settings import versions
 from rke_aws.state.migrations import from_outputs
 from rke_aws_offline.engine import harness
 from tests.support.configs import parse_config, set_key
-from tests.support.day2 import INSTANCE, KUBECONFIG, by_name, changed_instances, pools, refused, run
+from tests.support.day2 import INSTANCE, KUBECONFIG, by_name, changed_instances, placement, pools, refused, run
 
 SUBNET = "aws:ec2/subnet:Subnet"
 
@@ -64,21 +63,10 @@ def with_gpu(prod: dict, where: int) -> dict:
 
 
 def placed(cfg: dict, previous: harness.ProgramRun) -> list[dict]:
-    """The placement step the program calls (plan/nodes.py plan_nodes), with what the program gives it: the stack
-    read as it reads it, the last outputs as the ClusterState it makes of them (state/migrations.py from_outputs),
-    the subnets planned over the zones those outputs keep (plan/network.py plan_subnets); as node outputs."""
-    state = from_outputs(previous.outputs)
-    assert state is not None
-    stack = parse_config(cfg, "day2")
-    assert stack.network.vpc_cidr is not None
-    # The zones: as listed (network.availabilityZones), else the ones the stack runs in (the first `count` the
-    # region offers, as the program picks them).
-    zones = list(stack.network.availability_zones or ()) or [
-        z for _, z in sorted((int(k.rsplit("-", 1)[1]), z) for k, z in state.subnet_zones.items()
-                             if k.startswith("private-"))]
-    subnets = plan_subnets(stack.network.vpc_cidr, zones, previous=state.subnet_zones)
+    """The placement step the program calls (tests/support/day2.py placement) after `previous`; as node outputs."""
+    _, _, planned = placement(cfg, previous.outputs)
     return [{"name": n.name, "pool": n.pool.name, "index": n.index, "privateIp": n.private_ip,
-             "availabilityZone": n.az, "ipBlock": n.ip_block} for n in plan_nodes(stack, subnets, state)]
+             "availabilityZone": n.az, "ipBlock": n.ip_block} for n in planned]
 
 
 def test_inserting_a_pool_moves_nothing(prod):
