@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import ipaddress
+import itertools
 from collections.abc import Iterable
 
 
@@ -143,14 +144,20 @@ def _address_regex(intervals: tuple[Interval, ...], step: int, level: int) -> st
     that are multiples of `step`."""
     size = 1 << (8 * (3 - level))  # addresses one value of this octet spans
     groups: dict[str, list[int]] = {}
-    # Only the octet values some interval reaches (every one of them for 0.0.0.0/0; a few for 10.0.0.0/8).
-    reached = sorted({v for a, b in intervals for v in range(max(a // size, 0), min(b // size, 255) + 1)})
-    for v in reached:
-        base = v * size
+    for first, last, full in _octet_runs(intervals, size):
+        if full:
+            # Every address of these octet values is in: one continuation for the whole run.
+            if step >= size:
+                multiple = step // size  # the octet must be a multiple of the step, every later octet 0
+                octets = list(range(-(-first // multiple) * multiple, last + 1, multiple))
+                if octets:
+                    groups.setdefault("\\.".join(["0"] * (3 - level)), []).extend(octets)
+            else:
+                groups.setdefault(_address_regex(((0, size - 1),), step, level + 1), []).extend(range(first, last + 1))
+            continue
+        base = first * size
         sub = tuple((max(a, base) - base, min(b, base + size - 1) - base)
                     for a, b in intervals if a <= base + size - 1 and b >= base)
-        if not sub:
-            continue
         if step >= size:
             # This octet is the last one the prefix reaches: it must be a multiple of the step,
             # and every later octet 0.
@@ -159,10 +166,32 @@ def _address_regex(intervals: tuple[Interval, ...], step: int, level: int) -> st
             rest = "\\.".join(["0"] * (3 - level))
         else:
             rest = _address_regex(sub, step, level + 1)
-        groups.setdefault(rest, []).append(v)
+        groups.setdefault(rest, []).append(first)
     alts = []
     for rest, octets in groups.items():
         head = int_set_regex(octets)
         head = head if len(octets) == 1 or head.startswith("(?:") else f"(?:{head})"
         alts.append(head + (f"\\.{rest}" if rest else ""))
     return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+
+
+def _octet_runs(intervals: tuple[Interval, ...], size: int) -> list[tuple[int, int, bool]]:
+    """The values (0..255) of an octet spanning `size` addresses that `intervals` reach, ascending, as
+    (first, last, full) runs: `full` when every address of each value is in one interval, else one value
+    (first == last) the intervals cover only in part. Intervals that overlap: every value its own run."""
+    ordered = sorted(intervals)
+    if any(b >= a2 for (_, b), (a2, _) in itertools.pairwise(ordered)):
+        reached = sorted({v for a, b in intervals for v in range(max(a // size, 0), min(b // size, 255) + 1)})
+        return [(v, v, False) for v in reached]
+    runs: list[tuple[int, int, bool]] = []
+    for a, b in ordered:
+        lo, hi = max(a // size, 0), min(b // size, 255)
+        whole_lo = lo if a <= lo * size else lo + 1
+        whole_hi = hi if b >= hi * size + size - 1 else hi - 1
+        if whole_lo > lo and runs[-1:] != [(lo, lo, False)]:  # the interval before may end inside it
+            runs.append((lo, lo, False))
+        if whole_lo <= whole_hi:
+            runs.append((whole_lo, whole_hi, True))
+        if whole_hi < hi and runs[-1:] != [(hi, hi, False)]:
+            runs.append((hi, hi, False))
+    return runs

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from rke_aws.aws import backups
 from rke_aws.aws.endpoint import short_name
 from rke_aws.settings import fields
+from rke_aws.settings.patterns import cidr_regex, whole
 from rke_aws.settings.rules import tags as tags_rules
 from tests.support.properties import examples
 
@@ -257,3 +258,35 @@ def test_vpc_cidr_pattern_is_canonical_rfc1918_clear_of_the_cluster(address, pre
             and not any(net.overlaps(ipaddress.IPv4Network(c)) for c in fields.CLUSTER_NETWORKS))
     assert _fullmatch(fields.VPC_CIDR_PATTERN, str(net)) == want
     assert not _fullmatch(fields.VPC_CIDR_PATTERN, f"{net.network_address}/{net.netmask}")
+
+
+# Addresses octet by octet: Hypothesis draws each from 0..255, so parents land apart as often as together.
+_addresses = st.tuples(*[st.integers(0, 255)] * 4).map(lambda o: o[0] << 24 | o[1] << 16 | o[2] << 8 | o[3])
+
+
+def _networks(min_prefix: int, max_prefix: int):
+    return st.builds(lambda address, prefix: ipaddress.IPv4Network((address >> (32 - prefix) << (32 - prefix), prefix)),
+                     _addresses, st.integers(min_prefix, max_prefix))
+
+
+@settings(derandomize=True, database=None, max_examples=examples(100), deadline=None)
+@given(st.lists(_networks(4, 28), min_size=1, max_size=3), st.lists(_networks(6, 30), max_size=3),
+       st.integers(0, 32), st.integers(0, 32), st.data())
+def test_cidr_regex_is_its_definition(parents, excluded, lo, hi, data):
+    """patterns.cidr_regex against the definition, by ipaddress: canonical CIDRs of a prefix in lo..hi inside a
+    parent (parents may overlap) and overlapping no excluded network. The candidates are drawn from both ends of
+    each parent and excluded network, and at random."""
+    lo, hi = min(lo, hi), max(lo, hi)
+    pattern = whole(cidr_regex([str(p) for p in parents], lo, hi, [str(e) for e in excluded]))
+    near = []
+    for n in parents + excluded:
+        offset = data.draw(st.integers(0, n.num_addresses - 1))
+        near += [int(n.network_address) + offset, int(n.broadcast_address) - offset]
+    for address in near + [data.draw(_addresses)]:
+        prefix = data.draw(st.integers(max(lo - 1, 0), min(hi + 1, 32)))
+        net = ipaddress.IPv4Network((address >> (32 - prefix) << (32 - prefix), prefix))
+        want = (lo <= prefix <= hi and any(net.subnet_of(p) for p in parents)
+                and not any(net.overlaps(e) for e in excluded))
+        assert _fullmatch(pattern, str(net)) == want, (str(net), parents, excluded, lo, hi)
+        host_form = f"{ipaddress.IPv4Address(address)}/{prefix}"  # host bits set, unless it is the network's
+        assert host_form == str(net) or not _fullmatch(pattern, host_form), host_form
