@@ -56,7 +56,7 @@ _SPECIAL_FLOATS = {".inf": math.inf, ".Inf": math.inf, ".INF": math.inf, "+.inf"
 MAX_EXPANDED_NODES = 200_000
 MAX_DEPTH = 400
 # How many levels of nodes the reader follows (the document's map, `config:`, then a value's MAX_DEPTH + 1 levels);
-# deeper is refused as the scanner opens the level. PyYAML's pure-Python reader slows with depth (its scanner
+# deeper is refused as it is read (_BoundedLoader). PyYAML's pure-Python reader slows with depth (its scanner
 # rechecks every open bracket's possible key at each token, up to 1,024 characters ahead, and its composer recurses
 # per level): 2,000 brackets on one line cost ~1.5 s before the recursion limit stopped it. The CLI's yaml.v3
 # refuses the same way at 10,000 (go-yaml scannerc.go: max_flow_level, max_indents).
@@ -136,10 +136,12 @@ class TooDeep(Exception):
 
 
 class _BoundedLoader(_CliLoader):
-    """_CliLoader refusing (TooDeep) a node deeper than MAX_YAML_DEPTH. The scanner counts the levels it has open
-    (block collections are its indents, flow collections its flow level), each a node enclosing the next, and
-    refuses before opening one too many: it never reads far past that depth, so its work is bounded. Only the
-    composer sees every level (a `- ` directly under a key, `[a: b]`'s implied map), so it counts them exactly."""
+    """_CliLoader refusing (TooDeep) a node deeper than MAX_YAML_DEPTH. The composer counts every level (a scalar,
+    a `- ` directly under a key, `[a: b]`'s implied map). The scanner runs ahead of it while the next token may
+    be a simple key, and each `[` or `{` may be one, on its own level: so it refuses a flow collection when the
+    levels it has open (block collections are its indents, flow collections its flow level: each a node
+    enclosing the next) already reach the limit, and never reads far past that depth. (In block context there
+    is one possible key at a time: the composer's count bounds the work.)"""
 
     def __init__(self, stream: str):
         super().__init__(stream)
@@ -152,11 +154,6 @@ class _BoundedLoader(_CliLoader):
     def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803 - PyYAML's name
         self._open(len(self.indents) + self.flow_level + 1)
         super().fetch_flow_collection_start(TokenClass)
-
-    def add_indent(self, column: int) -> bool:
-        added: bool = super().add_indent(column)
-        self._open(len(self.indents))
-        return added
 
     # The composer enters and leaves every node but an alias through these (no frame added to its recursion).
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:

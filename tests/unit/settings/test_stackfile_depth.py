@@ -34,9 +34,11 @@ HEAD = "config:\n  rke-aws:network: "
 # Hostile values n levels deep, and the characters each level takes (each at most that many tokens).
 HOSTILE = {
     "flow sequences": (lambda n: "[" * n + "]" * n, 1),
-    "flow maps": (lambda n: "{a: " * n + "x" + "}" * n, 4),
+    "flow maps": (lambda n: "{" * n + "}" * n, 1),  # each `{` a possible key (the quadratic case, as `[`)
+    "flow maps with keys": (lambda n: "{a: " * n + "x" + "}" * n, 4),
     "mixed flow": (lambda n: "[{a: " * (n // 2) + "x" + "}]" * (n // 2), 5),
     "block sequences": (lambda n: "\n    " + "- " * n + "x", 2),
+    "block, then flow": (lambda n: "\n    " + "- " * 400 + "[" * n, 2),  # the scanner counts both kinds of level
     "unclosed": (lambda n: "[" * n, 1),
 }
 
