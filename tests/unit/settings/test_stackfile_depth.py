@@ -4,8 +4,8 @@ had (`<file>: nests deeper than the YAML reader follows`).
 PyYAML's pure-Python scanner keeps one possible simple key per open flow collection and, before every token, walks
 all of them (scanner.py stale_possible_simple_keys / next_possible_simple_key), scanning up to 1,024 characters
 ahead while the first is pending: 2,000 `[` on one line cost ~1.5 s of CPU before the composer's recursion stopped
-it. stackfile._BoundedLoader refuses a node deeper than MAX_YAML_DEPTH as the scanner opens its level (its indents
-and flow level) and counts every level in the composer. The CLI's own reader refuses the same way, at 10,000
+it. stackfile._BoundedLoader counts every level in the composer, and its scanner refuses a `[` or `{` that would
+open a level past MAX_YAML_DEPTH (its indents and flow level) before reading on. The CLI's own reader refuses the same way, at 10,000
 levels, while scanning (go-yaml scannerc.go: max_flow_level, max_indents: "exceeded max depth of 10000").
 
 The reader is PyYAML's own scanner, so brackets in quoted scalars, comments and block scalars are never counted; the
