@@ -55,6 +55,12 @@ _SPECIAL_FLOATS = {".inf": math.inf, ".Inf": math.inf, ".INF": math.inf, "+.inf"
 # with "excessive aliasing"; an alias bomb must not hang the offline plan).
 MAX_EXPANDED_NODES = 200_000
 MAX_DEPTH = 400
+# How many levels of nodes the reader follows (the document's map, `config:`, then a value's MAX_DEPTH + 1 levels);
+# deeper is refused as it is read (_BoundedLoader). PyYAML's pure-Python reader slows with depth (its scanner
+# rechecks every open bracket's possible key at each token, up to 1,024 characters ahead, and its composer recurses
+# per level): 2,000 brackets on one line cost ~1.5 s before the recursion limit stopped it. The CLI's yaml.v3
+# refuses the same way at 10,000 (go-yaml scannerc.go: max_flow_level, max_indents).
+MAX_YAML_DEPTH = MAX_DEPTH + 3
 
 
 class _CliLoader(yaml.SafeLoader):
@@ -123,6 +129,53 @@ def _construct_number(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
 _CliLoader.add_constructor(_NUMBER_TAG, _construct_number)
 _CliLoader.add_constructor("tag:yaml.org,2002:binary",
                            lambda loader, node: yaml.SafeLoader.construct_yaml_binary(loader, node).decode("utf-8", "replace"))
+
+
+class TooDeep(Exception):
+    """A stack file nests deeper than MAX_YAML_DEPTH levels."""
+
+
+class _BoundedLoader(_CliLoader):
+    """_CliLoader refusing (TooDeep) a node deeper than MAX_YAML_DEPTH. The composer counts every level (a scalar,
+    a `- ` directly under a key, `[a: b]`'s implied map). The scanner runs ahead of it while the next token may
+    be a simple key, and each `[` or `{` may be one, on its own level: so it refuses a flow collection when the
+    levels it has open (block collections are its indents, flow collections its flow level: each a node
+    enclosing the next) already reach the limit, and never reads far past that depth. (In block context there
+    is one possible key at a time: the composer's count bounds the work.)"""
+
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self.depth = 0
+
+    def _open(self, levels: int) -> None:
+        if levels > MAX_YAML_DEPTH:
+            raise TooDeep()
+
+    def fetch_flow_collection_start(self, TokenClass: Any) -> None:  # noqa: N803 - PyYAML's name
+        self._open(len(self.indents) + self.flow_level + 1)
+        super().fetch_flow_collection_start(TokenClass)
+
+    # The composer enters and leaves every node but an alias through these (no frame added to its recursion).
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        self.depth += 1
+        self._open(self.depth)
+        super().descend_resolver(current_node, current_index)
+
+    def ascend_resolver(self) -> None:
+        super().ascend_resolver()
+        self.depth -= 1
+
+
+def read_yaml(text: str) -> Any:
+    """The stack file's document as PyYAML reads it with yaml.v3's scalars (_CliLoader), or TooDeep past
+    MAX_YAML_DEPTH levels (also when Python's recursion limit stops it first), or a yaml.YAMLError."""
+    loader = _BoundedLoader(text)
+    try:
+        return loader.get_single_data()
+    except RecursionError:
+        raise TooDeep() from None
+    finally:
+        loader.dispose()
 
 
 def yaml_problem(text: str, where: str, err: yaml.YAMLError) -> str:
@@ -219,13 +272,19 @@ class _Flattener:
         if isinstance(value, (list, dict)):
             self.open.add(id(value))
             try:
+                # Plain loops: one Python frame per level (a generator would add one), so MAX_DEPTH levels
+                # stay within the recursion limit.
+                parts: list[str] = []
                 if isinstance(value, list):
-                    return "[" + ",".join(self.json(v, depth + 1) for v in value) + "]"
+                    for v in value:
+                        parts.append(self.json(v, depth + 1))
+                    return "[" + ",".join(parts) + "]"
                 bad = [k for k in value if not isinstance(k, str)]
                 if bad:
                     raise self.problem(f"has a map key that is not text ({bad[0]!r}; quote it)")
-                return "{" + ",".join(json.dumps(k, ensure_ascii=False) + ":" + self.json(value[k], depth + 1)
-                                      for k in sorted(value)) + "}"
+                for k in sorted(value):
+                    parts.append(json.dumps(k, ensure_ascii=False) + ":" + self.json(value[k], depth + 1))
+                return "{" + ",".join(parts) + "}"
             finally:
                 self.open.discard(id(value))
         raise self.problem(f"holds a {type(value).__name__} value, which YAML in a stack file cannot carry")
@@ -278,8 +337,8 @@ def load_stack_text(text: str, where: str = "stack file", placeholder: Callable[
     """Parse a stack file as the Pulumi CLI does: (flat config, secret keys), or a ConfigError.
     `placeholder`: what an encrypted value becomes, from its ciphertext (default SECURE_PLACEHOLDER)."""
     try:
-        doc = yaml.load(text, Loader=_CliLoader)  # noqa: S506 - a SafeLoader subclass
-    except RecursionError:
+        doc = read_yaml(text)
+    except TooDeep:
         raise _config_error([f"{where}: nests deeper than the YAML reader follows"]) from None
     except yaml.YAMLError as err:
         raise _config_error([yaml_problem(text, where, err)]) from None
