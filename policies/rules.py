@@ -26,11 +26,12 @@ import binascii
 import fnmatch
 import functools
 import gzip
+import importlib.util
 import ipaddress
 import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from importlib import resources as importlib_resources
+from pathlib import Path
 from typing import Any
 
 from pulumi_policy import (
@@ -372,11 +373,23 @@ def validate_no_public_admin_ingress(args: ResourceValidationArgs, report: Repor
 # --- IAM policy documents ------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=1)
+def iam_reference() -> dict[str, Any]:
+    """cfn-lint's copy of the IAM service authorization reference (cfnlint/data/AdditionalSpecs/Policies.json:
+    service prefix -> its actions, resource types and condition keys), read from the installed package's folder
+    without importing it: cfn-lint's __init__ loads its whole linter (the template decoder, sympy, networkx), about
+    a second of CPU per process, for one data file."""
+    spec = importlib.util.find_spec("cfnlint")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("cfn-lint is not installed: the IAM rules read its copy of the IAM service "
+                                  "reference (policies/requirements.txt pins it)", name="cfnlint")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    return json.loads((folder / "data" / "AdditionalSpecs" / "Policies.json").read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=1)
 def action_database() -> dict[str, set[str]]:
     """service prefix -> lowercase action names, from cfn-lint's copy of the IAM service reference."""
-    spec = importlib_resources.files("cfnlint.data.AdditionalSpecs").joinpath("Policies.json")
-    data = json.loads(spec.read_text(encoding="utf-8"))
-    return {svc.lower(): {a.lower() for a in (body.get("Actions") or {})} for svc, body in data.items()}
+    return {svc.lower(): {a.lower() for a in (body.get("Actions") or {})} for svc, body in iam_reference().items()}
 
 
 def unknown_actions(actions: Iterable[str]) -> list[str]:

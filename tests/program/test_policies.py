@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
+import sys
 import tomllib
+from importlib import resources as importlib_resources
 from pathlib import Path
 
 import pytest
@@ -80,6 +83,18 @@ def test_pack_requirements_match_uv_lock():
 def test_action_database_loads_from_cfn_lint():
     db = rules.action_database()
     assert "describeinstances" in db["ec2"] and "passrole" in db["iam"]
+
+
+def test_the_iam_reference_is_cfn_lints_file_read_without_importing_cfn_lint():
+    """rules.iam_reference reads cfn-lint's data file from the installed package's folder. The package's own resource
+    API (importlib.resources, which imports cfn-lint to find it) reads the same document. In a fresh interpreter the
+    policy pack's action database imports no cfn-lint module: its __init__ loads the whole linter (~1 s of CPU)."""
+    spec = importlib_resources.files("cfnlint.data.AdditionalSpecs").joinpath("Policies.json")
+    assert rules.iam_reference() == json.loads(spec.read_text(encoding="utf-8"))
+    code = ("import sys; from policies import rules; assert 'passrole' in rules.action_database()['iam']; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'cfnlint'))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=PACK.parent, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stdout
 
 
 # --- every rule passes on every stack ---------------------------------------------------------------

@@ -195,11 +195,9 @@ NOT_OWNED = {
 OWNED_TAGS = {KEY: OWNED, "kubernetes.io/service-name": "default/web"}
 
 
-@lru_cache(maxsize=1)
 def service_reference() -> dict:
     """cfn-lint's copy of the IAM service authorization reference (the file rules.action_database reads)."""
-    spec = importlib_resources.files("cfnlint.data.AdditionalSpecs").joinpath("Policies.json")
-    return json.loads(spec.read_text(encoding="utf-8"))
+    return rules.iam_reference()
 
 
 def action_entry(action: str) -> dict:
