@@ -143,6 +143,7 @@ def _address_regex(intervals: tuple[Interval, ...], step: int, level: int) -> st
     """Dotted octets `level`..3 of the addresses in `intervals` (relative to this level's span)
     that are multiples of `step`."""
     size = 1 << (8 * (3 - level))  # addresses one value of this octet spans
+    zeros = "\\.".join(["0"] * (3 - level))  # the later octets of an address this octet is the last one of
     groups: dict[str, list[int]] = {}
     for first, last, full in _octet_runs(intervals, size):
         if full:
@@ -151,7 +152,7 @@ def _address_regex(intervals: tuple[Interval, ...], step: int, level: int) -> st
                 multiple = step // size  # the octet must be a multiple of the step, every later octet 0
                 octets = list(range(-(-first // multiple) * multiple, last + 1, multiple))
                 if octets:
-                    groups.setdefault("\\.".join(["0"] * (3 - level)), []).extend(octets)
+                    groups.setdefault(zeros, []).extend(octets)
             else:
                 groups.setdefault(_address_regex(((0, size - 1),), step, level + 1), []).extend(range(first, last + 1))
             continue
@@ -163,7 +164,7 @@ def _address_regex(intervals: tuple[Interval, ...], step: int, level: int) -> st
             # and every later octet 0.
             if base % step or sub[0][0] != 0:
                 continue
-            rest = "\\.".join(["0"] * (3 - level))
+            rest = zeros
         else:
             rest = _address_regex(sub, step, level + 1)
         groups.setdefault(rest, []).append(first)

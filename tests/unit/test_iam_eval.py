@@ -195,18 +195,13 @@ NOT_OWNED = {
 OWNED_TAGS = {KEY: OWNED, "kubernetes.io/service-name": "default/web"}
 
 
-def service_reference() -> dict:
-    """cfn-lint's copy of the IAM service authorization reference (the file rules.action_database reads)."""
-    return rules.iam_reference()
-
-
 def action_entry(action: str) -> dict:
     service, name = action.split(":", 1)
-    return service_reference()[service]["Actions"][name.lower()]
+    return rules.iam_reference()[service]["Actions"][name.lower()]
 
 
 def resource_entry(service: str, resource_type: str) -> dict:
-    return service_reference()[service]["Resources"][resource_type]
+    return rules.iam_reference()[service]["Resources"][resource_type]
 
 
 SAMPLE_IDS = {"role": "aws-service-role/elasticloadbalancing.amazonaws.com/AWSServiceRoleForElasticLoadBalancing"}
@@ -550,7 +545,7 @@ def covered_resource_types(stmt: dict, action: str) -> list[str]:
 
 
 def test_service_reference_structure_is_what_the_checks_assume():
-    ref = service_reference()
+    ref = rules.iam_reference()
     assert set(ref["ec2"]) == {"Actions", "Resources"}
     assert set(ref["elasticloadbalancing"]["Resources"]["targetgroup"]) == {"ARNFormats", "ConditionKeys"}
     assert action_entry("ec2:CreateSecurityGroup") == {"Resources": ["security-group", "vpc"]}
