@@ -19,12 +19,17 @@ if str(ROOT) not in sys.path:
 from typing import TYPE_CHECKING  # noqa: E402
 
 from rke_aws_offline.engine import stacks  # noqa: E402 - not the harness: the unit tier loads no program runtime
-from tests.support import stacks_read  # noqa: E402
+from tests.support import collector, stacks_read  # noqa: E402
 
 if TYPE_CHECKING:
     from rke_aws_offline.engine import harness
 
 STACKS = stacks.stack_names()
+
+# ---- the collector -----------------------------------------------------------------------------------
+# What survives a full collection goes to the permanent generation, so the next one walks only what came after
+# (tests/support/collector.py: a sixth of the workers' CPU went to walking the same ~2 M objects again).
+collector.install()
 
 # ---- tiers -------------------------------------------------------------------------------------------
 # A test's tier is its directory: tests/unit (pure functions: no Pulumi runtime, no moto), tests/program (the
