@@ -14,7 +14,6 @@ import json
 import os
 import ssl
 import tempfile
-import threading
 import time
 
 import pytest
@@ -24,6 +23,7 @@ from hypothesis import strategies as st
 
 from rke_aws.plan import running
 from rke_aws.settings import stackfile
+from tests.support import serving
 from tests.support.day2 import PEM, b64, fake_api, kubeconfig, node
 
 # ---- the kubeconfig ---------------------------------------------------------------------------
@@ -232,7 +232,7 @@ def _serve(paths, require_client_cert: bool, seen: list):
         ctx.verify_mode = ssl.CERT_REQUIRED
         ctx.load_verify_locations(paths["ca"])
     server.socket = ctx.wrap_socket(server.socket, server_side=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    serving.serve_in_background(server, "fake-api-server")
     return server
 
 

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.support import serving
+
 ETCD = "node-role.kubernetes.io/etcd"
 CONTROL_PLANE = "node-role.kubernetes.io/control-plane"
 FINALIZER = "wrangler.cattle.io/managed-etcd-controller"
@@ -343,7 +345,7 @@ class FakeCluster:
                 self._handle("DELETE")
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True, name="fake-kube").start()
+        serving.serve_in_background(self.server, "fake-kube")
         self.tick()
         return f"http://127.0.0.1:{self.server.server_address[1]}"
 
