@@ -32,13 +32,14 @@ def test_a_real_server_answers_and_its_thread_ends_with_shutdown():
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = serving.serve_in_background(server, "probe")
-    assert thread.daemon and thread.name == "probe"
-    with urllib.request.urlopen(f"http://127.0.0.1:{server.server_address[1]}/", timeout=10) as answer:
-        assert answer.status == 204
-    server.shutdown()
-    server.server_close()
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.server_address[1]}/", timeout=10) as answer:
+            assert answer.status == 204
+    finally:
+        server.shutdown()
+        server.server_close()
     thread.join(10)
-    assert not thread.is_alive()
+    assert thread.daemon and thread.name == "probe" and not thread.is_alive()
 
 
 def test_the_fake_cluster_api_serves_through_it(monkeypatch):
