@@ -342,3 +342,46 @@ def test_the_key_search_finds_the_primes_its_definition_finds(bits):
         for _ in range(2):  # p, then q: the generator's state after p is the definition's too
             assert pc._probable_prime(ours, bits) == _textbook_prime(theirs, bits)
         assert ours.getstate() == theirs.getstate()
+
+
+OFFERINGS = "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings"
+
+
+def _offerings(account: MotoMocks, types: list[str], zones: list[str]) -> set[tuple[str, str]]:
+    answer = account.call(MockCallArgs(OFFERINGS, {"locationType": "availability-zone", "filters": [
+        {"name": "instance-type", "values": types}, {"name": "location", "values": zones}]}, ""))
+    return set(zip(answer["instanceTypes"], answer["locations"], strict=True))
+
+
+def test_offerings_are_asked_of_moto_once_and_each_account_still_applies_its_own_zones_and_gaps(monkeypatch):
+    """moto filters its static offerings table per call (moto 5 ec2/models/instance_types.py
+    InstanceTypeOfferingBackend); offline/engine/emulated/invokes.py asks it once per process and key. Each
+    answer is still EC2's as boto3 reads it from moto, and an account's own overlay (zones it has,
+    pairs EC2 does not offer there) applies after the shared answer, whichever account asked first."""
+    from rke_aws_offline.engine.emulated import invokes
+
+    monkeypatch.setattr(invokes, "_OFFERINGS", {})
+    types, zones = ["m6i.large", "m7g.large"], ["us-east-1a", "us-east-1b", "us-east-1c"]
+    with MotoMocks("us-east-1") as plain:
+        # imported once the account has loaded moto (offline/engine/emulated/moto_import.py trims that import)
+        from moto.ec2.models.instance_types import InstanceTypeOfferingBackend
+
+        asked = []
+        real = InstanceTypeOfferingBackend.describe_instance_type_offerings
+
+        def counted(self, location_type=None, filters=None):
+            asked.append(location_type)
+            return real(self, location_type, filters)
+
+        monkeypatch.setattr(InstanceTypeOfferingBackend, "describe_instance_type_offerings", counted)
+        seen = _offerings(plain, types, zones)
+        assert _offerings(plain, types, zones) == seen and asked == ["availability-zone"]
+        described = plain.client("ec2").describe_instance_type_offerings(LocationType="availability-zone", Filters=[
+            {"Name": "instance-type", "Values": types}, {"Name": "location", "Values": zones}])["InstanceTypeOfferings"]
+        assert seen == {(o["InstanceType"], o["Location"]) for o in described} and ("m6i.large", "us-east-1b") in seen
+        other = _offerings(plain, ["c7g.large"], zones)  # another question: its own answer
+        assert other and {t for t, _ in other} == {"c7g.large"} and len(asked) == 3  # ours, boto3's, this one
+    asked.clear()
+    with MotoMocks("us-east-1", unoffered=[("m6i.large", "us-east-1b")], zones=["us-east-1a", "us-east-1b"]) as gaps:
+        assert _offerings(gaps, types, zones) == {(t, z) for t, z in seen if z != "us-east-1c"} - {("m6i.large", "us-east-1b")}
+    assert asked == []  # the second account's answer came from the first's question

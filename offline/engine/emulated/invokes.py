@@ -21,6 +21,14 @@ def _filters(a: dict) -> dict[str, list[str]]:
     return out
 
 
+# moto's DescribeInstanceTypeOfferings (moto 5 ec2/models/instance_types.py InstanceTypeOfferingBackend) filters
+# its region's offerings table (moto/ec2/resources/instance_type_offerings, read-only data) in Python: ~4.5 ms a call,
+# one call per evaluation, the same few calls in every run of a test process. Its answer is a function of the region,
+# the location type and the filters alone, so moto is asked once per process; the account's own overlay (its zones,
+# `unoffered`) applies to the answer at every call (InvokeHandlers._instance_type_offerings).
+_OFFERINGS: dict[tuple[str, str, tuple[tuple[str, tuple[str, ...]], ...]], tuple[tuple[str, str], ...]] = {}
+
+
 def _ec2_date(value: Any) -> str:
     return value.strftime("%Y-%m-%dT%H:%M:%S.000Z") if hasattr(value, "strftime") else str(value or "")
 
@@ -124,8 +132,11 @@ class InvokeHandlers:
     def _instance_type_offerings(self, a):
         location_type = a.get("locationType") or "region"
         filters = _filters(a)
-        offers = [(o["InstanceType"], o["Location"])
-                  for o in self._ec2b().describe_instance_type_offerings(location_type, filters)]
+        key = (self.region, location_type, tuple(sorted((k, tuple(v)) for k, v in filters.items())))
+        if key not in _OFFERINGS:
+            _OFFERINGS[key] = tuple((o["InstanceType"], o["Location"])
+                                    for o in self._ec2b().describe_instance_type_offerings(location_type, filters))
+        offers = list(_OFFERINGS[key])
         if not offers and not self._has_offerings_data(location_type):
             # moto gap: it has no offerings data for GovCloud and China regions (moto/ec2/resources/
             # instance_type_offerings); there every type it knows is offered in every zone asked for.
