@@ -201,35 +201,48 @@ POOL_KEYS = list(sections.POOL_KEYS)
 JUNK_KEYS = ["rke_aws:x", "random:length", "rke-aws:nope", "plain", "aws:region", "kubernetes:context", "pulumi:tags"]
 
 
+# hostile_docs' strategies that do not depend on the example, built once: a strategy made inside a draw is made and
+# validated again at every draw (a list is no key for Hypothesis's strategy cache). The same strategies draw the same
+# documents.
+_COUNTS = st.integers(1, 4)
+_VALUES = st.one_of(texts, scalars, values, deep, st.sampled_from(RAW).map(lambda r: ("RAW", r)))
+_WHERE = st.sampled_from(["top", "section", "pool", "junk"])
+_TOP_KEYS = st.sampled_from(sections.TOP_LEVEL_KEYS)
+_SECTION_KEYS = st.sampled_from(SECTION_KEYS)
+_POOL_KEYS = st.sampled_from(POOL_KEYS)
+_JUNK_KEYS = st.sampled_from(JUNK_KEYS)
+_ONE_IN_TEN = st.integers(0, 9)
+
+
 @st.composite
 def hostile_docs(draw):
     doc = copy.deepcopy(BASE)
     cfg = doc["config"]
     raw: dict[str, str] = {}
-    for _ in range(draw(st.integers(1, 4))):
-        value = draw(st.one_of(texts, scalars, values, deep, st.sampled_from(RAW).map(lambda r: ("RAW", r))))
+    for _ in range(draw(_COUNTS)):
+        value = draw(_VALUES)
         if isinstance(value, tuple):
             marker = f"RAWSNIPPET{len(raw)}"
             raw[marker] = value[1]
             value = marker
-        where = draw(st.sampled_from(["top", "section", "pool", "junk"]))
+        where = draw(_WHERE)
         if where == "top":
-            cfg[f"rke-aws:{draw(st.sampled_from(sections.TOP_LEVEL_KEYS))}"] = value
+            cfg[f"rke-aws:{draw(_TOP_KEYS)}"] = value
         elif where == "section":
-            section, key = draw(st.sampled_from(SECTION_KEYS))
+            section, key = draw(_SECTION_KEYS)
             target = cfg.setdefault(f"rke-aws:{section}", {})
             if isinstance(target, dict):
                 target[key] = value
         elif where == "pool":
             pools = cfg.get("rke-aws:nodePools")
             if isinstance(pools, list) and pools and isinstance(pools[0], dict):
-                pools[draw(st.integers(0, len(pools) - 1))][draw(st.sampled_from(POOL_KEYS))] = value
+                pools[draw(st.integers(0, len(pools) - 1))][draw(_POOL_KEYS)] = value
         else:
-            cfg[draw(st.sampled_from(JUNK_KEYS))] = value
+            cfg[draw(_JUNK_KEYS)] = value
     text = yaml.safe_dump(doc, sort_keys=False, allow_unicode=draw(st.booleans()), width=10_000)
     for marker, snippet in raw.items():
         text = text.replace(marker, snippet.replace("\n", "\n" + " " * 4), 1)
-    if draw(st.integers(0, 9)) == 0:
+    if draw(_ONE_IN_TEN) == 0:
         text = draw(st.sampled_from(["- a\n", "config: [1]\n", "config: x\n", "", "---\n...\n", "\t\n", "config:\n  a: &a [*a]\n",
                                      "config: {a: 1, a: 2}\n", text.replace("config:", "config: ~\nx:", 1)]))
     return text

@@ -246,13 +246,18 @@ from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 ODD = ["\n", " ", "\t", "\u200b", "\u00a0", "\u0663", "\u00e9", "\u202e", "\x00", "/", ".", "-", ":", "@", "_", "A", "'"]
+# The strategies that do not depend on the example, built once: a strategy made inside a draw is made and validated
+# again at every draw (a list is no key for Hypothesis's strategy cache). The same strategies draw the same values.
+_HOWS = st.sampled_from(["append", "prepend", "insert", "replace", "drop", "upper", "double", "same"])
+_ODDS = st.sampled_from(ODD)
+_KINDS = st.integers(0, 3)
 
 
 def _mutated(text: str, draw) -> str:
     """`text` with one edge-of-pattern change."""
     where = draw(st.integers(0, len(text)))
-    how = draw(st.sampled_from(["append", "prepend", "insert", "replace", "drop", "upper", "double", "same"]))
-    odd = draw(st.sampled_from(ODD))
+    how = draw(_HOWS)
+    odd = draw(_ODDS)
     if how == "append":
         return text + odd
     if how == "prepend":
@@ -273,20 +278,24 @@ def _mutated(text: str, draw) -> str:
 
 
 def texts_like(shape: str, *fixed: str):
+    fixed_texts = st.sampled_from(fixed) if fixed else None
+    shaped = st.from_regex(shape, fullmatch=True)
+
     @st.composite
     def strategy(draw):
-        kind = draw(st.integers(0, 3))
-        if kind == 0 and fixed:
-            return draw(st.sampled_from(fixed))
-        base = draw(st.from_regex(shape, fullmatch=True))
+        kind = draw(_KINDS)
+        if kind == 0 and fixed_texts is not None:
+            return draw(fixed_texts)
+        base = draw(shaped)
         return base if kind == 1 else _mutated(base, draw)
     return strategy()
 
 
 def ints_around(lo: int, hi: int, *extra):
     edges = [lo - 1, lo, lo + 1, hi - 1, hi, hi + 1, 0, -1]
-    forms = st.sampled_from(edges).flatmap(lambda n: st.sampled_from(
-        [n, str(n), f" {n}", f"{n} ", f"0{n}", float(n), n + 0.5, str(n).replace("1", "\u0661"), f"+{n}", True, None]))
+    forms_of = {n: st.sampled_from([n, str(n), f" {n}", f"{n} ", f"0{n}", float(n), n + 0.5, str(n).replace("1", "\u0661"),
+                                    f"+{n}", True, None]) for n in edges}
+    forms = st.sampled_from(edges).flatmap(forms_of.__getitem__)
     return st.one_of(forms, st.integers(lo - 5, hi + 5), st.sampled_from(list(extra) or ["x"]))
 
 
