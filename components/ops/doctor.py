@@ -126,21 +126,44 @@ def _create_tags_fix(resource: str, pairs: dict[str, str]) -> str:
 
 # ---- reading the account ----------------------------------------------------------------------
 
+# Node names per DescribeInstances, as the CCM asks (kubernetes/cloud-provider-aws pkg/providers/v1/aws.go
+# filterNodeLimit, "The AWS limit is 200 but we are using a lower limit on purpose"): a cluster of N nodes costs
+# N/150 requests against EC2's request limit, not N.
+FILTER_NODE_LIMIT = 150
+
+
 def node_instances(c: Clients, exp: Expectations) -> dict[str, dict | None]:
-    """Node name -> its instance, found the way the CCM finds it: by private-dns-name."""
+    """Node name -> its instance, found the way the CCM finds it: by private-dns-name, FILTER_NODE_LIMIT names a
+    request, every page."""
     if "instances" in c.cache:
         return c.cache["instances"]
+    names = list(dict.fromkeys(node.name for node in exp.nodes))
+    by_name: dict[str, list[dict]] = {}
+    for start in range(0, len(names), FILTER_NODE_LIMIT):
+        for inst in _describe_instances(c, [{"Name": "private-dns-name", "Values": names[start:start + FILTER_NODE_LIMIT]},
+                                            {"Name": "instance-state-name", "Values": LIVE_STATES}]):
+            by_name.setdefault(inst.get("PrivateDnsName", ""), []).append(inst)
     found: dict[str, dict | None] = {}
     for node in exp.nodes:
-        res = c.ec2.describe_instances(Filters=[{"Name": "private-dns-name", "Values": [node.name]},
-                                                {"Name": "instance-state-name", "Values": LIVE_STATES}])
-        insts = [i for r in res["Reservations"] for i in r["Instances"]]
+        insts = by_name.get(node.name, [])
         if exp.vpc_id and len(insts) > 1:
             insts = [i for i in insts if i.get("VpcId") == exp.vpc_id] or insts
-        pick = next((i for i in insts if i["InstanceId"] == node.instance_id), insts[0] if insts else None)
-        found[node.name] = pick
+        found[node.name] = next((i for i in insts if i["InstanceId"] == node.instance_id), insts[0] if insts else None)
     c.cache["instances"] = found
     return found
+
+
+def _describe_instances(c: Clients, filters: list[dict]) -> list[dict]:
+    """Every instance DescribeInstances finds, page after page (NextToken), as the CCM reads it
+    (kubernetes/cloud-provider-aws pkg/providers/v1/aws_sdk.go DescribeInstances)."""
+    out: list[dict] = []
+    token: str | None = None
+    while True:
+        res = c.ec2.describe_instances(Filters=filters, **({"NextToken": token} if token else {}))
+        out += [i for r in res["Reservations"] for i in r["Instances"]]
+        token = res.get("NextToken")
+        if not token:
+            return out
 
 
 def _instance_profile(c: Clients, name: str) -> dict:

@@ -359,3 +359,21 @@ def test_the_doctor_reads_a_shared_profile_and_group_once_per_run(built):
     assert clients.iam.calls["get_instance_profile"] == profiles, clients.iam.calls
     # the nodes' groups (one set for every node here) and the cluster's group by its ID
     assert clients.ec2.calls["describe_security_groups"] <= 2, clients.ec2.calls
+
+
+def test_the_doctor_finds_the_nodes_as_the_ccm_does_a_slice_of_names_a_request(built, monkeypatch):
+    """The CCM looks nodes up by private-dns-name, 150 names a DescribeInstances (kubernetes/cloud-provider-aws
+    pkg/providers/v1/aws.go filterNodeLimit; AWS takes at most 200 values a filter): one request for this cluster, not
+    one per node. In slices of two (planted here, so the slicing is seen at this size) every node is still found."""
+    assert doctor.FILTER_NODE_LIMIT <= 200
+    clients = doctor.Clients.from_session(built.mocks)
+    clients.ec2 = _Counting(clients.ec2)
+    assert not doctor.failed(doctor.check_account(clients, built.exp))
+    assert clients.ec2.calls["describe_instances"] == 1, clients.ec2.calls
+    lines = [r.line() for r in built.clean]
+    monkeypatch.setattr(doctor, "FILTER_NODE_LIMIT", 2)
+    clients = doctor.Clients.from_session(built.mocks)
+    clients.ec2 = _Counting(clients.ec2)
+    assert [r.line() for r in doctor.check_account(clients, built.exp)] == lines
+    nodes = len(built.outputs["nodes"])
+    assert nodes > 2 and clients.ec2.calls["describe_instances"] == -(-nodes // 2), clients.ec2.calls

@@ -32,3 +32,27 @@ def test_a_rancher_cluster_that_is_not_a_map_is_no_rancher_cluster():
 def test_outputs_without_a_cluster_say_to_deploy_first():
     with pytest.raises(ValueError, match="run `pulumi up` first"):
         doctor.Expectations.from_outputs({"clusterId": "c"})
+
+
+class _PagedEc2:
+    """DescribeInstances answering in two pages (EC2 returns a NextToken while more remain; the CCM reads on:
+    kubernetes/cloud-provider-aws pkg/providers/v1/aws_sdk.go DescribeInstances)."""
+
+    def __init__(self):
+        self.asked: list[dict] = []
+
+    def describe_instances(self, **kwargs):
+        self.asked.append(kwargs)
+        if "NextToken" not in kwargs:
+            return {"Reservations": [{"Instances": [{"InstanceId": "i-other", "PrivateDnsName": "ip-10-0-1-11.x"}]}],
+                    "NextToken": "page-2"}
+        return {"Reservations": [{"Instances": [{"InstanceId": NODE["instanceId"], "PrivateDnsName": NODE["name"],
+                                                 "VpcId": "vpc-1"}]}]}
+
+
+def test_the_node_on_a_later_page_is_found():
+    ec2 = _PagedEc2()
+    found = doctor.node_instances(doctor.Clients(ec2, None), doctor.Expectations.from_outputs(OUTPUTS, "prod"))
+    assert found[NODE["name"]]["InstanceId"] == NODE["instanceId"]
+    assert [a.get("NextToken") for a in ec2.asked] == [None, "page-2"]
+    assert ec2.asked[0]["Filters"][0] == {"Name": "private-dns-name", "Values": [NODE["name"]]}
