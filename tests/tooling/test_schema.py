@@ -340,7 +340,7 @@ AGREEMENT = {
     "availabilityZones": (_in("rke-aws:network", "availabilityZones"), st.one_of(
         ints_around(1, 6), st.lists(texts_like(r"us-east-1[a-f]", "us-east-1a", "useast1a"), max_size=7)), {},
         ("is not a zone of",)),
-    "vpcId": (_in("rke-aws:network", "vpcId"), texts_like(r"vpc-[0-9a-f]{6,19}"), {"rke-aws:network": BYO}, ()),
+    "vpcId": (_in("rke-aws:network", "vpcId"), texts_like(r"vpc-[0-9a-f]{6,19}", "vpc-0123456789ABCDEF0", "vpc-0123ABCD"), {"rke-aws:network": BYO}, ()),
     "subnetId": (_in("rke-aws:network", "privateSubnetIds", 1), texts_like(r"subnet-[0-9a-f]{6,19}"),
                  {"rke-aws:network": BYO}, ("is already listed as",)),
     "adminCidr": (_in("rke-aws:access", "adminCidrs", 0), texts_like(CIDR_SHAPE, "0.0.0.0/0", "0.0.0.0/1"),
