@@ -25,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+from bench import arguments
+
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "RESULTS.md"
 PLAN_STACK = "rke2-dev"
@@ -195,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-suite", action="store_true", help="time the plan only")
     ap.add_argument("--cpu", action="store_true", help="the plan's CPU as a ratio to a bare `import pulumi_aws`")
     ap.add_argument("--base", type=Path, help="with --cpu: also the plan of this other checkout (before)")
-    ap.add_argument("--runs", type=int, default=5, help="with --cpu: interleaved runs of each command")
+    ap.add_argument("--runs", type=arguments.count(1), default=5, help="with --cpu: interleaved runs of each command")
     ap.add_argument("--no-floor", action="store_true", help="with --cpu: without the typed baseline's row")
     args = ap.parse_args(argv)
     if args.cpu:

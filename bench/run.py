@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:  # `python bench/run.py`
 
 import yaml  # noqa: E402
 
-from bench import baseline, configs, graph, latencies, profiling, runner  # noqa: E402
+from bench import arguments, baseline, configs, graph, latencies, profiling, runner  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"
@@ -531,35 +531,15 @@ def report(cases: list[Case], what_if_rows: list[str], prof: list[str], elapsed:
     return "\n".join(L) + "\n"
 
 
-def _count(least: int):
-    """An argparse type: a whole number of at least `least`; anything else is refused naming the option and value."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = least - 1
-        if value < least:
-            raise argparse.ArgumentTypeError(f"{text!r}: a whole number, at least {least}")
-        return value
-    return parse
-
-
-def _sizes(text: str) -> tuple[int, ...]:
-    try:
-        return tuple(_count(1)(x) for x in text.split(","))
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"{text!r}: node counts separated by commas, each at least 1") from None
-
-
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help=f"also write the report to {RESULTS.relative_to(ROOT)}")
     ap.add_argument("--quick", action="store_true", help="10 and 100 nodes, 3 runs each, no profile")
-    ap.add_argument("--sizes", type=_sizes, default=None)
-    ap.add_argument("--repeats", type=_count(1), default=None, help="timed runs per config (default: 5/5/3/3 by size)")
+    ap.add_argument("--sizes", type=arguments.sizes, default=None)
+    ap.add_argument("--repeats", type=arguments.count(1), default=None, help="timed runs per config (default: 5/5/3/3 by size)")
     ap.add_argument("--no-profile", action="store_true", help="skip the what-if runs and the cProfile section")
-    ap.add_argument("--warmup", type=_count(0), default=2, help="untimed warm-up rounds before the timings (default 2; "
+    ap.add_argument("--warmup", type=arguments.count(0), default=2, help="untimed warm-up rounds before the timings (default 2; "
                     "0: a check that the bench runs, tests/tooling/test_bench.py, times nothing it reports)")
     args = ap.parse_args(argv)
     sizes = args.sizes or ((10, 100) if args.quick else SIZES)

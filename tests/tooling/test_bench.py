@@ -13,6 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bench import arguments
+from bench import commands as bench_commands
 from bench import run as bench_run
 from rke_aws_offline.engine import harness
 from tests.support.configs import parse_config
@@ -52,11 +54,18 @@ def test_the_bench_refuses_counts_it_cannot_run_naming_the_option(args, refusal,
     assert done.value.code == 2 and refusal in capsys.readouterr().err
 
 
+def test_the_commands_bench_refuses_no_runs(capsys):
+    """`python -m bench.commands --cpu --runs 0` ended in a traceback (the median of no runs); now refused first."""
+    with pytest.raises(SystemExit) as done:
+        bench_commands.main(["--cpu", "--no-suite", "--runs", "0"])
+    assert done.value.code == 2 and "argument --runs: '0': a whole number, at least 1" in capsys.readouterr().err
+
+
 @settings(max_examples=examples(200), deadline=None)
 @given(st.one_of(st.integers(-5, 1000).map(str), st.text(max_size=6)))
 def test_a_count_is_a_whole_number_at_least_its_least_or_refused(text):
     try:
-        value = bench_run._count(1)(text)
+        value = arguments.count(1)(text)
     except argparse.ArgumentTypeError as err:
         assert repr(text) in str(err)
         with contextlib.suppress(ValueError):
